@@ -1,0 +1,246 @@
+#include "lasso.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <limits>
+#include <stdexcept>
+
+#include "schmp/dataset.hpp"
+#include "schmp/output.hpp"
+
+namespace schmp::lasso {
+
+double soft_threshold(double z, double threshold) {
+  if (z > threshold) return z - threshold;
+  if (z < -threshold) return z + threshold;
+  return 0.0;
+}
+
+// ---------------------------------------------------------------------------------------------- worker
+
+Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
+    : rows_(io::read_rows_part(config.data, config.labels, context.index, context.count)),
+      columns_in_data_(rows_.columns()) {}
+
+void Lasso::Worker::start(std::size_t num_params) {
+  y_ = Eigen::Map<const Eigen::VectorXd>(rows_.labels.data(), static_cast<Eigen::Index>(rows_.labels.size()));
+  kernel_ = kernels::make_cpu_column_kernel(rows_, num_params);
+  kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});  // beta = 0: the residual is y
+  rows_ = io::SparseRows{};
+}
+
+Lasso::Setup Lasso::Worker::setup() const {
+  Setup setup;
+  setup.xty.resize(kernel_->columns());
+  setup.column_norms.resize(kernel_->columns());
+  kernel_->all_column_dots(setup.xty);  // the residual is still y
+  kernel_->column_norms_squared(setup.column_norms);
+  setup.yy = y_.squaredNorm();
+  setup.rows = static_cast<double>(y_.size());
+  return setup;
+}
+
+Lasso::Stats Lasso::Worker::evaluate() const {
+  Stats stats;
+  stats.gradient.resize(kernel_->columns());
+  kernel_->all_column_dots(stats.gradient);
+  Eigen::VectorXd r(y_.size());
+  kernel_->copy_vector({r.data(), static_cast<std::size_t>(r.size())});
+  stats.rr = r.squaredNorm();
+  stats.yr = y_.dot(r);
+  return stats;
+}
+
+Lasso::Partial Lasso::Worker::update(const Schedule& schedule) {
+  Partial partial;
+  partial.dots.resize(schedule.params.size());
+  kernel_->column_dots(schedule.params, partial.dots);
+  return partial;
+}
+
+void Lasso::Worker::apply(const Commit& commit) {
+  // r = y - X beta, so a change delta of beta_j takes delta * x_j off the residual.
+  std::vector<double> scale(commit.delta.size());
+  std::transform(commit.delta.begin(), commit.delta.end(), scale.begin(), [](double d) { return -d; });
+  kernel_->add_columns(commit.params, scale);
+}
+
+// ----------------------------------------------------------------------------------------- coordinator
+
+Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, const Setup& setup)
+    : config_(config),
+      n_(setup.rows),
+      yy_(setup.yy),
+      beta_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_params))),
+      column_norms_(Eigen::Map<const Eigen::VectorXd>(setup.column_norms.data(),
+                                                      static_cast<Eigen::Index>(setup.column_norms.size()))) {
+  if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
+  double max_xty = 0;
+  for (double v : setup.xty) max_xty = std::max(max_xty, std::abs(v));
+  lambda_max_ = max_xty / n_;
+  if (config.lambda < 0) throw std::runtime_error("--lambda must be positive");
+  if (config.lambda == 0 && !(config.lambda_ratio > 0))
+    throw std::runtime_error("--lambda_ratio must be positive");
+  if (!(config.tol > 0)) throw std::runtime_error("--tol must be positive");
+  lambda_ = config.lambda > 0 ? config.lambda : config.lambda_ratio * lambda_max_;
+  if (!(lambda_ > 0)) {
+    throw std::runtime_error(config.data +
+                             ": lambda_max is 0 (y is orthogonal to every feature); give --lambda");
+  }
+  // Seed the priorities with the change each coefficient would make from zero: only the coefficients
+  // that would leave zero start ahead; the others wait on eta.
+  initial_changes_.resize(num_params);
+  for (std::size_t j = 0; j < num_params; ++j) {
+    const double norm = setup.column_norms[j];
+    const double beta = norm > 0 ? soft_threshold(setup.xty[j], n_ * lambda_) / norm : 0.0;
+    initial_changes_[j] = fitted_change(static_cast<ParamIndex>(j), beta);
+  }
+}
+
+std::vector<std::string> Lasso::Coordinator::trace_columns() {
+  return {"duality_gap", "relative_gap", "nnz"};
+}
+
+std::vector<double> Lasso::Coordinator::initial_changes() const { return initial_changes_; }
+
+double Lasso::Coordinator::fitted_change(ParamIndex j, double delta) const {
+  return std::abs(delta) * std::sqrt(column_norms_[j] / n_);
+}
+
+Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Partial& summed,
+                                            Priorities& priorities) {
+  Commit commit;
+  for (std::size_t k = 0; k < schedule.params.size(); ++k) {
+    const ParamIndex j = schedule.params[k];
+    const double norm = column_norms_[j];
+    if (norm <= 0) {
+      priorities.set(j, 0.0);
+      continue;
+    }
+    const double updated = soft_threshold(beta_[j] * norm + summed.dots[k], n_ * lambda_) / norm;
+    const double delta = updated - beta_[j];
+    priorities.set(j, fitted_change(j, delta));
+    if (delta == 0) continue;
+    beta_[j] = updated;
+    commit.params.push_back(j);
+    commit.delta.push_back(delta);
+  }
+  return commit;
+}
+
+Report Lasso::Coordinator::report(const Stats& summed) const {
+  // Primal: (1/2n) ||r||^2 + lambda ||beta||_1. Dual point theta = r / s with s = max(n lambda,
+  // ||X^T r||_inf), feasible by construction; its dual value is (1/n) (n lambda y.r / s -
+  // (n lambda)^2 ||r||^2 / (2 s^2)).
+  const double l1 = beta_.lpNorm<1>();
+  const double primal = summed.rr / (2 * n_) + lambda_ * l1;
+  double max_gradient = 0;
+  for (double g : summed.gradient) max_gradient = std::max(max_gradient, std::abs(g));
+  const double scaled_lambda = n_ * lambda_;
+  const double s = std::max(scaled_lambda, max_gradient);
+  const double dual =
+      (scaled_lambda * summed.yr / s - scaled_lambda * scaled_lambda * summed.rr / (2 * s * s)) / n_;
+  const double gap = std::max(0.0, primal - dual);
+  const double relative = primal > 0 ? gap / primal : 0.0;
+  Report report;
+  report.objective = primal;
+  report.columns = {gap, relative, static_cast<double>((beta_.array() != 0).count())};
+  report.converged = relative <= config_.tol;
+  return report;
+}
+
+void Lasso::Coordinator::finish(const Summary& summary) {
+  const double gap = summary.last.columns[0];
+  const double relative = summary.last.columns[1];
+  const auto nonzeros = static_cast<long long>(summary.last.columns[2]);
+  if (!config_.output.empty()) {
+    io::write_file_atomically(config_.output, [&](std::ostream& out) {
+      out << "# schmp-lasso model: minimises (1/2n)||y - X beta||^2 + lambda ||beta||_1, no intercept\n"
+          << "# data " << config_.data << "\n"
+          << std::setprecision(17) << "# lambda " << lambda_ << " (" << lambda_ / lambda_max_
+          << " lambda_max)\n"
+          << "# features " << beta_.size() << " nonzeros " << nonzeros << "\n"
+          << "# objective " << summary.last.objective << " duality_gap " << gap << "\n"
+          << "# index value (1-based, nonzero coefficients only)\n";
+      for (Eigen::Index j = 0; j < beta_.size(); ++j) {
+        if (beta_[j] != 0) out << j + 1 << ' ' << beta_[j] << '\n';
+      }
+    });
+  }
+  std::printf("schmp-lasso: %s after %llu rounds, %.3f s\n", summary.stopped_by.c_str(),
+              static_cast<unsigned long long>(summary.rounds), summary.seconds);
+  std::printf("objective %.12g  duality gap %.3g (relative %.3g)  nonzeros %lld of %lld\n",
+              summary.last.objective, gap, relative, nonzeros, static_cast<long long>(beta_.size()));
+  std::printf("lambda %.6g (%.4g lambda_max)\n", lambda_, lambda_ / lambda_max_);
+  if (!config_.output.empty()) std::printf("model: %s\n", config_.output.c_str());
+  if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());
+  std::fflush(stdout);
+}
+
+// ------------------------------------------------------------------------------------------ dependency
+
+Lasso::Dependency::Dependency(const Config& config, ParamRange owned) : rho_(config.rho), owned_(owned) {
+  if (rho_ >= 1) return;  // the check is off: no columns needed
+  const io::SparseRows rows = io::read_rows_part(config.data, config.labels, 0, 1);
+  // Transpose the owned columns out of the rows; rows are visited in order, so each column's rows are
+  // sorted, which the merge in interferes() relies on.
+  start_.assign(owned.size() + 1, 0);
+  for (std::uint32_t j : rows.index) {
+    if (owned.contains(j)) ++start_[j - owned.begin + 1];
+  }
+  for (std::size_t k = 0; k < owned.size(); ++k) start_[k + 1] += start_[k];
+  row_.resize(start_.back());
+  value_.resize(start_.back());
+  std::vector<std::size_t> next(start_.begin(), start_.end() - 1);
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+      if (!owned.contains(rows.index[e])) continue;
+      const std::size_t at = next[rows.index[e] - owned.begin]++;
+      row_[at] = static_cast<std::uint32_t>(r);
+      value_[at] = rows.value[e];
+    }
+  }
+  for (std::size_t k = 0; k < owned.size(); ++k) {
+    double norm = 0;
+    for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) norm += value_[e] * value_[e];
+    norm = std::sqrt(norm);
+    for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) value_[e] = norm > 0 ? value_[e] / norm : 0.0;
+  }
+  row_head_.assign(rows.rows(), -1);
+}
+
+void Lasso::Dependency::clear() {
+  for (std::uint32_t r : touched_rows_) row_head_[r] = -1;
+  touched_rows_.clear();
+  entries_.clear();
+  cosines_.clear();
+}
+
+bool Lasso::Dependency::admit(ParamIndex candidate) {
+  if (rho_ >= 1) return true;
+  const std::size_t first = start_[candidate - owned_.begin];
+  const std::size_t last = start_[candidate - owned_.begin + 1];
+  std::fill(cosines_.begin(), cosines_.end(), 0.0);
+  for (std::size_t e = first; e < last; ++e) {
+    for (std::int32_t k = row_head_[row_[e]]; k >= 0; k = entries_[static_cast<std::size_t>(k)].next) {
+      const Entry& kept = entries_[static_cast<std::size_t>(k)];
+      cosines_[kept.slot] += value_[e] * kept.value;
+    }
+  }
+  for (double cosine : cosines_) {
+    if (std::abs(cosine) >= rho_) return false;
+  }
+  const auto slot = static_cast<std::uint32_t>(cosines_.size());
+  cosines_.push_back(0.0);
+  for (std::size_t e = first; e < last; ++e) {
+    const std::uint32_t r = row_[e];
+    if (row_head_[r] < 0) touched_rows_.push_back(r);
+    entries_.push_back({row_head_[r], slot, value_[e]});
+    row_head_[r] = static_cast<std::int32_t>(entries_.size() - 1);
+  }
+  return true;
+}
+
+}  // namespace schmp::lasso

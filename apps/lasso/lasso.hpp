@@ -1,0 +1,147 @@
+// Lasso as a SchMP program: minimise (1/2n) ||y - X beta||^2 + lambda ||beta||_1 by scheduled
+// parallel coordinate descent.
+//
+// Each round the schedulers pick a block of coefficients, preferring those that moved most and
+// keeping only coefficients whose columns are nearly uncorrelated (|cos(x_j, x_k)| < rho), so that
+// updating them together behaves like updating them one after another. Workers own row blocks of X
+// and y and keep the residual r = y - X beta of their rows; each returns x_j . r over its rows for the
+// block. The coordinator adds these up, takes the exact coordinate minimiser
+//   beta_j <- S(beta_j ||x_j||^2 + x_j . r, n lambda) / ||x_j||^2,
+// and commits the changes, which the workers apply to their residuals. Every few rounds the workers
+// return X^T r, ||r||^2 and y . r, from which the coordinator computes the objective and a duality gap
+// (the dual point is the residual scaled into the feasible set); the run stops when the gap relative
+// to the objective falls below --tol.
+#pragma once
+
+#include <Eigen/Core>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/column_kernel.hpp"
+#include "schmp/program.hpp"
+
+namespace schmp::lasso {
+
+struct Config {
+  std::string data;    // LIBSVM (1-based) or MatrixMarket file
+  std::string labels;  // labels of a MatrixMarket matrix
+  double lambda = 0;   // the L1 weight; when 0, lambda_ratio * lambda_max
+  double lambda_ratio = 0.1;
+  double tol = 1e-6;   // stop at relative duality gap <= tol
+  double rho = 0.1;    // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
+  std::string output;  // model file
+  std::string trace;   // named in the closing message only
+};
+
+double soft_threshold(double z, double threshold);
+
+struct Lasso {
+  using Config = lasso::Config;
+
+  struct Setup {
+    std::vector<double> xty;           // X^T y
+    std::vector<double> column_norms;  // ||x_j||^2
+    double yy = 0;                     // ||y||^2
+    double rows = 0;
+    template <class V>
+    void visit(V& v) {
+      v(xty, column_norms, yy, rows);
+    }
+  };
+  struct Stats {
+    std::vector<double> gradient;  // X^T r
+    double rr = 0;                 // ||r||^2
+    double yr = 0;                 // y . r
+    template <class V>
+    void visit(V& v) {
+      v(gradient, rr, yr);
+    }
+  };
+  struct Partial {
+    std::vector<double> dots;  // x_j . r for each scheduled j, in schedule order
+    template <class V>
+    void visit(V& v) {
+      v(dots);
+    }
+  };
+  struct Commit {
+    std::vector<ParamIndex> params;
+    std::vector<double> delta;  // new beta_j - old beta_j
+    template <class V>
+    void visit(V& v) {
+      v(params, delta);
+    }
+  };
+
+  class Worker {
+   public:
+    Worker(const Config& config, const WorkerContext& context);
+    std::size_t num_params() const { return columns_in_data_; }
+    void start(std::size_t num_params);
+    Setup setup() const;
+    Stats evaluate() const;
+    Partial update(const Schedule& schedule);
+    void apply(const Commit& commit);
+
+   private:
+    io::SparseRows rows_;  // released once the kernel holds the data
+    std::size_t columns_in_data_ = 0;
+    Eigen::VectorXd y_;
+    std::unique_ptr<kernels::ColumnKernel> kernel_;
+  };
+
+  class Coordinator {
+   public:
+    Coordinator(const Config& config, std::size_t num_params, const Setup& setup);
+    static std::vector<std::string> trace_columns();
+    std::vector<double> initial_changes() const;
+    Commit aggregate(const Schedule& schedule, const Partial& summed, Priorities& priorities);
+    Report report(const Stats& summed) const;
+    void finish(const Summary& summary);
+
+   private:
+    // How much a change of beta_j moves the fitted values (root mean square): the priority.
+    double fitted_change(ParamIndex j, double delta) const;
+
+    Config config_;
+    double n_;
+    double lambda_;
+    double lambda_max_;
+    double yy_;
+    Eigen::VectorXd beta_;
+    Eigen::VectorXd column_norms_;
+    std::vector<double> initial_changes_;
+  };
+
+  // The dependency filter: a block keeps only columns with |cos(x_a, x_b)| < rho for every pair. It
+  // reads the owned columns from the whole file. To test a candidate against the whole block at once,
+  // the kept columns' entries are threaded by row: a candidate's cosines with every kept column cost
+  // one pass over its own rows plus the entries it meets there.
+  class Dependency {
+   public:
+    Dependency(const Config& config, ParamRange owned);
+    void clear();
+    bool admit(ParamIndex candidate);
+
+   private:
+    struct Entry {
+      std::int32_t next;   // next entry of a kept column on the same row, or -1
+      std::uint32_t slot;  // which kept column
+      double value;
+    };
+    double rho_;
+    ParamRange owned_;
+    // The owned columns, normalised to unit length.
+    std::vector<std::size_t> start_;
+    std::vector<std::uint32_t> row_;
+    std::vector<double> value_;
+    // The block being built.
+    std::vector<std::int32_t> row_head_;  // per row: its first kept entry, or -1
+    std::vector<std::uint32_t> touched_rows_;
+    std::vector<Entry> entries_;
+    std::vector<double> cosines_;  // per kept column, for the candidate being tested
+  };
+};
+
+}  // namespace schmp::lasso

@@ -1,0 +1,34 @@
+// schmp-lasso: the command line of the Lasso program. Framework flags (--schedulers, --staleness,
+// --threads, --schedule_size, --priority, --eta, --seed, --max_rounds, --max_seconds, --trace, ...)
+// are shared by every app; the flags below are Lasso's own.
+#include <gflags/gflags.h>
+
+#include "lasso.hpp"
+#include "schmp/run.hpp"
+
+DEFINE_string(data, "", "Training data: LIBSVM (1-based indices) or MatrixMarket coordinate file");
+DEFINE_string(labels, "", "Labels of a MatrixMarket matrix: MatrixMarket array or one number per line");
+DEFINE_double(lambda, 0, "L1 weight lambda; when 0, --lambda_ratio times lambda_max = ||X^T y||_inf / n");
+DEFINE_double(lambda_ratio, 0.1, "lambda as a fraction of lambda_max (used when --lambda is 0)");
+DEFINE_double(tol, 1e-6, "Stop when the duality gap relative to the objective is at most this");
+DEFINE_double(rho, 0.1, "Dependency check: never update together columns with |cosine| >= rho (1 = off)");
+DEFINE_string(output, "", "Write the model here: '# comments', then 'index value' per nonzero (1-based)");
+DECLARE_string(trace);
+
+int main(int argc, char** argv) {
+  schmp::Job job(
+      argc, argv,
+      "Lasso by scheduled model-parallel coordinate descent.\n"
+      "usage: mpirun -np N schmp-lasso --data FILE [--lambda_ratio R | --lambda L] [--output FILE] "
+      "[--trace FILE]");
+  schmp::lasso::Config config;
+  config.data = FLAGS_data;
+  config.labels = FLAGS_labels;
+  config.lambda = FLAGS_lambda;
+  config.lambda_ratio = FLAGS_lambda_ratio;
+  config.tol = FLAGS_tol;
+  config.rho = FLAGS_rho;
+  config.output = FLAGS_output;
+  config.trace = FLAGS_trace;
+  return job.run<schmp::lasso::Lasso>(config);
+}

@@ -1,0 +1,27 @@
+// The coordinator's rounds: get a block from the schedulers, ship it to the workers together with the
+// previous round's commit, aggregate their summed partials into the next commit, tell the schedulers
+// how much each parameter changed; evaluate the objective every few rounds, trace it, and stop when the
+// program converges or a limit is reached.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "schedule_source.hpp"
+#include "schmp/detail/roles.hpp"
+#include "schmp/options.hpp"
+#include "schmp/program.hpp"
+#include "worker_group.hpp"
+
+namespace schmp::detail {
+
+// Rounds between evaluations when --eval_every is 0: one sweep's worth of updates, so that evaluating
+// (a pass over all the data) costs about as much as the rounds between evaluations.
+std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size);
+
+// Runs the rounds after the program's coordinator has been set up; returns how the run ended (the
+// program's finish() has been called with it).
+Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, WorkerGroup& workers,
+                        const RunOptions& options, std::size_t num_params);
+
+}  // namespace schmp::detail

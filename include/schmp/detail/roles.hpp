@@ -1,0 +1,58 @@
+// The byte-level view of a program that the runtime works with. schmp::run<P> builds it from a typed
+// program; users never implement these classes themselves.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "schmp/message.hpp"
+#include "schmp/options.hpp"
+#include "schmp/program.hpp"
+
+namespace schmp::detail {
+
+class WorkerRole {
+ public:
+  virtual ~WorkerRole() = default;
+  virtual std::size_t num_params() const = 0;
+  virtual void start(std::size_t num_params) = 0;
+  virtual Flat setup() const = 0;
+  virtual Flat evaluate() const = 0;
+  virtual Flat update(const Schedule& schedule) = 0;
+  virtual void apply(std::span<const std::byte> commit) = 0;
+};
+
+class CoordinatorRole {
+ public:
+  virtual ~CoordinatorRole() = default;
+  virtual std::vector<std::string> trace_columns() const = 0;
+  virtual void setup(std::size_t num_params, const Flat& summed) = 0;
+  virtual std::vector<double> initial_changes() const = 0;
+  virtual Bytes aggregate(const Schedule& schedule, const Flat& summed, Priorities& priorities) = 0;
+  virtual Report report(const Flat& summed) const = 0;
+  virtual void finish(const Summary& summary) = 0;
+};
+
+// The dependency filter of one scheduler, applied while a block is built.
+class DependencyRole {
+ public:
+  virtual ~DependencyRole() = default;
+  virtual void clear() = 0;                      // a new, empty block
+  virtual bool admit(ParamIndex candidate) = 0;  // keeps it (and says so) if it interferes with none kept
+};
+
+// Factories for the roles a rank plays; each is called only on the ranks that play that role.
+struct ProgramRoles {
+  std::function<std::unique_ptr<WorkerRole>(const WorkerContext&)> make_worker;
+  std::function<std::unique_ptr<CoordinatorRole>()> make_coordinator;
+  std::function<std::unique_ptr<DependencyRole>(ParamRange)> make_dependency;
+  std::string program_name;  // for messages: "schmp-lasso: error: ..."
+};
+
+// Runs the job on this rank; returns the process exit status.
+int launch(const ProgramRoles& roles, const RunOptions& options);
+
+}  // namespace schmp::detail

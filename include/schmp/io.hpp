@@ -1,0 +1,80 @@
+// Input readers shared by every app: LIBSVM rows, MatrixMarket coordinate entries and dense vectors.
+//
+// Each reader can read a byte range of its file so that every worker parses only its own part: a line
+// belongs to the range that holds its first byte. Line numbers in errors are the file's real line
+// numbers (1-based), whatever range was read. Blank lines, comment lines and CRLF endings are accepted
+// everywhere; anything else that is not well-formed raises InputError.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace schmp::io {
+
+// A bad or unreadable input. what() reads "file:line: message", or "file: message" when the problem
+// concerns the whole file (line 0).
+class InputError : public std::runtime_error {
+ public:
+  InputError(std::string file, std::uint64_t line, const std::string& message);
+  const std::string& file() const { return file_; }
+  std::uint64_t line() const { return line_; }
+
+ private:
+  std::string file_;
+  std::uint64_t line_;
+};
+
+// Half-open byte interval [begin, end) of a file; the default covers the whole file.
+struct ByteRange {
+  std::uint64_t begin = 0;
+  std::uint64_t end = std::numeric_limits<std::uint64_t>::max();
+};
+
+// Size of a file in bytes; InputError if it cannot be opened.
+std::uint64_t file_size(const std::string& path);
+
+// The part-th of `parts` nearly equal byte ranges of a file of `size` bytes.
+ByteRange split_range(std::uint64_t size, int part, int parts);
+
+// Rows of a sparse matrix with one label per row, in compressed-row form.
+struct SparseRows {
+  std::vector<double> labels;               // one per row
+  std::vector<std::uint64_t> row_start{0};  // row r holds entries [row_start[r], row_start[r+1])
+  std::vector<std::uint32_t> index;         // 0-based column, strictly increasing within a row
+  std::vector<double> value;
+  std::vector<std::uint64_t> line;  // file line of each row, for messages raised after parsing
+
+  std::size_t rows() const { return labels.size(); }
+  std::uint32_t columns() const;  // 1 + the largest column index present (0 when there is none)
+};
+
+// LIBSVM / SVMlight: `label index:value index:value ...`, indices 1-based. Entries of a row may come
+// in any order but an index may not repeat. `#` starts a comment that runs to the end of the line.
+// Rejected: index 0 or beyond 2^32 - 2, a missing or non-numeric label or value, NaN or infinity,
+// text after a value, a duplicate index.
+SparseRows read_libsvm(const std::string& path, ByteRange range = {});
+
+// The entries of a MatrixMarket `matrix coordinate` file (real, integer or pattern; general).
+struct Coordinates {
+  std::uint64_t rows = 0, columns = 0, declared_entries = 0;  // from the size line
+  std::vector<std::uint64_t> row;                             // 0-based
+  std::vector<std::uint32_t> column;                          // 0-based
+  std::vector<double> value;                                  // 1 for pattern files
+  std::vector<std::uint64_t> line;                            // file line of each entry
+};
+
+// Reads the header and size line (always from the start of the file) and the entries whose lines
+// start inside `range`. Rejected: a missing or unsupported banner, a bad size line, an index outside
+// the declared size, non-numeric or non-finite values. When the whole file is read, a count of
+// entries that differs from the declared one is rejected too.
+Coordinates read_matrix_market(const std::string& path, ByteRange range = {});
+
+// A dense vector: either a MatrixMarket `matrix array` file with one column, or plain text holding
+// one number per line.
+std::vector<double> read_dense_vector(const std::string& path);
+
+}  // namespace schmp::io

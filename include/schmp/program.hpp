@@ -1,0 +1,112 @@
+// The SchMP programming interface: what a user writes to get a scheduled model-parallel solver.
+//
+// A program is a type P with a Config, three summed messages, one shipped message and three roles:
+//
+//   struct P {
+//     struct Config { ... };                  // plain data, filled by the app's main from its flags
+//     struct Setup   { ... visit() };         // summed over workers once, before the first round
+//     struct Stats   { ... visit() };         // summed over workers at every evaluation
+//     struct Partial { ... visit() };         // summed over workers every round
+//     struct Commit  { ... visit() };         // shipped from the coordinator to every worker
+//
+//     class Worker {                          // one per worker rank: owns its part of the data
+//      public:
+//       Worker(const Config&, const WorkerContext&);   // reads only its own partition
+//       std::size_t num_params() const;                // parameter count its data implies
+//       void start(std::size_t num_params);            // the job's count (max over workers)
+//       Setup setup() const;
+//       Stats evaluate() const;                        // partial objective and statistics
+//       Partial update(const Schedule&);               // partial results for the scheduled block
+//       void apply(const Commit&);                     // bring its state in line with a commit
+//     };
+//     class Coordinator {                     // one per job: owns the model
+//      public:
+//       Coordinator(const Config&, std::size_t num_params, const Setup& summed);
+//       static std::vector<std::string> trace_columns();  // app columns after the objective
+//       std::vector<double> initial_changes() const;       // one per parameter, seeds the priorities
+//       Commit aggregate(const Schedule&, const Partial& summed, Priorities&);
+//       Report report(const Stats& summed) const;
+//       void finish(const Summary&);                       // write the model, print the result
+//     };
+//     class Dependency {                      // one per scheduler: the pluggable dependency test
+//      public:
+//       Dependency(const Config&, ParamRange owned);
+//       bool interferes(ParamIndex a, ParamIndex b) const; // may a and b not be updated together?
+//     };                                   // (or, faster: void clear(); bool admit(ParamIndex),
+//                                          //  a filter that keeps the block being built itself)
+//   };
+//
+// and its main() is `return schmp::run<P>(argc, argv, config)`. Every message exchange, every MPI
+// call and the choice of which rank plays which role belong to the framework.
+//
+// This is a *dynamic-schedule* program: each round the schedulers pick a block of parameters by
+// priority (parameters still changing are picked more often) and filter it with the dependency test.
+// Static-schedule programs (model blocks rotating among workers, as matrix factorization and LDA use)
+// have the same verbs with a schedule that names which model block each worker holds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace schmp {
+
+using ParamIndex = std::uint32_t;
+
+// The block of parameters that one round updates, in the order the schedulers chose them.
+struct Schedule {
+  std::uint64_t round = 0;
+  std::vector<ParamIndex> params;
+
+  template <class Visitor>
+  void visit(Visitor& v) {
+    v(round, params);
+  }
+};
+
+// The contiguous range of parameters one scheduler owns: [begin, end).
+struct ParamRange {
+  ParamIndex begin = 0;
+  ParamIndex end = 0;
+  std::size_t size() const { return end - begin; }
+  bool contains(ParamIndex j) const { return j >= begin && j < end; }
+};
+
+// What a worker knows about its place in the job.
+struct WorkerContext {
+  int index = 0;    // 0 .. count-1, in rank order
+  int count = 1;    // number of workers
+  int threads = 1;  // oneTBB threads this worker may use
+  std::uint64_t seed = 0;
+};
+
+// How much each updated parameter changed, as the coordinator tells the schedulers. The scheduler
+// turns a change c into the sampling weight |c|^priority_power + eta.
+class Priorities {
+ public:
+  void set(ParamIndex param, double change) { changes_.emplace_back(param, change); }
+  const std::vector<std::pair<ParamIndex, double>>& changes() const { return changes_; }
+  void clear() { changes_.clear(); }
+
+ private:
+  std::vector<std::pair<ParamIndex, double>> changes_;
+};
+
+// One evaluation of the model: a row of the convergence trace.
+struct Report {
+  double objective = 0;
+  std::vector<double> columns;  // one value per Coordinator::trace_columns() entry
+  bool converged = false;       // the program's own stopping test (e.g. duality gap <= tol)
+};
+
+// Where a run ended, handed to Coordinator::finish.
+struct Summary {
+  std::uint64_t rounds = 0;
+  double seconds = 0;
+  Report last;
+  std::string stopped_by;  // "converged", "max_rounds" or "max_seconds"
+};
+
+}  // namespace schmp

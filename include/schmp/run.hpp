@@ -1,0 +1,166 @@
+// Running a program: schmp::Job owns MPI, flags and logging for the life of main(); Job::run<P>
+// plays this rank's roles of program P and returns the exit status.
+//
+//   int main(int argc, char** argv) {
+//     schmp::Job job(argc, argv, "usage: mpirun -np N my-app --data FILE [flags]");
+//     return job.run<MyProgram>(MyProgram::Config{...from flags...});
+//   }
+#pragma once
+
+#include <concepts>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schmp/detail/roles.hpp"
+#include "schmp/message.hpp"
+#include "schmp/options.hpp"
+#include "schmp/program.hpp"
+
+namespace schmp {
+
+template <class P>
+concept DynamicProgram = requires(typename P::Worker& worker, const typename P::Worker& const_worker,
+                                  typename P::Coordinator& coordinator,
+                                  const typename P::Coordinator& const_coordinator,
+                                  const typename P::Dependency& dependency, const Schedule& schedule,
+                                  const typename P::Partial& partial, const typename P::Commit& commit,
+                                  const typename P::Stats& stats, Priorities& priorities,
+                                  const Summary& summary, std::size_t n, ParamIndex j) {
+  typename P::Config;
+  { const_worker.num_params() } -> std::convertible_to<std::size_t>;
+  worker.start(n);
+  { const_worker.setup() } -> std::same_as<typename P::Setup>;
+  { const_worker.evaluate() } -> std::same_as<typename P::Stats>;
+  { worker.update(schedule) } -> std::same_as<typename P::Partial>;
+  worker.apply(commit);
+  { P::Coordinator::trace_columns() } -> std::same_as<std::vector<std::string>>;
+  { const_coordinator.initial_changes() } -> std::same_as<std::vector<double>>;
+  { coordinator.aggregate(schedule, partial, priorities) } -> std::same_as<typename P::Commit>;
+  { const_coordinator.report(stats) } -> std::same_as<Report>;
+  coordinator.finish(summary);
+};
+
+// The dependency test of a program comes in one of two forms: a pairwise test, which the framework
+// applies between a candidate and every parameter already in the block, or a filter that keeps the
+// block itself and can answer faster (clear() starts a block; admit(j) keeps j if it interferes with
+// none kept and says whether it did).
+template <class D>
+concept PairwiseDependency = requires(const D& d, ParamIndex j) {
+  { d.interferes(j, j) } -> std::convertible_to<bool>;
+};
+template <class D>
+concept BlockDependency = requires(D& d, ParamIndex j) {
+  d.clear();
+  { d.admit(j) } -> std::convertible_to<bool>;
+};
+
+// A dependency test that never objects: for programs whose parameters never interfere.
+struct NoDependency {
+  template <class Config>
+  NoDependency(const Config&, ParamRange) {}
+  bool interferes(ParamIndex, ParamIndex) const { return false; }
+};
+
+namespace detail {
+
+template <DynamicProgram P>
+class TypedWorker final : public WorkerRole {
+ public:
+  TypedWorker(const typename P::Config& config, const WorkerContext& context) : worker_(config, context) {}
+  std::size_t num_params() const override { return worker_.num_params(); }
+  void start(std::size_t num_params) override { worker_.start(num_params); }
+  Flat setup() const override { return flatten(worker_.setup()); }
+  Flat evaluate() const override { return flatten(worker_.evaluate()); }
+  Flat update(const Schedule& schedule) override { return flatten(worker_.update(schedule)); }
+  void apply(std::span<const std::byte> commit) override {
+    worker_.apply(deserialize<typename P::Commit>(commit));
+  }
+
+ private:
+  typename P::Worker worker_;
+};
+
+template <DynamicProgram P>
+class TypedCoordinator final : public CoordinatorRole {
+ public:
+  explicit TypedCoordinator(const typename P::Config& config) : config_(config) {}
+  std::vector<std::string> trace_columns() const override { return P::Coordinator::trace_columns(); }
+  void setup(std::size_t num_params, const Flat& summed) override {
+    coordinator_.emplace(config_, num_params, unflatten<typename P::Setup>(summed));
+  }
+  std::vector<double> initial_changes() const override { return coordinator_->initial_changes(); }
+  Bytes aggregate(const Schedule& schedule, const Flat& summed, Priorities& priorities) override {
+    return serialize(coordinator_->aggregate(schedule, unflatten<typename P::Partial>(summed), priorities));
+  }
+  Report report(const Flat& summed) const override {
+    return coordinator_->report(unflatten<typename P::Stats>(summed));
+  }
+  void finish(const Summary& summary) override { coordinator_->finish(summary); }
+
+ private:
+  typename P::Config config_;
+  std::optional<typename P::Coordinator> coordinator_;
+};
+
+template <DynamicProgram P>
+requires PairwiseDependency<typename P::Dependency> || BlockDependency<typename P::Dependency>
+class TypedDependency final : public DependencyRole {
+ public:
+  TypedDependency(const typename P::Config& config, ParamRange owned) : dependency_(config, owned) {}
+  void clear() override {
+    if constexpr (BlockDependency<typename P::Dependency>) {
+      dependency_.clear();
+    } else {
+      kept_.clear();
+    }
+  }
+  bool admit(ParamIndex candidate) override {
+    if constexpr (BlockDependency<typename P::Dependency>) {
+      return dependency_.admit(candidate);
+    } else {
+      for (ParamIndex other : kept_) {
+        if (dependency_.interferes(candidate, other)) return false;
+      }
+      kept_.push_back(candidate);
+      return true;
+    }
+  }
+
+ private:
+  typename P::Dependency dependency_;
+  std::vector<ParamIndex> kept_;
+};
+
+}  // namespace detail
+
+class Job {
+ public:
+  // Starts MPI, parses the command line (gflags: --help and --flagfile work) and sets up logging.
+  Job(int& argc, char**& argv, const std::string& usage);
+  ~Job();
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  template <DynamicProgram P>
+  int run(const typename P::Config& config) {
+    detail::ProgramRoles roles;
+    roles.make_worker = [config](const WorkerContext& context) {
+      return std::make_unique<detail::TypedWorker<P>>(config, context);
+    };
+    roles.make_coordinator = [config] { return std::make_unique<detail::TypedCoordinator<P>>(config); };
+    roles.make_dependency = [config](ParamRange owned) {
+      return std::make_unique<detail::TypedDependency<P>>(config, owned);
+    };
+    roles.program_name = name_;
+    return detail::launch(roles, run_options_from_flags());
+  }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace schmp

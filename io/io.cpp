@@ -1,0 +1,46 @@
+// The parts of schmp/io.hpp shared by every reader: errors, file sizes and byte ranges.
+#include "schmp/io.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "line_reader.hpp"
+
+namespace schmp::io {
+
+namespace {
+
+std::string located_message(const std::string& file, std::uint64_t line, const std::string& message) {
+  if (line == 0) return file + ": " + message;
+  return file + ":" + std::to_string(line) + ": " + message;
+}
+
+}  // namespace
+
+InputError::InputError(std::string file, std::uint64_t line, const std::string& message)
+    : std::runtime_error(located_message(file, line, message)), file_(std::move(file)), line_(line) {}
+
+std::uint64_t file_size(const std::string& path) { return internal::InputFile(path).size(); }
+
+ByteRange split_range(std::uint64_t size, int part, int parts) {
+  if (parts < 1 || part < 0 || part >= parts) {
+    throw std::invalid_argument("split_range: part " + std::to_string(part) + " of " + std::to_string(parts));
+  }
+  // The first size % parts ranges get one byte more; computed without size * part, which could overflow.
+  const auto count = static_cast<std::uint64_t>(parts);
+  const auto index = static_cast<std::uint64_t>(part);
+  const std::uint64_t base = size / count;
+  const std::uint64_t extra = size % count;
+  const auto start = [&](std::uint64_t i) { return i * base + std::min(i, extra); };
+  return ByteRange{start(index), start(index + 1)};
+}
+
+std::uint32_t SparseRows::columns() const {
+  if (index.empty()) return 0;
+  // Indices never exceed 2^32 - 3 (0-based), so adding one cannot wrap.
+  return *std::max_element(index.begin(), index.end()) + 1;
+}
+
+}  // namespace schmp::io

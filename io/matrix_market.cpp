@@ -1,0 +1,260 @@
+// MatrixMarket coordinate files, and dense vectors (MatrixMarket arrays or one number per line).
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "line_reader.hpp"
+#include "schmp/io.hpp"
+
+namespace schmp::io {
+
+namespace {
+
+using internal::quoted;
+using internal::Where;
+
+enum class Format { coordinate, array };
+enum class Field { real, integer, pattern };
+
+// What precedes the entries of a MatrixMarket file.
+struct Header {
+  Field field = Field::real;
+  std::vector<std::uint64_t> sizes;  // the numbers of the size line
+  std::uint64_t size_line = 0;       // its line number
+  std::uint64_t body_begin = 0;      // byte offset of the line after it
+};
+
+std::string lowercase(std::string_view word) {
+  std::string result(word);
+  std::transform(result.begin(), result.end(), result.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return result;
+}
+
+bool is_banner(std::string_view line) {
+  constexpr std::string_view kBanner = "%%matrixmarket";
+  return line.size() >= kBanner.size() && lowercase(line.substr(0, kBanner.size())) == kBanner;
+}
+
+// Blank lines and `%` comments may appear anywhere after the banner.
+bool is_skipped(std::string_view line) {
+  const std::string_view content = internal::trim_front(line);
+  return content.empty() || content[0] == '%';
+}
+
+// Checks `%%MatrixMarket matrix <format> <field> general` and returns the field.
+Field parse_banner(std::string_view line, Format format, const Where& where) {
+  if (!is_banner(line)) {
+    const auto first = internal::Tokenizer(line).next();
+    where.fail("missing matrixmarket banner, found " + quoted(first.value_or("")));
+  }
+  std::vector<std::string> words;
+  internal::Tokenizer tokens(line);
+  while (const auto token = tokens.next()) words.push_back(lowercase(*token));
+  if (words.size() != 5 || words[0] != "%%matrixmarket") {
+    where.fail("banner needs 5 words: %%MatrixMarket matrix <format> <field> <symmetry>");
+  }
+  if (words[1] != "matrix") where.fail("unsupported object " + quoted(words[1]) + " (only 'matrix')");
+  const std::string expected_format = format == Format::coordinate ? "coordinate" : "array";
+  if (words[2] != expected_format) {
+    where.fail("unsupported format " + quoted(words[2]) + " (expected '" + expected_format + "')");
+  }
+  Field field = Field::real;
+  if (words[3] == "real") {
+    field = Field::real;
+  } else if (words[3] == "integer") {
+    field = Field::integer;
+  } else if (words[3] == "pattern" && format == Format::coordinate) {
+    field = Field::pattern;
+  } else {
+    where.fail("unsupported field " + quoted(words[3]));
+  }
+  if (words[4] != "general") where.fail("unsupported symmetry " + quoted(words[4]) + " (only 'general')");
+  return field;
+}
+
+// Reads the banner, comments and size line from the start of the file, whatever range is read later:
+// every worker needs the declared size to check its entries.
+Header read_header(const std::string& path, Format format) {
+  internal::InputFile{path};  // raises the same errors as the other readers for a missing file or a directory
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) throw InputError(path, 0, "cannot open file");
+  Header header;
+  std::string line;
+  std::uint64_t number = 0;
+  std::uint64_t offset = 0;
+  const auto next_line = [&] {
+    if (!std::getline(stream, line)) return false;
+    ++number;
+    offset += line.size() + 1;  // one past the end on a last line without '\n'; harmless as an offset
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return true;
+  };
+  if (!next_line()) throw InputError(path, 0, "empty file, no matrixmarket banner");
+  header.field = parse_banner(line, format, Where{path, 1});
+  bool found = false;
+  while (next_line()) {
+    if (!is_skipped(line)) {
+      found = true;
+      break;
+    }
+  }
+  if (!found) throw InputError(path, 0, "missing size line");
+
+  const Where where{path, number};
+  const std::size_t expected = format == Format::coordinate ? 3 : 2;
+  const char* const names[] = {"row count", "column count", "entry count"};
+  internal::Tokenizer tokens(line);
+  bool too_many = false;
+  while (const auto token = tokens.next()) {
+    if (header.sizes.size() == expected) {
+      too_many = true;
+      break;
+    }
+    header.sizes.push_back(internal::parse_count(*token, names[header.sizes.size()], where));
+  }
+  if (too_many || header.sizes.size() != expected) {
+    where.fail(std::string(format == Format::coordinate ? "size line needs 3 integers (rows columns entries)"
+                                                        : "size line needs 2 integers (rows columns)") +
+               ", found " + quoted(line));
+  }
+  header.size_line = number;
+  header.body_begin = offset;
+  return header;
+}
+
+// Reads the value of an entry as the field says.
+double parse_value(std::string_view token, Field field, const Where& where) {
+  return field == Field::integer ? internal::parse_integer_value(token, where)
+                                 : internal::parse_finite(token, "value", where);
+}
+
+// A 1-based index checked against its declared bound, returned 0-based.
+std::uint64_t parse_index(std::string_view token, const char* name, std::uint64_t bound, const Where& where) {
+  const std::uint64_t index = internal::parse_count(token, std::string(name) + " index", where);
+  if (index == 0 || index > bound) {
+    where.fail(std::string(name) + " " + std::to_string(index) + " outside 1.." + std::to_string(bound));
+  }
+  return index - 1;
+}
+
+}  // namespace
+
+Coordinates read_matrix_market(const std::string& path, ByteRange range) {
+  const Header header = read_header(path, Format::coordinate);
+  Coordinates result;
+  result.rows = header.sizes[0];
+  result.columns = header.sizes[1];
+  result.declared_entries = header.sizes[2];
+  // Columns are stored 0-based in 32 bits.
+  if (result.columns > std::uint64_t{4294967295}) {
+    throw InputError(
+        path, header.size_line,
+        "column count " + std::to_string(result.columns) + " out of range (largest is 4294967295)");
+  }
+
+  // Lines before body_begin are the header; entries are the lines from there on.
+  const ByteRange body{std::max(range.begin, header.body_begin), range.end};
+  const internal::RangeText text = internal::read_range(path, body);
+  const bool whole_file = range.begin == 0 && range.end >= text.file_size;
+  if (whole_file) {
+    // An entry line takes at least 4 bytes ("1 1\n"); the cap keeps a lying header from reserving much.
+    const std::uint64_t expected =
+        std::min<std::uint64_t>(result.declared_entries, text.text().size() / 4 + 1);
+    result.row.reserve(expected);
+    result.column.reserve(expected);
+    result.value.reserve(expected);
+    result.line.reserve(expected);
+  }
+
+  internal::LineCursor lines(text.text(), text.first_line);
+  while (const auto line = lines.next()) {
+    if (is_skipped(line->text)) continue;
+    const Where where{path, line->number};
+    internal::Tokenizer tokens(line->text);
+    const auto row_token = tokens.next();
+    const auto column_token = tokens.next();
+    if (!column_token) where.fail("entry needs a row and a column, found " + quoted(*row_token));
+    result.row.push_back(parse_index(*row_token, "row", result.rows, where));
+    result.column.push_back(
+        static_cast<std::uint32_t>(parse_index(*column_token, "column", result.columns, where)));
+    if (header.field == Field::pattern) {
+      result.value.push_back(1.0);
+    } else {
+      const auto value_token = tokens.next();
+      if (!value_token) where.fail("missing value after row and column");
+      result.value.push_back(parse_value(*value_token, header.field, where));
+    }
+    if (const auto extra = tokens.next()) where.fail("unexpected text " + quoted(*extra) + " after entry");
+    result.line.push_back(line->number);
+  }
+
+  // Only a reader that saw every entry can tell whether the count is right.
+  if (whole_file && result.row.size() != result.declared_entries) {
+    throw InputError(path, header.size_line,
+                     "size line declares " + std::to_string(result.declared_entries) +
+                         " entries but the file has " + std::to_string(result.row.size()));
+  }
+  return result;
+}
+
+namespace {
+
+// The values of a MatrixMarket `matrix array` file with one column.
+std::vector<double> read_array_vector(const std::string& path, const internal::RangeText& text) {
+  const Header header = read_header(path, Format::array);
+  const std::uint64_t declared = header.sizes[0];
+  if (header.sizes[1] != 1) {
+    throw InputError(path, header.size_line,
+                     "a dense vector needs 1 column, size line says " + std::to_string(header.sizes[1]));
+  }
+  std::vector<double> values;
+  values.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(declared, text.text().size() / 2 + 1)));
+  const std::string_view body = text.text().substr(
+      static_cast<std::size_t>(std::min<std::uint64_t>(header.body_begin, text.text().size())));
+  internal::LineCursor lines(body, header.size_line + 1);
+  while (const auto line = lines.next()) {
+    if (is_skipped(line->text)) continue;
+    const Where where{path, line->number};
+    if (values.size() == declared)
+      where.fail("more values than the " + std::to_string(declared) + " declared");
+    internal::Tokenizer tokens(line->text);
+    values.push_back(parse_value(*tokens.next(), header.field, where));
+    if (const auto extra = tokens.next()) where.fail("unexpected text " + quoted(*extra) + " after value");
+  }
+  if (values.size() != declared) {
+    throw InputError(path, header.size_line,
+                     "size line declares " + std::to_string(declared) + " values but the file has " +
+                         std::to_string(values.size()));
+  }
+  return values;
+}
+
+// One number per line; `#` starts a comment.
+std::vector<double> read_text_vector(const std::string& path, const internal::RangeText& text) {
+  std::vector<double> values;
+  internal::LineCursor lines(text.text(), text.first_line);
+  while (const auto line = lines.next()) {
+    internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
+    const auto token = tokens.next();
+    if (!token) continue;  // blank, or only a comment
+    const Where where{path, line->number};
+    values.push_back(internal::parse_finite(*token, "value", where));
+    if (const auto extra = tokens.next()) where.fail("unexpected text " + quoted(*extra) + " after value");
+  }
+  return values;
+}
+
+}  // namespace
+
+std::vector<double> read_dense_vector(const std::string& path) {
+  const internal::RangeText text = internal::read_range(path, ByteRange{});
+  internal::LineCursor lines(text.text(), text.first_line);
+  const auto first = lines.next();
+  if (first && is_banner(first->text)) return read_array_vector(path, text);
+  return read_text_vector(path, text);
+}
+
+}  // namespace schmp::io

@@ -1,0 +1,89 @@
+// Tokens to numbers, with the InputError messages shared by every reader.
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <system_error>
+
+#include "line_reader.hpp"
+
+namespace schmp::io::internal {
+
+namespace {
+
+// A token as shown unquoted after a colon ("value is not finite: nan"), shortened so that a runaway
+// token cannot flood the log.
+std::string shown(std::string_view token) {
+  constexpr std::size_t kMaxShown = 40;
+  if (token.size() <= kMaxShown) return std::string(token);
+  std::string text(token.substr(0, kMaxShown));
+  text.append("...");
+  return text;
+}
+
+}  // namespace
+
+std::string quoted(std::string_view token) {
+  // Built by appending: GCC 12 raises a false -Wrestrict on "'" + std::string(...).
+  std::string text;
+  text.reserve(token.size() + 2);
+  text.push_back('\'');
+  text.append(shown(token));
+  text.push_back('\'');
+  return text;
+}
+
+namespace {
+
+// std::from_chars rejects a leading '+', which people write ("+1" labels); drop one, but keep "+-1"
+// and a lone "+" malformed.
+std::string_view without_plus(std::string_view token) {
+  if (token.size() > 1 && token[0] == '+' && token[1] != '+' && token[1] != '-') token.remove_prefix(1);
+  return token;
+}
+
+}  // namespace
+
+double parse_finite(std::string_view token, std::string_view what, const Where& where) {
+  if (token.empty()) where.fail("missing " + std::string(what));
+  const std::string_view digits = without_plus(token);
+  double value = 0;
+  const auto [end, error] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), value, std::chars_format::general);
+  if (error == std::errc::invalid_argument || end != digits.data() + digits.size()) {
+    where.fail("non-numeric " + std::string(what) + " " + quoted(token));
+  }
+  if (error == std::errc::result_out_of_range)
+    where.fail(std::string(what) + " out of range: " + shown(token));
+  if (!std::isfinite(value)) where.fail(std::string(what) + " is not finite: " + shown(token));
+  return value;
+}
+
+double parse_integer_value(std::string_view token, const Where& where) {
+  if (token.empty()) where.fail("missing value");
+  const std::string_view digits = without_plus(token);
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (error == std::errc::invalid_argument || end != digits.data() + digits.size()) {
+    where.fail("non-integer value " + quoted(token));
+  }
+  if (error == std::errc::result_out_of_range) where.fail("value out of range: " + shown(token));
+  return static_cast<double>(value);
+}
+
+std::uint64_t parse_count(std::string_view token, std::string_view what, const Where& where) {
+  if (token.empty()) where.fail("missing " + std::string(what));
+  std::uint64_t value = 0;
+  const bool negative = !token.empty() && token[0] == '-';
+  const std::string_view digits = negative ? token.substr(1) : token;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (error == std::errc::invalid_argument || end != digits.data() + digits.size()) {
+    where.fail("non-numeric " + std::string(what) + " " + quoted(token));
+  }
+  if (negative) where.fail("negative " + std::string(what) + " " + shown(token));
+  if (error == std::errc::result_out_of_range) {
+    where.fail(std::string(what) + " " + shown(token) + " out of range");
+  }
+  return value;
+}
+
+}  // namespace schmp::io::internal

@@ -1,0 +1,40 @@
+// The worker kernel of the sparse linear models (Lasso, logistic regression): a worker's rows of a
+// sparse design matrix X, stored by column, and one dense vector v over the same rows kept beside it
+// (the residual for least squares, the margins for logistic regression). A GPU implementation keeps X
+// and v resident on the device; callers see only these operations.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+
+#include "schmp/io.hpp"
+#include "schmp/program.hpp"
+
+namespace schmp::kernels {
+
+class ColumnKernel {
+ public:
+  virtual ~ColumnKernel() = default;
+  virtual std::size_t rows() const = 0;
+  virtual std::size_t columns() const = 0;
+
+  virtual void set_vector(std::span<const double> v) = 0;
+  virtual void copy_vector(std::span<double> out) const = 0;
+
+  // out[k] = x_{cols[k]} . v
+  virtual void column_dots(std::span<const ParamIndex> cols, std::span<double> out) const = 0;
+  // out[j] = x_j . v for every column j
+  virtual void all_column_dots(std::span<double> out) const = 0;
+  // v += sum_k scale[k] * x_{cols[k]}
+  virtual void add_columns(std::span<const ParamIndex> cols, std::span<const double> scale) = 0;
+  // out[j] = ||x_j||^2 for every column j
+  virtual void column_norms_squared(std::span<double> out) const = 0;
+};
+
+// The oneTBB implementation. Rows are cut into fixed-size chunks so that column updates run in
+// parallel without races and every sum is taken in the same order whatever the thread count: results
+// do not depend on --threads. `columns` may exceed the columns present in `rows`.
+std::unique_ptr<ColumnKernel> make_cpu_column_kernel(const io::SparseRows& rows, std::size_t columns);
+
+}  // namespace schmp::kernels

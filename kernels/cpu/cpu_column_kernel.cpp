@@ -1,0 +1,149 @@
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/column_kernel.hpp"
+
+namespace schmp::kernels {
+
+namespace {
+
+// Rows per chunk: large enough that a chunk's slice of v stays in cache while a block is processed.
+constexpr std::size_t kChunkRows = 16384;
+// Parallel loops split work into pieces of about this many nonzeros: smaller ones cost more to hand
+// to a thread than to compute.
+constexpr double kNonzerosPerTask = 32768;
+
+using ColumnMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+
+struct Chunk {
+  std::size_t first_row = 0;
+  ColumnMatrix matrix;
+};
+
+class CpuColumnKernel final : public ColumnKernel {
+ public:
+  CpuColumnKernel(const io::SparseRows& rows, std::size_t columns) : rows_(rows.rows()), columns_(columns) {
+    if (rows.columns() > columns)
+      throw std::invalid_argument("column kernel: fewer columns than the data has");
+    for (std::size_t first = 0; first < rows_; first += kChunkRows) {
+      const std::size_t last = std::min(rows_, first + kChunkRows);
+      Chunk& chunk = chunks_.emplace_back();
+      chunk.first_row = first;
+      chunk.matrix = chunk_matrix(rows, first, last, columns_);
+    }
+    const double nonzeros = static_cast<double>(rows.index.size());
+    mean_column_nonzeros_ = columns_ > 0 ? std::max(1.0, nonzeros / static_cast<double>(columns_)) : 1.0;
+    v_.setZero(static_cast<Eigen::Index>(rows_));
+  }
+
+  std::size_t rows() const override { return rows_; }
+  std::size_t columns() const override { return columns_; }
+
+  void set_vector(std::span<const double> v) override {
+    if (v.size() != rows_) throw std::invalid_argument("column kernel: vector of the wrong length");
+    v_ = Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+  }
+  void copy_vector(std::span<double> out) const override {
+    Eigen::Map<Eigen::VectorXd>(out.data(), static_cast<Eigen::Index>(out.size())) = v_;
+  }
+
+  void column_dots(std::span<const ParamIndex> cols, std::span<double> out) const override {
+    for_columns(cols.size(), [&](std::size_t k) { out[k] = dot(cols[k]); });
+  }
+  void all_column_dots(std::span<double> out) const override {
+    for_columns(columns_, [&](std::size_t j) { out[j] = dot(static_cast<ParamIndex>(j)); });
+  }
+  void column_norms_squared(std::span<double> out) const override {
+    for_columns(columns_, [&](std::size_t j) {
+      double sum = 0;
+      for (const Chunk& chunk : chunks_) sum += chunk.matrix.col(static_cast<Eigen::Index>(j)).squaredNorm();
+      out[j] = sum;
+    });
+  }
+
+  void add_columns(std::span<const ParamIndex> cols, std::span<const double> scale) override {
+    // Each chunk owns its rows of v: chunks update in parallel, columns in order within a chunk.
+    auto update_chunk = [&](const Chunk& chunk) {
+      double* v = v_.data() + chunk.first_row;
+      for (std::size_t k = 0; k < cols.size(); ++k) {
+        if (scale[k] == 0) continue;
+        for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(cols[k])); it; ++it) {
+          v[it.index()] += scale[k] * it.value();
+        }
+      }
+    };
+    if (chunks_.size() == 1) {
+      update_chunk(chunks_.front());
+      return;
+    }
+    tbb::parallel_for(std::size_t{0}, chunks_.size(), [&](std::size_t c) { update_chunk(chunks_[c]); });
+  }
+
+ private:
+  static ColumnMatrix chunk_matrix(const io::SparseRows& rows, std::size_t first, std::size_t last,
+                                   std::size_t columns) {
+    // Count per column, then place: a direct CSR-to-CSC transpose of the chunk's rows.
+    std::vector<int> start(columns + 1, 0);
+    for (std::size_t e = rows.row_start[first]; e < rows.row_start[last]; ++e) ++start[rows.index[e] + 1];
+    for (std::size_t j = 0; j < columns; ++j) start[j + 1] += start[j];
+    const auto nonzeros = static_cast<std::size_t>(start[columns]);
+    std::vector<int> inner(nonzeros);
+    std::vector<double> values(nonzeros);
+    std::vector<int> next(start.begin(), start.end() - 1);
+    for (std::size_t r = first; r < last; ++r) {
+      for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+        const int at = next[rows.index[e]]++;
+        inner[static_cast<std::size_t>(at)] = static_cast<int>(r - first);
+        values[static_cast<std::size_t>(at)] = rows.value[e];
+      }
+    }
+    return Eigen::Map<const ColumnMatrix>(
+        static_cast<Eigen::Index>(last - first), static_cast<Eigen::Index>(columns),
+        static_cast<Eigen::Index>(nonzeros), start.data(), inner.data(), values.data());
+  }
+
+  double dot(ParamIndex j) const {
+    if (j >= columns_) throw std::out_of_range("column kernel: column index beyond the matrix");
+    double sum = 0;
+    for (const Chunk& chunk : chunks_) {
+      for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(j)); it; ++it) {
+        sum += it.value() * v_[static_cast<Eigen::Index>(chunk.first_row) + it.index()];
+      }
+    }
+    return sum;
+  }
+
+  // Runs body(k) for k in [0, count), in parallel when the columns hold enough work to share.
+  template <class Body>
+  void for_columns(std::size_t count, const Body& body) const {
+    const auto grain = static_cast<std::size_t>(std::max(1.0, kNonzerosPerTask / mean_column_nonzeros_));
+    if (count <= grain) {
+      for (std::size_t k = 0; k < count; ++k) body(k);
+      return;
+    }
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, grain),
+                      [&](const tbb::blocked_range<std::size_t>& r) {
+                        for (std::size_t k = r.begin(); k < r.end(); ++k) body(k);
+                      });
+  }
+
+  std::size_t rows_;
+  std::size_t columns_;
+  std::vector<Chunk> chunks_;
+  double mean_column_nonzeros_ = 1;
+  Eigen::VectorXd v_;
+};
+
+}  // namespace
+
+std::unique_ptr<ColumnKernel> make_cpu_column_kernel(const io::SparseRows& rows, std::size_t columns) {
+  return std::make_unique<CpuColumnKernel>(rows, columns);
+}
+
+}  // namespace schmp::kernels

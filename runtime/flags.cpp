@@ -1,0 +1,41 @@
+// Every framework flag, in one place. Apps define only their own model flags (data, lambda, ...).
+#include <gflags/gflags.h>
+
+#include "schmp/options.hpp"
+
+DEFINE_int32(schedulers, 1, "Number of scheduler ranks; each owns a contiguous range of parameters");
+DEFINE_int32(staleness, 0, "Rounds the schedulers may run ahead of the workers (0 = lock-step)");
+DEFINE_int32(threads, 0, "oneTBB threads per worker rank (0 = cores on this host / ranks on this host)");
+DEFINE_uint32(schedule_size, 32, "Parameters updated per round, over all schedulers");
+DEFINE_bool(priority, true, "Sample parameters by |change|^priority_power + eta (false: uniformly)");
+DEFINE_double(priority_power, 1, "Exponent of the change in the sampling weight (1 or 2)");
+DEFINE_double(eta, 1e-4, "Added to every sampling weight so that no parameter starves");
+DEFINE_uint64(seed, 1, "Random seed: the same seed and rank count give the same result");
+DEFINE_uint64(max_rounds, 1000000, "Stop after this many rounds");
+DEFINE_double(max_seconds, 3600, "Stop after this many seconds of solving");
+DEFINE_uint64(eval_every, 0,
+              "Rounds between evaluations of the objective (0 = once per sweep over the parameters)");
+DEFINE_string(trace, "", "Write the convergence trace (CSV) to this file as the run goes");
+DEFINE_double(progress_seconds, 2, "Seconds between progress lines on stderr (0 = none)");
+
+namespace schmp {
+
+RunOptions run_options_from_flags() {
+  RunOptions options;
+  options.schedulers = FLAGS_schedulers;
+  options.staleness = FLAGS_staleness;
+  options.threads = FLAGS_threads;
+  options.schedule_size = FLAGS_schedule_size;
+  options.priority = FLAGS_priority;
+  options.priority_power = FLAGS_priority_power;
+  options.eta = FLAGS_eta;
+  options.seed = FLAGS_seed;
+  options.max_rounds = FLAGS_max_rounds;
+  options.max_seconds = FLAGS_max_seconds;
+  options.eval_every = FLAGS_eval_every;
+  options.trace = FLAGS_trace;
+  options.progress_seconds = FLAGS_progress_seconds;
+  return options;
+}
+
+}  // namespace schmp

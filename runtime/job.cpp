@@ -1,0 +1,86 @@
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "schmp/run.hpp"
+
+namespace schmp {
+
+namespace {
+
+// The MPI rank as the launcher announces it, before MPI is up (Open MPI, then MPICH and Slurm).
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  }
+  return 0;
+}
+
+// Silences stdout and stderr while alive: every rank parses the same command line, and only rank 0
+// should print --help or a flag error.
+class Silence {
+ public:
+  explicit Silence(bool active) {
+    if (!active) return;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    saved_out_ = dup(STDOUT_FILENO);
+    saved_err_ = dup(STDERR_FILENO);
+    std::FILE* null = std::fopen("/dev/null", "w");
+    if (null) {
+      dup2(fileno(null), STDOUT_FILENO);
+      dup2(fileno(null), STDERR_FILENO);
+      std::fclose(null);
+    }
+  }
+  ~Silence() {
+    if (saved_out_ < 0) return;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    dup2(saved_out_, STDOUT_FILENO);
+    dup2(saved_err_, STDERR_FILENO);
+    close(saved_out_);
+    close(saved_err_);
+  }
+  Silence(const Silence&) = delete;
+  Silence& operator=(const Silence&) = delete;
+
+ private:
+  int saved_out_ = -1;
+  int saved_err_ = -1;
+};
+
+}  // namespace
+
+Job::Job(int& argc, char**& argv, const std::string& usage) {
+  gflags::SetUsageMessage(usage);
+  FLAGS_logtostderr = true;
+  FLAGS_log_prefix = false;
+  {
+    // Flags are parsed before MPI starts, so that --help and a bad flag exit without an MPI job.
+    Silence silence(launcher_rank() != 0);
+    gflags::ParseCommandLineFlags(&argc, &argv, true);
+  }
+  google::InitGoogleLogging(argv[0]);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  // Errors in MPI calls are reported by the runtime with context rather than aborting inside MPI.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const char* slash = std::strrchr(argv[0], '/');
+  name_ = slash ? slash + 1 : argv[0];
+}
+
+Job::~Job() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+  google::ShutdownGoogleLogging();
+  gflags::ShutDownCommandLineFlags();
+}
+
+}  // namespace schmp

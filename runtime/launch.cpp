@@ -1,0 +1,171 @@
+// Plays this rank's roles: builds them, agrees with the other ranks that every one started (or prints
+// the first failure once and exits non-zero everywhere), then runs the coordinator's, a scheduler's or
+// a worker's loop. An error after start-up takes the whole job down with MPI_Abort: a job that has lost
+// a rank cannot finish, and must not hang.
+#include <mpi.h>
+#include <tbb/global_control.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <thread>
+
+#include "../coordinator/coordinator_loop.hpp"
+#include "../coordinator/schedule_source.hpp"
+#include "../coordinator/worker_group.hpp"
+#include "../scheduler/scheduler_rank.hpp"
+#include "../workers/worker_loop.hpp"
+#include "layout.hpp"
+#include "mpi.hpp"
+#include "schmp/detail/roles.hpp"
+#include "schmp/io.hpp"
+
+namespace schmp::detail {
+
+namespace {
+
+std::optional<Failure> check_options(const RunOptions& o) {
+  auto bad = [](const std::string& message) { return Failure{0, message}; };
+  if (o.schedulers < 1) return bad("--schedulers must be at least 1");
+  if (o.staleness < 0) return bad("--staleness must be 0 or more");
+  if (o.threads < 0) return bad("--threads must be 0 (automatic) or more");
+  if (o.schedule_size < 1) return bad("--schedule_size must be at least 1");
+  if (!(o.priority_power > 0)) return bad("--priority_power must be positive");
+  if (!(o.eta >= 0)) return bad("--eta must be 0 or more");
+  if (!(o.max_seconds > 0)) return bad("--max_seconds must be positive");
+  return std::nullopt;
+}
+
+// Runs a start-up step, turning an exception into this rank's failure. Input errors are keyed by line
+// so that all ranks agree on the earliest one.
+void guarded(std::optional<Failure>& failure, const std::function<void()>& step) {
+  if (failure) return;
+  try {
+    step();
+  } catch (const io::InputError& e) {
+    failure = Failure{e.line(), e.what()};
+  } catch (const std::exception& e) {
+    failure = Failure{0, e.what()};
+  }
+}
+
+class Communicator {
+ public:
+  Communicator(MPI_Comm parent, int color, int key) {
+    check_mpi(MPI_Comm_split(parent, color, key, &comm_), "MPI_Comm_split");
+  }
+  ~Communicator() {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  }
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+int play(const ProgramRoles& roles, const RunOptions& options, const Layout& layout, Waiter& waiter,
+         int threads) {
+  MPI_Comm world = MPI_COMM_WORLD;
+  const bool many = !layout.single_process();
+  // compute: the coordinator (its rank 0) and the workers; workers: the workers alone.
+  Communicator compute(world, layout.is_scheduler_rank() ? 1 : 0, layout.rank);
+  Communicator workers(world, layout.is_worker() && many ? 0 : MPI_UNDEFINED, layout.rank);
+
+  std::optional<Failure> failure = check_options(options);
+  std::unique_ptr<WorkerRole> worker;
+  guarded(failure, [&] {
+    if (!layout.is_worker()) return;
+    WorkerContext context{layout.worker_index(), layout.workers(), threads, options.seed};
+    worker = roles.make_worker(context);
+  });
+  if (agree_on_failure(world, failure, roles.program_name)) return 1;
+
+  const std::uint64_t num_params = allreduce_max(world, worker ? worker->num_params() : 0);
+  std::vector<ParamRange> ranges;
+  std::vector<std::unique_ptr<DependencyRole>> dependencies;
+  guarded(failure, [&] {
+    if (num_params == 0) throw std::runtime_error("the input has no parameters to fit");
+    if (num_params > 0xFFFFFFFEull) throw std::runtime_error("more than 2^32 - 2 parameters");
+    if (worker) worker->start(num_params);
+    for (int s = 0; s < options.schedulers; ++s)
+      ranges.push_back(split_params(num_params, s, options.schedulers));
+    if (layout.is_scheduler_rank())
+      dependencies.push_back(roles.make_dependency(ranges[layout.scheduler_index()]));
+    if (layout.is_coordinator() && layout.hosted_schedulers) {
+      for (const ParamRange& range : ranges) dependencies.push_back(roles.make_dependency(range));
+    }
+  });
+  if (agree_on_failure(world, failure, roles.program_name)) return 1;
+
+  // Setup: the workers' summed Setup reaches the coordinator, which builds the program's coordinator.
+  std::unique_ptr<CoordinatorRole> program;
+  std::unique_ptr<WorkerGroup> group;
+  RoundMessage setup;
+  setup.command = static_cast<std::uint8_t>(Command::kSetup);
+  if (layout.is_coordinator()) {
+    if (many) {
+      group = std::make_unique<RemoteWorkers>(world, compute.get(), layout.first_worker_rank(),
+                                              layout.workers(), waiter);
+    } else {
+      group = std::make_unique<LocalWorker>(*worker);
+      group->send(setup);
+    }
+    const WorkerReply reply = group->collect();
+    guarded(failure, [&] {
+      program = roles.make_coordinator();
+      program->setup(num_params, reply.summed);
+    });
+  } else if (layout.is_worker()) {
+    Outbox outbox;
+    send_summed_reply(*handle_round(*worker, setup), world, 0, workers.get(), outbox, waiter);
+    outbox.drain(waiter);
+  }
+  if (agree_on_failure(world, failure, roles.program_name)) return 1;
+
+  if (layout.is_coordinator()) {
+    std::unique_ptr<ScheduleSource> schedulers;
+    if (layout.hosted_schedulers) {
+      schedulers = std::make_unique<LocalSchedulers>(ranges, std::move(dependencies), options);
+    } else {
+      schedulers = std::make_unique<RemoteSchedulers>(world, ranges, options, waiter);
+    }
+    run_coordinator(*program, *schedulers, *group, options, num_params);
+  } else if (layout.is_scheduler_rank()) {
+    run_scheduler_rank(world, 0, ranges[layout.scheduler_index()], dependencies.front().get(), options,
+                       layout.scheduler_index(), waiter);
+  } else {
+    run_worker_rank(*worker, world, 0, compute.get(), workers.get(), waiter);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int launch(const ProgramRoles& roles, const RunOptions& options) {
+  int size = 1;
+  int rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const Layout layout = Layout::make(size, rank, std::max(1, options.schedulers));
+  try {
+    int ranks_on_host = 1;
+    const bool oversubscribed = host_oversubscribed(MPI_COMM_WORLD, &ranks_on_host);
+    Waiter waiter(!oversubscribed);
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = options.threads > 0 ? options.threads : std::max(1, cores / ranks_on_host);
+    tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
+                                    static_cast<std::size_t>(threads));
+    return play(roles, options, layout, waiter, threads);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: rank %d (%s): %s\n", roles.program_name.c_str(), rank,
+                 layout.role_name(), e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+}
+
+}  // namespace schmp::detail

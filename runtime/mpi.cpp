@@ -1,0 +1,182 @@
+#include "mpi.hpp"
+
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+namespace schmp::detail {
+
+namespace {
+
+// Messages up to this size travel in a single broadcast; the first block also carries the length.
+constexpr std::size_t kInlineBroadcastBytes = 2048;
+constexpr std::size_t kLengthBytes = sizeof(std::uint64_t);
+// Spinning is cheap in latency and costly in cores: spin this many polls before sleeping.
+constexpr int kSpinPolls = 20000;
+
+}  // namespace
+
+void check_mpi(int code, const char* call) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw std::runtime_error(std::string(call) + " failed: " + std::string(text, length));
+}
+
+Waiter::Waiter(bool may_spin) : may_spin_(may_spin) {
+  // Short sleeps are the point of sleeping between polls: ask the kernel not to stretch them.
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+}
+
+void Waiter::pause(int polls) {
+  if (may_spin_ && polls < kSpinPolls) return;
+  const int sleeps = may_spin_ ? polls - kSpinPolls : polls;
+  // Back off from 2 us to 50 us: a long wait costs a little latency, never a core.
+  const auto micros = std::min(50, 2 << std::min(sleeps / 16, 5));
+  std::this_thread::sleep_for(std::chrono::microseconds(micros));
+}
+
+void Waiter::wait(MPI_Request& request, Outbox* outbox) {
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return;
+    if (outbox) outbox->reap();
+    pause(polls);
+  }
+}
+
+int Waiter::probe(MPI_Comm comm, int source, int tag, Outbox* outbox) {
+  for (int polls = 0;; ++polls) {
+    int ready = 0;
+    MPI_Status status;
+    check_mpi(MPI_Iprobe(source, tag, comm, &ready, &status), "MPI_Iprobe");
+    if (ready) {
+      int count = 0;
+      check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+      return count;
+    }
+    if (outbox) outbox->reap();
+    pause(polls);
+  }
+}
+
+Outbox::~Outbox() {
+  // A job that ends normally drains its outbox; here only an unwinding error path can leave sends,
+  // and MPI_Abort follows it, so the requests are simply let go.
+  for (Pending& p : pending_) {
+    if (p.request != MPI_REQUEST_NULL) MPI_Request_free(&p.request);
+  }
+}
+
+void Outbox::send(MPI_Comm comm, int dest, int tag, Bytes bytes) {
+  reap();
+  Pending& p = pending_.emplace_back();
+  p.bytes = std::move(bytes);
+  check_mpi(
+      MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, dest, tag, comm, &p.request),
+      "MPI_Isend");
+}
+
+void Outbox::reap() {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    int done = 0;
+    check_mpi(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    it = done ? pending_.erase(it) : std::next(it);
+  }
+}
+
+void Outbox::drain(Waiter& waiter) {
+  for (Pending& p : pending_) waiter.wait(p.request);
+  pending_.clear();
+}
+
+Bytes receive_bytes(MPI_Comm comm, int source, int tag, Waiter& waiter, Outbox* outbox) {
+  const int size = waiter.probe(comm, source, tag, outbox);
+  Bytes bytes(static_cast<std::size_t>(size));
+  check_mpi(MPI_Recv(bytes.data(), size, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+  return bytes;
+}
+
+void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter) {
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  Bytes block(kInlineBroadcastBytes);
+  if (rank == root) {
+    const std::uint64_t length = bytes.size();
+    std::memcpy(block.data(), &length, kLengthBytes);
+    std::memcpy(block.data() + kLengthBytes, bytes.data(),
+                std::min<std::size_t>(bytes.size(), kInlineBroadcastBytes - kLengthBytes));
+  }
+  MPI_Request request;
+  check_mpi(MPI_Ibcast(block.data(), static_cast<int>(block.size()), MPI_BYTE, root, comm, &request),
+            "MPI_Ibcast");
+  waiter.wait(request);
+  std::uint64_t length = 0;
+  std::memcpy(&length, block.data(), kLengthBytes);
+  const std::size_t inline_bytes = std::min<std::size_t>(length, kInlineBroadcastBytes - kLengthBytes);
+  if (rank != root) {
+    bytes.resize(length);
+    std::memcpy(bytes.data(), block.data() + kLengthBytes, inline_bytes);
+  }
+  if (length > inline_bytes) {
+    check_mpi(MPI_Ibcast(bytes.data() + inline_bytes, static_cast<int>(length - inline_bytes), MPI_BYTE, root,
+                         comm, &request),
+              "MPI_Ibcast");
+    waiter.wait(request);
+  }
+}
+
+void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& waiter) {
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  std::vector<double> sum(rank == root ? values.size() : 0);
+  MPI_Request request;
+  check_mpi(MPI_Ireduce(values.data(), rank == root ? sum.data() : nullptr, static_cast<int>(values.size()),
+                        MPI_DOUBLE, MPI_SUM, root, comm, &request),
+            "MPI_Ireduce");
+  waiter.wait(request);
+  if (rank == root) values = std::move(sum);
+}
+
+std::uint64_t allreduce_max(MPI_Comm comm, std::uint64_t value) {
+  std::uint64_t result = 0;
+  check_mpi(MPI_Allreduce(&value, &result, 1, MPI_UINT64_T, MPI_MAX, comm), "MPI_Allreduce");
+  return result;
+}
+
+bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const std::string& program) {
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  const std::uint64_t none = ~std::uint64_t{0};
+  const std::uint64_t key = mine ? std::min(mine->key, none - 1) : none;
+  std::uint64_t best_key = none;
+  check_mpi(MPI_Allreduce(&key, &best_key, 1, MPI_UINT64_T, MPI_MIN, comm), "MPI_Allreduce");
+  if (best_key == none) return false;
+  const int candidate = key == best_key ? rank : INT32_MAX;
+  int winner = 0;
+  check_mpi(MPI_Allreduce(&candidate, &winner, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (rank == winner) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), mine->message.c_str());
+    std::fflush(stderr);
+  }
+  return true;
+}
+
+bool host_oversubscribed(MPI_Comm comm, int* ranks_on_host) {
+  MPI_Comm host;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host), "MPI_Comm_split_type");
+  int local = 1;
+  MPI_Comm_size(host, &local);
+  MPI_Comm_free(&host);
+  if (ranks_on_host) *ranks_on_host = local;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(local) > cores;
+}
+
+}  // namespace schmp::detail

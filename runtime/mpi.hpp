@@ -1,0 +1,86 @@
+// MPI plumbing shared by every role: polite waiting, byte broadcasts, sums, point-to-point messages
+// whose buffers live until MPI is done with them, and agreeing on failures. Nothing above this file
+// calls MPI directly except through these helpers.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <list>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "schmp/message.hpp"
+
+namespace schmp::detail {
+
+// Message tags of the point-to-point protocol.
+enum Tag : int { kTagSchedulerStart = 1, kTagSchedule = 2, kTagFeedback = 3, kTagReply = 4 };
+
+// Throws std::runtime_error naming the call when an MPI call fails.
+void check_mpi(int code, const char* call);
+
+class Outbox;
+
+// Waits for MPI requests. A waiting rank first spins briefly (when it has a core of its own), then
+// sleeps between polls so that it leaves the processor to the ranks that compute.
+class Waiter {
+ public:
+  explicit Waiter(bool may_spin);
+  void wait(MPI_Request& request, Outbox* outbox = nullptr);
+  // Blocks until a message from `source` with `tag` is ready to be received; returns its size.
+  int probe(MPI_Comm comm, int source, int tag, Outbox* outbox = nullptr);
+
+ private:
+  void pause(int polls);
+  bool may_spin_;
+};
+
+// Sends that return at once: each buffer is kept until its send completes.
+class Outbox {
+ public:
+  Outbox() = default;
+  Outbox(const Outbox&) = delete;
+  Outbox& operator=(const Outbox&) = delete;
+  ~Outbox();
+  void send(MPI_Comm comm, int dest, int tag, Bytes bytes);
+  void reap();  // releases the buffers of completed sends
+  void drain(Waiter& waiter);
+
+ private:
+  struct Pending {
+    Bytes bytes;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  std::list<Pending> pending_;
+};
+
+Bytes receive_bytes(MPI_Comm comm, int source, int tag, Waiter& waiter, Outbox* outbox = nullptr);
+
+// Broadcasts `bytes` from `root`; on the other ranks `bytes` is replaced by what the root sent. Small
+// messages travel in one collective, larger ones in two.
+void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter);
+
+// Sums `values` elementwise onto `root` (every rank passes the same length).
+void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& waiter);
+
+std::uint64_t allreduce_max(MPI_Comm comm, std::uint64_t value);
+
+// A failure one rank met while starting up. The key orders failures: the earliest input line wins,
+// so that the same bad file gives the same message whichever rank read it.
+struct Failure {
+  std::uint64_t key = 0;
+  std::string message;
+};
+
+// Collective: every rank passes its own failure, if any. When any rank failed, the winning failure is
+// printed once, as "program: error: message", and every rank gets true.
+bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const std::string& program);
+
+// Whether this host runs more ranks than it has cores, in which case no rank should spin.
+bool host_oversubscribed(MPI_Comm comm, int* ranks_on_host = nullptr);
+
+}  // namespace schmp::detail

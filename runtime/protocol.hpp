@@ -1,0 +1,79 @@
+// The messages the roles exchange. Programs never see these: they see their own typed messages, which
+// travel inside (commit) or are flattened into (worker replies) the ones below.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "schmp/message.hpp"
+#include "schmp/program.hpp"
+
+namespace schmp::detail {
+
+// Coordinator -> workers, once per step. A worker first applies `commit` (when not empty), then acts.
+enum class Command : std::uint8_t {
+  kSetup = 0,     // reply with the program's Setup
+  kEvaluate = 1,  // reply with the program's Stats
+  kUpdate = 2,    // reply with the program's Partial for `schedule`
+  kStop = 3,      // no reply: leave the loop
+};
+
+struct RoundMessage {
+  std::uint8_t command = 0;
+  Bytes commit;
+  Schedule schedule;
+
+  Command what() const { return static_cast<Command>(command); }
+  template <class Visitor>
+  void visit(Visitor& v) {
+    v(command, commit, schedule);
+  }
+};
+
+// Workers -> coordinator: a reply summed over every worker.
+struct WorkerReply {
+  Flat summed;
+  double compute_seconds = 0;  // summed over workers too
+
+  template <class Visitor>
+  void visit(Visitor& v) {
+    v(summed, compute_seconds);
+  }
+};
+
+// Coordinator -> scheduler, once before the first round: the changes that seed its weights.
+struct SchedulerStart {
+  std::vector<double> changes;
+
+  template <class Visitor>
+  void visit(Visitor& v) {
+    v(changes);
+  }
+};
+
+// Scheduler -> coordinator: its part of one round's block.
+struct BlockPiece {
+  std::uint64_t round = 0;
+  std::vector<ParamIndex> params;
+
+  template <class Visitor>
+  void visit(Visitor& v) {
+    v(round, params);
+  }
+};
+
+// Coordinator -> scheduler after each round: the changes of the parameters it owns, or stop.
+struct Feedback {
+  std::uint64_t round = 0;
+  std::uint8_t stop = 0;
+  std::vector<ParamIndex> params;
+  std::vector<double> changes;
+
+  template <class Visitor>
+  void visit(Visitor& v) {
+    v(round, stop, params, changes);
+  }
+};
+
+}  // namespace schmp::detail

@@ -1,0 +1,41 @@
+// The convergence trace: a CSV written row by row as the run goes (each row flushed), so that a run
+// that is killed keeps what it had traced. Columns: round, seconds, objective, the program's own
+// columns, then where the time went (cumulative seconds):
+//   scheduler_s      the coordinator waiting for, or running, the schedulers;
+//   compute_s        the workers' kernels (mean over workers);
+//   communication_s  the rest of the workers' round time: messages and waiting for the slowest;
+//   idle_s           the coordinator's own work (aggregating, evaluating), while workers wait.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schmp/program.hpp"
+
+namespace schmp::detail {
+
+struct TimeSplit {
+  double scheduler = 0;
+  double compute = 0;
+  double communication = 0;
+  double idle = 0;
+};
+
+class TraceWriter {
+ public:
+  // An empty path writes nothing.
+  TraceWriter(const std::string& path, const std::vector<std::string>& program_columns);
+  void row(std::uint64_t round, double seconds, const Report& report, const TimeSplit& time);
+
+ private:
+  struct Close {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, Close> file_;
+  std::string path_;
+};
+
+}  // namespace schmp::detail

@@ -1,0 +1,76 @@
+#include "block_scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace schmp::detail {
+
+namespace {
+
+// A round draws at most this many candidates per parameter it keeps: with strongly interfering
+// parameters the block comes out smaller rather than the search growing without bound.
+constexpr std::uint32_t kDrawsPerKept = 4;
+
+// Each scheduler draws from its own stream, fixed by the seed and its index.
+std::mt19937_64 random_stream(const BlockSchedulerSettings& settings) {
+  std::seed_seq seeds{settings.seed, static_cast<std::uint64_t>(settings.index)};
+  return std::mt19937_64(seeds);
+}
+
+}  // namespace
+
+ParamRange split_params(std::size_t total, int index, int count) {
+  const auto begin = total * static_cast<std::size_t>(index) / static_cast<std::size_t>(count);
+  const auto end = total * static_cast<std::size_t>(index + 1) / static_cast<std::size_t>(count);
+  return {static_cast<ParamIndex>(begin), static_cast<ParamIndex>(end)};
+}
+
+BlockScheduler::BlockScheduler(ParamRange owned, const std::vector<double>& initial_changes,
+                               DependencyRole* dependency, const BlockSchedulerSettings& settings)
+    : owned_(owned),
+      dependency_(dependency),
+      settings_(settings),
+      sampler_([&] {
+        if (initial_changes.size() != owned.size())
+          throw std::invalid_argument("initial changes: wrong size");
+        std::vector<double> weights(initial_changes.size());
+        std::transform(initial_changes.begin(), initial_changes.end(), weights.begin(),
+                       [&](double c) { return weight_of(c); });
+        return weights;
+      }()),
+      random_(random_stream(settings)) {}
+
+double BlockScheduler::weight_of(double change) const {
+  if (!settings_.priority) return 1.0;
+  const double magnitude = std::abs(change);
+  const double scaled =
+      settings_.priority_power == 1 ? magnitude : std::pow(magnitude, settings_.priority_power);
+  return std::isfinite(scaled) ? scaled + settings_.eta : settings_.eta;
+}
+
+std::vector<ParamIndex> BlockScheduler::next_block() {
+  std::vector<ParamIndex> kept;
+  std::vector<std::pair<std::size_t, double>> drawn;  // to restore the weights after the round
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  if (dependency_) dependency_->clear();
+  const std::uint64_t max_draws =
+      std::min<std::uint64_t>(owned_.size(), std::uint64_t{settings_.block_size} * kDrawsPerKept);
+  while (kept.size() < settings_.block_size && drawn.size() < max_draws && sampler_.total() > 0) {
+    const std::size_t k = sampler_.sample(uniform(random_));
+    drawn.emplace_back(k, sampler_.weight(k));
+    sampler_.set(k, 0.0);  // without replacement
+    const ParamIndex candidate = owned_.begin + static_cast<ParamIndex>(k);
+    if (!dependency_ || dependency_->admit(candidate)) kept.push_back(candidate);
+  }
+  for (const auto& [k, weight] : drawn) sampler_.set(k, weight);
+  return kept;
+}
+
+void BlockScheduler::report_changes(const std::vector<std::pair<ParamIndex, double>>& changes) {
+  for (const auto& [param, change] : changes) {
+    if (owned_.contains(param)) sampler_.set(param - owned_.begin, weight_of(change));
+  }
+}
+
+}  // namespace schmp::detail

@@ -1,0 +1,46 @@
+#include "scheduler_rank.hpp"
+
+#include <algorithm>
+
+#include "../runtime/protocol.hpp"
+
+namespace schmp::detail {
+
+BlockSchedulerSettings scheduler_settings(const RunOptions& options, int index) {
+  BlockSchedulerSettings settings;
+  settings.block_size =
+      std::max<std::uint32_t>(1, split_params(options.schedule_size, index, options.schedulers).size());
+  settings.priority = options.priority;
+  settings.priority_power = options.priority_power;
+  settings.eta = options.eta;
+  settings.seed = options.seed;
+  settings.index = index;
+  return settings;
+}
+
+void run_scheduler_rank(MPI_Comm world, int coordinator_rank, ParamRange owned, DependencyRole* dependency,
+                        const RunOptions& options, int index, Waiter& waiter) {
+  Outbox outbox;
+  const auto start = deserialize<SchedulerStart>(
+      receive_bytes(world, coordinator_rank, kTagSchedulerStart, waiter, &outbox));
+  BlockScheduler scheduler(owned, start.changes, dependency, scheduler_settings(options, index));
+
+  auto send_piece = [&](std::uint64_t round) {
+    outbox.send(world, coordinator_rank, kTagSchedule, serialize(BlockPiece{round, scheduler.next_block()}));
+  };
+  const auto ahead = static_cast<std::uint64_t>(options.staleness);
+  for (std::uint64_t round = 0; round <= ahead; ++round) send_piece(round);
+  for (;;) {
+    const auto feedback =
+        deserialize<Feedback>(receive_bytes(world, coordinator_rank, kTagFeedback, waiter, &outbox));
+    if (feedback.stop) break;
+    std::vector<std::pair<ParamIndex, double>> changes(feedback.params.size());
+    for (std::size_t k = 0; k < changes.size(); ++k) changes[k] = {feedback.params[k], feedback.changes[k]};
+    scheduler.report_changes(changes);
+    // The block of round t is built after the feedback of rounds up to t - staleness - 1.
+    send_piece(feedback.round + ahead + 1);
+  }
+  outbox.drain(waiter);
+}
+
+}  // namespace schmp::detail

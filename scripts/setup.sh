@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages schmp builds and tests with. Idempotent: packages already present are
+# left alone, and apt-get is not touched at all when nothing is missing.
+#   scripts/setup.sh           build and test dependencies
+#   scripts/setup.sh --bench   also the peers the benchmarks compare against (scikit-learn)
+set -euo pipefail
+
+packages=(cmake g++ make pkg-config
+  libopenmpi-dev openmpi-bin
+  libeigen3-dev libtbb-dev libgflags-dev libgoogle-glog-dev
+  libgtest-dev libgmock-dev)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(python3-sklearn python3-numpy python3-scipy)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,656 @@
+// Tests of the input readers in schmp/io.hpp: LIBSVM, MatrixMarket, dense vectors and byte ranges.
+#include "schmp/io.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using schmp::io::ByteRange;
+using schmp::io::Coordinates;
+using schmp::io::InputError;
+using schmp::io::SparseRows;
+
+// Gives each test a fresh directory for its input files and removes it afterwards.
+class IoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device random;
+    const std::string test_name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    directory_ = fs::temp_directory_path() /
+                 ("schmp_io_test_" + test_name + "_" + std::to_string(random()) + std::to_string(random()));
+    fs::create_directories(directory_);
+  }
+
+  void TearDown() override {
+    std::error_code error;
+    fs::remove_all(directory_, error);
+  }
+
+  // Writes `content` byte for byte (CRLF stays CRLF) and returns the file's path.
+  std::string write(const std::string& name, const std::string& content) {
+    const std::string path = (directory_ / name).string();
+    std::ofstream out(path, std::ios::binary);
+    out << content;
+    out.close();
+    EXPECT_TRUE(out) << "cannot write " << path;
+    return path;
+  }
+
+  std::string missing(const std::string& name) const { return (directory_ / name).string(); }
+
+ private:
+  fs::path directory_;
+};
+
+// Succeeds when `read` throws InputError for `path` at `line` with exactly this message.
+::testing::AssertionResult FailsWith(const std::function<void()>& read, const std::string& path,
+                                     std::uint64_t line, const std::string& message) {
+  const std::string expected = (line == 0 ? path : path + ":" + std::to_string(line)) + ": " + message;
+  try {
+    read();
+  } catch (const InputError& error) {
+    if (error.file() != path || error.line() != line || error.what() != expected) {
+      return ::testing::AssertionFailure() << "got \"" << error.what() << "\" (line " << error.line()
+                                           << "), expected \"" << expected << "\"";
+    }
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "no InputError, expected \"" << expected << "\"";
+}
+
+// The entries of row r as (0-based index, value) pairs.
+std::vector<std::pair<std::uint32_t, double>> row_entries(const SparseRows& rows, std::size_t r) {
+  std::vector<std::pair<std::uint32_t, double>> entries;
+  for (auto k = rows.row_start[r]; k < rows.row_start[r + 1]; ++k)
+    entries.emplace_back(rows.index[k], rows.value[k]);
+  return entries;
+}
+
+using Entries = std::vector<std::pair<std::uint32_t, double>>;
+
+// Appends `part` to `all` as further rows.
+void append_rows(SparseRows& all, const SparseRows& part) {
+  const std::uint64_t offset = all.index.size();
+  all.labels.insert(all.labels.end(), part.labels.begin(), part.labels.end());
+  for (std::size_t r = 1; r < part.row_start.size(); ++r) all.row_start.push_back(offset + part.row_start[r]);
+  all.index.insert(all.index.end(), part.index.begin(), part.index.end());
+  all.value.insert(all.value.end(), part.value.begin(), part.value.end());
+  all.line.insert(all.line.end(), part.line.begin(), part.line.end());
+}
+
+void expect_same_rows(const SparseRows& actual, const SparseRows& expected) {
+  EXPECT_EQ(actual.labels, expected.labels);
+  EXPECT_EQ(actual.row_start, expected.row_start);
+  EXPECT_EQ(actual.index, expected.index);
+  EXPECT_EQ(actual.value, expected.value);
+  EXPECT_EQ(actual.line, expected.line);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// InputError and byte ranges
+
+TEST(InputErrorTest, WhatNamesFileAndLine) {
+  const InputError at_line("data.svm", 7, "feature index 0 (indices are 1-based)");
+  EXPECT_STREQ(at_line.what(), "data.svm:7: feature index 0 (indices are 1-based)");
+  EXPECT_EQ(at_line.file(), "data.svm");
+  EXPECT_EQ(at_line.line(), 7u);
+  const InputError whole_file("missing.svm", 0, "cannot open file");
+  EXPECT_STREQ(whole_file.what(), "missing.svm: cannot open file");
+  EXPECT_EQ(whole_file.line(), 0u);
+}
+
+TEST(SplitRangeTest, PartsAreContiguousAndNearlyEqual) {
+  for (const std::uint64_t size : {0ull, 1ull, 5ull, 100ull, 1001ull}) {
+    for (const int parts : {1, 2, 3, 7, 64}) {
+      std::uint64_t next = 0;
+      for (int part = 0; part < parts; ++part) {
+        const ByteRange range = schmp::io::split_range(size, part, parts);
+        EXPECT_EQ(range.begin, next) << size << " " << part << "/" << parts;
+        EXPECT_LE(range.begin, range.end);
+        const std::uint64_t length = range.end - range.begin;
+        EXPECT_TRUE(length == size / parts || length == size / parts + 1);
+        next = range.end;
+      }
+      EXPECT_EQ(next, size);
+    }
+  }
+}
+
+TEST(SplitRangeTest, HugeSizesDoNotOverflow) {
+  const std::uint64_t size = std::numeric_limits<std::uint64_t>::max() - 10;
+  const ByteRange last = schmp::io::split_range(size, 6, 7);
+  EXPECT_EQ(last.end, size);
+  EXPECT_EQ(schmp::io::split_range(size, 5, 7).end, last.begin);
+}
+
+TEST(SplitRangeTest, RejectsBadParts) {
+  EXPECT_THROW(schmp::io::split_range(10, 0, 0), std::invalid_argument);
+  EXPECT_THROW(schmp::io::split_range(10, 3, 3), std::invalid_argument);
+  EXPECT_THROW(schmp::io::split_range(10, -1, 3), std::invalid_argument);
+}
+
+TEST_F(IoTest, FileSize) {
+  const std::string path = write("size.txt", "12345\n789");
+  EXPECT_EQ(schmp::io::file_size(path), 9u);
+  EXPECT_EQ(schmp::io::file_size(write("empty.txt", "")), 0u);
+}
+
+TEST_F(IoTest, MissingFileIsAnErrorAtLineZero) {
+  const std::string path = missing("missing.svm");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(path); }, path, 0, "cannot open file"));
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_matrix_market(path); }, path, 0, "cannot open file"));
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_dense_vector(path); }, path, 0, "cannot open file"));
+  EXPECT_TRUE(FailsWith([&] { schmp::io::file_size(path); }, path, 0, "cannot open file"));
+  try {
+    schmp::io::read_libsvm(path);
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()), path + ": cannot open file");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// LIBSVM
+
+TEST_F(IoTest, LibsvmGoodFile) {
+  const std::string path = write("good.svm",
+                                 "+1 1:0.5 3:-2 10:1e3\n"
+                                 "-1 2:4\n"
+                                 "0.25 1:1 4294967294:7\n");
+  const SparseRows rows = schmp::io::read_libsvm(path);
+  ASSERT_EQ(rows.rows(), 3u);
+  EXPECT_EQ(rows.labels, (std::vector<double>{1.0, -1.0, 0.25}));
+  EXPECT_EQ(rows.row_start, (std::vector<std::uint64_t>{0, 3, 4, 6}));
+  EXPECT_EQ(row_entries(rows, 0), (Entries{{0, 0.5}, {2, -2.0}, {9, 1000.0}}));
+  EXPECT_EQ(row_entries(rows, 1), (Entries{{1, 4.0}}));
+  EXPECT_EQ(row_entries(rows, 2), (Entries{{0, 1.0}, {4294967293u, 7.0}}));
+  EXPECT_EQ(rows.line, (std::vector<std::uint64_t>{1, 2, 3}));
+  EXPECT_EQ(rows.columns(), 4294967294u);
+}
+
+TEST_F(IoTest, LibsvmSortsUnsortedEntries) {
+  const std::string path = write("unsorted.svm", "1 5:5 2:2 9:9 1:1\n2 3:3 1:1\n");
+  const SparseRows rows = schmp::io::read_libsvm(path);
+  ASSERT_EQ(rows.rows(), 2u);
+  EXPECT_EQ(row_entries(rows, 0), (Entries{{0, 1.0}, {1, 2.0}, {4, 5.0}, {8, 9.0}}));
+  EXPECT_EQ(row_entries(rows, 1), (Entries{{0, 1.0}, {2, 3.0}}));
+  EXPECT_EQ(rows.columns(), 9u);
+}
+
+TEST_F(IoTest, LibsvmSkipsCommentsBlankLinesAndCrlf) {
+  const std::string path = write("comments.svm",
+                                 "# a header comment\r\n"        // 1
+                                 "1 1:1 # trailing comment\r\n"  // 2
+                                 "\r\n"                          // 3
+                                 "   \t \n"                      // 4
+                                 "  # indented comment\n"        // 5
+                                 "\t-1\t2:2.5  3:3\r\n"          // 6
+                                 "#1 5:5\n"                      // 7
+                                 "2 4:4\n"                       // 8
+                                 "\n"                            // 9
+                                 "  \r\n"                        // 10
+                                 "\n");                          // 11
+  const SparseRows rows = schmp::io::read_libsvm(path);
+  ASSERT_EQ(rows.rows(), 3u);
+  EXPECT_EQ(rows.labels, (std::vector<double>{1.0, -1.0, 2.0}));
+  EXPECT_EQ(row_entries(rows, 0), (Entries{{0, 1.0}}));
+  EXPECT_EQ(row_entries(rows, 1), (Entries{{1, 2.5}, {2, 3.0}}));
+  EXPECT_EQ(row_entries(rows, 2), (Entries{{3, 4.0}}));
+  EXPECT_EQ(rows.line, (std::vector<std::uint64_t>{2, 6, 8}));
+}
+
+TEST_F(IoTest, LibsvmLabelOnlyRowsHaveNoEntries) {
+  const std::string path = write("labels.svm", "1\n-1 # nothing here\n3 2:1\n0");
+  const SparseRows rows = schmp::io::read_libsvm(path);
+  ASSERT_EQ(rows.rows(), 4u);
+  EXPECT_EQ(rows.labels, (std::vector<double>{1.0, -1.0, 3.0, 0.0}));
+  EXPECT_EQ(rows.row_start, (std::vector<std::uint64_t>{0, 0, 0, 1, 1}));
+  EXPECT_EQ(row_entries(rows, 2), (Entries{{1, 1.0}}));
+  EXPECT_EQ(rows.line, (std::vector<std::uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(rows.columns(), 2u);
+
+  const SparseRows only_labels = schmp::io::read_libsvm(write("only_labels.svm", "1\n2\n"));
+  EXPECT_EQ(only_labels.rows(), 2u);
+  EXPECT_EQ(only_labels.columns(), 0u);
+}
+
+TEST_F(IoTest, LibsvmEmptyFile) {
+  for (const char* content : {"", "\n\n", "# only a comment\n"}) {
+    const SparseRows rows = schmp::io::read_libsvm(write("empty.svm", content));
+    EXPECT_EQ(rows.rows(), 0u);
+    EXPECT_EQ(rows.row_start, (std::vector<std::uint64_t>{0}));
+    EXPECT_TRUE(rows.index.empty());
+    EXPECT_EQ(rows.columns(), 0u);
+  }
+}
+
+struct BadLibsvm {
+  std::string last_line;  // put after a few good, comment, blank and CRLF lines
+  std::string message;
+};
+
+TEST_F(IoTest, LibsvmBadInputsNameTheLine) {
+  // The bad line is line 6: comment, blank and CRLF lines before it must all be counted.
+  const std::string prefix = "1 1:1\r\n# comment\n\n  \r\n-1 2:2 # x\n";
+  const std::vector<BadLibsvm> cases = {
+      {"1 0:2", "feature index 0 (indices are 1-based)"},
+      {"1 3:abc", "non-numeric value 'abc'"},
+      {"1 3:nan", "value is not finite: nan"},
+      {"1 3:-inf", "value is not finite: -inf"},
+      {"1 3:1e999", "value out of range: 1e999"},
+      {"1 3:1.5x", "non-numeric value '1.5x'"},
+      {"1 3:", "missing value in '3:'"},
+      {"1 :3", "missing feature index in ':3'"},
+      {"1 x:3", "non-numeric feature index 'x'"},
+      {"abc 1:2", "non-numeric label 'abc'"},
+      {"nan 1:2", "label is not finite: nan"},
+      {"1:2 3:4", "missing label before '1:2'"},
+      {"1 5", "feature '5' has no ':'"},
+      {"1 4:1 abc", "feature 'abc' has no ':'"},
+      {"1 4294967295:1", "feature index 4294967295 out of range (largest is 4294967294)"},
+      {"1 99999999999999999999999:1", "feature index 99999999999999999999999 out of range"},
+      {"1 -3:1", "negative feature index -3"},
+      {"1 2:1 5:1 2:3", "duplicate feature index 2"},
+      {"1 7:1 7:1", "duplicate feature index 7"},
+  };
+  for (const BadLibsvm& bad : cases) {
+    // The bad line ends in LF, in CRLF, or ends the file without a newline.
+    for (const char* rest : {"\n1 1:1\n", "\r\n1 1:1\n", ""}) {
+      const std::string path = write("bad.svm", prefix + bad.last_line + rest);
+      EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(path); }, path, 6, bad.message)) << bad.last_line;
+    }
+  }
+}
+
+// About 50 lines mixing rows, comments, blank lines, CRLF endings, label-only and unsorted rows, with no
+// newline at the end. Returns the content and, through `row_lines`, the line of every row.
+std::string mixed_libsvm(std::vector<std::uint64_t>& row_lines) {
+  std::string content;
+  for (int i = 1; i <= 52; ++i) {
+    const bool last = i == 52;
+    const std::string ending = last ? "" : (i % 7 == 0 ? "\r\n" : "\n");
+    if (i % 11 == 0) {
+      content += "# comment ";
+      content += std::to_string(i) + ending;
+    } else if (i % 13 == 0) {
+      content += "   " + ending;
+    } else if (i % 17 == 0) {
+      content += "+1" + ending;
+      row_lines.push_back(i);
+    } else {
+      std::string line = i % 2 == 0 ? "+1" : "-1";
+      const int features = 1 + i % 5;
+      for (int j = 0; j < features; ++j) {
+        // Every 6th row lists its entries backwards, so it must be sorted.
+        const int k = i % 6 == 0 ? features - 1 - j : j;
+        line += ' ';
+        line += std::to_string(i + 3 * k) + ":" + std::to_string(0.5 * i + k);
+      }
+      content += line + ending;
+      row_lines.push_back(i);
+    }
+  }
+  return content;
+}
+
+TEST_F(IoTest, LibsvmByteRangesReadEveryLineOnce) {
+  std::vector<std::uint64_t> row_lines;
+  const std::string path = write("mixed.svm", mixed_libsvm(row_lines));
+  const SparseRows whole = schmp::io::read_libsvm(path);
+  EXPECT_EQ(whole.line, row_lines);
+  for (std::size_t r = 0; r < whole.rows(); ++r) {
+    for (auto k = whole.row_start[r] + 1; k < whole.row_start[r + 1]; ++k) {
+      EXPECT_LT(whole.index[k - 1], whole.index[k]);
+    }
+  }
+
+  const std::uint64_t size = schmp::io::file_size(path);
+  for (const int parts : {1, 2, 3, 7, 64, static_cast<int>(size), static_cast<int>(size) + 5}) {
+    SparseRows joined;
+    int empty_parts = 0;
+    for (int part = 0; part < parts; ++part) {
+      const SparseRows piece = schmp::io::read_libsvm(path, schmp::io::split_range(size, part, parts));
+      if (piece.rows() == 0) ++empty_parts;
+      append_rows(joined, piece);
+    }
+    SCOPED_TRACE("parts = " + std::to_string(parts));
+    expect_same_rows(joined, whole);
+    if (parts >= 64) {
+      EXPECT_GT(empty_parts, 0);
+    }
+  }
+}
+
+TEST_F(IoTest, LibsvmRangeStartingAtALineStartKeepsThatLine) {
+  const std::string content = "1 1:1\n2 2:2\n3 3:3\n4 4:4\n";
+  const std::string path = write("starts.svm", content);
+  const std::uint64_t third = content.find("3 3:3");
+  const SparseRows at_start = schmp::io::read_libsvm(path, {third, third + 1});
+  EXPECT_EQ(at_start.labels, (std::vector<double>{3.0}));
+  EXPECT_EQ(at_start.line, (std::vector<std::uint64_t>{3}));
+  // Starting on the '\n' before it: the line holding that byte began earlier, so line 3 is first.
+  const SparseRows on_newline = schmp::io::read_libsvm(path, {third - 1, content.size()});
+  EXPECT_EQ(on_newline.labels, (std::vector<double>{3.0, 4.0}));
+  // One byte later: line 3 began before the range.
+  const SparseRows after = schmp::io::read_libsvm(path, {third + 1, content.size()});
+  EXPECT_EQ(after.labels, (std::vector<double>{4.0}));
+  EXPECT_EQ(after.line, (std::vector<std::uint64_t>{4}));
+  // Ending exactly at a line start leaves that line out.
+  const SparseRows before = schmp::io::read_libsvm(path, {0, third});
+  EXPECT_EQ(before.labels, (std::vector<double>{1.0, 2.0}));
+  // Empty and out-of-file ranges read nothing.
+  EXPECT_EQ(schmp::io::read_libsvm(path, {third, third}).rows(), 0u);
+  EXPECT_EQ(schmp::io::read_libsvm(path, {content.size(), content.size() + 10}).rows(), 0u);
+  EXPECT_EQ(schmp::io::read_libsvm(path, {5, 3}).rows(), 0u);
+}
+
+TEST_F(IoTest, LibsvmErrorInSecondRangeReportsFileLine) {
+  // 50 lines of 10 bytes each; line 40 is bad and lies in the second half.
+  std::string content;
+  for (int i = 1; i <= 50; ++i) content += i == 40 ? "1 0:2.500\n" : "1 1:2.500\n";
+  ASSERT_EQ(content.size(), 500u);
+  const std::string path = write("late_error.svm", content);
+  const std::uint64_t size = content.size();
+  const SparseRows first = schmp::io::read_libsvm(path, schmp::io::split_range(size, 0, 2));
+  EXPECT_EQ(first.rows(), 25u);
+  EXPECT_EQ(first.line.back(), 25u);
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(path, schmp::io::split_range(size, 1, 2)); }, path, 40,
+                        "feature index 0 (indices are 1-based)"));
+  // With 7 parts, line 40 (bytes 390..399) is in part 5 (bytes 358..429); the others read cleanly.
+  for (int part = 0; part < 7; ++part) {
+    const ByteRange range = schmp::io::split_range(size, part, 7);
+    if (part == 5) {
+      EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(path, range); }, path, 40,
+                            "feature index 0 (indices are 1-based)"));
+    } else {
+      EXPECT_NO_THROW(schmp::io::read_libsvm(path, range)) << "part " << part;
+    }
+  }
+}
+
+TEST_F(IoTest, LibsvmLineNumbersAfterMegabytesOfPrefix) {
+  // Over 1 MiB before the last range, so the newline count before it spans several read blocks.
+  constexpr int kLines = 200000;
+  std::string content;
+  content.reserve(6 * kLines);
+  for (int i = 1; i <= kLines; ++i) content += i % 3 == 0 ? "1 1:1\n" : "2 2:2\n";
+  content.replace(6 * (kLines - 10), 6, "1 1:x\n");  // line kLines - 9
+  const std::string path = write("many.svm", content);
+  const std::uint64_t size = content.size();
+  const SparseRows third = schmp::io::read_libsvm(path, schmp::io::split_range(size, 2, 4));
+  ASSERT_GT(third.rows(), 0u);
+  EXPECT_EQ(third.line.front(), static_cast<std::uint64_t>(kLines / 2 + 1));
+  EXPECT_EQ(third.line.back(), static_cast<std::uint64_t>(3 * kLines / 4));
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(path, schmp::io::split_range(size, 3, 4)); }, path,
+                        kLines - 9, "non-numeric value 'x'"));
+}
+
+TEST_F(IoTest, LibsvmLongLineCrossingRangeEnd) {
+  // A line far longer than the range forces the reader to fetch the rest of it in several steps.
+  std::string long_line = "7";
+  for (int i = 1; i <= 30000; ++i) {
+    long_line += ' ';
+    long_line += std::to_string(i) + ":1";
+  }
+  const std::string content = "1 1:1\n" + long_line + "\n2 2:2\n";
+  const std::string path = write("long.svm", content);
+  const SparseRows first = schmp::io::read_libsvm(path, {0, 10});
+  ASSERT_EQ(first.rows(), 2u);
+  EXPECT_EQ(first.labels[1], 7.0);
+  EXPECT_EQ(first.row_start[2] - first.row_start[1], 30000u);
+  const SparseRows rest = schmp::io::read_libsvm(path, {10, content.size()});
+  EXPECT_EQ(rest.labels, (std::vector<double>{2.0}));
+  EXPECT_EQ(rest.line, (std::vector<std::uint64_t>{3}));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// MatrixMarket
+
+TEST_F(IoTest, MatrixMarketRealFile) {
+  const std::string path = write("good.mtx",
+                                 "%%MatrixMarket Matrix COORDINATE Real General\r\n"  // 1
+                                 "% a comment\r\n"                                    // 2
+                                 "\r\n"                                               // 3
+                                 "3 4 3\r\n"                                          // 4
+                                 "1 1 1.5\r\n"                                        // 5
+                                 "% another comment\n"                                // 6
+                                 "3 4 -2e-3\n"                                        // 7
+                                 "\n"                                                 // 8
+                                 "2 2 +7\n"                                           // 9
+                                 "\n");
+  const Coordinates entries = schmp::io::read_matrix_market(path);
+  EXPECT_EQ(entries.rows, 3u);
+  EXPECT_EQ(entries.columns, 4u);
+  EXPECT_EQ(entries.declared_entries, 3u);
+  EXPECT_EQ(entries.row, (std::vector<std::uint64_t>{0, 2, 1}));
+  EXPECT_EQ(entries.column, (std::vector<std::uint32_t>{0, 3, 1}));
+  EXPECT_EQ(entries.value, (std::vector<double>{1.5, -2e-3, 7.0}));
+  EXPECT_EQ(entries.line, (std::vector<std::uint64_t>{5, 7, 9}));
+}
+
+TEST_F(IoTest, MatrixMarketIntegerAndPatternFiles) {
+  const std::string integer = write("int.mtx",
+                                    "%%MatrixMarket matrix coordinate integer general\n"
+                                    "2 2 2\n"
+                                    "1 2 -5\n"
+                                    "2 1 12\n");
+  const Coordinates ints = schmp::io::read_matrix_market(integer);
+  EXPECT_EQ(ints.row, (std::vector<std::uint64_t>{0, 1}));
+  EXPECT_EQ(ints.column, (std::vector<std::uint32_t>{1, 0}));
+  EXPECT_EQ(ints.value, (std::vector<double>{-5.0, 12.0}));
+
+  const std::string pattern = write("pattern.mtx",
+                                    "%%matrixmarket matrix coordinate pattern general\n"
+                                    "%\n"
+                                    "5 3 3\n"
+                                    "5 3\n"
+                                    "1 1\n"
+                                    "2 2\n");
+  const Coordinates ones = schmp::io::read_matrix_market(pattern);
+  EXPECT_EQ(ones.rows, 5u);
+  EXPECT_EQ(ones.columns, 3u);
+  EXPECT_EQ(ones.row, (std::vector<std::uint64_t>{4, 0, 1}));
+  EXPECT_EQ(ones.column, (std::vector<std::uint32_t>{2, 0, 1}));
+  EXPECT_EQ(ones.value, (std::vector<double>{1.0, 1.0, 1.0}));
+  EXPECT_EQ(ones.line, (std::vector<std::uint64_t>{4, 5, 6}));
+
+  const Coordinates none = schmp::io::read_matrix_market(
+      write("none.mtx", "%%MatrixMarket matrix coordinate real general\n0 0 0\n"));
+  EXPECT_TRUE(none.row.empty());
+  EXPECT_EQ(none.declared_entries, 0u);
+}
+
+TEST_F(IoTest, MatrixMarketBadBanner) {
+  struct Case {
+    std::string content;
+    std::uint64_t line;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"% comment first\n%%MatrixMarket matrix coordinate real general\n1 1 0\n", 1,
+       "missing matrixmarket banner, found '%'"},
+      {"1 1 0\n", 1, "missing matrixmarket banner, found '1'"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n1 1 0\n", 1,
+       "unsupported symmetry 'symmetric' (only 'general')"},
+      {"%%MatrixMarket matrix array real general\n1 1\n", 1,
+       "unsupported format 'array' (expected 'coordinate')"},
+      {"%%MatrixMarket matrix coordinate complex general\n1 1 0\n", 1, "unsupported field 'complex'"},
+      {"%%MatrixMarket vector coordinate real general\n1 1 0\n", 1,
+       "unsupported object 'vector' (only 'matrix')"},
+      {"%%MatrixMarket matrix coordinate real\n1 1 0\n", 1,
+       "banner needs 5 words: %%MatrixMarket matrix <format> <field> <symmetry>"},
+      {"", 0, "empty file, no matrixmarket banner"},
+      {"%%MatrixMarket matrix coordinate real general\n% no size line\n", 0, "missing size line"},
+      {"%%MatrixMarket matrix coordinate real general\n%\n3 3\n", 3,
+       "size line needs 3 integers (rows columns entries), found '3 3'"},
+      {"%%MatrixMarket matrix coordinate real general\n3 3 1 1\n", 2,
+       "size line needs 3 integers (rows columns entries), found '3 3 1 1'"},
+      {"%%MatrixMarket matrix coordinate real general\n3 x 1\n", 2, "non-numeric column count 'x'"},
+      {"%%MatrixMarket matrix coordinate real general\n-3 3 1\n", 2, "negative row count -3"},
+  };
+  for (const Case& bad : cases) {
+    const std::string path = write("banner.mtx", bad.content);
+    EXPECT_TRUE(FailsWith([&] { schmp::io::read_matrix_market(path); }, path, bad.line, bad.message));
+  }
+}
+
+TEST_F(IoTest, MatrixMarketBadEntries) {
+  const std::string header = "%%MatrixMarket matrix coordinate real general\n% c\n10 4 3\n1 1 1\n\n";
+  struct Case {
+    std::string line;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"11 1 1", "row 11 outside 1..10"},
+      {"0 1 1", "row 0 outside 1..10"},
+      {"1 5 1", "column 5 outside 1..4"},
+      {"1 0 1", "column 0 outside 1..4"},
+      {"a 1 1", "non-numeric row index 'a'"},
+      {"1 -2 1", "negative column index -2"},
+      {"1 1 abc", "non-numeric value 'abc'"},
+      {"1 1 nan", "value is not finite: nan"},
+      {"1 1", "missing value after row and column"},
+      {"1", "entry needs a row and a column, found '1'"},
+      {"1 1 1 9", "unexpected text '9' after entry"},
+  };
+  for (const Case& bad : cases) {
+    // The bad entry is on line 6.
+    const std::string path = write("entries.mtx", header + bad.line + "\r\n2 2 2\n");
+    EXPECT_TRUE(FailsWith([&] { schmp::io::read_matrix_market(path); }, path, 6, bad.message)) << bad.line;
+  }
+  const std::string integer =
+      write("int.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 1.5\n");
+  EXPECT_TRUE(
+      FailsWith([&] { schmp::io::read_matrix_market(integer); }, integer, 3, "non-integer value '1.5'"));
+}
+
+TEST_F(IoTest, MatrixMarketCountMismatch) {
+  const std::string fewer =
+      write("fewer.mtx", "%%MatrixMarket matrix coordinate real general\n% c\n3 3 3\n1 1 1\n2 2 2\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_matrix_market(fewer); }, fewer, 3,
+                        "size line declares 3 entries but the file has 2"));
+  const std::string more =
+      write("more.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\n2 2 2\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_matrix_market(more); }, more, 2,
+                        "size line declares 1 entries but the file has 2"));
+  // A partial range cannot know the count, so it does not check it.
+  const Coordinates part = schmp::io::read_matrix_market(fewer, {0, schmp::io::file_size(fewer) - 1});
+  EXPECT_EQ(part.row.size(), 2u);
+}
+
+TEST_F(IoTest, MatrixMarketByteRangesReadEveryEntryOnce) {
+  std::string content = "%%MatrixMarket matrix coordinate real general\n% generated\n40 30 45\n";
+  std::vector<std::uint64_t> lines;
+  std::uint64_t line = 3;
+  for (int i = 0; i < 45; ++i) {
+    if (i % 9 == 4) {
+      content += "% comment\r\n";
+      ++line;
+    }
+    content += std::to_string(1 + i % 40) + " " + std::to_string(1 + (7 * i) % 30) + " " + std::to_string(i) +
+               (i % 5 == 0 ? ".25\r\n" : "\n");
+    lines.push_back(++line);
+  }
+  const std::string path = write("split.mtx", content);
+  const Coordinates whole = schmp::io::read_matrix_market(path);
+  ASSERT_EQ(whole.row.size(), 45u);
+  EXPECT_EQ(whole.line, lines);
+
+  const std::uint64_t size = schmp::io::file_size(path);
+  for (const int parts : {1, 2, 3, 7, 64, 500}) {
+    Coordinates joined;
+    for (int part = 0; part < parts; ++part) {
+      const Coordinates piece =
+          schmp::io::read_matrix_market(path, schmp::io::split_range(size, part, parts));
+      EXPECT_EQ(piece.rows, 40u);
+      EXPECT_EQ(piece.columns, 30u);
+      EXPECT_EQ(piece.declared_entries, 45u);
+      joined.row.insert(joined.row.end(), piece.row.begin(), piece.row.end());
+      joined.column.insert(joined.column.end(), piece.column.begin(), piece.column.end());
+      joined.value.insert(joined.value.end(), piece.value.begin(), piece.value.end());
+      joined.line.insert(joined.line.end(), piece.line.begin(), piece.line.end());
+    }
+    SCOPED_TRACE("parts = " + std::to_string(parts));
+    EXPECT_EQ(joined.row, whole.row);
+    EXPECT_EQ(joined.column, whole.column);
+    EXPECT_EQ(joined.value, whole.value);
+    EXPECT_EQ(joined.line, whole.line);
+  }
+}
+
+TEST_F(IoTest, MatrixMarketErrorInLaterRangeReportsFileLine) {
+  std::string content = "%%MatrixMarket matrix coordinate real general\n5 5 30\n";
+  for (int i = 3; i <= 32; ++i) content += i == 30 ? "6 1 1\n" : "1 1 1\n";
+  const std::string path = write("late.mtx", content);
+  const std::uint64_t size = schmp::io::file_size(path);
+  EXPECT_NO_THROW(schmp::io::read_matrix_market(path, schmp::io::split_range(size, 0, 2)));
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_matrix_market(path, schmp::io::split_range(size, 1, 2)); },
+                        path, 30, "row 6 outside 1..5"));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Dense vectors
+
+TEST_F(IoTest, DenseVectorMatrixMarketArray) {
+  const std::string path = write("vector.mtx",
+                                 "%%MatrixMarket matrix array real general\r\n"
+                                 "% comment\r\n"
+                                 "3 1\r\n"
+                                 "1.5\r\n"
+                                 "\n"
+                                 "-2\n"
+                                 "3e1");
+  EXPECT_EQ(schmp::io::read_dense_vector(path), (std::vector<double>{1.5, -2.0, 30.0}));
+  const std::string integer = write("int.mtx", "%%MatrixMarket matrix array integer general\n2 1\n4\n-5\n");
+  EXPECT_EQ(schmp::io::read_dense_vector(integer), (std::vector<double>{4.0, -5.0}));
+}
+
+TEST_F(IoTest, DenseVectorPlainText) {
+  const std::string path =
+      write("vector.txt", "# weights\r\n1\r\n\n  -2.5  # inline comment\n   \n+3e-1\n\n");
+  EXPECT_EQ(schmp::io::read_dense_vector(path), (std::vector<double>{1.0, -2.5, 0.3}));
+  EXPECT_TRUE(schmp::io::read_dense_vector(write("empty.txt", "")).empty());
+}
+
+TEST_F(IoTest, DenseVectorBadValues) {
+  const std::string text = write("bad.txt", "1\n# c\n\n2\nabc\n3\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_dense_vector(text); }, text, 5, "non-numeric value 'abc'"));
+  const std::string infinite = write("inf.txt", "1\r\ninf\r\n");
+  EXPECT_TRUE(
+      FailsWith([&] { schmp::io::read_dense_vector(infinite); }, infinite, 2, "value is not finite: inf"));
+  const std::string two = write("two.txt", "1 2\n");
+  EXPECT_TRUE(
+      FailsWith([&] { schmp::io::read_dense_vector(two); }, two, 1, "unexpected text '2' after value"));
+
+  const std::string array = write("bad.mtx", "%%MatrixMarket matrix array real general\n% c\n3 1\n1\nx\n3\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_dense_vector(array); }, array, 5, "non-numeric value 'x'"));
+  const std::string nan = write("nan.mtx", "%%MatrixMarket matrix array real general\n2 1\nnan\n1\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_dense_vector(nan); }, nan, 3, "value is not finite: nan"));
+  const std::string wide = write("wide.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_dense_vector(wide); }, wide, 2,
+                        "a dense vector needs 1 column, size line says 2"));
+  const std::string short_vector =
+      write("short.mtx", "%%MatrixMarket matrix array real general\n3 1\n1\n2\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_dense_vector(short_vector); }, short_vector, 2,
+                        "size line declares 3 values but the file has 2"));
+  const std::string long_vector = write("long.mtx", "%%MatrixMarket matrix array real general\n1 1\n1\n2\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_dense_vector(long_vector); }, long_vector, 4,
+                        "more values than the 1 declared"));
+  const std::string coordinate =
+      write("coord.mtx", "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_dense_vector(coordinate); }, coordinate, 1,
+                        "unsupported format 'coordinate' (expected 'array')"));
+}
+
+}  // namespace

@@ -1,0 +1,54 @@
+#include "worker_loop.hpp"
+
+#include <chrono>
+
+namespace schmp::detail {
+
+std::optional<WorkerReply> handle_round(WorkerRole& worker, const RoundMessage& message) {
+  const auto started = std::chrono::steady_clock::now();
+  if (!message.commit.empty()) worker.apply(message.commit);
+  WorkerReply reply;
+  switch (message.what()) {
+    case Command::kSetup:
+      reply.summed = worker.setup();
+      break;
+    case Command::kEvaluate:
+      reply.summed = worker.evaluate();
+      break;
+    case Command::kUpdate:
+      reply.summed = worker.update(message.schedule);
+      break;
+    case Command::kStop:
+      return std::nullopt;
+  }
+  reply.compute_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return reply;
+}
+
+void send_summed_reply(WorkerReply reply, MPI_Comm world, int coordinator_rank, MPI_Comm workers,
+                       Outbox& outbox, Waiter& waiter) {
+  // The compute time rides along as one more number to sum.
+  std::vector<double>& values = reply.summed.values;
+  values.push_back(reply.compute_seconds);
+  reduce_sum(workers, 0, values, waiter);
+  int worker_index = 0;
+  check_mpi(MPI_Comm_rank(workers, &worker_index), "MPI_Comm_rank");
+  if (worker_index != 0) return;
+  reply.compute_seconds = values.back();
+  values.pop_back();
+  outbox.send(world, coordinator_rank, kTagReply, serialize(reply));
+}
+
+void run_worker_rank(WorkerRole& worker, MPI_Comm world, int coordinator_rank, MPI_Comm compute,
+                     MPI_Comm workers, Waiter& waiter) {
+  Outbox outbox;
+  for (;;) {
+    Bytes bytes;
+    broadcast_bytes(compute, 0, bytes, waiter);
+    std::optional<WorkerReply> reply = handle_round(worker, deserialize<RoundMessage>(bytes));
+    if (!reply) break;
+    send_summed_reply(std::move(*reply), world, coordinator_rank, workers, outbox, waiter);
+  }
+  outbox.drain(waiter);
+}
+}  // namespace schmp::detail
