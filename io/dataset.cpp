@@ -64,8 +64,10 @@ SparseRows rows_of_block(const std::string& data, const std::string& labels, int
 }  // namespace
 
 SparseRows read_rows_part(const std::string& data, const std::string& labels, int part, int parts) {
+  const std::uint64_t size = file_size(data);
+  if (size == 0) throw InputError(data, 0, "empty file");
   if (is_matrix_market(data)) return rows_of_block(data, labels, part, parts);
-  return read_libsvm(data, split_range(file_size(data), part, parts));
+  return read_libsvm(data, split_range(size, part, parts));
 }
 
 }  // namespace schmp::io

@@ -106,7 +106,8 @@ std::vector<std::string> Lasso::Coordinator::trace_columns() {
 std::vector<double> Lasso::Coordinator::initial_changes() const { return initial_changes_; }
 
 double Lasso::Coordinator::fitted_change(ParamIndex j, double delta) const {
-  return std::abs(delta) * std::sqrt(column_norms_[j] / n_);
+  // Relative to ||y||, so that --eta means the same whatever the scale of X and y.
+  return std::abs(delta) * std::sqrt(column_norms_[j] / yy_);
 }
 
 Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Partial& summed,

@@ -101,7 +101,7 @@ struct Lasso {
     void finish(const Summary& summary);
 
    private:
-    // How much a change of beta_j moves the fitted values (root mean square): the priority.
+    // How much a change of beta_j moves the fitted values, relative to ||y||: the priority.
     double fitted_change(ParamIndex j, double delta) const;
 
     Config config_;

@@ -1,0 +1,305 @@
+// schmp-lasso end to end under mpirun: every rank count, scheduler count and staleness reaches the
+// objective and the nonzero pattern of a tight single-process reference; bad input fails cleanly on
+// every rank with one message naming the file and line.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "lasso_reference.hpp"
+#include "schmp/io.hpp"
+#include "test_files.hpp"
+
+namespace schmp {
+namespace {
+
+struct Output {
+  int status = -1;
+  std::string text;  // stdout and stderr together
+};
+
+Output run(const std::string& command) {
+  Output out;
+  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> buffer;
+  while (std::fgets(buffer.data(), buffer.size(), pipe)) out.text += buffer.data();
+  const int status = ::pclose(pipe);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return out;
+}
+
+std::string mpirun(int ranks) {
+  return "timeout 300 " + std::string(SCHMP_MPIEXEC) +
+         " --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(ranks) + " ";
+}
+
+double objective_of(const Output& out) {
+  std::smatch match;
+  if (!std::regex_search(out.text, match, std::regex("objective ([-+0-9.eE]+)"))) return NAN;
+  return std::stod(match[1]);
+}
+
+std::map<std::size_t, double> read_model(const std::string& path) {
+  std::map<std::size_t, double> beta;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::size_t index = 0;
+    double value = 0;
+    fields >> index >> value;
+    beta[index - 1] = value;
+  }
+  return beta;
+}
+
+// Coefficients that matter: larger than a millionth of the largest.
+std::set<std::size_t> support(const std::map<std::size_t, double>& beta) {
+  double largest = 0;
+  for (const auto& [j, b] : beta) largest = std::max(largest, std::abs(b));
+  std::set<std::size_t> s;
+  for (const auto& [j, b] : beta) {
+    if (std::abs(b) > 1e-6 * largest) s.insert(j);
+  }
+  return s;
+}
+
+std::map<std::size_t, double> as_map(const std::vector<double>& beta) {
+  std::map<std::size_t, double> m;
+  for (std::size_t j = 0; j < beta.size(); ++j) {
+    if (beta[j] != 0) m[j] = beta[j];
+  }
+  return m;
+}
+
+struct Dataset {
+  std::string name;
+  std::string path;
+  double lambda_ratio;
+};
+
+class LassoEndToEnd : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    scratch_ = std::filesystem::temp_directory_path() / ("schmp-lasso-e2e-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(scratch_);
+    const std::string generated = (scratch_ / "generated.svm").string();
+    const Output made = run(std::string(SCHMP_GENERATE_BIN) + " lasso --rows 300 --cols 1200 --density 0.03" +
+                            " --support 40 --noise 0.5 --seed 3 --out " + generated);
+    ASSERT_EQ(made.status, 0) << made.text;
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(scratch_); }
+
+  static Dataset diabetes() {
+    return {"diabetes", std::string(SCHMP_SOURCE_DIR) + "/data/diabetes.svm", 0.01};
+  }
+  static Dataset generated() { return {"generated", (scratch_ / "generated.svm").string(), 0.05}; }
+
+  // Runs schmp-lasso and checks it against the reference solution of the same data.
+  static void expect_matches_reference(const Dataset& data, int ranks, const std::string& flags) {
+    const testing::LassoSolution reference =
+        testing::solve_lasso_reference(io::read_libsvm(data.path), data.lambda_ratio);
+    const std::string model = (scratch_ / (data.name + "-model.txt")).string();
+    const std::string trace = (scratch_ / (data.name + "-trace.csv")).string();
+    std::filesystem::remove(model);
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + data.path + " --lambda_ratio " +
+                           std::to_string(data.lambda_ratio) + " --tol 1e-10 --output " + model +
+                           " --trace " + trace + " --progress_seconds 0 " + flags);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const double objective = objective_of(out);
+    EXPECT_NEAR(objective, reference.objective, 1e-6 * reference.objective) << out.text;
+    EXPECT_EQ(support(read_model(model)), support(as_map(reference.beta))) << out.text;
+    std::ifstream in(trace);
+    std::string header, row;
+    std::getline(in, header);
+    EXPECT_EQ(header.rfind("round,seconds,objective,duality_gap,relative_gap,nnz,", 0), 0u) << header;
+    int rows = 0;
+    while (std::getline(in, row)) ++rows;
+    EXPECT_GE(rows, 2);
+  }
+
+  static std::filesystem::path scratch_;
+};
+
+std::filesystem::path LassoEndToEnd::scratch_;
+
+struct Layout {
+  int ranks;
+  int schedulers;
+  int staleness;
+};
+
+class LassoLayouts : public LassoEndToEnd, public ::testing::WithParamInterface<Layout> {};
+
+std::string layout_flags(const Layout& layout) {
+  return "--schedulers " + std::to_string(layout.schedulers) + " --staleness " +
+         std::to_string(layout.staleness);
+}
+
+TEST_P(LassoLayouts, BundledRealDataMatchesReference) {
+  expect_matches_reference(diabetes(), GetParam().ranks, layout_flags(GetParam()));
+}
+
+TEST_P(LassoLayouts, GeneratedSparseDataMatchesReference) {
+  expect_matches_reference(generated(), GetParam().ranks, layout_flags(GetParam()));
+}
+
+INSTANTIATE_TEST_SUITE_P(RanksSchedulersStaleness, LassoLayouts,
+                         ::testing::Values(Layout{1, 1, 0}, Layout{1, 2, 2}, Layout{3, 1, 0}, Layout{3, 1, 2},
+                                           Layout{3, 2, 0}, Layout{3, 2, 2}, Layout{5, 1, 0}, Layout{5, 1, 2},
+                                           Layout{5, 2, 0}, Layout{5, 2, 2}),
+                         [](const ::testing::TestParamInfo<Layout>& info) {
+                           return "np" + std::to_string(info.param.ranks) + "_s" +
+                                  std::to_string(info.param.schedulers) + "_k" +
+                                  std::to_string(info.param.staleness);
+                         });
+
+TEST_F(LassoEndToEnd, PlainParallelCoordinateDescentStillConverges) {
+  expect_matches_reference(generated(), 3, "--priority=false --rho 1");
+}
+
+TEST_F(LassoEndToEnd, MatrixMarketInputGivesTheSameModel) {
+  // diabetes.svm rewritten as a MatrixMarket matrix with its labels beside it.
+  const io::SparseRows rows = io::read_libsvm(diabetes().path);
+  const std::string matrix = (scratch_ / "diabetes.mtx").string();
+  const std::string labels = (scratch_ / "diabetes.labels").string();
+  {
+    std::ofstream mtx(matrix), y(labels);
+    mtx << "%%MatrixMarket matrix coordinate real general\n% written by the test\n"
+        << rows.rows() << ' ' << rows.columns() << ' ' << rows.index.size() << '\n';
+    mtx.precision(17);
+    y.precision(17);
+    // Column-major order, to show that entries may come in any order.
+    for (std::uint32_t j = 0; j < rows.columns(); ++j) {
+      for (std::size_t i = 0; i < rows.rows(); ++i) {
+        for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e) {
+          if (rows.index[e] == j) mtx << i + 1 << ' ' << j + 1 << ' ' << rows.value[e] << '\n';
+        }
+      }
+    }
+    for (double label : rows.labels) y << label << '\n';
+  }
+  const testing::LassoSolution reference = testing::solve_lasso_reference(rows, 0.01);
+  const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + matrix + " --labels " + labels +
+                         " --lambda_ratio 0.01 --tol 1e-10 --progress_seconds 0");
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NEAR(objective_of(out), reference.objective, 1e-6 * reference.objective);
+}
+
+TEST_F(LassoEndToEnd, SameSeedSameModel) {
+  const std::string first = (scratch_ / "first.txt").string(), second = (scratch_ / "second.txt").string();
+  for (const std::string& model : {first, second}) {
+    const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + generated().path +
+                           " --lambda_ratio 0.05 --tol 1e-8 --seed 9 --progress_seconds 0 --output " + model);
+    ASSERT_EQ(out.status, 0) << out.text;
+  }
+  std::ifstream a(first), b(second);
+  std::stringstream text_a, text_b;
+  text_a << a.rdbuf();
+  text_b << b.rdbuf();
+  EXPECT_EQ(text_a.str(), text_b.str());
+}
+
+TEST_F(LassoEndToEnd, WindowsLineEndingsCommentsAndBlankLinesAreAccepted) {
+  std::ifstream in(diabetes().path);
+  std::stringstream clean;
+  clean << in.rdbuf();
+  std::string messy = "# a comment line\r\n\r\n";
+  std::istringstream lines(clean.str());
+  std::string line;
+  while (std::getline(lines, line)) messy += line + "  # trailing comment\r\n";
+  messy += "\r\n\n   \n";
+  const std::string path = (scratch_ / "messy.svm").string();
+  std::ofstream(path, std::ios::binary) << messy;
+  const testing::LassoSolution reference =
+      testing::solve_lasso_reference(io::read_libsvm(diabetes().path), 0.01);
+  const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + path +
+                         " --lambda_ratio 0.01 --tol 1e-10" + " --progress_seconds 0");
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NEAR(objective_of(out), reference.objective, 1e-6 * reference.objective);
+}
+
+struct BadInput {
+  std::string name;
+  std::string content;  // empty name: the file is not created
+  std::string message;  // expected after "schmp-lasso: error: "
+};
+
+class LassoBadInput : public LassoEndToEnd, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(LassoBadInput, FailsOnEveryRankWithOneMessage) {
+  const BadInput& bad = GetParam();
+  const std::string path = (scratch_ / (bad.name + ".svm")).string();
+  if (bad.name != "missing") std::ofstream(path, std::ios::binary) << bad.content;
+  const std::string model = (scratch_ / (bad.name + ".model")).string();
+  for (int ranks : {1, 3}) {
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + path + " --output " + model +
+                           " --progress_seconds 0");
+    EXPECT_NE(out.status, 0) << out.text;
+    EXPECT_NE(out.status, 124) << "timed out: " << out.text;
+    const std::string expected = "schmp-lasso: error: " + path + bad.message;
+    EXPECT_NE(out.text.find(expected), std::string::npos) << "expected '" << expected << "' in:\n"
+                                                          << out.text;
+    std::size_t errors = 0;
+    for (std::size_t at = out.text.find(": error:"); at != std::string::npos;
+         at = out.text.find(": error:", at + 1)) {
+      ++errors;
+    }
+    EXPECT_EQ(errors, 1u) << out.text;
+    EXPECT_EQ(out.text.find("Abort"), std::string::npos) << out.text;
+    EXPECT_FALSE(std::filesystem::exists(model));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, LassoBadInput,
+                         ::testing::Values(BadInput{"malformed", "1 1:2 2:3\n2 1:1 2\n", ":2: "},
+                                           BadInput{"non_numeric_value", "1 1:2\n2 1:x\n", ":2: "},
+                                           BadInput{"non_numeric_label", "1 1:2\nabc 1:1\n3 2:1\n", ":2: "},
+                                           BadInput{"index_zero", "1 1:2\n2 2:1\n3 0:1\n", ":3: "},
+                                           BadInput{"index_too_large", "1 1:2\n2 4294967296:1\n", ":2: "},
+                                           BadInput{"not_a_number", "1 1:2\n2 1:nan\n", ":2: "},
+                                           BadInput{"infinite_label", "1 1:2\ninf 1:1\n", ":2: "},
+                                           BadInput{"empty", "", ": "}, BadInput{"missing", "", ": "}),
+                         [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
+
+TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
+  const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --schedulers 0");
+  EXPECT_NE(out.status, 0);
+  EXPECT_NE(out.text.find("schmp-lasso: error: --schedulers must be at least 1"), std::string::npos)
+      << out.text;
+  const Output lambda = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --lambda -1");
+  EXPECT_NE(lambda.status, 0);
+  EXPECT_NE(lambda.text.find("schmp-lasso: error: --lambda must be positive"), std::string::npos)
+      << lambda.text;
+}
+
+// Real data from the shared data folder, when it is there.
+class LassoSharedData : public LassoEndToEnd, public ::testing::WithParamInterface<Dataset> {};
+
+TEST_P(LassoSharedData, MatchesReference) {
+  if (!std::filesystem::exists(GetParam().path)) GTEST_SKIP() << GetParam().path << " is not present";
+  expect_matches_reference(GetParam(), 3, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sets, LassoSharedData,
+    ::testing::Values(
+        Dataset{"movielens",
+                std::string(SCHMP_SHARED_DATA) + "/lasso/movielens_small_linreg/movielens_small.linreg.svm",
+                0.1},
+        Dataset{"cox2", std::string(SCHMP_SHARED_DATA) + "/lasso/cox2_lasso/cox2_lasso.svm", 0.05}),
+    [](const ::testing::TestParamInfo<Dataset>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace schmp

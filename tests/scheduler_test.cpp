@@ -1,0 +1,160 @@
+// The scheduler's pieces: priority sampling frequencies, the greedy dependency filter, staleness.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "../scheduler/block_scheduler.hpp"
+#include "../scheduler/priority_sampler.hpp"
+
+namespace schmp::detail {
+namespace {
+
+// Pearson's chi-square statistic of observed counts against expected probabilities.
+double chi_square(const std::vector<double>& observed, const std::vector<double>& probability, double draws) {
+  double statistic = 0;
+  for (std::size_t k = 0; k < observed.size(); ++k) {
+    if (probability[k] == 0) continue;
+    const double expected = probability[k] * draws;
+    statistic += (observed[k] - expected) * (observed[k] - expected) / expected;
+  }
+  return statistic;
+}
+
+TEST(PrioritySampler, FrequenciesMatchTheWeights) {
+  const std::vector<double> weights = {1, 2, 3, 4, 0, 10, 0.5};
+  PrioritySampler sampler(weights);
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  const int draws = 200000;
+  std::vector<double> counts(weights.size(), 0);
+  for (int d = 0; d < draws; ++d) counts[sampler.sample(uniform(random))] += 1;
+  EXPECT_EQ(counts[4], 0) << "a weight-zero index was drawn";
+  std::vector<double> probability(weights.size());
+  for (std::size_t k = 0; k < weights.size(); ++k) probability[k] = weights[k] / 20.5;
+  // 5 degrees of freedom (6 drawable indices): the 0.1% critical value is 20.5.
+  EXPECT_LT(chi_square(counts, probability, draws), 20.5);
+}
+
+TEST(PrioritySampler, TotalsFollowUpdates) {
+  std::vector<double> weights(1000, 1.0);
+  PrioritySampler sampler(weights);
+  std::mt19937_64 random(3);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  for (int step = 0; step < 20000; ++step) {
+    const auto k = static_cast<std::size_t>(uniform(random) * 1000);
+    weights[k] = uniform(random) < 0.1 ? 0.0 : uniform(random);
+    sampler.set(k, weights[k]);
+  }
+  double total = 0;
+  for (double w : weights) total += w;
+  EXPECT_NEAR(sampler.total(), total, 1e-9 * total);
+  for (int d = 0; d < 1000; ++d) EXPECT_GT(weights[sampler.sample(uniform(random))], 0);
+}
+
+TEST(PrioritySampler, EdgeDrawsNeverLandOnZeroWeight) {
+  PrioritySampler sampler({0, 0, 5, 0});
+  EXPECT_EQ(sampler.sample(0.0), 2u);
+  EXPECT_EQ(sampler.sample(0.999999999), 2u);
+}
+
+// Parameters a and b interfere when they are neighbours on a ring of `size` or share a residue mod 7.
+class RingDependency final : public DependencyRole {
+ public:
+  explicit RingDependency(ParamIndex size) : size_(size) {}
+  static bool interferes(ParamIndex a, ParamIndex b, ParamIndex size) {
+    return (a + 1) % size == b || (b + 1) % size == a || (a % 7 == b % 7 && a != b);
+  }
+  void clear() override { kept_.clear(); }
+  bool admit(ParamIndex candidate) override {
+    for (ParamIndex k : kept_) {
+      if (interferes(candidate, k, size_)) return false;
+    }
+    kept_.push_back(candidate);
+    return true;
+  }
+
+ private:
+  ParamIndex size_;
+  std::vector<ParamIndex> kept_;
+};
+
+TEST(BlockScheduler, KeepsAMaximalNonInterferingSet) {
+  const ParamIndex size = 40;
+  RingDependency dependency(size);
+  BlockSchedulerSettings settings;
+  settings.block_size = size;  // draw every parameter: the filter decides alone
+  settings.seed = 11;
+  BlockScheduler scheduler({0, size}, std::vector<double>(size, 1.0), &dependency, settings);
+  for (int round = 0; round < 50; ++round) {
+    const std::vector<ParamIndex> block = scheduler.next_block();
+    ASSERT_FALSE(block.empty());
+    const std::set<ParamIndex> kept(block.begin(), block.end());
+    EXPECT_EQ(kept.size(), block.size()) << "a parameter was scheduled twice";
+    for (ParamIndex a : block) {
+      for (ParamIndex b : block) EXPECT_FALSE(RingDependency::interferes(a, b, size)) << a << " and " << b;
+    }
+    // Maximal: every parameter left out interferes with one kept.
+    for (ParamIndex j = 0; j < size; ++j) {
+      if (kept.count(j)) continue;
+      bool blocked = false;
+      for (ParamIndex k : block) blocked = blocked || RingDependency::interferes(j, k, size);
+      EXPECT_TRUE(blocked) << j << " was left out though it interferes with nothing kept";
+    }
+  }
+}
+
+TEST(BlockScheduler, PrefersParametersThatChangeMore) {
+  BlockSchedulerSettings settings;
+  settings.block_size = 1;
+  settings.eta = 0.01;
+  settings.seed = 5;
+  // Changes 0, 1 and 3 for parameters 100..102: weights 0.01, 1.01, 3.01.
+  BlockScheduler scheduler({100, 103}, {0.0, 1.0, 3.0}, nullptr, settings);
+  std::vector<double> counts(3, 0);
+  const int draws = 60000;
+  for (int d = 0; d < draws; ++d) counts[scheduler.next_block().at(0) - 100] += 1;
+  EXPECT_LT(chi_square(counts, {0.01 / 4.03, 1.01 / 4.03, 3.01 / 4.03}, draws), 13.8);  // 2 dof, 0.1%
+  // Reported changes take effect; parameters outside the range are ignored.
+  scheduler.report_changes({{100, 5.0}, {101, 0.0}, {102, 0.0}, {7, 100.0}});
+  EXPECT_DOUBLE_EQ(scheduler.weight(100), 5.01);
+  EXPECT_DOUBLE_EQ(scheduler.weight(101), 0.01);
+}
+
+TEST(BlockScheduler, UniformWhenPriorityIsOffAndSquaredWhenAsked) {
+  BlockSchedulerSettings settings;
+  settings.priority = false;
+  BlockScheduler uniform({0, 4}, {0.0, 1.0, 2.0, 3.0}, nullptr, settings);
+  for (ParamIndex j = 0; j < 4; ++j) EXPECT_EQ(uniform.weight(j), 1.0);
+  settings.priority = true;
+  settings.priority_power = 2;
+  settings.eta = 0;
+  BlockScheduler squared({0, 2}, {0.5, -3.0}, nullptr, settings);
+  EXPECT_DOUBLE_EQ(squared.weight(0), 0.25);
+  EXPECT_DOUBLE_EQ(squared.weight(1), 9.0);
+}
+
+TEST(BlockScheduler, SameSeedSameBlocks) {
+  BlockSchedulerSettings settings;
+  settings.block_size = 8;
+  settings.seed = 42;
+  BlockScheduler a({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
+  BlockScheduler b({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
+  for (int round = 0; round < 20; ++round) EXPECT_EQ(a.next_block(), b.next_block());
+}
+
+TEST(SplitParams, CoversTheRangeContiguously) {
+  for (int count : {1, 2, 3, 7}) {
+    ParamIndex expected_begin = 0;
+    for (int s = 0; s < count; ++s) {
+      const ParamRange range = split_params(100, s, count);
+      EXPECT_EQ(range.begin, expected_begin);
+      expected_begin = range.end;
+    }
+    EXPECT_EQ(expected_begin, 100u);
+  }
+}
+
+}  // namespace
+}  // namespace schmp::detail
