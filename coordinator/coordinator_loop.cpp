@@ -58,21 +58,32 @@ std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_siz
 Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, WorkerGroup& workers,
                         const RunOptions& options, std::size_t num_params) {
   const auto started = Clock::now();
-  const std::uint64_t eval_every =
-      options.eval_every > 0 ? options.eval_every : auto_eval_every(num_params, options.schedule_size);
+  // Parameters not yet retired: an evaluation sweep is measured in them.
+  std::size_t live_params = num_params;
+  std::vector<bool> retired(num_params, false);
+  auto eval_every = [&] {
+    return options.eval_every > 0 ? options.eval_every : auto_eval_every(live_params, options.schedule_size);
+  };
   const std::vector<std::string> columns = program.trace_columns();
   TraceWriter trace(options.trace, columns);
   Progress progress(options.progress_seconds, columns);
   TimeSplit time;
   const double per_worker = 1.0 / workers.count();
 
-  Bytes pending_commit;  // shipped with the next message, so a round costs one broadcast
+  Bytes pending_commit;   // shipped with the next message, so a round costs one broadcast
+  Priorities priorities;  // what the schedulers learn with the next round's feedback
   auto evaluate = [&](std::uint64_t round) {
     const auto sent = Clock::now();
     workers.send(make_message(Command::kEvaluate, pending_commit));
     const WorkerReply reply = workers.collect();
     const auto received = Clock::now();
-    Report report = program.report(reply.summed);
+    Report report = program.report(reply.summed, priorities);
+    for (ParamIndex param : priorities.retired()) {
+      if (param < num_params && !retired[param]) {
+        retired[param] = true;
+        --live_params;
+      }
+    }
     const double compute = reply.compute_seconds * per_worker;
     time.compute += compute;
     time.communication += std::max(0.0, std::chrono::duration<double>(received - sent).count() - compute);
@@ -87,7 +98,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   Summary summary;
   summary.last = evaluate(0);
   std::uint64_t round = 0;
-  Priorities priorities;
+  std::uint64_t rounds_since_evaluation = 0;
   for (;;) {
     if (summary.last.converged) {
       summary.stopped_by = "converged";
@@ -105,7 +116,6 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     Schedule schedule = schedulers.next(round);
     const auto scheduled = Clock::now();
     time.scheduler += std::chrono::duration<double>(scheduled - asked).count();
-    priorities.clear();
     if (schedule.params.empty()) {
       schedulers.feedback(round, priorities);
       summary.stopped_by = "no parameter left to schedule";
@@ -116,13 +126,17 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     const auto received = Clock::now();
     pending_commit = program.aggregate(schedule, reply.summed, priorities);
     schedulers.feedback(round, priorities);
+    priorities.clear();
     const double compute = reply.compute_seconds * per_worker;
     time.compute += compute;
     time.communication +=
         std::max(0.0, std::chrono::duration<double>(received - scheduled).count() - compute);
     time.idle += seconds_since(received);
     ++round;
-    if (round % eval_every == 0) summary.last = evaluate(round);
+    if (++rounds_since_evaluation >= eval_every()) {
+      summary.last = evaluate(round);
+      rounds_since_evaluation = 0;
+    }
   }
   if (!pending_commit.empty()) summary.last = evaluate(round);
   workers.send(make_message(Command::kStop, pending_commit));

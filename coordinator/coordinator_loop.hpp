@@ -15,8 +15,9 @@
 
 namespace schmp::detail {
 
-// Rounds between evaluations when --eval_every is 0: one sweep's worth of updates, so that evaluating
-// (a pass over all the data) costs about as much as the rounds between evaluations.
+// Rounds between evaluations when --eval_every is 0: one sweep's worth of updates over the parameters
+// not yet retired, so that evaluating (a pass over their data) costs about as much as the rounds
+// between evaluations.
 std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size);
 
 // Runs the rounds after the program's coordinator has been set up; returns how the run ended (the

@@ -39,7 +39,10 @@ void LocalSchedulers::start(const std::vector<double>& initial_changes) {
 Schedule LocalSchedulers::next(std::uint64_t round) {
   const auto ahead = static_cast<std::uint64_t>(options_.staleness);
   while (!pending_.empty() && pending_.front().round + ahead + 1 <= round) {
-    for (BlockScheduler& scheduler : schedulers_) scheduler.report_changes(pending_.front().changes);
+    for (BlockScheduler& scheduler : schedulers_) {
+      scheduler.report_changes(pending_.front().priorities.changes());
+      scheduler.retire(pending_.front().priorities.retired());
+    }
     pending_.pop_front();
   }
   Schedule schedule;
@@ -52,7 +55,7 @@ Schedule LocalSchedulers::next(std::uint64_t round) {
 }
 
 void LocalSchedulers::feedback(std::uint64_t round, const Priorities& priorities) {
-  pending_.push_back({round, priorities.changes()});
+  pending_.push_back({round, priorities});
 }
 
 RemoteSchedulers::RemoteSchedulers(MPI_Comm world, std::vector<ParamRange> ranges, const RunOptions& options,
@@ -89,6 +92,7 @@ void RemoteSchedulers::feedback(std::uint64_t round, const Priorities& prioritie
     message.params.push_back(param);
     message.changes.push_back(change);
   }
+  for (ParamIndex param : priorities.retired()) messages[owner(ranges_, param)].retired.push_back(param);
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
     outbox_.send(world_, static_cast<int>(s) + 1, kTagFeedback, serialize(messages[s]));
   }

@@ -42,7 +42,7 @@ class LocalSchedulers final : public ScheduleSource {
  private:
   struct Pending {
     std::uint64_t round;
-    std::vector<std::pair<ParamIndex, double>> changes;
+    Priorities priorities;
   };
   std::vector<ParamRange> ranges_;
   std::vector<std::unique_ptr<DependencyRole>> dependencies_;

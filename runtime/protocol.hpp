@@ -63,16 +63,18 @@ struct BlockPiece {
   }
 };
 
-// Coordinator -> scheduler after each round: the changes of the parameters it owns, or stop.
+// Coordinator -> scheduler after each round: the changes and retirements of the parameters it owns,
+// or stop.
 struct Feedback {
   std::uint64_t round = 0;
   std::uint8_t stop = 0;
   std::vector<ParamIndex> params;
   std::vector<double> changes;
+  std::vector<ParamIndex> retired;
 
   template <class Visitor>
   void visit(Visitor& v) {
-    v(round, stop, params, changes);
+    v(round, stop, params, changes, retired);
   }
 };
 

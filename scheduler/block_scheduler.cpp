@@ -8,9 +8,11 @@ namespace schmp::detail {
 
 namespace {
 
-// A round draws at most this many candidates per parameter it keeps: with strongly interfering
-// parameters the block comes out smaller rather than the search growing without bound.
+// A round draws at most this many candidates per parameter it keeps, and gives up after this many
+// rejections in a row: with strongly interfering parameters the block comes out smaller rather than
+// the search growing without bound (each rejection costs a dependency test against the whole block).
 constexpr std::uint32_t kDrawsPerKept = 4;
+constexpr std::uint32_t kRejectionsInARow = 8;
 
 // Each scheduler draws from its own stream, fixed by the seed and its index.
 std::mt19937_64 random_stream(const BlockSchedulerSettings& settings) {
@@ -39,6 +41,7 @@ BlockScheduler::BlockScheduler(ParamRange owned, const std::vector<double>& init
                        [&](double c) { return weight_of(c); });
         return weights;
       }()),
+      retired_(owned.size(), false),
       random_(random_stream(settings)) {}
 
 double BlockScheduler::weight_of(double change) const {
@@ -56,12 +59,22 @@ std::vector<ParamIndex> BlockScheduler::next_block() {
   if (dependency_) dependency_->clear();
   const std::uint64_t max_draws =
       std::min<std::uint64_t>(owned_.size(), std::uint64_t{settings_.block_size} * kDrawsPerKept);
-  while (kept.size() < settings_.block_size && drawn.size() < max_draws && sampler_.total() > 0) {
+  std::uint32_t rejections_in_a_row = 0;
+  while (kept.size() < settings_.block_size && drawn.size() < max_draws && sampler_.any_positive() &&
+         rejections_in_a_row < kRejectionsInARow) {
     const std::size_t k = sampler_.sample(uniform(random_));
     drawn.emplace_back(k, sampler_.weight(k));
     sampler_.set(k, 0.0);  // without replacement
     const ParamIndex candidate = owned_.begin + static_cast<ParamIndex>(k);
-    if (!dependency_ || dependency_->admit(candidate)) kept.push_back(candidate);
+    // Every candidate is checked, also those whose last change was zero (STRADS skipped them): on
+    // strongly correlated columns, several coefficients leaving zero together make the parallel
+    // update diverge.
+    if (!dependency_ || dependency_->admit(candidate)) {
+      kept.push_back(candidate);
+      rejections_in_a_row = 0;
+    } else {
+      ++rejections_in_a_row;
+    }
   }
   for (const auto& [k, weight] : drawn) sampler_.set(k, weight);
   return kept;
@@ -69,7 +82,16 @@ std::vector<ParamIndex> BlockScheduler::next_block() {
 
 void BlockScheduler::report_changes(const std::vector<std::pair<ParamIndex, double>>& changes) {
   for (const auto& [param, change] : changes) {
-    if (owned_.contains(param)) sampler_.set(param - owned_.begin, weight_of(change));
+    if (owned_.contains(param) && !retired_[param - owned_.begin])
+      sampler_.set(param - owned_.begin, weight_of(change));
+  }
+}
+
+void BlockScheduler::retire(const std::vector<ParamIndex>& params) {
+  for (ParamIndex param : params) {
+    if (!owned_.contains(param)) continue;
+    retired_[param - owned_.begin] = true;
+    sampler_.set(param - owned_.begin, 0.0);
   }
 }
 

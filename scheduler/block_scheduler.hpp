@@ -39,6 +39,8 @@ class BlockScheduler {
   std::vector<ParamIndex> next_block();
   // Changes of parameters this scheduler owns (others are ignored).
   void report_changes(const std::vector<std::pair<ParamIndex, double>>& changes);
+  // Parameters never to schedule again (others than its own are ignored).
+  void retire(const std::vector<ParamIndex>& params);
   double weight(ParamIndex param) const { return sampler_.weight(param - owned_.begin); }
 
  private:
@@ -48,6 +50,7 @@ class BlockScheduler {
   DependencyRole* dependency_;
   BlockSchedulerSettings settings_;
   PrioritySampler sampler_;
+  std::vector<bool> retired_;
   std::mt19937_64 random_;
 };
 

@@ -8,6 +8,7 @@ namespace schmp::detail {
 PrioritySampler::PrioritySampler(std::vector<double> weights) : weights_(std::move(weights)) {
   for (double w : weights_) {
     if (!(w >= 0)) throw std::invalid_argument("priority weights must be non-negative");
+    if (w > 0) ++positive_;
   }
   rebuild();
 }
@@ -30,6 +31,7 @@ double PrioritySampler::total() const {
 
 void PrioritySampler::set(std::size_t i, double weight) {
   const double delta = weight - weights_[i];
+  positive_ += static_cast<std::size_t>(weight > 0) - static_cast<std::size_t>(weights_[i] > 0);
   weights_[i] = weight;
   // Incremental updates accumulate rounding error; a periodic rebuild keeps the sums exact enough.
   if (++updates_since_rebuild_ >= weights_.size() + 64) {

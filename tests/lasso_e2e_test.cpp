@@ -88,6 +88,7 @@ struct Dataset {
   std::string path;
   double lambda_ratio;
 };
+void PrintTo(const Dataset& d, std::ostream* os) { *os << d.name; }
 
 class LassoEndToEnd : public ::testing::Test {
  protected:
@@ -139,6 +140,9 @@ struct Layout {
   int schedulers;
   int staleness;
 };
+void PrintTo(const Layout& l, std::ostream* os) {
+  *os << "np " << l.ranks << ", " << l.schedulers << " schedulers, staleness " << l.staleness;
+}
 
 class LassoLayouts : public LassoEndToEnd, public ::testing::WithParamInterface<Layout> {};
 
@@ -235,6 +239,7 @@ struct BadInput {
   std::string content;  // empty name: the file is not created
   std::string message;  // expected after "schmp-lasso: error: "
 };
+void PrintTo(const BadInput& b, std::ostream* os) { *os << b.name; }
 
 class LassoBadInput : public LassoEndToEnd, public ::testing::WithParamInterface<BadInput> {};
 

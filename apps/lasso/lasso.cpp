@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <iterator>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 #include "schmp/dataset.hpp"
@@ -18,6 +20,19 @@ double soft_threshold(double z, double threshold) {
   return 0.0;
 }
 
+namespace {
+
+// Drops `retired` (in index order) from `active` (in index order).
+void remove_retired(std::vector<ParamIndex>& active, const std::vector<ParamIndex>& retired) {
+  if (retired.empty()) return;
+  std::vector<ParamIndex> kept;
+  kept.reserve(active.size());
+  std::set_difference(active.begin(), active.end(), retired.begin(), retired.end(), std::back_inserter(kept));
+  active.swap(kept);
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------- worker
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
@@ -29,6 +44,8 @@ void Lasso::Worker::start(std::size_t num_params) {
   kernel_ = kernels::make_cpu_column_kernel(rows_, num_params);
   kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});  // beta = 0: the residual is y
   rows_ = io::SparseRows{};
+  active_.resize(num_params);
+  std::iota(active_.begin(), active_.end(), ParamIndex{0});
 }
 
 Lasso::Setup Lasso::Worker::setup() const {
@@ -44,8 +61,8 @@ Lasso::Setup Lasso::Worker::setup() const {
 
 Lasso::Stats Lasso::Worker::evaluate() const {
   Stats stats;
-  stats.gradient.resize(kernel_->columns());
-  kernel_->all_column_dots(stats.gradient);
+  stats.gradient.resize(active_.size());
+  kernel_->column_dots(active_, stats.gradient);
   Eigen::VectorXd r(y_.size());
   kernel_->copy_vector({r.data(), static_cast<std::size_t>(r.size())});
   stats.rr = r.squaredNorm();
@@ -65,6 +82,7 @@ void Lasso::Worker::apply(const Commit& commit) {
   std::vector<double> scale(commit.delta.size());
   std::transform(commit.delta.begin(), commit.delta.end(), scale.begin(), [](double d) { return -d; });
   kernel_->add_columns(commit.params, scale);
+  remove_retired(active_, commit.retired);
 }
 
 // ----------------------------------------------------------------------------------------- coordinator
@@ -97,10 +115,13 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
     const double beta = norm > 0 ? soft_threshold(setup.xty[j], n_ * lambda_) / norm : 0.0;
     initial_changes_[j] = fitted_change(static_cast<ParamIndex>(j), beta);
   }
+  active_.resize(num_params);
+  std::iota(active_.begin(), active_.end(), ParamIndex{0});
+  retired_.assign(num_params, false);
 }
 
 std::vector<std::string> Lasso::Coordinator::trace_columns() {
-  return {"duality_gap", "relative_gap", "nnz"};
+  return {"duality_gap", "relative_gap", "nnz", "active"};
 }
 
 std::vector<double> Lasso::Coordinator::initial_changes() const { return initial_changes_; }
@@ -116,6 +137,9 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
   for (std::size_t k = 0; k < schedule.params.size(); ++k) {
     const ParamIndex j = schedule.params[k];
     const double norm = column_norms_[j];
+    // A block built before a retirement reached the schedulers may still hold the retired
+    // coefficient: it stays at zero, where the screening rule proved it belongs.
+    if (retired_[j]) continue;
     if (norm <= 0) {
       priorities.set(j, 0.0);
       continue;
@@ -128,13 +152,20 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
     commit.params.push_back(j);
     commit.delta.push_back(delta);
   }
+  // The workers drop the retired coefficients from their evaluations when they apply this commit;
+  // the coordinator's list changes at the same moment, so that both index Stats::gradient alike.
+  std::sort(newly_retired_.begin(), newly_retired_.end());
+  remove_retired(active_, newly_retired_);
+  commit.retired = std::move(newly_retired_);
+  newly_retired_.clear();
   return commit;
 }
 
-Report Lasso::Coordinator::report(const Stats& summed) const {
+Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   // Primal: (1/2n) ||r||^2 + lambda ||beta||_1. Dual point theta = r / s with s = max(n lambda,
-  // ||X^T r||_inf), feasible by construction; its dual value is (1/n) (n lambda y.r / s -
-  // (n lambda)^2 ||r||^2 / (2 s^2)).
+  // max_j |x_j . r|) over the coefficients not retired (the retired ones are zero at the optimum, so
+  // the problem without them has the same solution); its dual value is
+  // (1/n) (n lambda y.r / s - (n lambda)^2 ||r||^2 / (2 s^2)).
   const double l1 = beta_.lpNorm<1>();
   const double primal = summed.rr / (2 * n_) + lambda_ * l1;
   double max_gradient = 0;
@@ -145,9 +176,24 @@ Report Lasso::Coordinator::report(const Stats& summed) const {
       (scaled_lambda * summed.yr / s - scaled_lambda * scaled_lambda * summed.rr / (2 * s * s)) / n_;
   const double gap = std::max(0.0, primal - dual);
   const double relative = primal > 0 ? gap / primal : 0.0;
+
+  // Gap-safe screening: in the problem scaled by n, the optimal dual point lies within
+  // sqrt(2 n gap) / (n lambda) of theta, so |x_j . theta| + ||x_j|| radius < 1 proves beta_j = 0 at
+  // the optimum. Only coefficients at zero now are retired: they need no correcting commit.
+  const double radius = std::sqrt(2 * n_ * gap) / scaled_lambda;
+  for (std::size_t k = 0; k < active_.size(); ++k) {
+    const ParamIndex j = active_[k];
+    if (beta_[j] != 0 || retired_[j]) continue;
+    if (std::abs(summed.gradient[k]) / s + std::sqrt(column_norms_[j]) * radius < 1) {
+      retired_[j] = true;
+      newly_retired_.push_back(j);
+      priorities.retire(j);
+    }
+  }
   Report report;
   report.objective = primal;
-  report.columns = {gap, relative, static_cast<double>((beta_.array() != 0).count())};
+  const auto live = static_cast<double>(active_.size() - newly_retired_.size());
+  report.columns = {gap, relative, static_cast<double>((beta_.array() != 0).count()), live};
   report.converged = relative <= config_.tol;
   return report;
 }

@@ -10,7 +10,10 @@
 // and commits the changes, which the workers apply to their residuals. Every few rounds the workers
 // return X^T r, ||r||^2 and y . r, from which the coordinator computes the objective and a duality gap
 // (the dual point is the residual scaled into the feasible set); the run stops when the gap relative
-// to the objective falls below --tol.
+// to the objective falls below --tol. The same gap drives a safe screening rule (Fercoq, Gramfort and
+// Salmon's gap-safe sphere test): a coefficient whose column is certified to be zero at the optimum is
+// retired, never scheduled again, and left out of later evaluations, so that the work shrinks to the
+// coefficients that can still matter.
 #pragma once
 
 #include <Eigen/Core>
@@ -50,7 +53,7 @@ struct Lasso {
     }
   };
   struct Stats {
-    std::vector<double> gradient;  // X^T r
+    std::vector<double> gradient;  // x_j . r for every coefficient not retired, in index order
     double rr = 0;                 // ||r||^2
     double yr = 0;                 // y . r
     template <class V>
@@ -67,10 +70,11 @@ struct Lasso {
   };
   struct Commit {
     std::vector<ParamIndex> params;
-    std::vector<double> delta;  // new beta_j - old beta_j
+    std::vector<double> delta;        // new beta_j - old beta_j
+    std::vector<ParamIndex> retired;  // screened out since the last commit
     template <class V>
     void visit(V& v) {
-      v(params, delta);
+      v(params, delta, retired);
     }
   };
 
@@ -89,6 +93,7 @@ struct Lasso {
     std::size_t columns_in_data_ = 0;
     Eigen::VectorXd y_;
     std::unique_ptr<kernels::ColumnKernel> kernel_;
+    std::vector<ParamIndex> active_;  // not retired, in index order
   };
 
   class Coordinator {
@@ -97,7 +102,7 @@ struct Lasso {
     static std::vector<std::string> trace_columns();
     std::vector<double> initial_changes() const;
     Commit aggregate(const Schedule& schedule, const Partial& summed, Priorities& priorities);
-    Report report(const Stats& summed) const;
+    Report report(const Stats& summed, Priorities& priorities);
     void finish(const Summary& summary);
 
    private:
@@ -112,6 +117,9 @@ struct Lasso {
     Eigen::VectorXd beta_;
     Eigen::VectorXd column_norms_;
     std::vector<double> initial_changes_;
+    std::vector<ParamIndex> active_;  // not retired, in index order: the order of Stats::gradient
+    std::vector<bool> retired_;
+    std::vector<ParamIndex> newly_retired_;  // to ship with the next commit
   };
 
   // The dependency filter: a block keeps only columns with |cos(x_a, x_b)| < rho for every pair. It

@@ -120,7 +120,7 @@ struct Ridge {
       }
       return commit;
     }
-    schmp::Report report(const Stats& summed) const {
+    schmp::Report report(const Stats& summed, schmp::Priorities&) const {
       const double distance = (w_ - exact_).norm() / exact_.norm();
       return {summed.rr / (2 * n_) + 0.5 * mu_ * w_.squaredNorm(), {distance}, distance < 1e-9};
     }

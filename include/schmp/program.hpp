@@ -25,7 +25,7 @@
 //       static std::vector<std::string> trace_columns();  // app columns after the objective
 //       std::vector<double> initial_changes() const;       // one per parameter, seeds the priorities
 //       Commit aggregate(const Schedule&, const Partial& summed, Priorities&);
-//       Report report(const Stats& summed) const;
+//       Report report(const Stats& summed, Priorities&);  // may retire parameters
 //       void finish(const Summary&);                       // write the model, print the result
 //     };
 //     class Dependency {                      // one per scheduler: the pluggable dependency test
@@ -82,16 +82,24 @@ struct WorkerContext {
   std::uint64_t seed = 0;
 };
 
-// How much each updated parameter changed, as the coordinator tells the schedulers. The scheduler
-// turns a change c into the sampling weight |c|^priority_power + eta.
+// What the coordinator tells the schedulers about parameters: how much each updated one changed (the
+// scheduler turns a change c into the sampling weight |c|^priority_power + eta), and which are done
+// for good (proven at their final value, e.g. by a safe screening rule): those are never scheduled
+// again.
 class Priorities {
  public:
   void set(ParamIndex param, double change) { changes_.emplace_back(param, change); }
+  void retire(ParamIndex param) { retired_.push_back(param); }
   const std::vector<std::pair<ParamIndex, double>>& changes() const { return changes_; }
-  void clear() { changes_.clear(); }
+  const std::vector<ParamIndex>& retired() const { return retired_; }
+  void clear() {
+    changes_.clear();
+    retired_.clear();
+  }
 
  private:
   std::vector<std::pair<ParamIndex, double>> changes_;
+  std::vector<ParamIndex> retired_;
 };
 
 // One evaluation of the model: a row of the convergence trace.

@@ -40,7 +40,7 @@ concept DynamicProgram = requires(typename P::Worker& worker, const typename P::
   { P::Coordinator::trace_columns() } -> std::same_as<std::vector<std::string>>;
   { const_coordinator.initial_changes() } -> std::same_as<std::vector<double>>;
   { coordinator.aggregate(schedule, partial, priorities) } -> std::same_as<typename P::Commit>;
-  { const_coordinator.report(stats) } -> std::same_as<Report>;
+  { coordinator.report(stats, priorities) } -> std::same_as<Report>;
   coordinator.finish(summary);
 };
 
@@ -96,8 +96,8 @@ class TypedCoordinator final : public CoordinatorRole {
   Bytes aggregate(const Schedule& schedule, const Flat& summed, Priorities& priorities) override {
     return serialize(coordinator_->aggregate(schedule, unflatten<typename P::Partial>(summed), priorities));
   }
-  Report report(const Flat& summed) const override {
-    return coordinator_->report(unflatten<typename P::Stats>(summed));
+  Report report(const Flat& summed, Priorities& priorities) override {
+    return coordinator_->report(unflatten<typename P::Stats>(summed), priorities);
   }
   void finish(const Summary& summary) override { coordinator_->finish(summary); }
 

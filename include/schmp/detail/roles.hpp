@@ -32,7 +32,7 @@ class CoordinatorRole {
   virtual void setup(std::size_t num_params, const Flat& summed) = 0;
   virtual std::vector<double> initial_changes() const = 0;
   virtual Bytes aggregate(const Schedule& schedule, const Flat& summed, Priorities& priorities) = 0;
-  virtual Report report(const Flat& summed) const = 0;
+  virtual Report report(const Flat& summed, Priorities& priorities) = 0;
   virtual void finish(const Summary& summary) = 0;
 };
 
