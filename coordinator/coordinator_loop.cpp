@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "../runtime/protocol.hpp"
 #include "../runtime/trace.hpp"
@@ -21,7 +23,7 @@ double seconds_since(Clock::time_point start) {
 
 RoundMessage make_message(Command command, Bytes& pending_commit, Schedule schedule = {}) {
   RoundMessage message;
-  message.command = static_cast<std::uint8_t>(command);
+  message.command = command;
   message.commit = std::move(pending_commit);
   pending_commit.clear();
   message.schedule = std::move(schedule);
@@ -49,6 +51,18 @@ class Progress {
   std::vector<std::string> columns_;
 };
 
+// A program that names a parameter beyond the job's is broken: say so rather than write out of bounds.
+void check_params(const Priorities& priorities, std::size_t num_params) {
+  auto beyond = [&](ParamIndex param) {
+    if (param >= num_params) {
+      throw std::logic_error("the program reported parameter " + std::to_string(param) + " of " +
+                             std::to_string(num_params));
+    }
+  };
+  for (const auto& change : priorities.changes()) beyond(change.first);
+  for (ParamIndex param : priorities.retired()) beyond(param);
+}
+
 }  // namespace
 
 std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size) {
@@ -56,7 +70,7 @@ std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_siz
 }
 
 Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, WorkerGroup& workers,
-                        const RunOptions& options, std::size_t num_params) {
+                        TraceWriter& trace, const RunOptions& options, std::size_t num_params) {
   const auto started = Clock::now();
   // Parameters not yet retired: an evaluation sweep is measured in them.
   std::size_t live_params = num_params;
@@ -64,9 +78,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   auto eval_every = [&] {
     return options.eval_every > 0 ? options.eval_every : auto_eval_every(live_params, options.schedule_size);
   };
-  const std::vector<std::string> columns = program.trace_columns();
-  TraceWriter trace(options.trace, columns);
-  Progress progress(options.progress_seconds, columns);
+  Progress progress(options.progress_seconds, program.trace_columns());
   TimeSplit time;
   const double per_worker = 1.0 / workers.count();
 
@@ -78,8 +90,9 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     const WorkerReply reply = workers.collect();
     const auto received = Clock::now();
     Report report = program.report(reply.summed, priorities);
+    check_params(priorities, num_params);
     for (ParamIndex param : priorities.retired()) {
-      if (param < num_params && !retired[param]) {
+      if (!retired[param]) {
         retired[param] = true;
         --live_params;
       }
@@ -94,7 +107,12 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     return report;
   };
 
-  schedulers.start(program.initial_changes());
+  const std::vector<double> initial_changes = program.initial_changes();
+  if (initial_changes.size() != num_params) {
+    throw std::logic_error("the program's initial_changes() has " + std::to_string(initial_changes.size()) +
+                           " entries for " + std::to_string(num_params) + " parameters");
+  }
+  schedulers.start(initial_changes);
   Summary summary;
   summary.last = evaluate(0);
   std::uint64_t round = 0;
@@ -125,6 +143,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     const WorkerReply reply = workers.collect();
     const auto received = Clock::now();
     pending_commit = program.aggregate(schedule, reply.summed, priorities);
+    check_params(priorities, num_params);
     schedulers.feedback(round, priorities);
     priorities.clear();
     const double compute = reply.compute_seconds * per_worker;
@@ -143,6 +162,8 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   schedulers.stop();
   summary.rounds = round;
   summary.seconds = seconds_since(started);
+  if (summary.stopped_by != "converged")
+    LOG(WARNING) << "stopped by " << summary.stopped_by << " before converging";
   program.finish(summary);
   return summary;
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 
+#include "../runtime/trace.hpp"
 #include "schedule_source.hpp"
 #include "schmp/detail/roles.hpp"
 #include "schmp/options.hpp"
@@ -23,6 +24,6 @@ std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_siz
 // Runs the rounds after the program's coordinator has been set up; returns how the run ended (the
 // program's finish() has been called with it).
 Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, WorkerGroup& workers,
-                        const RunOptions& options, std::size_t num_params);
+                        TraceWriter& trace, const RunOptions& options, std::size_t num_params);
 
 }  // namespace schmp::detail

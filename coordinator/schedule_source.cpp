@@ -15,7 +15,10 @@ std::vector<double> slice(const std::vector<double>& all, ParamRange range) {
   return {all.begin() + range.begin, all.begin() + range.end};
 }
 
-// Which range holds `param`: ranges are contiguous and sorted.
+// Scheduler s runs on world rank s + 1 (see Layout).
+int scheduler_rank(std::size_t s) { return static_cast<int>(s) + 1; }
+
+// Which range holds `param`: ranges are contiguous, sorted and cover every parameter.
 std::size_t owner(const std::vector<ParamRange>& ranges, ParamIndex param) {
   const auto it = std::upper_bound(ranges.begin(), ranges.end(), param,
                                    [](ParamIndex p, const ParamRange& r) { return p < r.end; });
@@ -64,7 +67,7 @@ RemoteSchedulers::RemoteSchedulers(MPI_Comm world, std::vector<ParamRange> range
 
 void RemoteSchedulers::start(const std::vector<double>& initial_changes) {
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
-    outbox_.send(world_, static_cast<int>(s) + 1, kTagSchedulerStart,
+    outbox_.send(world_, scheduler_rank(s), kTagSchedulerStart,
                  serialize(SchedulerStart{slice(initial_changes, ranges_[s])}));
   }
 }
@@ -73,8 +76,8 @@ Schedule RemoteSchedulers::next(std::uint64_t round) {
   Schedule schedule;
   schedule.round = round;
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
-    const auto piece = deserialize<BlockPiece>(
-        receive_bytes(world_, static_cast<int>(s) + 1, kTagSchedule, waiter_, &outbox_));
+    const auto piece =
+        deserialize<BlockPiece>(receive_bytes(world_, scheduler_rank(s), kTagSchedule, waiter_, &outbox_));
     if (piece.round != round) {
       throw std::logic_error("scheduler " + std::to_string(s) + " sent round " + std::to_string(piece.round) +
                              ", expected " + std::to_string(round));
@@ -94,21 +97,21 @@ void RemoteSchedulers::feedback(std::uint64_t round, const Priorities& prioritie
   }
   for (ParamIndex param : priorities.retired()) messages[owner(ranges_, param)].retired.push_back(param);
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
-    outbox_.send(world_, static_cast<int>(s) + 1, kTagFeedback, serialize(messages[s]));
+    outbox_.send(world_, scheduler_rank(s), kTagFeedback, serialize(messages[s]));
   }
 }
 
 void RemoteSchedulers::stop() {
   Feedback stop;
-  stop.stop = 1;
+  stop.stop = true;
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
-    outbox_.send(world_, static_cast<int>(s) + 1, kTagFeedback, serialize(stop));
+    outbox_.send(world_, scheduler_rank(s), kTagFeedback, serialize(stop));
   }
   // Each scheduler is staleness + 1 pieces ahead of the rounds that ran: receive them so that no
   // message is left in flight.
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
     for (int k = 0; k <= options_.staleness; ++k) {
-      receive_bytes(world_, static_cast<int>(s) + 1, kTagSchedule, waiter_, &outbox_);
+      receive_bytes(world_, scheduler_rank(s), kTagSchedule, waiter_, &outbox_);
     }
   }
   outbox_.drain(waiter_);

@@ -1,6 +1,7 @@
 #include "schmp/dataset.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <numeric>
 #include <string>
@@ -16,7 +17,10 @@ bool is_matrix_market(const std::string& path) {
   std::string banner(14, '\0');
   in.read(banner.data(), static_cast<std::streamsize>(banner.size()));
   banner.resize(static_cast<std::size_t>(in.gcount()));
-  return banner == "%%MatrixMarket";
+  // The banner's words are case-insensitive, as read_matrix_market reads them.
+  std::transform(banner.begin(), banner.end(), banner.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return banner == "%%matrixmarket";
 }
 
 SparseRows rows_of_block(const std::string& data, const std::string& labels, int part, int parts) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <functional>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "../coordinator/coordinator_loop.hpp"
@@ -20,18 +21,26 @@
 #include "mpi.hpp"
 #include "schmp/detail/roles.hpp"
 #include "schmp/io.hpp"
+#include "trace.hpp"
 
 namespace schmp::detail {
 
 namespace {
 
+// Schedulers send this many blocks ahead at once; more would only queue messages.
+constexpr int kMaxStaleness = 1000;
+
 std::optional<Failure> check_options(const RunOptions& o) {
   auto bad = [](const std::string& message) { return Failure{0, message}; };
   if (o.schedulers < 1) return bad("--schedulers must be at least 1");
-  if (o.staleness < 0) return bad("--staleness must be 0 or more");
+  if (o.staleness < 0 || o.staleness > kMaxStaleness) {
+    return bad("--staleness must be between 0 and " + std::to_string(kMaxStaleness));
+  }
   if (o.threads < 0) return bad("--threads must be 0 (automatic) or more");
   if (o.schedule_size < 1) return bad("--schedule_size must be at least 1");
-  if (!(o.priority_power > 0)) return bad("--priority_power must be positive");
+  if (o.priority_power != 1 && o.priority_power != 2) return bad("--priority_power must be 1 or 2");
+  // With priorities, a weight of zero would never change again: eta keeps every parameter drawable.
+  if (!(o.eta > 0) && o.priority) return bad("--eta must be positive");
   if (!(o.eta >= 0)) return bad("--eta must be 0 or more");
   if (!(o.max_seconds > 0)) return bad("--max_seconds must be positive");
   return std::nullopt;
@@ -50,29 +59,14 @@ void guarded(std::optional<Failure>& failure, const std::function<void()>& step)
   }
 }
 
-class Communicator {
- public:
-  Communicator(MPI_Comm parent, int color, int key) {
-    check_mpi(MPI_Comm_split(parent, color, key, &comm_), "MPI_Comm_split");
-  }
-  ~Communicator() {
-    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-  }
-  Communicator(const Communicator&) = delete;
-  Communicator& operator=(const Communicator&) = delete;
-  MPI_Comm get() const { return comm_; }
-
- private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
-};
-
 int play(const ProgramRoles& roles, const RunOptions& options, const Layout& layout, Waiter& waiter,
          int threads) {
   MPI_Comm world = MPI_COMM_WORLD;
   const bool many = !layout.single_process();
   // compute: the coordinator (its rank 0) and the workers; workers: the workers alone.
-  Communicator compute(world, layout.is_scheduler_rank() ? 1 : 0, layout.rank);
-  Communicator workers(world, layout.is_worker() && many ? 0 : MPI_UNDEFINED, layout.rank);
+  const Communicator compute = Communicator::split(world, layout.is_scheduler_rank() ? 1 : 0, layout.rank);
+  const Communicator workers =
+      Communicator::split(world, layout.is_worker() && many ? 0 : MPI_UNDEFINED, layout.rank);
 
   std::optional<Failure> failure = check_options(options);
   std::unique_ptr<WorkerRole> worker;
@@ -87,7 +81,8 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
   std::vector<ParamRange> ranges;
   std::vector<std::unique_ptr<DependencyRole>> dependencies;
   guarded(failure, [&] {
-    if (num_params == 0) throw std::runtime_error("the input has no parameters to fit");
+    if (num_params == 0)
+      throw std::runtime_error("the input has no parameters to fit (no features in the data)");
     if (num_params > 0xFFFFFFFEull) throw std::runtime_error("more than 2^32 - 2 parameters");
     if (worker) worker->start(num_params);
     for (int s = 0; s < options.schedulers; ++s)
@@ -102,9 +97,10 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
 
   // Setup: the workers' summed Setup reaches the coordinator, which builds the program's coordinator.
   std::unique_ptr<CoordinatorRole> program;
+  std::unique_ptr<TraceWriter> trace;
   std::unique_ptr<WorkerGroup> group;
   RoundMessage setup;
-  setup.command = static_cast<std::uint8_t>(Command::kSetup);
+  setup.command = Command::kSetup;
   if (layout.is_coordinator()) {
     if (many) {
       group = std::make_unique<RemoteWorkers>(world, compute.get(), layout.first_worker_rank(),
@@ -117,6 +113,7 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     guarded(failure, [&] {
       program = roles.make_coordinator();
       program->setup(num_params, reply.summed);
+      trace = std::make_unique<TraceWriter>(options.trace, program->trace_columns());
     });
   } else if (layout.is_worker()) {
     Outbox outbox;
@@ -132,7 +129,7 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     } else {
       schedulers = std::make_unique<RemoteSchedulers>(world, ranges, options, waiter);
     }
-    run_coordinator(*program, *schedulers, *group, options, num_params);
+    run_coordinator(*program, *schedulers, *group, *trace, options, num_params);
   } else if (layout.is_scheduler_rank()) {
     run_scheduler_rank(world, 0, ranges[layout.scheduler_index()], dependencies.front().get(), options,
                        layout.scheduler_index(), waiter);

@@ -21,7 +21,6 @@ struct Layout {
   int workers() const { return single_process() ? 1 : size - first_worker_rank(); }
   int worker_index() const { return rank - first_worker_rank(); }
   int scheduler_index() const { return rank - 1; }
-  int scheduler_rank(int index) const { return 1 + index; }
   const char* role_name() const;
 };
 

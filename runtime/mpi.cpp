@@ -18,6 +18,14 @@ constexpr std::size_t kLengthBytes = sizeof(std::uint64_t);
 // Spinning is cheap in latency and costly in cores: spin this many polls before sleeping.
 constexpr int kSpinPolls = 20000;
 
+// MPI counts are ints: larger messages would need splitting, which no program needs yet.
+int mpi_count(std::size_t count) {
+  if (count > static_cast<std::size_t>(INT32_MAX)) {
+    throw std::runtime_error("message of " + std::to_string(count) + " elements exceeds MPI's int count");
+  }
+  return static_cast<int>(count);
+}
+
 }  // namespace
 
 void check_mpi(int code, const char* call) {
@@ -26,6 +34,23 @@ void check_mpi(int code, const char* call) {
   int length = 0;
   MPI_Error_string(code, text, &length);
   throw std::runtime_error(std::string(call) + " failed: " + std::string(text, length));
+}
+
+Communicator Communicator::split(MPI_Comm parent, int color, int key) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(parent, color, key, &comm), "MPI_Comm_split");
+  return Communicator(comm);
+}
+
+Communicator Communicator::split_by_host(MPI_Comm parent) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(parent, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &comm),
+            "MPI_Comm_split_type");
+  return Communicator(comm);
+}
+
+Communicator::~Communicator() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
 Waiter::Waiter(bool may_spin) : may_spin_(may_spin) {
@@ -78,9 +103,8 @@ void Outbox::send(MPI_Comm comm, int dest, int tag, Bytes bytes) {
   reap();
   Pending& p = pending_.emplace_back();
   p.bytes = std::move(bytes);
-  check_mpi(
-      MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, dest, tag, comm, &p.request),
-      "MPI_Isend");
+  check_mpi(MPI_Isend(p.bytes.data(), mpi_count(p.bytes.size()), MPI_BYTE, dest, tag, comm, &p.request),
+            "MPI_Isend");
 }
 
 void Outbox::reap() {
@@ -125,8 +149,8 @@ void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter) {
     std::memcpy(bytes.data(), block.data() + kLengthBytes, inline_bytes);
   }
   if (length > inline_bytes) {
-    check_mpi(MPI_Ibcast(bytes.data() + inline_bytes, static_cast<int>(length - inline_bytes), MPI_BYTE, root,
-                         comm, &request),
+    check_mpi(MPI_Ibcast(bytes.data() + inline_bytes, mpi_count(length - inline_bytes), MPI_BYTE, root, comm,
+                         &request),
               "MPI_Ibcast");
     waiter.wait(request);
   }
@@ -137,7 +161,7 @@ void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& wa
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   std::vector<double> sum(rank == root ? values.size() : 0);
   MPI_Request request;
-  check_mpi(MPI_Ireduce(values.data(), rank == root ? sum.data() : nullptr, static_cast<int>(values.size()),
+  check_mpi(MPI_Ireduce(values.data(), rank == root ? sum.data() : nullptr, mpi_count(values.size()),
                         MPI_DOUBLE, MPI_SUM, root, comm, &request),
             "MPI_Ireduce");
   waiter.wait(request);
@@ -169,11 +193,9 @@ bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const s
 }
 
 bool host_oversubscribed(MPI_Comm comm, int* ranks_on_host) {
-  MPI_Comm host;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host), "MPI_Comm_split_type");
+  const Communicator host = Communicator::split_by_host(comm);
   int local = 1;
-  MPI_Comm_size(host, &local);
-  MPI_Comm_free(&host);
+  check_mpi(MPI_Comm_size(host.get(), &local), "MPI_Comm_size");
   if (ranks_on_host) *ranks_on_host = local;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   return static_cast<unsigned>(local) > cores;

@@ -23,6 +23,25 @@ enum Tag : int { kTagSchedulerStart = 1, kTagSchedule = 2, kTagFeedback = 3, kTa
 // Throws std::runtime_error naming the call when an MPI call fails.
 void check_mpi(int code, const char* call);
 
+// An MPI communicator this process created, freed when it goes.
+class Communicator {
+ public:
+  // The ranks of `parent` with the same color, ordered by key (MPI_UNDEFINED: none, get() is null).
+  static Communicator split(MPI_Comm parent, int color, int key);
+  // The ranks of `parent` that share this host's memory.
+  static Communicator split_by_host(MPI_Comm parent);
+  ~Communicator();
+  Communicator(Communicator&& other) noexcept : comm_(other.comm_) { other.comm_ = MPI_COMM_NULL; }
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  Communicator& operator=(Communicator&&) = delete;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  explicit Communicator(MPI_Comm comm) : comm_(comm) {}
+  MPI_Comm comm_;
+};
+
 class Outbox;
 
 // Waits for MPI requests. A waiting rank first spins briefly (when it has a core of its own), then

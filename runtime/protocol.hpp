@@ -20,11 +20,10 @@ enum class Command : std::uint8_t {
 };
 
 struct RoundMessage {
-  std::uint8_t command = 0;
+  Command command = Command::kSetup;
   Bytes commit;
   Schedule schedule;
 
-  Command what() const { return static_cast<Command>(command); }
   template <class Visitor>
   void visit(Visitor& v) {
     v(command, commit, schedule);
@@ -67,7 +66,7 @@ struct BlockPiece {
 // or stop.
 struct Feedback {
   std::uint64_t round = 0;
-  std::uint8_t stop = 0;
+  bool stop = false;
   std::vector<ParamIndex> params;
   std::vector<double> changes;
   std::vector<ParamIndex> retired;

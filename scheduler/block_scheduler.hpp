@@ -35,7 +35,6 @@ class BlockScheduler {
   BlockScheduler(ParamRange owned, const std::vector<double>& initial_changes, DependencyRole* dependency,
                  const BlockSchedulerSettings& settings);
 
-  ParamRange owned() const { return owned_; }
   std::vector<ParamIndex> next_block();
   // Changes of parameters this scheduler owns (others are ignored).
   void report_changes(const std::vector<std::pair<ParamIndex, double>>& changes);

@@ -118,16 +118,27 @@ class LassoEndToEnd : public ::testing::Test {
                            std::to_string(data.lambda_ratio) + " --tol 1e-10 --output " + model +
                            " --trace " + trace + " --progress_seconds 0 " + flags);
     ASSERT_EQ(out.status, 0) << out.text;
+    EXPECT_NE(out.text.find("schmp-lasso: converged after"), std::string::npos) << out.text;
     const double objective = objective_of(out);
     EXPECT_NEAR(objective, reference.objective, 1e-6 * reference.objective) << out.text;
     EXPECT_EQ(support(read_model(model)), support(as_map(reference.beta))) << out.text;
     std::ifstream in(trace);
-    std::string header, row;
+    std::string header, row, last;
     std::getline(in, header);
-    EXPECT_EQ(header.rfind("round,seconds,objective,duality_gap,relative_gap,nnz,", 0), 0u) << header;
+    EXPECT_EQ(
+        header,
+        "round,seconds,objective,duality_gap,relative_gap,nnz,active,scheduler_s,compute_s,communication_s,"
+        "idle_s");
     int rows = 0;
-    while (std::getline(in, row)) ++rows;
+    while (std::getline(in, row)) ++rows, last = row;
     EXPECT_GE(rows, 2);
+    // The last row is the final state: the objective printed, with the gap under the tolerance.
+    std::vector<double> fields;
+    std::istringstream cells(last);
+    for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(std::stod(cell));
+    ASSERT_EQ(fields.size(), 11u) << last;
+    EXPECT_NEAR(fields[2], objective, 1e-9 * std::abs(objective));
+    EXPECT_LE(fields[4], 1e-10);
   }
 
   static std::filesystem::path scratch_;
@@ -195,10 +206,12 @@ TEST_F(LassoEndToEnd, MatrixMarketInputGivesTheSameModel) {
     for (double label : rows.labels) y << label << '\n';
   }
   const testing::LassoSolution reference = testing::solve_lasso_reference(rows, 0.01);
+  const std::string model = (scratch_ / "diabetes-mtx.model").string();
   const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + matrix + " --labels " + labels +
-                         " --lambda_ratio 0.01 --tol 1e-10 --progress_seconds 0");
+                         " --lambda_ratio 0.01 --tol 1e-10 --progress_seconds 0 --output " + model);
   ASSERT_EQ(out.status, 0) << out.text;
   EXPECT_NEAR(objective_of(out), reference.objective, 1e-6 * reference.objective);
+  EXPECT_EQ(support(read_model(model)), support(as_map(reference.beta)));
 }
 
 TEST_F(LassoEndToEnd, SameSeedSameModel) {
@@ -213,6 +226,38 @@ TEST_F(LassoEndToEnd, SameSeedSameModel) {
   text_a << a.rdbuf();
   text_b << b.rdbuf();
   EXPECT_EQ(text_a.str(), text_b.str());
+}
+
+// The model must not depend on where the schedulers run (in the coordinator's process or on ranks of
+// their own) nor on the thread count: with one worker both layouts give the same bytes.
+TEST_F(LassoEndToEnd, SameModelWhereverTheSchedulersRunAndWhateverTheThreads) {
+  std::vector<std::string> texts;
+  const std::vector<std::pair<int, std::string>> runs = {
+      {2, "--threads 1"}, {3, "--threads 1"}, {3, "--threads 2"}, {1, "--threads 2"}};
+  for (const auto& [ranks, flags] : runs) {
+    const std::string model = (scratch_ / ("layout-" + std::to_string(texts.size()) + ".txt")).string();
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + generated().path +
+                           " --lambda_ratio 0.05 --tol 1e-8 --staleness 2 --progress_seconds 0 --output " +
+                           model + " " + flags);
+    ASSERT_EQ(out.status, 0) << out.text;
+    std::ifstream in(model);
+    std::stringstream text;
+    text << in.rdbuf();
+    texts.push_back(text.str());
+  }
+  for (std::size_t k = 1; k < texts.size(); ++k) EXPECT_EQ(texts[k], texts[0]) << "run " << k;
+}
+
+TEST_F(LassoEndToEnd, UnwritableOutputsFailBeforeSolving) {
+  for (const std::string flag : {"--output", "--trace"}) {
+    const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " " + flag +
+                           " /nonexistent-dir/file --progress_seconds 0");
+    EXPECT_NE(out.status, 0) << out.text;
+    EXPECT_NE(out.text.find("schmp-lasso: error: /nonexistent-dir/file: cannot write"), std::string::npos)
+        << out.text;
+    EXPECT_EQ(out.text.find("Abort"), std::string::npos) << out.text;
+    EXPECT_EQ(out.text.find("rounds"), std::string::npos) << "it solved before failing:\n" << out.text;
+  }
 }
 
 TEST_F(LassoEndToEnd, WindowsLineEndingsCommentsAndBlankLinesAreAccepted) {
@@ -283,10 +328,20 @@ TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
   EXPECT_NE(out.status, 0);
   EXPECT_NE(out.text.find("schmp-lasso: error: --schedulers must be at least 1"), std::string::npos)
       << out.text;
-  const Output lambda = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --lambda -1");
-  EXPECT_NE(lambda.status, 0);
-  EXPECT_NE(lambda.text.find("schmp-lasso: error: --lambda must be positive"), std::string::npos)
-      << lambda.text;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--lambda -1", "--lambda must be positive"},
+      {"--rho 0", "--rho must be in (0, 1]"},
+      {"--eta 0", "--eta must be positive"},
+      {"--priority_power 3", "--priority_power must be 1 or 2"},
+      {"--staleness 5000", "--staleness must be between 0 and 1000"}};
+  for (const auto& [flags, message] : cases) {
+    const Output bad = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " " + flags);
+    EXPECT_NE(bad.status, 0) << flags;
+    EXPECT_NE(bad.text.find("schmp-lasso: error: " + message), std::string::npos) << bad.text;
+  }
+  const Output no_data = run(mpirun(1) + SCHMP_LASSO_BIN);
+  EXPECT_NE(no_data.status, 0);
+  EXPECT_NE(no_data.text.find("schmp-lasso: error: --data is required"), std::string::npos) << no_data.text;
 }
 
 // Real data from the shared data folder, when it is there.

@@ -53,10 +53,10 @@ RandomMatrix random_matrix(std::size_t rows, std::size_t columns, double density
 TEST(CpuColumnKernel, MatchesDenseArithmetic) {
   // More rows than one chunk holds, so that chunked updates and sums are exercised.
   const std::size_t n = 40000, p = 30;
-  RandomMatrix m = random_matrix(n, p, 0.05, std::random_device{}());
+  RandomMatrix m = random_matrix(n, p, 0.05, 1234);
   auto kernel = kernels::make_cpu_column_kernel(m.rows, p + 2);  // two empty trailing columns
   std::vector<double> v(n);
-  std::mt19937_64 random(std::random_device{}());
+  std::mt19937_64 random(99);
   std::normal_distribution<double> normal(0, 1);
   for (double& x : v) x = normal(random);
   kernel->set_vector(v);
@@ -95,7 +95,7 @@ TEST(CpuColumnKernel, MatchesDenseArithmetic) {
 
 TEST(LassoDependency, BlockFilterMatchesPairwiseCosines) {
   const std::size_t n = 60, p = 40;
-  RandomMatrix m = random_matrix(n, p, 0.3, std::random_device{}());
+  RandomMatrix m = random_matrix(n, p, 0.3, 4321);
   testing::ScratchDir dir;
   std::ostringstream text;
   for (std::size_t i = 0; i < n; ++i) {
@@ -123,7 +123,7 @@ TEST(LassoDependency, BlockFilterMatchesPairwiseCosines) {
   };
   const ParamRange owned{5, 35};
   lasso::Lasso::Dependency filter(config, owned);
-  std::mt19937_64 random(std::random_device{}());
+  std::mt19937_64 random(77);
   for (int block = 0; block < 20; ++block) {
     filter.clear();
     std::vector<ParamIndex> kept;

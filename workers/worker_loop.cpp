@@ -1,6 +1,7 @@
 #include "worker_loop.hpp"
 
 #include <chrono>
+#include <string>
 
 namespace schmp::detail {
 
@@ -8,7 +9,7 @@ std::optional<WorkerReply> handle_round(WorkerRole& worker, const RoundMessage& 
   const auto started = std::chrono::steady_clock::now();
   if (!message.commit.empty()) worker.apply(message.commit);
   WorkerReply reply;
-  switch (message.what()) {
+  switch (message.command) {
     case Command::kSetup:
       reply.summed = worker.setup();
       break;
@@ -20,6 +21,9 @@ std::optional<WorkerReply> handle_round(WorkerRole& worker, const RoundMessage& 
       break;
     case Command::kStop:
       return std::nullopt;
+    default:
+      throw MessageError("round message with unknown command " +
+                         std::to_string(static_cast<unsigned>(message.command)));
   }
   reply.compute_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return reply;

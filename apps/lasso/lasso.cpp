@@ -35,8 +35,20 @@ void remove_retired(std::vector<ParamIndex>& active, const std::vector<ParamInde
 
 // ---------------------------------------------------------------------------------------------- worker
 
+void check_config(const Config& config) {
+  if (config.data.empty()) throw std::runtime_error("--data is required");
+  if (!(std::isfinite(config.lambda) && config.lambda >= 0))
+    throw std::runtime_error("--lambda must be positive");
+  if (config.lambda == 0 && !(std::isfinite(config.lambda_ratio) && config.lambda_ratio > 0)) {
+    throw std::runtime_error("--lambda_ratio must be positive");
+  }
+  if (!(std::isfinite(config.tol) && config.tol > 0)) throw std::runtime_error("--tol must be positive");
+  if (!(config.rho > 0 && config.rho <= 1)) throw std::runtime_error("--rho must be in (0, 1]");
+}
+
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
-    : rows_(io::read_rows_part(config.data, config.labels, context.index, context.count)),
+    : rows_((check_config(config),
+             io::read_rows_part(config.data, config.labels, context.index, context.count))),
       columns_in_data_(rows_.columns()) {}
 
 void Lasso::Worker::start(std::size_t num_params) {
@@ -95,13 +107,10 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
       column_norms_(Eigen::Map<const Eigen::VectorXd>(setup.column_norms.data(),
                                                       static_cast<Eigen::Index>(setup.column_norms.size()))) {
   if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
+  if (!config.output.empty()) io::check_writable(config.output);
   double max_xty = 0;
   for (double v : setup.xty) max_xty = std::max(max_xty, std::abs(v));
   lambda_max_ = max_xty / n_;
-  if (config.lambda < 0) throw std::runtime_error("--lambda must be positive");
-  if (config.lambda == 0 && !(config.lambda_ratio > 0))
-    throw std::runtime_error("--lambda_ratio must be positive");
-  if (!(config.tol > 0)) throw std::runtime_error("--tol must be positive");
   lambda_ = config.lambda > 0 ? config.lambda : config.lambda_ratio * lambda_max_;
   if (!(lambda_ > 0)) {
     throw std::runtime_error(config.data +
@@ -166,6 +175,8 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   // max_j |x_j . r|) over the coefficients not retired (the retired ones are zero at the optimum, so
   // the problem without them has the same solution); its dual value is
   // (1/n) (n lambda y.r / s - (n lambda)^2 ||r||^2 / (2 s^2)).
+  if (summed.gradient.size() != active_.size())
+    throw std::logic_error("lasso: evaluation of the wrong length");
   const double l1 = beta_.lpNorm<1>();
   const double primal = summed.rr / (2 * n_) + lambda_ * l1;
   double max_gradient = 0;

@@ -39,6 +39,9 @@ struct Config {
 
 double soft_threshold(double z, double threshold);
 
+// Throws std::runtime_error naming the flag when a setting is out of range.
+void check_config(const Config& config);
+
 struct Lasso {
   using Config = lasso::Config;
 

@@ -12,4 +12,8 @@ namespace schmp::io {
 // when it cannot be written (the temporary file is removed).
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
+// Throws std::runtime_error naming the path unless a file can be created there: lets a program
+// refuse an unwritable output before a long run rather than after it.
+void check_writable(const std::string& path);
+
 }  // namespace schmp::io

@@ -36,8 +36,9 @@
 //                                          //  a filter that keeps the block being built itself)
 //   };
 //
-// and its main() is `return schmp::run<P>(argc, argv, config)`. Every message exchange, every MPI
-// call and the choice of which rank plays which role belong to the framework.
+// and its main() is `schmp::Job job(argc, argv, usage); return job.run<P>(config);` (run.hpp). Every
+// message exchange, every MPI call and the choice of which rank plays which role belong to the
+// framework.
 //
 // This is a *dynamic-schedule* program: each round the schedulers pick a block of parameters by
 // priority (parameters still changing are picked more often) and filter it with the dependency test.
@@ -114,7 +115,8 @@ struct Summary {
   std::uint64_t rounds = 0;
   double seconds = 0;
   Report last;
-  std::string stopped_by;  // "converged", "max_rounds" or "max_seconds"
+  // "converged", "max_rounds", "max_seconds", or "no parameter left to schedule" (all retired)
+  std::string stopped_by;
 };
 
 }  // namespace schmp

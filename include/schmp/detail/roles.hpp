@@ -1,5 +1,5 @@
-// The byte-level view of a program that the runtime works with. schmp::run<P> builds it from a typed
-// program; users never implement these classes themselves.
+// The byte-level view of a program that the runtime works with. schmp::Job::run<P> builds it from a
+// typed program; users never implement these classes themselves.
 #pragma once
 
 #include <functional>
