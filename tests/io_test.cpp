@@ -2,7 +2,10 @@
 #include "schmp/io.hpp"
 
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +16,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "schmp/dataset.hpp"
 
 namespace {
 
@@ -651,6 +656,104 @@ TEST_F(IoTest, DenseVectorBadValues) {
       write("coord.mtx", "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1\n");
   EXPECT_TRUE(FailsWith([&] { schmp::io::read_dense_vector(coordinate); }, coordinate, 1,
                         "unsupported format 'coordinate' (expected 'array')"));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// read_rows_part on LIBSVM files: large ranges are parsed on several threads
+
+// Runs `body` in an arena of 4 threads, so that read_rows_part splits large ranges even on fewer cores:
+// the arena sets the concurrency it sees, and global_control lifts TBB's default worker limit (cores - 1)
+// that would leave the arena's extra slots empty.
+void with_four_threads(const std::function<void()>& body) {
+  tbb::global_control workers(tbb::global_control::max_allowed_parallelism, 4);
+  tbb::task_arena arena(4);
+  arena.execute(body);
+}
+
+// At least `min_bytes` of random LIBSVM rows of varied length, with comments, blank lines, CRLF endings,
+// label-only and unsorted rows, and no newline at the end. The same bytes on every run.
+std::string large_libsvm(std::size_t min_bytes) {
+  std::mt19937 random(12345);
+  std::string content;
+  content.reserve(min_bytes + 1000);
+  while (content.size() < min_bytes) {
+    const unsigned kind = random() % 100;
+    const std::string ending = random() % 10 == 0 ? "\r\n" : "\n";
+    if (kind < 2) {
+      content += "# comment " + std::to_string(random()) + ending;
+      continue;
+    }
+    if (kind < 4) {
+      content += "  " + ending;
+      continue;
+    }
+    std::string line =
+        random() % 2 == 0 ? "+1" : std::to_string(static_cast<int>(random() % 2001) - 1000) + ".25";
+    std::vector<std::string> features;
+    const unsigned count = kind < 6 ? 0 : 1 + random() % 60;
+    std::uint64_t index = 0;
+    for (unsigned k = 0; k < count; ++k) {
+      index += 1 + random() % 1000;
+      const std::string value = random() % 4 == 0
+                                    ? std::to_string(random() % 10)
+                                    : std::to_string((static_cast<double>(random()) - 2e9) / 3e5);
+      features.push_back(std::to_string(index) + ":" + value);
+    }
+    if (kind < 10) std::reverse(features.begin(), features.end());
+    for (const std::string& feature : features) line += (random() % 8 == 0 ? "\t" : " ") + feature;
+    if (kind >= 95) line += " # trailing comment";
+    content += line + ending;
+  }
+  if (content.back() == '\n') content.pop_back();
+  if (content.back() == '\r') content.pop_back();
+  return content;
+}
+
+TEST_F(IoTest, ReadRowsPartLargeLibsvmMatchesSequentialRead) {
+  // 25 MiB: a single part splits into 4 sub-ranges and each of 3 parts into 2 (one per 4 MiB at most).
+  const std::string path = write("large.svm", large_libsvm(std::size_t{25} << 20));
+  const std::uint64_t size = schmp::io::file_size(path);
+  with_four_threads([&] {
+    for (const int parts : {1, 3}) {
+      for (int part = 0; part < parts; ++part) {
+        SCOPED_TRACE("part " + std::to_string(part) + " of " + std::to_string(parts));
+        const SparseRows expected = schmp::io::read_libsvm(path, schmp::io::split_range(size, part, parts));
+        ASSERT_GT(expected.rows(), 10000u);
+        expect_same_rows(schmp::io::read_rows_part(path, "", part, parts), expected);
+      }
+    }
+  });
+}
+
+// Inserts `line` at the first line start after byte `at` and returns its line number.
+std::uint64_t insert_line(std::string& content, std::size_t at, const std::string& line) {
+  const std::size_t start = content.find('\n', at) + 1;
+  content.insert(start, line);
+  return 1 + static_cast<std::uint64_t>(
+                 std::count(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(start), '\n'));
+}
+
+TEST_F(IoTest, ReadRowsPartLargeLibsvmReportsFirstBadLine) {
+  // 10 MiB: read as one part, it splits into 2 sub-ranges; the bad lines lie at 1/5 and 4/5 of the file,
+  // one in each.
+  const std::string good = large_libsvm(std::size_t{10} << 20);
+  std::string late_only = good;
+  const std::uint64_t late_alone = insert_line(late_only, 4 * good.size() / 5, "1 1:x\n");
+  std::string both = good;
+  const std::uint64_t early = insert_line(both, good.size() / 5, "1 0:1\n");
+  const std::uint64_t late = insert_line(both, 4 * good.size() / 5, "1 1:x\n");
+  ASSERT_LT(early, late);
+  const std::string late_path = write("late.svm", late_only);
+  const std::string both_path = write("both.svm", both);
+  with_four_threads([&] {
+    EXPECT_TRUE(FailsWith([&] { schmp::io::read_rows_part(late_path, "", 0, 1); }, late_path, late_alone,
+                          "non-numeric value 'x'"));
+    // Whichever sub-range fails first in time, the error is the sequential reader's: the earlier line.
+    EXPECT_TRUE(FailsWith([&] { schmp::io::read_rows_part(both_path, "", 0, 1); }, both_path, early,
+                          "feature index 0 (indices are 1-based)"));
+    EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(both_path); }, both_path, early,
+                          "feature index 0 (indices are 1-based)"));
+  });
 }
 
 }  // namespace

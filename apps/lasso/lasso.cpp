@@ -171,18 +171,17 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
 }
 
 Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
-  // Primal: (1/2n) ||r||^2 + lambda ||beta||_1. Dual point theta = r / s with s = max(n lambda,
-  // max_j |x_j . r|) over the coefficients not retired (the retired ones are zero at the optimum, so
-  // the problem without them has the same solution); its dual value is
-  // (1/n) (n lambda y.r / s - (n lambda)^2 ||r||^2 / (2 s^2)).
   if (summed.gradient.size() != active_.size())
     throw std::logic_error("lasso: evaluation of the wrong length");
-  const double l1 = beta_.lpNorm<1>();
-  const double primal = summed.rr / (2 * n_) + lambda_ * l1;
-  double max_gradient = 0;
-  for (double g : summed.gradient) max_gradient = std::max(max_gradient, std::abs(g));
+  // Primal: (1/2n) ||r||^2 + lambda ||beta||_1. The dual point theta = r / s, with s = max(n lambda,
+  // max_j |x_j . r|) over the coefficients not retired (the retired ones are zero at the optimum, so
+  // the problem without them has the same solution), is feasible; its dual value is
+  // (1/n) (n lambda y.r / s - (n lambda)^2 ||r||^2 / (2 s^2)).
+  const double primal = summed.rr / (2 * n_) + lambda_ * beta_.lpNorm<1>();
   const double scaled_lambda = n_ * lambda_;
-  const double s = std::max(scaled_lambda, max_gradient);
+  double largest = 0;
+  for (double g : summed.gradient) largest = std::max(largest, std::abs(g));
+  const double s = std::max(scaled_lambda, largest);
   const double dual =
       (scaled_lambda * summed.yr / s - scaled_lambda * scaled_lambda * summed.rr / (2 * s * s)) / n_;
   const double gap = std::max(0.0, primal - dual);
@@ -191,14 +190,25 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   // Gap-safe screening: in the problem scaled by n, the optimal dual point lies within
   // sqrt(2 n gap) / (n lambda) of theta, so |x_j . theta| + ||x_j|| radius < 1 proves beta_j = 0 at
   // the optimum. Only coefficients at zero now are retired: they need no correcting commit.
+  //
+  // The evaluation also knows x_j . r for every live coefficient, hence the step each would take now:
+  // those become their priorities, so that coefficients the sampler has not visited lately but that
+  // would move are found at once, and those that would not move wait on eta.
   const double radius = std::sqrt(2 * n_ * gap) / scaled_lambda;
   for (std::size_t k = 0; k < active_.size(); ++k) {
     const ParamIndex j = active_[k];
-    if (beta_[j] != 0 || retired_[j]) continue;
-    if (std::abs(summed.gradient[k]) / s + std::sqrt(column_norms_[j]) * radius < 1) {
+    if (retired_[j]) continue;
+    if (beta_[j] == 0 && std::abs(summed.gradient[k]) / s + std::sqrt(column_norms_[j]) * radius < 1) {
       retired_[j] = true;
       newly_retired_.push_back(j);
       priorities.retire(j);
+      continue;
+    }
+    const double norm = column_norms_[j];
+    if (norm > 0) {
+      const double step =
+          soft_threshold(beta_[j] * norm + summed.gradient[k], scaled_lambda) / norm - beta_[j];
+      priorities.set(j, fitted_change(j, step));
     }
   }
   Report report;
@@ -257,14 +267,16 @@ Lasso::Dependency::Dependency(const Config& config, ParamRange owned) : rho_(con
       if (!owned.contains(rows.index[e])) continue;
       const std::size_t at = next[rows.index[e] - owned.begin]++;
       row_[at] = static_cast<std::uint32_t>(r);
-      value_[at] = rows.value[e];
+      value_[at] = static_cast<float>(rows.value[e]);
     }
   }
   for (std::size_t k = 0; k < owned.size(); ++k) {
     double norm = 0;
-    for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) norm += value_[e] * value_[e];
+    for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) norm += double{value_[e]} * value_[e];
     norm = std::sqrt(norm);
-    for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) value_[e] = norm > 0 ? value_[e] / norm : 0.0;
+    for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) {
+      value_[e] = norm > 0 ? static_cast<float>(value_[e] / norm) : 0.0f;
+    }
   }
   row_head_.assign(rows.rows(), -1);
 }
@@ -284,7 +296,7 @@ bool Lasso::Dependency::admit(ParamIndex candidate) {
   for (std::size_t e = first; e < last; ++e) {
     for (std::int32_t k = row_head_[row_[e]]; k >= 0; k = entries_[static_cast<std::size_t>(k)].next) {
       const Entry& kept = entries_[static_cast<std::size_t>(k)];
-      cosines_[kept.slot] += value_[e] * kept.value;
+      cosines_[kept.slot] += double{value_[e]} * kept.value;
     }
   }
   for (double cosine : cosines_) {

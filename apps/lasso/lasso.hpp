@@ -13,7 +13,9 @@
 // to the objective falls below --tol. The same gap drives a safe screening rule (Fercoq, Gramfort and
 // Salmon's gap-safe sphere test): a coefficient whose column is certified to be zero at the optimum is
 // retired, never scheduled again, and left out of later evaluations, so that the work shrinks to the
-// coefficients that can still matter.
+// coefficients that can still matter. Each evaluation also refreshes every live coefficient's
+// priority with the step it would take now, so that coefficients the sampler has not visited lately
+// but that would move are found at once.
 #pragma once
 
 #include <Eigen/Core>
@@ -139,14 +141,16 @@ struct Lasso {
     struct Entry {
       std::int32_t next;   // next entry of a kept column on the same row, or -1
       std::uint32_t slot;  // which kept column
-      double value;
+      float value;
     };
     double rho_;
     ParamRange owned_;
     // The owned columns, normalised to unit length.
     std::vector<std::size_t> start_;
     std::vector<std::uint32_t> row_;
-    std::vector<double> value_;
+    // Single precision: the test compares cosines with rho, and the halved memory traffic matters
+    // because each round reads the columns of every candidate from memory.
+    std::vector<float> value_;
     // The block being built.
     std::vector<std::int32_t> row_head_;  // per row: its first kept entry, or -1
     std::vector<std::uint32_t> touched_rows_;
