@@ -60,12 +60,22 @@ std::vector<ParamIndex> BlockScheduler::next_block() {
   const std::uint64_t max_draws =
       std::min<std::uint64_t>(owned_.size(), std::uint64_t{settings_.block_size} * kDrawsPerKept);
   std::uint32_t rejections_in_a_row = 0;
-  while (kept.size() < settings_.block_size && drawn.size() < max_draws && sampler_.any_positive() &&
-         rejections_in_a_row < kRejectionsInARow) {
-    const std::size_t k = sampler_.sample(uniform(random_));
-    drawn.emplace_back(k, sampler_.weight(k));
-    sampler_.set(k, 0.0);  // without replacement
-    const ParamIndex candidate = owned_.begin + static_cast<ParamIndex>(k);
+  std::size_t examined = 0;  // drawn[examined..] are drawn but not yet offered to the filter
+  while (kept.size() < settings_.block_size && rejections_in_a_row < kRejectionsInARow) {
+    if (examined == drawn.size()) {
+      // Draw as many candidates as the block still needs before testing any, so that the filter can
+      // fetch all their data from memory at once.
+      const std::size_t wanted =
+          std::min<std::uint64_t>(settings_.block_size - kept.size(), max_draws - drawn.size());
+      for (std::size_t d = 0; d < wanted && sampler_.any_positive(); ++d) {
+        const std::size_t k = sampler_.sample(uniform(random_));
+        drawn.emplace_back(k, sampler_.weight(k));
+        sampler_.set(k, 0.0);  // without replacement
+        if (dependency_) dependency_->prepare(owned_.begin + static_cast<ParamIndex>(k));
+      }
+      if (examined == drawn.size()) break;
+    }
+    const ParamIndex candidate = owned_.begin + static_cast<ParamIndex>(drawn[examined++].first);
     // Every candidate is checked, also those whose last change was zero (STRADS skipped them): on
     // strongly correlated columns, several coefficients leaving zero together make the parallel
     // update diverge.

@@ -83,6 +83,7 @@ class RingDependency final : public DependencyRole {
     kept_.clear();
     offered_.clear();
   }
+  void prepare(ParamIndex) override {}
   bool admit(ParamIndex candidate) override {
     bool independent = true;
     for (ParamIndex k : kept_) independent = independent && !interferes(candidate, k, size_);

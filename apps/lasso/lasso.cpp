@@ -288,6 +288,17 @@ void Lasso::Dependency::clear() {
   cosines_.clear();
 }
 
+void Lasso::Dependency::prepare(ParamIndex candidate) const {
+  if (rho_ >= 1) return;
+  // The candidates' columns sit at random places in memory: asking for all of a block's columns
+  // before testing any overlaps the waits.
+  constexpr std::size_t kLine = 64;
+  const std::size_t first = start_[candidate - owned_.begin];
+  const std::size_t last = start_[candidate - owned_.begin + 1];
+  for (std::size_t e = first; e < last; e += kLine / sizeof(std::uint32_t)) __builtin_prefetch(&row_[e]);
+  for (std::size_t e = first; e < last; e += kLine / sizeof(float)) __builtin_prefetch(&value_[e]);
+}
+
 bool Lasso::Dependency::admit(ParamIndex candidate) {
   if (rho_ >= 1) return true;
   const std::size_t first = start_[candidate - owned_.begin];

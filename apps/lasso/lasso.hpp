@@ -135,6 +135,7 @@ struct Lasso {
    public:
     Dependency(const Config& config, ParamRange owned);
     void clear();
+    void prepare(ParamIndex candidate) const;
     bool admit(ParamIndex candidate);
 
    private:

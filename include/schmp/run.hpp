@@ -47,7 +47,8 @@ concept DynamicProgram = requires(typename P::Worker& worker, const typename P::
 // The dependency test of a program comes in one of two forms: a pairwise test, which the framework
 // applies between a candidate and every parameter already in the block, or a filter that keeps the
 // block itself and can answer faster (clear() starts a block; admit(j) keeps j if it interferes with
-// none kept and says whether it did).
+// none kept and says whether it did; an optional prepare(j) hears of a candidate before it is offered,
+// so that its data can be fetched early).
 template <class D>
 concept PairwiseDependency = requires(const D& d, ParamIndex j) {
   { d.interferes(j, j) } -> std::convertible_to<bool>;
@@ -117,6 +118,9 @@ class TypedDependency final : public DependencyRole {
     } else {
       kept_.clear();
     }
+  }
+  void prepare(ParamIndex candidate) override {
+    if constexpr (requires { dependency_.prepare(candidate); }) dependency_.prepare(candidate);
   }
   bool admit(ParamIndex candidate) override {
     if constexpr (BlockDependency<typename P::Dependency>) {

@@ -40,8 +40,9 @@ class CoordinatorRole {
 class DependencyRole {
  public:
   virtual ~DependencyRole() = default;
-  virtual void clear() = 0;                      // a new, empty block
-  virtual bool admit(ParamIndex candidate) = 0;  // keeps it (and says so) if it interferes with none kept
+  virtual void clear() = 0;                        // a new, empty block
+  virtual void prepare(ParamIndex candidate) = 0;  // to be offered soon: a hint to fetch its data
+  virtual bool admit(ParamIndex candidate) = 0;    // keeps it (and says so) if it interferes with none kept
 };
 
 // Factories for the roles a rank plays; each is called only on the ranks that play that role.
