@@ -33,7 +33,8 @@
 //       Dependency(const Config&, ParamRange owned);
 //       bool interferes(ParamIndex a, ParamIndex b) const; // may a and b not be updated together?
 //     };                                   // (or, faster: void clear(); bool admit(ParamIndex),
-//                                          //  a filter that keeps the block being built itself)
+//                                          //  a filter that keeps the block being built itself,
+//                                          //  with an optional prepare(ParamIndex) prefetch hint)
 //   };
 //
 // and its main() is `schmp::Job job(argc, argv, usage); return job.run<P>(config);` (run.hpp). Every
