@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <iomanip>
 #include <iterator>
-#include <limits>
 #include <numeric>
 #include <stdexcept>
 
