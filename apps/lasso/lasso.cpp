@@ -7,6 +7,7 @@
 #include <iterator>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "schmp/dataset.hpp"
 #include "schmp/output.hpp"
@@ -280,17 +281,64 @@ Lasso::Dependency::Dependency(const Config& config, ParamRange owned) : rho_(con
   row_head_.assign(rows.rows(), -1);
 }
 
+namespace {
+
+// A column with at least this many entries is long: testing it against a block by a pass over its
+// entries costs more than looking up its verdicts with each kept column.
+constexpr std::size_t kLongColumn = 256;
+// The memo's size (slots, a power of two): 8 MiB, enough for the pairs among a few thousand long
+// columns. When half full it is emptied, so that memory stays bounded whatever the run's length.
+constexpr int kMemoBits = 20;
+constexpr std::size_t kMemoSlots = std::size_t{1} << kMemoBits;
+
+std::uint64_t pair_key(ParamIndex a, ParamIndex b) {
+  if (a > b) std::swap(a, b);
+  return (std::uint64_t{a} << 32) | b;  // never 0: a < b
+}
+
+}  // namespace
+
+Lasso::Dependency::PairMemo::Verdict Lasso::Dependency::PairMemo::find(ParamIndex a, ParamIndex b) const {
+  if (slots_.empty()) return Verdict::kUnknown;
+  const std::uint64_t key = pair_key(a, b);
+  for (std::size_t s = slot_of(key);; s = (s + 1) & (slots_.size() - 1)) {
+    if (slots_[s] == 0) return Verdict::kUnknown;
+    if (slots_[s] >> 1 == key) return (slots_[s] & 1) != 0 ? Verdict::kInterferes : Verdict::kIndependent;
+  }
+}
+
+void Lasso::Dependency::PairMemo::insert(ParamIndex a, ParamIndex b, bool interferes) {
+  if (slots_.empty() || 2 * (used_ + 1) > slots_.size()) {
+    slots_.assign(kMemoSlots, 0);
+    used_ = 0;
+  }
+  const std::uint64_t key = pair_key(a, b);
+  std::size_t s = slot_of(key);
+  while (slots_[s] != 0 && slots_[s] >> 1 != key) s = (s + 1) & (slots_.size() - 1);
+  if (slots_[s] == 0) ++used_;
+  slots_[s] = (key << 1) | (interferes ? 1 : 0);
+}
+
+std::size_t Lasso::Dependency::PairMemo::slot_of(std::uint64_t key) const {
+  return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - kMemoBits));  // Fibonacci hashing
+}
+
+bool Lasso::Dependency::is_long(ParamIndex column) const {
+  // Keys pack two indices into 63 bits: columns beyond 2^31 are never memoised.
+  return length(column) >= kLongColumn && column < (ParamIndex{1} << 31);
+}
+
 void Lasso::Dependency::clear() {
   for (std::uint32_t r : touched_rows_) row_head_[r] = -1;
   touched_rows_.clear();
   entries_.clear();
-  cosines_.clear();
+  kept_.clear();
 }
 
 void Lasso::Dependency::prepare(ParamIndex candidate) const {
-  if (rho_ >= 1) return;
+  if (rho_ >= 1 || is_long(candidate)) return;
   // The candidates' columns sit at random places in memory: asking for all of a block's columns
-  // before testing any overlaps the waits.
+  // before testing any overlaps the waits. Long columns are mostly settled by the memo.
   constexpr std::size_t kLine = 64;
   const std::size_t first = start_[candidate - owned_.begin];
   const std::size_t last = start_[candidate - owned_.begin + 1];
@@ -298,28 +346,52 @@ void Lasso::Dependency::prepare(ParamIndex candidate) const {
   for (std::size_t e = first; e < last; e += kLine / sizeof(float)) __builtin_prefetch(&value_[e]);
 }
 
-bool Lasso::Dependency::admit(ParamIndex candidate) {
-  if (rho_ >= 1) return true;
-  const std::size_t first = start_[candidate - owned_.begin];
-  const std::size_t last = start_[candidate - owned_.begin + 1];
-  std::fill(cosines_.begin(), cosines_.end(), 0.0);
-  for (std::size_t e = first; e < last; ++e) {
-    for (std::int32_t k = row_head_[row_[e]]; k >= 0; k = entries_[static_cast<std::size_t>(k)].next) {
-      const Entry& kept = entries_[static_cast<std::size_t>(k)];
-      cosines_[kept.slot] += double{value_[e]} * kept.value;
-    }
-  }
-  for (double cosine : cosines_) {
-    if (std::abs(cosine) >= rho_) return false;
-  }
-  const auto slot = static_cast<std::uint32_t>(cosines_.size());
-  cosines_.push_back(0.0);
-  for (std::size_t e = first; e < last; ++e) {
+void Lasso::Dependency::thread(std::uint32_t slot) {
+  kept_[slot].threaded = true;
+  const ParamIndex column = kept_[slot].column;
+  for (std::size_t e = start_[column - owned_.begin]; e < start_[column - owned_.begin + 1]; ++e) {
     const std::uint32_t r = row_[e];
     if (row_head_[r] < 0) touched_rows_.push_back(r);
     entries_.push_back({row_head_[r], slot, value_[e]});
     row_head_[r] = static_cast<std::int32_t>(entries_.size() - 1);
   }
+}
+
+bool Lasso::Dependency::admit(ParamIndex candidate) {
+  if (rho_ >= 1) return true;
+  const bool candidate_long = is_long(candidate);
+  unknown_.clear();
+  for (std::uint32_t slot = 0; slot < kept_.size(); ++slot) {
+    if (candidate_long || is_long(kept_[slot].column)) {
+      const auto verdict = memo_.find(candidate, kept_[slot].column);
+      if (verdict == PairMemo::Verdict::kInterferes) return false;
+      if (verdict == PairMemo::Verdict::kIndependent) continue;
+    }
+    unknown_.push_back(slot);
+  }
+  if (!unknown_.empty()) {
+    for (std::uint32_t slot : unknown_) {
+      if (!kept_[slot].threaded) thread(slot);
+    }
+    cosines_.assign(kept_.size(), 0.0);
+    const std::size_t first = start_[candidate - owned_.begin];
+    const std::size_t last = start_[candidate - owned_.begin + 1];
+    for (std::size_t e = first; e < last; ++e) {
+      for (std::int32_t k = row_head_[row_[e]]; k >= 0; k = entries_[static_cast<std::size_t>(k)].next) {
+        const Entry& kept = entries_[static_cast<std::size_t>(k)];
+        cosines_[kept.slot] += double{value_[e]} * kept.value;
+      }
+    }
+    bool independent = true;
+    for (std::uint32_t slot : unknown_) {
+      const bool interferes = std::abs(cosines_[slot]) >= rho_;
+      if (candidate_long || is_long(kept_[slot].column))
+        memo_.insert(candidate, kept_[slot].column, interferes);
+      independent = independent && !interferes;
+    }
+    if (!independent) return false;
+  }
+  kept_.push_back({candidate, false});
   return true;
 }
 
