@@ -66,7 +66,10 @@ void check_params(const Priorities& priorities, std::size_t num_params) {
 }  // namespace
 
 std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size) {
-  return std::max<std::uint64_t>(1, num_params / std::max<std::uint32_t>(1, schedule_size));
+  constexpr std::uint64_t kEvaluationsPerSweep = 8;
+  constexpr std::uint64_t kFewestRounds = 8;
+  return std::max<std::uint64_t>(
+      kFewestRounds, num_params / (kEvaluationsPerSweep * std::max<std::uint32_t>(1, schedule_size)));
 }
 
 Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, WorkerGroup& workers,

@@ -16,9 +16,12 @@
 
 namespace schmp::detail {
 
-// Rounds between evaluations when --eval_every is 0: one sweep's worth of updates over the parameters
-// not yet retired, so that evaluating (a pass over their data) costs about as much as the rounds
-// between evaluations.
+// Rounds between evaluations when --eval_every is 0: an eighth of a sweep's worth of updates over the
+// parameters not yet retired, and at least 8 rounds. An evaluation streams through the data, which
+// costs far less per parameter than scheduled rounds do, and it refreshes the priorities of every live
+// parameter: between evaluations the sampler only knows the parameters it visited, so evaluating
+// often finds the ones that started to move sooner. The floor keeps small problems from evaluating
+// every round.
 std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size);
 
 // Runs the rounds after the program's coordinator has been set up; returns how the run ended (the

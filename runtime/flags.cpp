@@ -14,7 +14,8 @@ DEFINE_uint64(seed, 1, "Random seed: the same seed and rank count give the same 
 DEFINE_uint64(max_rounds, 1000000, "Stop after this many rounds");
 DEFINE_double(max_seconds, 3600, "Stop after this many seconds of solving");
 DEFINE_uint64(eval_every, 0,
-              "Rounds between evaluations of the objective (0 = once per sweep over the parameters)");
+              "Rounds between evaluations of the objective (0 = auto: an eighth of a sweep over the live "
+              "parameters, at least 8)");
 DEFINE_string(trace, "", "Write the convergence trace (CSV) to this file as the run goes");
 DEFINE_double(progress_seconds, 2, "Seconds between progress lines on stderr (0 = none)");
 

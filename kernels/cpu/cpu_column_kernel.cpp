@@ -54,13 +54,18 @@ class CpuColumnKernel final : public ColumnKernel {
   }
 
   void column_dots(std::span<const ParamIndex> cols, std::span<double> out) const override {
-    for_columns(cols.size(), [&](std::size_t k) { out[k] = dot(cols[k]); });
+    // A block's columns may be far longer than the mean (dense features): count its work.
+    double nonzeros = 0;
+    for (ParamIndex j : cols) nonzeros += static_cast<double>(length(j));
+    const double mean = cols.empty() ? 1.0 : std::max(1.0, nonzeros / static_cast<double>(cols.size()));
+    for_columns(cols.size(), mean, [&](std::size_t k) { out[k] = dot(cols[k]); });
   }
   void all_column_dots(std::span<double> out) const override {
-    for_columns(columns_, [&](std::size_t j) { out[j] = dot(static_cast<ParamIndex>(j)); });
+    for_columns(columns_, mean_column_nonzeros_,
+                [&](std::size_t j) { out[j] = dot(static_cast<ParamIndex>(j)); });
   }
   void column_norms_squared(std::span<double> out) const override {
-    for_columns(columns_, [&](std::size_t j) {
+    for_columns(columns_, mean_column_nonzeros_, [&](std::size_t j) {
       double sum = 0;
       for (const Chunk& chunk : chunks_) sum += chunk.matrix.col(static_cast<Eigen::Index>(j)).squaredNorm();
       out[j] = sum;
@@ -119,10 +124,21 @@ class CpuColumnKernel final : public ColumnKernel {
     return sum;
   }
 
-  // Runs body(k) for k in [0, count), in parallel when the columns hold enough work to share.
+  std::size_t length(ParamIndex j) const {
+    if (j >= columns_) throw std::out_of_range("column kernel: column index beyond the matrix");
+    std::size_t entries = 0;
+    for (const Chunk& chunk : chunks_) {
+      const int* starts = chunk.matrix.outerIndexPtr();
+      entries += static_cast<std::size_t>(starts[j + 1] - starts[j]);
+    }
+    return entries;
+  }
+
+  // Runs body(k) for k in [0, count), over columns of `mean_nonzeros` entries on average: in
+  // parallel when they hold enough work to share.
   template <class Body>
-  void for_columns(std::size_t count, const Body& body) const {
-    const auto grain = static_cast<std::size_t>(std::max(1.0, kNonzerosPerTask / mean_column_nonzeros_));
+  void for_columns(std::size_t count, double mean_nonzeros, const Body& body) const {
+    const auto grain = static_cast<std::size_t>(std::max(1.0, kNonzerosPerTask / mean_nonzeros));
     if (count <= grain) {
       for (std::size_t k = 0; k < count; ++k) body(k);
       return;
