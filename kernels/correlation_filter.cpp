@@ -1,0 +1,157 @@
+#include "kernels/correlation_filter.hpp"
+
+#include <cmath>
+#include <utility>
+
+#include "schmp/dataset.hpp"
+
+namespace schmp::kernels {
+
+CorrelationFilter::CorrelationFilter(const std::string& data, const std::string& labels, double rho,
+                                     ParamRange owned)
+    : rho_(rho), owned_(owned) {
+  if (rho_ >= 1) return;  // the check is off: no columns needed
+  const io::SparseRows rows = io::read_rows_part(data, labels, 0, 1);
+  // Transpose the owned columns out of the rows.
+  start_.assign(owned.size() + 1, 0);
+  for (std::uint32_t j : rows.index) {
+    if (owned.contains(j)) ++start_[j - owned.begin + 1];
+  }
+  for (std::size_t k = 0; k < owned.size(); ++k) start_[k + 1] += start_[k];
+  row_.resize(start_.back());
+  value_.resize(start_.back());
+  std::vector<std::size_t> next(start_.begin(), start_.end() - 1);
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+      if (!owned.contains(rows.index[e])) continue;
+      const std::size_t at = next[rows.index[e] - owned.begin]++;
+      row_[at] = static_cast<std::uint32_t>(r);
+      value_[at] = static_cast<float>(rows.value[e]);
+    }
+  }
+  for (std::size_t k = 0; k < owned.size(); ++k) {
+    double norm = 0;
+    for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) norm += double{value_[e]} * value_[e];
+    norm = std::sqrt(norm);
+    for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) {
+      value_[e] = norm > 0 ? static_cast<float>(value_[e] / norm) : 0.0f;
+    }
+  }
+  row_head_.assign(rows.rows(), -1);
+}
+
+namespace {
+
+// A column with at least this many entries is long: testing it against a block by a pass over its
+// entries costs more than looking up its verdicts with each kept column.
+constexpr std::size_t kLongColumn = 256;
+// The memo's size (slots, a power of two): 8 MiB, enough for the pairs among a few thousand long
+// columns. When half full it is emptied, so that memory stays bounded whatever the run's length.
+constexpr int kMemoBits = 20;
+constexpr std::size_t kMemoSlots = std::size_t{1} << kMemoBits;
+
+std::uint64_t pair_key(ParamIndex a, ParamIndex b) {
+  if (a > b) std::swap(a, b);
+  return (std::uint64_t{a} << 32) | b;  // never 0: a < b
+}
+
+}  // namespace
+
+CorrelationFilter::PairMemo::Verdict CorrelationFilter::PairMemo::find(ParamIndex a, ParamIndex b) const {
+  if (slots_.empty()) return Verdict::kUnknown;
+  const std::uint64_t key = pair_key(a, b);
+  for (std::size_t s = slot_of(key);; s = (s + 1) & (slots_.size() - 1)) {
+    if (slots_[s] == 0) return Verdict::kUnknown;
+    if (slots_[s] >> 1 == key) return (slots_[s] & 1) != 0 ? Verdict::kInterferes : Verdict::kIndependent;
+  }
+}
+
+void CorrelationFilter::PairMemo::insert(ParamIndex a, ParamIndex b, bool interferes) {
+  if (slots_.empty() || 2 * (used_ + 1) > slots_.size()) {
+    slots_.assign(kMemoSlots, 0);
+    used_ = 0;
+  }
+  const std::uint64_t key = pair_key(a, b);
+  std::size_t s = slot_of(key);
+  while (slots_[s] != 0 && slots_[s] >> 1 != key) s = (s + 1) & (slots_.size() - 1);
+  if (slots_[s] == 0) ++used_;
+  slots_[s] = (key << 1) | (interferes ? 1 : 0);
+}
+
+std::size_t CorrelationFilter::PairMemo::slot_of(std::uint64_t key) const {
+  return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - kMemoBits));  // Fibonacci hashing
+}
+
+bool CorrelationFilter::is_long(ParamIndex column) const {
+  // Keys pack two indices into 63 bits: columns beyond 2^31 are never memoised.
+  return length(column) >= kLongColumn && column < (ParamIndex{1} << 31);
+}
+
+void CorrelationFilter::clear() {
+  for (std::uint32_t r : touched_rows_) row_head_[r] = -1;
+  touched_rows_.clear();
+  entries_.clear();
+  kept_.clear();
+}
+
+void CorrelationFilter::prepare(ParamIndex candidate) const {
+  if (rho_ >= 1 || is_long(candidate)) return;
+  // The candidates' columns sit at random places in memory: asking for all of a block's columns
+  // before testing any overlaps the waits. Long columns are mostly settled by the memo.
+  constexpr std::size_t kLine = 64;
+  const std::size_t first = start_[candidate - owned_.begin];
+  const std::size_t last = start_[candidate - owned_.begin + 1];
+  for (std::size_t e = first; e < last; e += kLine / sizeof(std::uint32_t)) __builtin_prefetch(&row_[e]);
+  for (std::size_t e = first; e < last; e += kLine / sizeof(float)) __builtin_prefetch(&value_[e]);
+}
+
+void CorrelationFilter::thread(std::uint32_t slot) {
+  kept_[slot].threaded = true;
+  const ParamIndex column = kept_[slot].column;
+  for (std::size_t e = start_[column - owned_.begin]; e < start_[column - owned_.begin + 1]; ++e) {
+    const std::uint32_t r = row_[e];
+    if (row_head_[r] < 0) touched_rows_.push_back(r);
+    entries_.push_back({row_head_[r], slot, value_[e]});
+    row_head_[r] = static_cast<std::int32_t>(entries_.size() - 1);
+  }
+}
+
+bool CorrelationFilter::admit(ParamIndex candidate) {
+  if (rho_ >= 1) return true;
+  const bool candidate_long = is_long(candidate);
+  unknown_.clear();
+  for (std::uint32_t slot = 0; slot < kept_.size(); ++slot) {
+    if (candidate_long || is_long(kept_[slot].column)) {
+      const auto verdict = memo_.find(candidate, kept_[slot].column);
+      if (verdict == PairMemo::Verdict::kInterferes) return false;
+      if (verdict == PairMemo::Verdict::kIndependent) continue;
+    }
+    unknown_.push_back(slot);
+  }
+  if (!unknown_.empty()) {
+    for (std::uint32_t slot : unknown_) {
+      if (!kept_[slot].threaded) thread(slot);
+    }
+    cosines_.assign(kept_.size(), 0.0);
+    const std::size_t first = start_[candidate - owned_.begin];
+    const std::size_t last = start_[candidate - owned_.begin + 1];
+    for (std::size_t e = first; e < last; ++e) {
+      for (std::int32_t k = row_head_[row_[e]]; k >= 0; k = entries_[static_cast<std::size_t>(k)].next) {
+        const Entry& kept = entries_[static_cast<std::size_t>(k)];
+        cosines_[kept.slot] += double{value_[e]} * kept.value;
+      }
+    }
+    bool independent = true;
+    for (std::uint32_t slot : unknown_) {
+      const bool interferes = std::abs(cosines_[slot]) >= rho_;
+      if (candidate_long || is_long(kept_[slot].column))
+        memo_.insert(candidate, kept_[slot].column, interferes);
+      independent = independent && !interferes;
+    }
+    if (!independent) return false;
+  }
+  kept_.push_back({candidate, false});
+  return true;
+}
+
+}  // namespace schmp::kernels

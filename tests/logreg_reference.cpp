@@ -1,0 +1,120 @@
+#include "logreg_reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+namespace schmp::testing {
+
+namespace {
+
+// log(1 + exp(-z)) without overflow for very negative z nor loss of precision for large z.
+double logistic_loss(double z) { return z >= 0 ? std::log1p(std::exp(-z)) : -z + std::log1p(std::exp(z)); }
+
+// 1 / (1 + exp(z)) = 1 - sigma(z): the probability the model gives the wrong label at margin z.
+double wrong_probability(double z) { return 1.0 / (1.0 + std::exp(z)); }
+
+double regularizer(double w, bool l1) { return l1 ? std::abs(w) : 0.5 * w * w; }
+
+}  // namespace
+
+double logreg_objective(const io::SparseRows& rows, std::size_t columns, const std::vector<double>& w,
+                        double C, bool l1) {
+  if (w.size() != columns || rows.columns() > columns)
+    throw std::invalid_argument("logreg_objective: weights do not match the columns");
+  double loss = 0, penalty = 0;
+  for (std::size_t i = 0; i < rows.rows(); ++i) {
+    double margin = 0;
+    for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e)
+      margin += w[rows.index[e]] * rows.value[e];
+    loss += logistic_loss(rows.labels[i] * margin);
+  }
+  for (double wj : w) penalty += regularizer(wj, l1);
+  return penalty + C * loss;
+}
+
+LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t columns, double C, bool l1) {
+  if (rows.columns() > columns) throw std::invalid_argument("solve_logreg_reference: too few columns");
+  const std::size_t n = rows.rows();
+  const std::vector<double>& y = rows.labels;
+  // Columns of X, holding y_i x_ij so that the margins y_i w.x_i update directly.
+  std::vector<std::vector<std::pair<std::size_t, double>>> by_column(columns);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e)
+      by_column[rows.index[e]].emplace_back(i, y[i] * rows.value[e]);
+  }
+  std::vector<double> w(columns, 0.0), margin(n, 0.0), wrong(n);  // margin[i] = y_i w.x_i
+  // Margins from scratch, so that rounding from many incremental updates never accumulates.
+  auto refresh = [&] {
+    for (std::size_t i = 0; i < n; ++i) {
+      double m = 0;
+      for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e)
+        m += w[rows.index[e]] * rows.value[e];
+      margin[i] = y[i] * m;
+      wrong[i] = wrong_probability(margin[i]);
+    }
+  };
+  // Derivative of the loss term along w_j.
+  auto gradient = [&](std::size_t j) {
+    double g = 0;
+    for (const auto& [i, yx] : by_column[j]) g -= yx * wrong[i];
+    return C * g;
+  };
+  // Largest entry of the minimum-norm subgradient: zero exactly at the optimum.
+  auto residual = [&] {
+    double worst = 0;
+    for (std::size_t j = 0; j < columns; ++j) {
+      const double g = gradient(j);
+      const double r = !l1         ? std::abs(g + w[j])
+                       : w[j] != 0 ? std::abs(g + std::copysign(1.0, w[j]))
+                                   : std::max(0.0, std::abs(g) - 1);
+      worst = std::max(worst, r);
+    }
+    return worst;
+  };
+  refresh();
+  const double tolerance = 1e-10 * std::max(1.0, residual());
+  for (int sweep = 0; sweep < 100000 && residual() > tolerance; ++sweep) {
+    for (std::size_t j = 0; j < columns; ++j) {
+      if (by_column[j].empty()) continue;
+      double g = 0, h = 0;
+      for (const auto& [i, yx] : by_column[j]) {
+        g -= yx * wrong[i];
+        h += yx * yx * wrong[i] * (1 - wrong[i]);
+      }
+      g *= C;
+      h = C * h + 1e-12;  // keeps the step finite where every example is fitted with certainty
+      // Newton step on the quadratic model (liblinear's CDN), soft-thresholded for L1.
+      double d = !l1                 ? -(g + w[j]) / (h + 1)
+                 : g + 1 <= h * w[j] ? -(g + 1) / h
+                 : g - 1 >= h * w[j] ? -(g - 1) / h
+                                     : -w[j];
+      // Armijo backtracking on the exact change of the objective, so that it never increases. Each
+      // loss change log(1 + exp(-m - t)) - log(1 + exp(-m)) is log1p(p * expm1(-t)) with p the
+      // wrong-label probability: accurate however small the step, so steps keep being accepted
+      // right up to the optimum.
+      bool accepted = false;
+      for (int halving = 0; halving < 60 && d != 0 && !accepted; ++halving) {
+        const double penalty_change = regularizer(w[j] + d, l1) - regularizer(w[j], l1);
+        double loss_change = 0;
+        for (const auto& [i, yx] : by_column[j]) loss_change += std::log1p(wrong[i] * std::expm1(-yx * d));
+        accepted = penalty_change + C * loss_change <= 0.01 * (g * d + penalty_change);
+        if (!accepted) d /= 2;
+      }
+      if (!accepted) continue;
+      w[j] += d;
+      for (const auto& [i, yx] : by_column[j]) {
+        margin[i] += yx * d;
+        wrong[i] = wrong_probability(margin[i]);
+      }
+    }
+    refresh();
+  }
+  LogregSolution solution;
+  solution.objective = logreg_objective(rows, columns, w, C, l1);
+  solution.w = std::move(w);
+  return solution;
+}
+
+}  // namespace schmp::testing

@@ -1,0 +1,25 @@
+// A plain single-process solver for liblinear's logistic regression objectives, to check
+// schmp-logreg against: cyclic coordinate descent with a Newton step per coordinate, run until the
+// optimality residual is negligible. Independent of the framework on purpose.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "schmp/io.hpp"
+
+namespace schmp::testing {
+
+struct LogregSolution {
+  std::vector<double> w;
+  double objective = 0;
+};
+
+// Objective: R(w) + C * sum_i log(1 + exp(-y_i w.x_i)), R = ||w||_1 when l1, else 0.5 ||w||^2.
+// Labels must be +1 or -1. `columns` is the number of weights (may exceed the columns present in
+// rows); std::invalid_argument if w.size() != columns or a row holds a column >= columns.
+double logreg_objective(const io::SparseRows& rows, std::size_t columns, const std::vector<double>& w,
+                        double C, bool l1);
+LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t columns, double C, bool l1);
+
+}  // namespace schmp::testing
