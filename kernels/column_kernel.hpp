@@ -30,6 +30,16 @@ class ColumnKernel {
   virtual void add_columns(std::span<const ParamIndex> cols, std::span<const double> scale) = 0;
   // out[j] = ||x_j||^2 for every column j
   virtual void column_norms_squared(std::span<double> out) const = 0;
+  // out[j] = max_i |x_ij| for every column j
+  virtual void column_max_abs(std::span<double> out) const = 0;
+
+  // The logistic loss l(z) = log(1 + exp(-z)) at z_i = y_i v_i, with v the margins w . x_i. Once
+  // labels y (+1 or -1 per row) are set, the kernel keeps q_i = -l'(z_i) = 1 / (1 + exp(z_i)) up to
+  // date as v changes, so that derivatives need no exponentials.
+  virtual void set_labels(std::span<const double> y) = 0;
+  // For j = cols[k]: gradient[k] = sum_i x_ij y_i l'(z_i), curvature[k] = sum_i x_ij^2 l''(z_i).
+  virtual void logistic_derivatives(std::span<const ParamIndex> cols, std::span<double> gradient,
+                                    std::span<double> curvature) const = 0;
 };
 
 // The oneTBB implementation. Rows are cut into fixed-size chunks so that column updates run in

@@ -8,15 +8,18 @@
 namespace schmp::kernels {
 
 CorrelationFilter::CorrelationFilter(const std::string& data, const std::string& labels, double rho,
-                                     ParamRange owned)
+                                     ParamRange owned, bool constant_column)
     : rho_(rho), owned_(owned) {
   if (rho_ >= 1) return;  // the check is off: no columns needed
   const io::SparseRows rows = io::read_rows_part(data, labels, 0, 1);
+  const ParamIndex constant = rows.columns();
+  const bool owns_constant = constant_column && owned.contains(constant);
   // Transpose the owned columns out of the rows.
   start_.assign(owned.size() + 1, 0);
   for (std::uint32_t j : rows.index) {
     if (owned.contains(j)) ++start_[j - owned.begin + 1];
   }
+  if (owns_constant) start_[constant - owned.begin + 1] = rows.rows();
   for (std::size_t k = 0; k < owned.size(); ++k) start_[k + 1] += start_[k];
   row_.resize(start_.back());
   value_.resize(start_.back());
@@ -27,6 +30,11 @@ CorrelationFilter::CorrelationFilter(const std::string& data, const std::string&
       const std::size_t at = next[rows.index[e] - owned.begin]++;
       row_[at] = static_cast<std::uint32_t>(r);
       value_[at] = static_cast<float>(rows.value[e]);
+    }
+    if (owns_constant) {
+      const std::size_t at = next[constant - owned.begin]++;
+      row_[at] = static_cast<std::uint32_t>(r);
+      value_[at] = 1.0f;
     }
   }
   for (std::size_t k = 0; k < owned.size(); ++k) {

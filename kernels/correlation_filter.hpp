@@ -21,8 +21,10 @@ namespace schmp::kernels {
 class CorrelationFilter {
  public:
   // Reads the owned columns of `data` (LIBSVM, or MatrixMarket with `labels`); rho >= 1 switches the
-  // check off.
-  CorrelationFilter(const std::string& data, const std::string& labels, double rho, ParamRange owned);
+  // check off. With `constant_column`, the parameter after the data's last column is a feature that
+  // is 1 on every row (a bias term).
+  CorrelationFilter(const std::string& data, const std::string& labels, double rho, ParamRange owned,
+                    bool constant_column = false);
   void clear();
   void prepare(ParamIndex candidate) const;
   bool admit(ParamIndex candidate);

@@ -2,7 +2,6 @@
 // objective and the nonzero pattern of a tight single-process reference; bad input fails cleanly on
 // every rank with one message naming the file and line.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <array>
 #include <cmath>
@@ -15,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "e2e.hpp"
 #include "lasso_reference.hpp"
 #include "schmp/io.hpp"
 #include "test_files.hpp"
@@ -22,32 +22,10 @@
 namespace schmp {
 namespace {
 
-struct Output {
-  int status = -1;
-  std::string text;  // stdout and stderr together
-};
-
-Output run(const std::string& command) {
-  Output out;
-  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return out;
-  std::array<char, 4096> buffer;
-  while (std::fgets(buffer.data(), buffer.size(), pipe)) out.text += buffer.data();
-  const int status = ::pclose(pipe);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return out;
-}
-
-std::string mpirun(int ranks) {
-  return "timeout 300 " + std::string(SCHMP_MPIEXEC) +
-         " --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(ranks) + " ";
-}
-
-double objective_of(const Output& out) {
-  std::smatch match;
-  if (!std::regex_search(out.text, match, std::regex("objective ([-+0-9.eE]+)"))) return NAN;
-  return std::stod(match[1]);
-}
+using testing::mpirun;
+using testing::objective_of;
+using testing::Output;
+using testing::run;
 
 std::map<std::size_t, double> read_model(const std::string& path) {
   std::map<std::size_t, double> beta;

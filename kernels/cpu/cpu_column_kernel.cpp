@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -48,17 +49,20 @@ class CpuColumnKernel final : public ColumnKernel {
   void set_vector(std::span<const double> v) override {
     if (v.size() != rows_) throw std::invalid_argument("column kernel: vector of the wrong length");
     v_ = Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+    if (y_.size() > 0) update_q(0, rows_);
+  }
+  void set_labels(std::span<const double> y) override {
+    if (y.size() != rows_) throw std::invalid_argument("column kernel: labels of the wrong length");
+    y_ = Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size()));
+    q_.resize(static_cast<Eigen::Index>(rows_));
+    update_q(0, rows_);
   }
   void copy_vector(std::span<double> out) const override {
     Eigen::Map<Eigen::VectorXd>(out.data(), static_cast<Eigen::Index>(out.size())) = v_;
   }
 
   void column_dots(std::span<const ParamIndex> cols, std::span<double> out) const override {
-    // A block's columns may be far longer than the mean (dense features): count its work.
-    double nonzeros = 0;
-    for (ParamIndex j : cols) nonzeros += static_cast<double>(length(j));
-    const double mean = cols.empty() ? 1.0 : std::max(1.0, nonzeros / static_cast<double>(cols.size()));
-    for_columns(cols.size(), mean, [&](std::size_t k) { out[k] = dot(cols[k]); });
+    for_columns(cols.size(), mean_length(cols), [&](std::size_t k) { out[k] = dot(cols[k]); });
   }
   void all_column_dots(std::span<double> out) const override {
     for_columns(columns_, mean_column_nonzeros_,
@@ -72,6 +76,37 @@ class CpuColumnKernel final : public ColumnKernel {
     });
   }
 
+  void column_max_abs(std::span<double> out) const override {
+    for_columns(columns_, mean_column_nonzeros_, [&](std::size_t j) {
+      double largest = 0;
+      for (const Chunk& chunk : chunks_) {
+        for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(j)); it; ++it) {
+          largest = std::max(largest, std::abs(it.value()));
+        }
+      }
+      out[j] = largest;
+    });
+  }
+
+  void logistic_derivatives(std::span<const ParamIndex> cols, std::span<double> gradient,
+                            std::span<double> curvature) const override {
+    if (y_.size() == 0) throw std::logic_error("column kernel: logistic derivatives before set_labels");
+    for_columns(cols.size(), mean_length(cols), [&](std::size_t k) {
+      double g = 0, h = 0;
+      for (const Chunk& chunk : chunks_) {
+        const double* y = y_.data() + chunk.first_row;
+        const double* q = q_.data() + chunk.first_row;
+        for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(cols[k])); it; ++it) {
+          const double x = it.value(), qi = q[it.index()];
+          g -= x * y[it.index()] * qi;
+          h += x * x * qi * (1 - qi);
+        }
+      }
+      gradient[k] = g;
+      curvature[k] = h;
+    });
+  }
+
   void add_columns(std::span<const ParamIndex> cols, std::span<const double> scale) override {
     // Each chunk owns its rows of v: chunks update in parallel, columns in order within a chunk.
     auto update_chunk = [&](const Chunk& chunk) {
@@ -80,6 +115,13 @@ class CpuColumnKernel final : public ColumnKernel {
         if (scale[k] == 0) continue;
         for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(cols[k])); it; ++it) {
           v[it.index()] += scale[k] * it.value();
+        }
+      }
+      if (y_.size() == 0) return;
+      for (std::size_t k = 0; k < cols.size(); ++k) {
+        if (scale[k] == 0) continue;
+        for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(cols[k])); it; ++it) {
+          update_q(chunk.first_row + static_cast<std::size_t>(it.index()));
         }
       }
     };
@@ -124,6 +166,14 @@ class CpuColumnKernel final : public ColumnKernel {
     return sum;
   }
 
+  void update_q(std::size_t row) {
+    q_[static_cast<Eigen::Index>(row)] =
+        1 / (1 + std::exp(y_[static_cast<Eigen::Index>(row)] * v_[static_cast<Eigen::Index>(row)]));
+  }
+  void update_q(std::size_t first, std::size_t last) {
+    for (std::size_t row = first; row < last; ++row) update_q(row);
+  }
+
   std::size_t length(ParamIndex j) const {
     if (j >= columns_) throw std::out_of_range("column kernel: column index beyond the matrix");
     std::size_t entries = 0;
@@ -132,6 +182,13 @@ class CpuColumnKernel final : public ColumnKernel {
       entries += static_cast<std::size_t>(starts[j + 1] - starts[j]);
     }
     return entries;
+  }
+
+  // A block's columns may be far longer than the mean (dense features): its own mean sizes its work.
+  double mean_length(std::span<const ParamIndex> cols) const {
+    double nonzeros = 0;
+    for (ParamIndex j : cols) nonzeros += static_cast<double>(length(j));
+    return cols.empty() ? 1.0 : std::max(1.0, nonzeros / static_cast<double>(cols.size()));
   }
 
   // Runs body(k) for k in [0, count), over columns of `mean_nonzeros` entries on average: in
@@ -154,6 +211,8 @@ class CpuColumnKernel final : public ColumnKernel {
   std::vector<Chunk> chunks_;
   double mean_column_nonzeros_ = 1;
   Eigen::VectorXd v_;
+  Eigen::VectorXd y_;  // labels, when the logistic loss is used
+  Eigen::VectorXd q_;  // 1 / (1 + exp(y_i v_i)), kept in step with v_
 };
 
 }  // namespace

@@ -1,0 +1,287 @@
+#include "logreg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iomanip>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+#include "schmp/dataset.hpp"
+#include "schmp/output.hpp"
+
+namespace schmp::logreg {
+
+namespace {
+
+// The largest margin change a step may cause on any row: beyond it the curvature bound e^c grows
+// faster than the step is worth.
+constexpr double kLargestMarginChange = 1.0;
+
+double penalty_value(Penalty penalty, const Eigen::VectorXd& w) {
+  return penalty == Penalty::kL1 ? w.lpNorm<1>() : 0.5 * w.squaredNorm();
+}
+
+}  // namespace
+
+void check_config(const Config& config) {
+  if (config.data.empty()) throw std::runtime_error("--data is required");
+  if (!(std::isfinite(config.C) && config.C > 0)) throw std::runtime_error("--C must be positive");
+  if (!(std::isfinite(config.tol) && config.tol > 0)) throw std::runtime_error("--tol must be positive");
+  if (!(config.rho > 0 && config.rho <= 1)) throw std::runtime_error("--rho must be in (0, 1]");
+  penalty_of(config);
+  positive_label_of(config);
+}
+
+Penalty penalty_of(const Config& config) {
+  if (config.penalty == "l1") return Penalty::kL1;
+  if (config.penalty == "l2") return Penalty::kL2;
+  throw std::runtime_error("--penalty must be l1 or l2, not '" + config.penalty + "'");
+}
+
+double positive_label_of(const Config& config) {
+  if (config.positive_label.empty()) return NAN;
+  char* end = nullptr;
+  const double label = std::strtod(config.positive_label.c_str(), &end);
+  if (*end != '\0' || !std::isfinite(label))
+    throw std::runtime_error("--positive_label must be a number, not '" + config.positive_label + "'");
+  return label;
+}
+
+double binary_label(double label, double positive_label, const std::string& file, std::uint64_t line) {
+  if (!std::isnan(positive_label)) return label == positive_label ? 1.0 : -1.0;
+  if (label == 1) return 1.0;
+  if (label == -1 || label == 0) return -1.0;
+  std::ostringstream message;
+  message << "label " << label
+          << " is not binary (+1/-1 or 1/0); give --positive_label to name the positive class";
+  throw io::InputError(file, line, message.str());
+}
+
+double logistic_loss(double z) { return z > 0 ? std::log1p(std::exp(-z)) : -z + std::log1p(std::exp(z)); }
+
+double newton_step(Penalty penalty, double w, double g, double h) {
+  if (!(h > 0)) return 0.0;
+  if (penalty == Penalty::kL2) return -(g + w) / (h + 1);
+  // Minimise g d + h d^2 / 2 + |w + d|: soft-threshold the Newton point.
+  if (g + 1 <= h * w) return -(g + 1) / h;
+  if (g - 1 >= h * w) return -(g - 1) / h;
+  return -w;
+}
+
+// ---------------------------------------------------------------------------------------------- worker
+
+Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
+    : rows_((check_config(config),
+             io::read_rows_part(config.data, config.labels, context.index, context.count))),
+      columns_in_data_(rows_.columns()),
+      bias_(config.bias) {
+  const double positive = positive_label_of(config);
+  y_.resize(static_cast<Eigen::Index>(rows_.rows()));
+  for (std::size_t r = 0; r < rows_.rows(); ++r) {
+    y_[static_cast<Eigen::Index>(r)] = binary_label(rows_.labels[r], positive, config.data, rows_.line[r]);
+    if (std::isnan(positive) && rows_.labels[r] == 0) ++zero_labels_;
+  }
+}
+
+void Logreg::Worker::start(std::size_t num_params) {
+  if (bias_) {
+    // The constant feature is the last parameter, after the largest column of every worker's rows.
+    io::SparseRows with_bias;
+    with_bias.labels = std::move(rows_.labels);
+    with_bias.line = std::move(rows_.line);
+    for (std::size_t r = 0; r + 1 < rows_.row_start.size(); ++r) {
+      for (std::size_t e = rows_.row_start[r]; e < rows_.row_start[r + 1]; ++e) {
+        with_bias.index.push_back(rows_.index[e]);
+        with_bias.value.push_back(rows_.value[e]);
+      }
+      with_bias.index.push_back(static_cast<std::uint32_t>(num_params - 1));
+      with_bias.value.push_back(1.0);
+      with_bias.row_start.push_back(with_bias.index.size());
+    }
+    rows_ = std::move(with_bias);
+  }
+  kernel_ = kernels::make_cpu_column_kernel(rows_, num_params);
+  kernel_->set_labels({y_.data(), static_cast<std::size_t>(y_.size())});  // margins start at 0
+  rows_ = io::SparseRows{};
+  all_.resize(num_params);
+  std::iota(all_.begin(), all_.end(), ParamIndex{0});
+}
+
+Logreg::Setup Logreg::Worker::setup() const {
+  Setup setup;
+  setup.gradient.resize(all_.size());
+  std::vector<double> curvature(all_.size());
+  kernel_->logistic_derivatives(all_, setup.gradient, curvature);
+  setup.column_norms.resize(all_.size());
+  kernel_->column_norms_squared(setup.column_norms);
+  setup.column_max.resize(all_.size());
+  kernel_->column_max_abs(setup.column_max);
+  setup.rows = static_cast<double>(y_.size());
+  setup.positives = static_cast<double>((y_.array() > 0).count());
+  setup.zero_labels = zero_labels_;
+  return setup;
+}
+
+Logreg::Stats Logreg::Worker::evaluate() const {
+  Stats stats;
+  stats.gradient.resize(all_.size());
+  stats.curvature.resize(all_.size());
+  kernel_->logistic_derivatives(all_, stats.gradient, stats.curvature);
+  Eigen::VectorXd margins(y_.size());
+  kernel_->copy_vector({margins.data(), static_cast<std::size_t>(margins.size())});
+  for (Eigen::Index i = 0; i < y_.size(); ++i) {
+    const double z = y_[i] * margins[i];
+    stats.loss += logistic_loss(z);
+    if (z > 0) ++stats.correct;
+  }
+  return stats;
+}
+
+Logreg::Partial Logreg::Worker::update(const Schedule& schedule) {
+  Partial partial;
+  partial.gradient.resize(schedule.params.size());
+  partial.curvature.resize(schedule.params.size());
+  kernel_->logistic_derivatives(schedule.params, partial.gradient, partial.curvature);
+  return partial;
+}
+
+void Logreg::Worker::apply(const Commit& commit) { kernel_->add_columns(commit.params, commit.delta); }
+
+// ----------------------------------------------------------------------------------------- coordinator
+
+Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, const Setup& setup)
+    : config_(config),
+      penalty_(penalty_of(config)),
+      n_(setup.rows),
+      positives_(setup.positives),
+      zero_labels_(setup.zero_labels),
+      w_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_params))),
+      column_norms_(Eigen::Map<const Eigen::VectorXd>(setup.column_norms.data(),
+                                                      static_cast<Eigen::Index>(num_params))),
+      column_max_(
+          Eigen::Map<const Eigen::VectorXd>(setup.column_max.data(), static_cast<Eigen::Index>(num_params))) {
+  if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
+  if (config.positive_label.empty() && zero_labels_ > 0 && zero_labels_ + positives_ < n_) {
+    throw std::runtime_error(config.data +
+                             ": labels 1, 0 and -1 found; give --positive_label to name the positive class");
+  }
+  if (!config.output.empty()) io::check_writable(config.output);
+  // At w = 0 every row has l'' = 1/4: the first steps are known before any round.
+  initial_changes_.resize(num_params);
+  for (std::size_t j = 0; j < num_params; ++j) {
+    const auto k = static_cast<ParamIndex>(j);
+    initial_changes_[j] = margin_change(k, step(k, setup.gradient[j], setup.column_norms[j] / 4));
+  }
+  initial_optimality_ = optimality(setup.gradient);
+}
+
+std::vector<std::string> Logreg::Coordinator::trace_columns() {
+  return {"nnz", "optimality", "train_logloss", "train_accuracy"};
+}
+
+std::vector<double> Logreg::Coordinator::initial_changes() const { return initial_changes_; }
+
+double Logreg::Coordinator::step(ParamIndex j, double g, double h) const {
+  const double C = config_.C, w = w_[j];
+  const double newton = newton_step(penalty_, w, C * g, C * h);
+  if (newton == 0) return 0.0;
+  // Over a step that moves no margin by more than c the loss curvature is at most h e^c: minimise that
+  // majoriser within |d| <= c / max|x_j|. Its minimiser is never longer than the plain Newton step.
+  const double largest = column_max_[j];
+  if (!(largest > 0)) return newton;  // an empty column moves no margin
+  const double c = std::min(std::abs(newton) * largest, kLargestMarginChange);
+  const double safe = newton_step(penalty_, w, C * g, C * h * std::exp(c));
+  const double bound = c / largest;
+  return std::clamp(safe, -bound, bound);
+}
+
+double Logreg::Coordinator::margin_change(ParamIndex j, double delta) const {
+  return std::abs(delta) * std::sqrt(column_norms_[j] / n_);
+}
+
+double Logreg::Coordinator::optimality(const std::vector<double>& gradient) const {
+  // The minimum-norm subgradient of the whole objective.
+  double sum = 0;
+  for (std::size_t j = 0; j < gradient.size(); ++j) {
+    const double g = config_.C * gradient[j];
+    const double w = w_[static_cast<Eigen::Index>(j)];
+    if (penalty_ == Penalty::kL2) {
+      sum += (g + w) * (g + w);
+    } else if (w > 0) {
+      sum += std::abs(g + 1);
+    } else if (w < 0) {
+      sum += std::abs(g - 1);
+    } else {
+      sum += std::max(0.0, std::abs(g) - 1);
+    }
+  }
+  return penalty_ == Penalty::kL2 ? std::sqrt(sum) : sum;
+}
+
+Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Partial& summed,
+                                              Priorities& priorities) {
+  Commit commit;
+  for (std::size_t k = 0; k < schedule.params.size(); ++k) {
+    const ParamIndex j = schedule.params[k];
+    const double delta = step(j, summed.gradient[k], summed.curvature[k]);
+    priorities.set(j, margin_change(j, delta));
+    if (delta == 0) continue;
+    w_[j] += delta;
+    commit.params.push_back(j);
+    commit.delta.push_back(delta);
+  }
+  return commit;
+}
+
+Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) {
+  if (summed.gradient.size() != static_cast<std::size_t>(w_.size()))
+    throw std::logic_error("logreg: evaluation of the wrong length");
+  for (std::size_t j = 0; j < summed.gradient.size(); ++j) {
+    const auto k = static_cast<ParamIndex>(j);
+    priorities.set(k, margin_change(k, step(k, summed.gradient[j], summed.curvature[j])));
+  }
+  const double measure = optimality(summed.gradient);
+  const double relative = initial_optimality_ > 0 ? measure / initial_optimality_ : 0.0;
+  Report report;
+  report.objective = penalty_value(penalty_, w_) + config_.C * summed.loss;
+  report.columns = {static_cast<double>((w_.array() != 0).count()), relative, summed.loss / n_,
+                    summed.correct / n_};
+  report.converged = relative <= config_.tol;
+  return report;
+}
+
+void Logreg::Coordinator::finish(const Summary& summary) {
+  const auto nonzeros = static_cast<long long>(summary.last.columns[0]);
+  // Labels as the data wrote them; liblinear's decision is "first label when w . x > 0".
+  std::string positive = "1", negative = zero_labels_ > 0 ? "0" : "-1";
+  if (!config_.positive_label.empty()) {
+    positive = config_.positive_label;
+    negative = positive_label_of(config_) == -1 ? "1" : "-1";
+  }
+  if (!config_.output.empty()) {
+    io::write_file_atomically(config_.output, [&](std::ostream& out) {
+      const auto features = w_.size() - (config_.bias ? 1 : 0);
+      out << "solver_type " << (penalty_ == Penalty::kL1 ? "L1R_LR" : "L2R_LR") << "\n"
+          << "nr_class 2\n"
+          << "label " << positive << ' ' << negative << "\n"
+          << "nr_feature " << features << "\n"
+          << "bias " << (config_.bias ? 1 : -1) << "\n"
+          << "w\n"
+          << std::setprecision(17);
+      for (Eigen::Index j = 0; j < w_.size(); ++j) out << w_[j] << " \n";
+    });
+  }
+  std::printf("schmp-logreg: %s after %llu rounds, %.3f s\n", summary.stopped_by.c_str(),
+              static_cast<unsigned long long>(summary.rounds), summary.seconds);
+  std::printf("objective %.12g  optimality %.3g  nonzeros %lld of %lld  train log-loss %.6g  accuracy %.4f\n",
+              summary.last.objective, summary.last.columns[1], nonzeros, static_cast<long long>(w_.size()),
+              summary.last.columns[2], summary.last.columns[3]);
+  if (!config_.output.empty()) std::printf("model: %s\n", config_.output.c_str());
+  if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace schmp::logreg

@@ -1,0 +1,41 @@
+// Shared by the end-to-end tests: run a command line (under mpirun) and read what it printed.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <regex>
+#include <string>
+
+namespace schmp::testing {
+
+struct Output {
+  int status = -1;
+  std::string text;  // stdout and stderr together
+};
+
+inline Output run(const std::string& command) {
+  Output out;
+  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> buffer;
+  while (std::fgets(buffer.data(), buffer.size(), pipe)) out.text += buffer.data();
+  const int status = ::pclose(pipe);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return out;
+}
+
+inline std::string mpirun(int ranks) {
+  return "timeout 300 " + std::string(SCHMP_MPIEXEC) +
+         " --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(ranks) + " ";
+}
+
+inline double objective_of(const Output& out) {
+  std::smatch match;
+  if (!std::regex_search(out.text, match, std::regex("objective ([-+0-9.eE]+)"))) return NAN;
+  return std::stod(match[1]);
+}
+
+}  // namespace schmp::testing

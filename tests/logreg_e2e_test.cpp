@@ -1,0 +1,218 @@
+// schmp-logreg end to end under mpirun: L1 and L2, every rank count, scheduler count and staleness
+// reaches the objective of a tight single-process reference; the model file is liblinear's format and
+// liblinear-predict (when installed) agrees with it; labels and bad input are handled.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "e2e.hpp"
+#include "logreg_reference.hpp"
+#include "schmp/io.hpp"
+
+namespace schmp {
+namespace {
+
+using testing::mpirun;
+using testing::objective_of;
+using testing::Output;
+using testing::run;
+
+struct Case {
+  std::string name;
+  std::string data;  // under the scratch directory when relative
+  double C;
+  bool l1;
+};
+
+class LogregEndToEnd : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    scratch_ = std::filesystem::temp_directory_path() / ("schmp-logreg-e2e-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(scratch_);
+    const Output made = run(std::string(SCHMP_GENERATE_BIN) + " logreg --rows 600 --cols 800 --density 0.02" +
+                            " --support 60 --seed 5 --out " + generated());
+    ASSERT_EQ(made.status, 0) << made.text;
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(scratch_); }
+
+  static std::string heart() { return std::string(SCHMP_SOURCE_DIR) + "/data/heart_scale.svm"; }
+  static std::string generated() { return (scratch_ / "generated.svm").string(); }
+  static std::string scratch(const std::string& name) { return (scratch_ / name).string(); }
+
+  // The reference objective of a LIBSVM file with +1/-1 labels.
+  static double reference_objective(const std::string& path, double C, bool l1) {
+    const io::SparseRows rows = io::read_libsvm(path);
+    return testing::solve_logreg_reference(rows, rows.columns(), C, l1).objective;
+  }
+
+  static Output train(int ranks, const std::string& data, double C, bool l1, const std::string& flags) {
+    std::ostringstream command;
+    command << mpirun(ranks) << SCHMP_LOGREG_BIN << " --data " << data << " --C " << C << " --penalty "
+            << (l1 ? "l1" : "l2") << " --tol 1e-10 --progress_seconds 0 " << flags;
+    return run(command.str());
+  }
+
+  static std::filesystem::path scratch_;
+};
+
+std::filesystem::path LogregEndToEnd::scratch_;
+
+struct Layout {
+  int ranks;
+  int schedulers;
+  int staleness;
+};
+void PrintTo(const Layout& l, std::ostream* os) {
+  *os << "np " << l.ranks << ", " << l.schedulers << " schedulers, staleness " << l.staleness;
+}
+
+class LogregLayouts : public LogregEndToEnd, public ::testing::WithParamInterface<Layout> {
+ protected:
+  void expect_matches_reference(const std::string& data, double C, bool l1) {
+    const double reference = reference_objective(data, C, l1);
+    const Layout& layout = GetParam();
+    const Output out = train(layout.ranks, data, C, l1,
+                             "--schedulers " + std::to_string(layout.schedulers) + " --staleness " +
+                                 std::to_string(layout.staleness));
+    ASSERT_EQ(out.status, 0) << out.text;
+    EXPECT_NE(out.text.find("schmp-logreg: converged after"), std::string::npos) << out.text;
+    EXPECT_NEAR(objective_of(out), reference, 1e-6 * reference) << out.text;
+  }
+};
+
+TEST_P(LogregLayouts, BundledRealDataL1) { expect_matches_reference(heart(), 1, true); }
+TEST_P(LogregLayouts, BundledRealDataL2) { expect_matches_reference(heart(), 1, false); }
+TEST_P(LogregLayouts, GeneratedSparseDataL1) { expect_matches_reference(generated(), 0.5, true); }
+TEST_P(LogregLayouts, GeneratedSparseDataL2) { expect_matches_reference(generated(), 0.5, false); }
+
+INSTANTIATE_TEST_SUITE_P(RanksSchedulersStaleness, LogregLayouts,
+                         ::testing::Values(Layout{1, 1, 0}, Layout{3, 1, 2}, Layout{3, 2, 0},
+                                           Layout{5, 2, 2}),
+                         [](const ::testing::TestParamInfo<Layout>& info) {
+                           return "np" + std::to_string(info.param.ranks) + "_s" +
+                                  std::to_string(info.param.schedulers) + "_k" +
+                                  std::to_string(info.param.staleness);
+                         });
+
+TEST_F(LogregEndToEnd, StrongAndWeakRegularisationMatchReference) {
+  for (double C : {0.05, 20.0}) {
+    const double reference = reference_objective(heart(), C, true);
+    const Output out = train(3, heart(), C, true, "");
+    ASSERT_EQ(out.status, 0) << out.text;
+    EXPECT_NEAR(objective_of(out), reference, 1e-6 * reference) << "C " << C << "\n" << out.text;
+  }
+}
+
+// The model file is liblinear's text format: header, then one weight per line.
+TEST_F(LogregEndToEnd, ModelIsInLiblinearFormat) {
+  const std::string model = scratch("heart.model");
+  const Output out = train(3, heart(), 1, true, "--bias --output " + model);
+  ASSERT_EQ(out.status, 0) << out.text;
+  std::ifstream in(model);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 6u + 14u);
+  EXPECT_EQ(lines[0], "solver_type L1R_LR");
+  EXPECT_EQ(lines[1], "nr_class 2");
+  EXPECT_EQ(lines[2], "label 1 -1");
+  EXPECT_EQ(lines[3], "nr_feature 13");
+  EXPECT_EQ(lines[4], "bias 1");
+  EXPECT_EQ(lines[5], "w");
+  for (std::size_t k = 6; k < lines.size(); ++k) EXPECT_TRUE(std::isfinite(std::stod(lines[k]))) << lines[k];
+}
+
+// Where liblinear-tools is installed: its predictions from our model equal those from its own model
+// trained on the same objective, and liblinear-train reaches the same objective.
+TEST_F(LogregEndToEnd, LiblinearPredictReadsOurModel) {
+  if (run("command -v liblinear-predict").status != 0) GTEST_SKIP() << "liblinear-tools is not installed";
+  const std::string ours = scratch("ours.model"), theirs = scratch("theirs.model");
+  const Output trained = train(3, heart(), 1, true, "--output " + ours);
+  ASSERT_EQ(trained.status, 0) << trained.text;
+  const Output reference = run("liblinear-train -s 6 -c 1 -e 1e-8 -B -1 " + heart() + " " + theirs);
+  ASSERT_EQ(reference.status, 0) << reference.text;
+  const Output a = run("liblinear-predict " + heart() + " " + ours + " " + scratch("ours.predictions"));
+  const Output b = run("liblinear-predict " + heart() + " " + theirs + " " + scratch("theirs.predictions"));
+  ASSERT_EQ(a.status, 0) << a.text;
+  ASSERT_EQ(b.status, 0) << b.text;
+  EXPECT_EQ(a.text, b.text);
+  std::ifstream pa(scratch("ours.predictions")), pb(scratch("theirs.predictions"));
+  std::stringstream ta, tb;
+  ta << pa.rdbuf();
+  tb << pb.rdbuf();
+  EXPECT_EQ(ta.str(), tb.str());
+}
+
+TEST_F(LogregEndToEnd, ZeroOneLabelsGiveTheSameModelAsPlusMinusOne) {
+  std::ifstream in(heart());
+  std::ostringstream zero_one;
+  for (std::string line; std::getline(in, line);)
+    zero_one << (line[0] == '-' ? "0" : "1") << line.substr(2) << '\n';
+  const std::string path = scratch("heart01.svm");
+  std::ofstream(path) << zero_one.str();
+  const std::string model = scratch("heart01.model");
+  const Output out = train(3, path, 1, true, "--output " + model);
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NEAR(objective_of(out), reference_objective(heart(), 1, true), 1e-6 * objective_of(out));
+  std::ifstream written(model);
+  std::string line;
+  for (int k = 0; k < 3; ++k) std::getline(written, line);
+  EXPECT_EQ(line, "label 1 0");
+}
+
+TEST_F(LogregEndToEnd, PositiveLabelNamesTheClass) {
+  // Classes 2 and 7 in place of +1 and -1.
+  std::ifstream in(heart());
+  std::ostringstream relabelled;
+  for (std::string line; std::getline(in, line);)
+    relabelled << (line[0] == '-' ? "7" : "2") << line.substr(2) << '\n';
+  const std::string path = scratch("heart27.svm");
+  std::ofstream(path) << relabelled.str();
+  const Output refused = train(3, path, 1, true, "");
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.text.find("schmp-logreg: error: " + path +
+                              ":1: label 2 is not binary (+1/-1 or 1/0); give --positive_label"),
+            std::string::npos)
+      << refused.text;
+  const Output out = train(3, path, 1, true, "--positive_label 2");
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NEAR(objective_of(out), reference_objective(heart(), 1, true), 1e-6 * objective_of(out));
+}
+
+TEST_F(LogregEndToEnd, MixedZeroAndMinusOneLabelsAreRefused) {
+  const std::string path = scratch("mixed.svm");
+  std::ofstream(path) << "1 1:0.5\n0 2:1\n-1 1:-1\n";
+  const Output out = train(3, path, 1, true, "");
+  EXPECT_NE(out.status, 0);
+  EXPECT_NE(out.text.find("schmp-logreg: error: " + path + ": labels 1, 0 and -1 found"), std::string::npos)
+      << out.text;
+}
+
+TEST_F(LogregEndToEnd, BadInputAndOptionsFailCleanly) {
+  const std::string bad = scratch("bad.svm");
+  std::ofstream(bad) << "1 1:0.5\n-1 2:x\n";
+  const std::string model = scratch("bad.model");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--data " + bad + " --output " + model, bad + ":2: "},
+      {"--data " + scratch("missing.svm"), scratch("missing.svm") + ": "},
+      {"--data " + heart() + " --penalty l3", "--penalty must be l1 or l2, not 'l3'"},
+      {"--data " + heart() + " --C 0", "--C must be positive"},
+      {"--data " + heart() + " --positive_label abc", "--positive_label must be a number, not 'abc'"}};
+  for (const auto& [flags, message] : cases) {
+    for (int ranks : {1, 3}) {
+      const Output out = run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --progress_seconds 0 " + flags);
+      EXPECT_NE(out.status, 0) << flags;
+      EXPECT_NE(out.status, 124) << "timed out: " << out.text;
+      EXPECT_NE(out.text.find("schmp-logreg: error: " + message), std::string::npos) << out.text;
+      EXPECT_EQ(out.text.find("Abort"), std::string::npos) << out.text;
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(model));
+}
+
+}  // namespace
+}  // namespace schmp

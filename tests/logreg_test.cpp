@@ -1,0 +1,109 @@
+// Logistic regression's pieces: the loss, the label rules, the coordinate step, and the kernel's
+// logistic derivatives against dense arithmetic.
+#include "logreg.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/column_kernel.hpp"
+#include "schmp/io.hpp"
+
+namespace schmp {
+namespace {
+
+TEST(LogisticLoss, IsStableAtBothEnds) {
+  EXPECT_DOUBLE_EQ(logreg::logistic_loss(0), std::log(2.0));
+  EXPECT_NEAR(logreg::logistic_loss(800), 0.0, 1e-300);
+  EXPECT_DOUBLE_EQ(logreg::logistic_loss(-800), 800.0);
+  EXPECT_NEAR(logreg::logistic_loss(1.5), std::log1p(std::exp(-1.5)), 1e-15);
+}
+
+TEST(BinaryLabel, AcceptsPlusMinusOneAndOneZero) {
+  EXPECT_EQ(logreg::binary_label(1, NAN, "f", 1), 1.0);
+  EXPECT_EQ(logreg::binary_label(-1, NAN, "f", 1), -1.0);
+  EXPECT_EQ(logreg::binary_label(0, NAN, "f", 1), -1.0);
+  EXPECT_EQ(logreg::binary_label(7, 7, "f", 1), 1.0);
+  EXPECT_EQ(logreg::binary_label(1, 7, "f", 1), -1.0);
+  try {
+    logreg::binary_label(2, NAN, "data.svm", 12);
+    FAIL() << "label 2 was accepted";
+  } catch (const io::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "data.svm:12: label 2 is not binary (+1/-1 or 1/0); give --positive_label to name the "
+              "positive class");
+  }
+}
+
+// The step minimises g d + h d^2 / 2 + R(w + d) - R(w): no d nearby does better.
+TEST(NewtonStep, MinimisesTheModel) {
+  std::mt19937_64 random(3);
+  std::normal_distribution<double> normal(0, 1);
+  for (auto penalty : {logreg::Penalty::kL1, logreg::Penalty::kL2}) {
+    auto regulariser = [&](double w) { return penalty == logreg::Penalty::kL1 ? std::abs(w) : 0.5 * w * w; };
+    for (int trial = 0; trial < 200; ++trial) {
+      const double w = trial % 3 == 0 ? 0.0 : normal(random), g = 2 * normal(random),
+                   h = std::abs(normal(random)) + 0.01;
+      const double d = logreg::newton_step(penalty, w, g, h);
+      auto model = [&](double step) { return g * step + h * step * step / 2 + regulariser(w + step); };
+      for (double nudge : {-1e-3, 1e-3, -0.1, 0.1, -w - d}) {
+        EXPECT_LE(model(d), model(d + nudge) + 1e-12) << "w " << w << " g " << g << " h " << h;
+      }
+    }
+  }
+}
+
+TEST(CpuColumnKernel, LogisticDerivativesMatchDenseArithmetic) {
+  // More rows than one chunk, so that chunked sums and margin updates are exercised.
+  const std::size_t n = 40000, p = 12;
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  std::normal_distribution<double> normal(0, 1);
+  io::SparseRows rows;
+  std::vector<double> dense(n * p, 0.0), y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < p; ++j) {
+      if (uniform(random) >= 0.2) continue;
+      const double x = normal(random);
+      rows.index.push_back(static_cast<std::uint32_t>(j));
+      rows.value.push_back(x);
+      dense[i * p + j] = x;
+    }
+    rows.row_start.push_back(rows.index.size());
+    y[i] = uniform(random) < 0.5 ? 1.0 : -1.0;
+    rows.labels.push_back(y[i]);
+    rows.line.push_back(i + 1);
+  }
+  auto kernel = kernels::make_cpu_column_kernel(rows, p);
+  kernel->set_labels(y);
+  const std::vector<ParamIndex> moved = {2, 7};
+  const std::vector<double> delta = {0.8, -1.3};
+  kernel->add_columns(moved, delta);  // margins = 0.8 x_2 - 1.3 x_7
+  std::vector<ParamIndex> all(p);
+  for (std::size_t j = 0; j < p; ++j) all[j] = static_cast<ParamIndex>(j);
+  std::vector<double> gradient(p), curvature(p);
+  kernel->logistic_derivatives(all, gradient, curvature);
+  for (std::size_t j = 0; j < p; ++j) {
+    double g = 0, h = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double margin = 0.8 * dense[i * p + 2] - 1.3 * dense[i * p + 7];
+      const double q = 1 / (1 + std::exp(y[i] * margin));  // -l'(y_i margin)
+      g -= dense[i * p + j] * y[i] * q;
+      h += dense[i * p + j] * dense[i * p + j] * q * (1 - q);
+    }
+    EXPECT_NEAR(gradient[j], g, 1e-9 * (1 + std::abs(g))) << "column " << j;
+    EXPECT_NEAR(curvature[j], h, 1e-9 * (1 + h)) << "column " << j;
+  }
+  std::vector<double> largest(p);
+  kernel->column_max_abs(largest);
+  for (std::size_t j = 0; j < p; ++j) {
+    double expected = 0;
+    for (std::size_t i = 0; i < n; ++i) expected = std::max(expected, std::abs(dense[i * p + j]));
+    EXPECT_EQ(largest[j], expected);
+  }
+}
+
+}  // namespace
+}  // namespace schmp
