@@ -1,11 +1,13 @@
 // Shared by the end-to-end tests: run a command line (under mpirun) and read what it printed.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <ostream>
 #include <regex>
 #include <string>
 
@@ -36,6 +38,25 @@ inline double objective_of(const Output& out) {
   std::smatch match;
   if (!std::regex_search(out.text, match, std::regex("objective ([-+0-9.eE]+)"))) return NAN;
   return std::stod(match[1]);
+}
+
+// A placement of the roles: ranks, scheduler ranks and how far the schedulers may run ahead.
+struct Layout {
+  int ranks;
+  int schedulers;
+  int staleness;
+};
+inline void PrintTo(const Layout& l, std::ostream* os) {
+  *os << "np " << l.ranks << ", " << l.schedulers << " schedulers, staleness " << l.staleness;
+}
+inline std::string layout_flags(const Layout& layout) {
+  return "--schedulers " + std::to_string(layout.schedulers) + " --staleness " +
+         std::to_string(layout.staleness);
+}
+// A test name for a layout: np3_s2_k0.
+inline std::string layout_name(const ::testing::TestParamInfo<Layout>& info) {
+  return "np" + std::to_string(info.param.ranks) + "_s" + std::to_string(info.param.schedulers) + "_k" +
+         std::to_string(info.param.staleness);
 }
 
 }  // namespace schmp::testing

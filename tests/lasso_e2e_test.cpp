@@ -22,6 +22,8 @@
 namespace schmp {
 namespace {
 
+using testing::Layout;
+using testing::layout_flags;
 using testing::mpirun;
 using testing::objective_of;
 using testing::Output;
@@ -124,21 +126,7 @@ class LassoEndToEnd : public ::testing::Test {
 
 std::filesystem::path LassoEndToEnd::scratch_;
 
-struct Layout {
-  int ranks;
-  int schedulers;
-  int staleness;
-};
-void PrintTo(const Layout& l, std::ostream* os) {
-  *os << "np " << l.ranks << ", " << l.schedulers << " schedulers, staleness " << l.staleness;
-}
-
 class LassoLayouts : public LassoEndToEnd, public ::testing::WithParamInterface<Layout> {};
-
-std::string layout_flags(const Layout& layout) {
-  return "--schedulers " + std::to_string(layout.schedulers) + " --staleness " +
-         std::to_string(layout.staleness);
-}
 
 TEST_P(LassoLayouts, BundledRealDataMatchesReference) {
   expect_matches_reference(diabetes(), GetParam().ranks, layout_flags(GetParam()));
@@ -152,11 +140,7 @@ INSTANTIATE_TEST_SUITE_P(RanksSchedulersStaleness, LassoLayouts,
                          ::testing::Values(Layout{1, 1, 0}, Layout{1, 2, 2}, Layout{3, 1, 0}, Layout{3, 1, 2},
                                            Layout{3, 2, 0}, Layout{3, 2, 2}, Layout{5, 1, 0}, Layout{5, 1, 2},
                                            Layout{5, 2, 0}, Layout{5, 2, 2}),
-                         [](const ::testing::TestParamInfo<Layout>& info) {
-                           return "np" + std::to_string(info.param.ranks) + "_s" +
-                                  std::to_string(info.param.schedulers) + "_k" +
-                                  std::to_string(info.param.staleness);
-                         });
+                         testing::layout_name);
 
 TEST_F(LassoEndToEnd, PlainParallelCoordinateDescentStillConverges) {
   expect_matches_reference(generated(), 3, "--priority=false --rho 1");

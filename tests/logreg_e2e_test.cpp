@@ -17,6 +17,8 @@
 namespace schmp {
 namespace {
 
+using testing::Layout;
+using testing::layout_flags;
 using testing::mpirun;
 using testing::objective_of;
 using testing::Output;
@@ -62,23 +64,11 @@ class LogregEndToEnd : public ::testing::Test {
 
 std::filesystem::path LogregEndToEnd::scratch_;
 
-struct Layout {
-  int ranks;
-  int schedulers;
-  int staleness;
-};
-void PrintTo(const Layout& l, std::ostream* os) {
-  *os << "np " << l.ranks << ", " << l.schedulers << " schedulers, staleness " << l.staleness;
-}
-
 class LogregLayouts : public LogregEndToEnd, public ::testing::WithParamInterface<Layout> {
  protected:
   void expect_matches_reference(const std::string& data, double C, bool l1) {
     const double reference = reference_objective(data, C, l1);
-    const Layout& layout = GetParam();
-    const Output out = train(layout.ranks, data, C, l1,
-                             "--schedulers " + std::to_string(layout.schedulers) + " --staleness " +
-                                 std::to_string(layout.staleness));
+    const Output out = train(GetParam().ranks, data, C, l1, layout_flags(GetParam()));
     ASSERT_EQ(out.status, 0) << out.text;
     EXPECT_NE(out.text.find("schmp-logreg: converged after"), std::string::npos) << out.text;
     EXPECT_NEAR(objective_of(out), reference, 1e-6 * reference) << out.text;
@@ -93,11 +83,7 @@ TEST_P(LogregLayouts, GeneratedSparseDataL2) { expect_matches_reference(generate
 INSTANTIATE_TEST_SUITE_P(RanksSchedulersStaleness, LogregLayouts,
                          ::testing::Values(Layout{1, 1, 0}, Layout{3, 1, 2}, Layout{3, 2, 0},
                                            Layout{5, 2, 2}),
-                         [](const ::testing::TestParamInfo<Layout>& info) {
-                           return "np" + std::to_string(info.param.ranks) + "_s" +
-                                  std::to_string(info.param.schedulers) + "_k" +
-                                  std::to_string(info.param.staleness);
-                         });
+                         testing::layout_name);
 
 TEST_F(LogregEndToEnd, StrongAndWeakRegularisationMatchReference) {
   for (double C : {0.05, 20.0}) {
