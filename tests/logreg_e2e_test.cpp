@@ -133,6 +133,80 @@ TEST_F(LogregEndToEnd, LiblinearPredictReadsOurModel) {
   EXPECT_EQ(ta.str(), tb.str());
 }
 
+// predict: the probabilities are those of the model's weights, and the metrics are those of the
+// probabilities; where liblinear-tools is installed, liblinear-predict -b 1 gives the same numbers.
+TEST_F(LogregEndToEnd, PredictAppliesTheModel) {
+  const std::string model = scratch("predict.model"), probabilities = scratch("predict.txt");
+  ASSERT_EQ(train(3, heart(), 1, true, "--bias --output " + model).status, 0);
+  const Output out = run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + model + " --data " + heart() +
+                         " --output " + probabilities);
+  ASSERT_EQ(out.status, 0) << out.text;
+  std::ifstream weights_in(model);
+  std::vector<double> w;
+  std::string line;
+  for (int k = 0; k < 6; ++k) std::getline(weights_in, line);
+  while (std::getline(weights_in, line)) w.push_back(std::stod(line));
+  ASSERT_EQ(w.size(), 14u);
+  const io::SparseRows rows = io::read_libsvm(heart());
+  std::ifstream in(probabilities);
+  std::vector<double> p;
+  for (double v; in >> v;) p.push_back(v);
+  ASSERT_EQ(p.size(), rows.rows());
+  double correct = 0, loss = 0;
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    double z = w[13];
+    for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+      z += w[rows.index[e]] * rows.value[e];
+    EXPECT_NEAR(p[r], 1 / (1 + std::exp(-z)), 1e-8) << "row " << r;
+    const bool positive = rows.labels[r] > 0;
+    correct += (z > 0) == positive ? 1 : 0;
+    loss -= std::log(positive ? p[r] : 1 - p[r]);
+  }
+  std::ostringstream expected;
+  expected.precision(6);
+  expected << std::fixed << "rows 270  accuracy " << correct / 270;
+  EXPECT_NE(out.text.find(expected.str()), std::string::npos) << expected.str() << "\n" << out.text;
+  EXPECT_NEAR(std::stod(out.text.substr(out.text.find("log-loss ") + 9)), loss / 270, 1e-5);
+  if (run("command -v liblinear-predict").status != 0) GTEST_SKIP() << "liblinear-tools is not installed";
+  const Output theirs = run("liblinear-predict -b 1 " + heart() + " " + model + " " + scratch("ll.txt"));
+  ASSERT_EQ(theirs.status, 0) << theirs.text;
+  std::ifstream ll(scratch("ll.txt"));
+  std::getline(ll, line);
+  EXPECT_EQ(line, "labels 1 -1");
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    double label = 0, positive = 0, negative = 0;
+    ll >> label >> positive >> negative;
+    EXPECT_NEAR(positive, p[r], 1e-6) << "row " << r;
+  }
+}
+
+TEST_F(LogregEndToEnd, PredictRefusesBadModelsAndLabels) {
+  const std::string model = scratch("good.model");
+  ASSERT_EQ(train(1, heart(), 1, true, "--output " + model).status, 0);
+  const std::string svm_model = scratch("svm.model");
+  std::ofstream(svm_model)
+      << "solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias -1\nw\n0.5\n";
+  const std::string short_model = scratch("short.model");
+  std::ofstream(short_model) << "solver_type L1R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 3\nbias -1\nw\n0.5\n";
+  const std::string other_labels = scratch("labels.svm");
+  std::ofstream(other_labels) << "1 1:0.5\n3 2:1\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --model " + svm_model + " --data " + heart(),
+       svm_model + ":1: solver_type L2R_L2LOSS_SVC_DUAL is not logistic regression"},
+      {" --model " + short_model + " --data " + heart(), short_model + ": expected 3 weights, found 1"},
+      {" --model " + model + " --data " + other_labels,
+       other_labels + ":2: label 3 is neither of the model's labels 1 and -1"},
+      {" --model " + model + " --data " + scratch("absent.svm"), scratch("absent.svm") + ": "},
+      {" --data " + heart(), "predict needs --model and --data"}};
+  for (const auto& [flags, message] : cases) {
+    const Output out =
+        run(std::string(SCHMP_LOGREG_BIN) + " predict" + flags + " --output " + scratch("p.txt"));
+    EXPECT_NE(out.status, 0) << flags;
+    EXPECT_NE(out.text.find("schmp-logreg: error: " + message), std::string::npos) << out.text;
+    EXPECT_FALSE(std::filesystem::exists(scratch("p.txt")));
+  }
+}
+
 TEST_F(LogregEndToEnd, ZeroOneLabelsGiveTheSameModelAsPlusMinusOne) {
   std::ifstream in(heart());
   std::ostringstream zero_one;

@@ -44,7 +44,8 @@ LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t co
     for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e)
       by_column[rows.index[e]].emplace_back(i, y[i] * rows.value[e]);
   }
-  std::vector<double> w(columns, 0.0), margin(n, 0.0), wrong(n);  // margin[i] = y_i w.x_i
+  // margin[i] = y_i w.x_i and wrong[i] = 1 - sigma(margin[i]), kept in step with w.
+  std::vector<double> w(columns, 0.0), margin(n, 0.0), wrong(n);
   // Margins from scratch, so that rounding from many incremental updates never accumulates.
   auto refresh = [&] {
     for (std::size_t i = 0; i < n; ++i) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/column_kernel.hpp"
+#include "predict.hpp"
 #include "schmp/io.hpp"
 
 namespace schmp {
@@ -103,6 +104,29 @@ TEST(CpuColumnKernel, LogisticDerivativesMatchDenseArithmetic) {
     for (std::size_t i = 0; i < n; ++i) expected = std::max(expected, std::abs(dense[i * p + j]));
     EXPECT_EQ(largest[j], expected);
   }
+}
+
+TEST(AreaUnderCurve, CountsCorrectlyOrderedPairs) {
+  std::mt19937_64 random(8);
+  std::uniform_int_distribution<int> score(0, 9);  // coarse scores: many ties
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<double> scores(60);
+    std::vector<bool> positive(60);
+    for (std::size_t r = 0; r < scores.size(); ++r) {
+      scores[r] = score(random);
+      positive[r] = score(random) < 4;
+    }
+    double ordered = 0, pairs = 0;
+    for (std::size_t a = 0; a < scores.size(); ++a) {
+      for (std::size_t b = 0; b < scores.size(); ++b) {
+        if (!positive[a] || positive[b]) continue;
+        ++pairs;
+        ordered += scores[a] > scores[b] ? 1.0 : scores[a] == scores[b] ? 0.5 : 0.0;
+      }
+    }
+    EXPECT_NEAR(logreg::area_under_curve(scores, positive), ordered / pairs, 1e-12);
+  }
+  EXPECT_TRUE(std::isnan(logreg::area_under_curve({1, 2}, {true, true})));
 }
 
 }  // namespace

@@ -1,9 +1,17 @@
 // schmp-logreg: the command line of the logistic regression program. Framework flags (--schedulers,
 // --staleness, --threads, --schedule_size, --priority, --eta, --seed, --max_rounds, --max_seconds,
 // --trace, ...) are shared by every app; the flags below are logistic regression's own.
+//
+//   mpirun -np N schmp-logreg --data TRAIN [--penalty l1|l2] [--C C] [--output MODEL]   (training)
+//   schmp-logreg predict --model MODEL --data FILE [--output PROBABILITIES]            (one process)
 #include <gflags/gflags.h>
 
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
 #include "logreg.hpp"
+#include "predict.hpp"
 #include "schmp/run.hpp"
 
 DEFINE_string(data, "", "Training data: LIBSVM (1-based indices; labels +1/-1 or 1/0) or MatrixMarket");
@@ -15,10 +23,38 @@ DEFINE_string(positive_label, "", "The label of the positive class; every other 
 DEFINE_double(tol, 1e-4,
               "Stop when the minimum-norm subgradient relative to its value at w = 0 is at most this");
 DEFINE_double(rho, 0.1, "Dependency check: never update together columns with |cosine| >= rho (1 = off)");
-DEFINE_string(output, "", "Write the model here, in liblinear's text format");
+DEFINE_string(output, "",
+              "Training: write the model here, in liblinear's text format. predict: write one "
+              "probability of the positive label per row here");
+DEFINE_string(model, "", "predict: the model to apply (liblinear's text format)");
 DECLARE_string(trace);
 
+namespace {
+
+int predict(int argc, char** argv) {
+  gflags::SetUsageMessage("usage: schmp-logreg predict --model MODEL --data FILE [--output PROBABILITIES]");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  try {
+    if (FLAGS_model.empty() || FLAGS_data.empty())
+      throw std::runtime_error("predict needs --model and --data");
+    const auto report = schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output);
+    std::printf("rows %zu  accuracy %.6f  log-loss %.6g  AUC %.6f\n", report.rows, report.accuracy,
+                report.log_loss, report.auc);
+    if (!FLAGS_output.empty()) std::printf("probabilities: %s\n", FLAGS_output.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "schmp-logreg: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "predict") == 0) {
+    argv[1] = argv[0];  // drop the subcommand: flags follow
+    return predict(argc - 1, argv + 1);
+  }
   // As in Lasso, each evaluation refreshes every priority, so eta need only keep the rest drawable.
   gflags::SetCommandLineOptionWithMode("eta", "1e-8", gflags::SET_FLAGS_DEFAULT);
   schmp::Job job(argc, argv,

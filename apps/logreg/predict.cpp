@@ -1,0 +1,154 @@
+#include "predict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "logreg.hpp"
+#include "schmp/output.hpp"
+
+namespace schmp::logreg {
+
+namespace {
+
+// The label as text, the way the model file writes it (1, -1, 0, 2.5).
+std::string label_text(double label) {
+  std::ostringstream text;
+  text << label;
+  return text.str();
+}
+
+}  // namespace
+
+LinearModel read_liblinear_model(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw io::InputError(path, 0, "cannot open");
+  LinearModel model;
+  std::string line;
+  std::uint64_t number = 0;
+  bool weights = false;
+  std::size_t expected = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::istringstream fields(line);
+    if (weights) {
+      double value = 0;
+      std::string extra;
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      if (!(fields >> value) || (fields >> extra) || !std::isfinite(value))
+        throw io::InputError(path, number, "expected one weight, got '" + line + "'");
+      model.w.push_back(value);
+      continue;
+    }
+    std::string key;
+    fields >> key;
+    if (key == "solver_type") {
+      std::string solver;
+      fields >> solver;
+      if (solver != "L1R_LR" && solver != "L2R_LR")
+        throw io::InputError(path, number, "solver_type " + solver + " is not logistic regression");
+    } else if (key == "nr_class") {
+      int classes = 0;
+      if (!(fields >> classes) || classes != 2)
+        throw io::InputError(path, number, "only two-class models can be applied");
+    } else if (key == "label") {
+      if (!(fields >> model.positive_label >> model.negative_label))
+        throw io::InputError(path, number, "expected two labels");
+    } else if (key == "nr_feature") {
+      if (!(fields >> model.features)) throw io::InputError(path, number, "expected a feature count");
+    } else if (key == "bias") {
+      if (!(fields >> model.bias)) throw io::InputError(path, number, "expected the bias value");
+    } else if (key == "w") {
+      weights = true;
+      expected = model.features + (model.bias > 0 ? 1 : 0);
+    } else if (!key.empty()) {
+      throw io::InputError(path, number, "unknown model line '" + line + "'");
+    }
+  }
+  if (!weights || model.positive_label.empty())
+    throw io::InputError(path, 0, "not a liblinear model (no label or w section)");
+  if (model.w.size() != expected) {
+    throw io::InputError(
+        path, 0,
+        "expected " + std::to_string(expected) + " weights, found " + std::to_string(model.w.size()));
+  }
+  return model;
+}
+
+std::vector<double> decision_values(const LinearModel& model, const io::SparseRows& rows) {
+  std::vector<double> scores(rows.rows(), 0.0);
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    double z = model.bias > 0 ? model.bias * model.w[model.features] : 0.0;
+    for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+      if (rows.index[e] < model.features) z += model.w[rows.index[e]] * rows.value[e];
+    }
+    scores[r] = z;
+  }
+  return scores;
+}
+
+double area_under_curve(const std::vector<double>& scores, const std::vector<bool>& positive) {
+  // Mann-Whitney: the rank sum of the positives, with tied scores sharing their mean rank.
+  std::vector<std::size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] < scores[b]; });
+  double positive_ranks = 0, positives = 0;
+  for (std::size_t first = 0; first < order.size();) {
+    std::size_t last = first;
+    while (last < order.size() && scores[order[last]] == scores[order[first]]) ++last;
+    const double mean_rank = 0.5 * static_cast<double>(first + 1 + last);
+    for (std::size_t k = first; k < last; ++k) {
+      if (positive[order[k]]) positive_ranks += mean_rank, ++positives;
+    }
+    first = last;
+  }
+  const double negatives = static_cast<double>(scores.size()) - positives;
+  if (positives == 0 || negatives == 0) return NAN;
+  return (positive_ranks - positives * (positives + 1) / 2) / (positives * negatives);
+}
+
+PredictionReport predict(const std::string& model_path, const std::string& data_path,
+                         const std::string& output_path) {
+  const LinearModel model = read_liblinear_model(model_path);
+  if (!output_path.empty()) io::check_writable(output_path);
+  const io::SparseRows rows = io::read_libsvm(data_path);
+  if (rows.rows() == 0) throw io::InputError(data_path, 0, "no data rows");
+  std::vector<bool> positive(rows.rows());
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    const std::string label = label_text(rows.labels[r]);
+    if (label != model.positive_label && label != model.negative_label) {
+      throw io::InputError(data_path, rows.line[r],
+                           "label " + label + " is neither of the model's labels " + model.positive_label +
+                               " and " + model.negative_label);
+    }
+    positive[r] = label == model.positive_label;
+  }
+  const std::vector<double> scores = decision_values(model, rows);
+  PredictionReport report;
+  report.rows = rows.rows();
+  double correct = 0, loss = 0;
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    const double z = positive[r] ? scores[r] : -scores[r];  // the true class's margin
+    if (z > 0 || (z == 0 && !positive[r])) ++correct;       // liblinear: label[0] only when w . x > 0
+    loss += logistic_loss(z);
+  }
+  report.accuracy = correct / static_cast<double>(rows.rows());
+  report.log_loss = loss / static_cast<double>(rows.rows());
+  report.auc = area_under_curve(scores, positive);
+  if (!output_path.empty()) {
+    io::write_file_atomically(output_path, [&](std::ostream& out) {
+      char buffer[32];
+      for (double z : scores) {
+        std::snprintf(buffer, sizeof buffer, "%.9g\n", 1 / (1 + std::exp(-z)));
+        out << buffer;
+      }
+    });
+  }
+  return report;
+}
+
+}  // namespace schmp::logreg

@@ -1,0 +1,43 @@
+// `schmp-logreg predict`: apply a liblinear-format logistic regression model (written by schmp-logreg
+// or by liblinear-train -s 0 / -s 6) to a LIBSVM file, in one process.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "schmp/io.hpp"
+
+namespace schmp::logreg {
+
+struct LinearModel {
+  std::string positive_label;  // liblinear's first label: predicted when w . x > 0
+  std::string negative_label;
+  std::vector<double> w;     // nr_feature weights, then the bias weight when bias > 0
+  std::size_t features = 0;  // nr_feature
+  double bias = -1;          // the constant feature's value, or negative for none
+};
+
+// Reads liblinear's text model format; io::InputError naming the file and line when it is not a
+// two-class logistic regression model.
+LinearModel read_liblinear_model(const std::string& path);
+
+// w . x_r for every row (features beyond the model's are ignored, as liblinear-predict does).
+std::vector<double> decision_values(const LinearModel& model, const io::SparseRows& rows);
+
+// The area under the ROC curve of scores for rows labelled positive (true) or not; tied scores
+// count one half. NaN when either class is absent.
+double area_under_curve(const std::vector<double>& scores, const std::vector<bool>& positive);
+
+struct PredictionReport {
+  double accuracy = 0;
+  double log_loss = 0;  // mean over rows of -log p(true label)
+  double auc = 0;
+  std::size_t rows = 0;
+};
+
+// Applies the model at `model_path` to `data_path`; writes one probability of the positive label per
+// row to `output_path` unless it is empty. Every row's label must be one of the model's two labels.
+PredictionReport predict(const std::string& model_path, const std::string& data_path,
+                         const std::string& output_path);
+
+}  // namespace schmp::logreg
