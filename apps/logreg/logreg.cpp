@@ -156,7 +156,6 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
     : config_(config),
       penalty_(penalty_of(config)),
       n_(setup.rows),
-      positives_(setup.positives),
       zero_labels_(setup.zero_labels),
       w_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_params))),
       column_norms_(Eigen::Map<const Eigen::VectorXd>(setup.column_norms.data(),
@@ -164,7 +163,7 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
       column_max_(
           Eigen::Map<const Eigen::VectorXd>(setup.column_max.data(), static_cast<Eigen::Index>(num_params))) {
   if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
-  if (config.positive_label.empty() && zero_labels_ > 0 && zero_labels_ + positives_ < n_) {
+  if (config.positive_label.empty() && zero_labels_ > 0 && zero_labels_ + setup.positives < n_) {
     throw std::runtime_error(config.data +
                              ": labels 1, 0 and -1 found; give --positive_label to name the positive class");
   }

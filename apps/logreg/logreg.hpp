@@ -144,7 +144,6 @@ struct Logreg {
     Config config_;
     Penalty penalty_;
     double n_;
-    double positives_;
     double zero_labels_;
     Eigen::VectorXd w_;
     Eigen::VectorXd column_norms_;

@@ -109,19 +109,14 @@ class CpuColumnKernel final : public ColumnKernel {
 
   void add_columns(std::span<const ParamIndex> cols, std::span<const double> scale) override {
     // Each chunk owns its rows of v: chunks update in parallel, columns in order within a chunk.
+    const bool track_q = y_.size() > 0;
     auto update_chunk = [&](const Chunk& chunk) {
       double* v = v_.data() + chunk.first_row;
       for (std::size_t k = 0; k < cols.size(); ++k) {
         if (scale[k] == 0) continue;
         for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(cols[k])); it; ++it) {
           v[it.index()] += scale[k] * it.value();
-        }
-      }
-      if (y_.size() == 0) return;
-      for (std::size_t k = 0; k < cols.size(); ++k) {
-        if (scale[k] == 0) continue;
-        for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(cols[k])); it; ++it) {
-          update_q(chunk.first_row + static_cast<std::size_t>(it.index()));
+          if (track_q) update_q(chunk.first_row + static_cast<std::size_t>(it.index()));
         }
       }
     };
