@@ -7,9 +7,12 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <ostream>
 #include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace schmp::testing {
 
@@ -38,6 +41,24 @@ inline double objective_of(const Output& out) {
   std::smatch match;
   if (!std::regex_search(out.text, match, std::regex("objective ([-+0-9.eE]+)"))) return NAN;
   return std::stod(match[1]);
+}
+
+// A convergence trace: its header line and its rows as numbers.
+struct Trace {
+  std::string header;
+  std::vector<std::vector<double>> rows;
+};
+
+inline Trace read_trace(const std::string& path) {
+  Trace trace;
+  std::ifstream in(path);
+  std::getline(in, trace.header);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<double>& row = trace.rows.emplace_back();
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) row.push_back(std::stod(cell));
+  }
+  return trace;
 }
 
 // A placement of the roles: ranks, scheduler ranks and how far the schedulers may run ahead.

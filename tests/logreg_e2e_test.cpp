@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -207,6 +208,57 @@ TEST_F(LogregEndToEnd, PredictRefusesBadModelsAndLabels) {
   }
 }
 
+// --test: every evaluation scores the held-out rows, and the last row's scores are those that predict
+// gives for the model written (the test file labelled 1/0 while training is +1/-1: both are binary).
+TEST_F(LogregEndToEnd, HeldOutRowsAreScoredLikePredict) {
+  std::ifstream in(heart());
+  std::ostringstream train_rows, test_rows, test_rows_01;
+  int row = 0;
+  for (std::string line; std::getline(in, line); ++row) {
+    if (row < 200) {
+      train_rows << line << '\n';
+    } else {
+      test_rows << line << '\n';
+      test_rows_01 << (line[0] == '-' ? "0" : "1") << line.substr(2) << '\n';
+    }
+  }
+  const std::string train_path = scratch("train.svm"), test_path = scratch("test.svm");
+  const std::string test_path_01 = scratch("test01.svm");
+  std::ofstream(train_path) << train_rows.str();
+  std::ofstream(test_path) << test_rows.str();
+  std::ofstream(test_path_01) << test_rows_01.str();
+  for (int ranks : {1, 3}) {
+    const std::string model = scratch("held-out.model"), trace = scratch("held-out.csv");
+    const Output out = train(ranks, train_path, 1, true,
+                             "--bias --test " + test_path_01 + " --output " + model + " --trace " + trace);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const testing::Trace written = testing::read_trace(trace);
+    EXPECT_EQ(
+        written.header,
+        "round,seconds,objective,nnz,optimality,train_logloss,train_accuracy,test_logloss,test_accuracy,"
+        "test_auc,scheduler_s,compute_s,communication_s,idle_s");
+    ASSERT_GE(written.rows.size(), 2u);
+    // At w = 0 every row is called negative and has loss log 2.
+    const std::vector<double>& first = written.rows.front();
+    EXPECT_NEAR(first[7], std::log(2.0), 1e-9);
+    EXPECT_NEAR(first[9], 0.5, 1e-12);
+    // The final model through predict (whose own metrics are checked in PredictAppliesTheModel).
+    const Output predicted =
+        run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + model + " --data " + test_path);
+    ASSERT_EQ(predicted.status, 0) << predicted.text;
+    std::smatch metrics;
+    ASSERT_TRUE(
+        std::regex_search(predicted.text, metrics,
+                          std::regex("rows 70  accuracy ([0-9.]+)  log-loss ([0-9.e-]+)  AUC ([0-9.]+)")))
+        << predicted.text;
+    const std::vector<double>& last = written.rows.back();
+    EXPECT_NEAR(last[8], std::stod(metrics[1]), 1e-6);
+    EXPECT_NEAR(last[7], std::stod(metrics[2]), 1e-5 * last[7]);
+    EXPECT_NEAR(last[9], std::stod(metrics[3]), 1e-6);
+    EXPECT_GT(last[9], 0.8);
+  }
+}
+
 TEST_F(LogregEndToEnd, ZeroOneLabelsGiveTheSameModelAsPlusMinusOne) {
   std::ifstream in(heart());
   std::ostringstream zero_one;
@@ -255,13 +307,18 @@ TEST_F(LogregEndToEnd, MixedZeroAndMinusOneLabelsAreRefused) {
 TEST_F(LogregEndToEnd, BadInputAndOptionsFailCleanly) {
   const std::string bad = scratch("bad.svm");
   std::ofstream(bad) << "1 1:0.5\n-1 2:x\n";
+  const std::string mixed = scratch("mixed-test.svm");
+  std::ofstream(mixed) << "1 1:0.5\n0 2:1\n-1 1:-1\n";
   const std::string model = scratch("bad.model");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--data " + bad + " --output " + model, bad + ":2: "},
       {"--data " + scratch("missing.svm"), scratch("missing.svm") + ": "},
       {"--data " + heart() + " --penalty l3", "--penalty must be l1 or l2, not 'l3'"},
       {"--data " + heart() + " --C 0", "--C must be positive"},
-      {"--data " + heart() + " --positive_label abc", "--positive_label must be a number, not 'abc'"}};
+      {"--data " + heart() + " --positive_label abc", "--positive_label must be a number, not 'abc'"},
+      {"--data " + heart() + " --test " + bad, bad + ":2: "},
+      {"--data " + heart() + " --test " + mixed, mixed + ":3: labels 0 and -1 both found"},
+      {"--data " + heart() + " --test " + scratch("absent.svm"), scratch("absent.svm") + ": "}};
   for (const auto& [flags, message] : cases) {
     for (int ranks : {1, 3}) {
       const Output out = run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --progress_seconds 0 " + flags);

@@ -128,7 +128,7 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
   retired_.assign(num_params, false);
 }
 
-std::vector<std::string> Lasso::Coordinator::trace_columns() {
+std::vector<std::string> Lasso::Coordinator::trace_columns() const {
   return {"duality_gap", "relative_gap", "nnz", "active"};
 }
 

@@ -105,7 +105,7 @@ struct Lasso {
   class Coordinator {
    public:
     Coordinator(const Config& config, std::size_t num_params, const Setup& setup);
-    static std::vector<std::string> trace_columns();
+    std::vector<std::string> trace_columns() const;
     std::vector<double> initial_changes() const;
     Commit aggregate(const Schedule& schedule, const Partial& summed, Priorities& priorities);
     Report report(const Stats& summed, Priorities& priorities);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "predict.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/output.hpp"
 
@@ -58,6 +59,22 @@ double binary_label(double label, double positive_label, const std::string& file
   message << "label " << label
           << " is not binary (+1/-1 or 1/0); give --positive_label to name the positive class";
   throw io::InputError(file, line, message.str());
+}
+
+std::vector<bool> positive_rows(const io::SparseRows& rows, double positive_label, const std::string& file) {
+  std::vector<bool> positive(rows.rows());
+  bool zero = false, minus_one = false;
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    positive[r] = binary_label(rows.labels[r], positive_label, file, rows.line[r]) > 0;
+    if (!std::isnan(positive_label)) continue;
+    zero = zero || rows.labels[r] == 0;
+    minus_one = minus_one || rows.labels[r] == -1;
+    if (zero && minus_one) {
+      throw io::InputError(file, rows.line[r],
+                           "labels 0 and -1 both found; give --positive_label to name the positive class");
+    }
+  }
+  return positive;
 }
 
 double logistic_loss(double z) { return z > 0 ? std::log1p(std::exp(-z)) : -z + std::log1p(std::exp(z)); }
@@ -135,7 +152,7 @@ Logreg::Stats Logreg::Worker::evaluate() const {
   for (Eigen::Index i = 0; i < y_.size(); ++i) {
     const double z = y_[i] * margins[i];
     stats.loss += logistic_loss(z);
-    if (z > 0) ++stats.correct;
+    if (z > 0 || (z == 0 && y_[i] < 0)) ++stats.correct;  // liblinear: positive only when w . x > 0
   }
   return stats;
 }
@@ -168,6 +185,11 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
                              ": labels 1, 0 and -1 found; give --positive_label to name the positive class");
   }
   if (!config.output.empty()) io::check_writable(config.output);
+  if (!config.test.empty()) {
+    test_ = io::read_rows_part(config.test, config.test_labels, 0, 1);
+    if (test_.rows() == 0) throw io::InputError(config.test, 0, "no data rows");
+    test_positive_ = positive_rows(test_, positive_label_of(config), config.test);
+  }
   // At w = 0 every row has l'' = 1/4: the first steps are known before any round.
   initial_changes_.resize(num_params);
   for (std::size_t j = 0; j < num_params; ++j) {
@@ -177,8 +199,10 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
   initial_optimality_ = optimality(setup.gradient);
 }
 
-std::vector<std::string> Logreg::Coordinator::trace_columns() {
-  return {"nnz", "optimality", "train_logloss", "train_accuracy"};
+std::vector<std::string> Logreg::Coordinator::trace_columns() const {
+  std::vector<std::string> columns = {"nnz", "optimality", "train_logloss", "train_accuracy"};
+  if (!config_.test.empty()) columns.insert(columns.end(), {"test_logloss", "test_accuracy", "test_auc"});
+  return columns;
 }
 
 std::vector<double> Logreg::Coordinator::initial_changes() const { return initial_changes_; }
@@ -249,7 +273,16 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
   report.columns = {static_cast<double>((w_.array() != 0).count()), relative, summed.loss / n_,
                     summed.correct / n_};
   report.converged = relative <= config_.tol;
+  score_test(report.columns);
   return report;
+}
+
+void Logreg::Coordinator::score_test(std::vector<double>& columns) const {
+  if (config_.test.empty()) return;
+  const auto scores =
+      decision_values({w_.data(), static_cast<std::size_t>(w_.size())}, config_.bias ? 1.0 : -1.0, test_);
+  const PredictionReport quality = classification_quality(scores, test_positive_);
+  columns.insert(columns.end(), {quality.log_loss, quality.accuracy, quality.auc});
 }
 
 void Logreg::Coordinator::finish(const Summary& summary) {
@@ -278,6 +311,10 @@ void Logreg::Coordinator::finish(const Summary& summary) {
   std::printf("objective %.12g  optimality %.3g  nonzeros %lld of %lld  train log-loss %.6g  accuracy %.4f\n",
               summary.last.objective, summary.last.columns[1], nonzeros, static_cast<long long>(w_.size()),
               summary.last.columns[2], summary.last.columns[3]);
+  if (!config_.test.empty()) {
+    std::printf("test log-loss %.6g  accuracy %.4f  AUC %.6f  (%zu rows)\n", summary.last.columns[4],
+                summary.last.columns[5], summary.last.columns[6], test_.rows());
+  }
   if (!config_.output.empty()) std::printf("model: %s\n", config_.output.c_str());
   if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());
   std::fflush(stdout);

@@ -41,6 +41,8 @@ struct Config {
   std::string positive_label;  // a number naming the positive class; empty: labels +1/-1 or 1/0
   double tol = 1e-4;           // stop at relative minimum-norm subgradient <= tol
   double rho = 0.1;            // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
+  std::string test;            // held-out rows, scored at every evaluation (LIBSVM or MatrixMarket)
+  std::string test_labels;     // labels of a MatrixMarket test matrix
   std::string output;          // model file, liblinear's format
   std::string trace;           // named in the closing message only
 };
@@ -55,6 +57,10 @@ double positive_label_of(const Config& config);
 // (not NaN) names the positive class, in which case every other label is negative. Throws
 // io::InputError for any other label.
 double binary_label(double label, double positive_label, const std::string& file, std::uint64_t line);
+
+// Whether each row of `file` is in the positive class, by binary_label's rules; a file mixing the
+// labels 0 and -1 without `positive_label` is refused at the first row that mixes them.
+std::vector<bool> positive_rows(const io::SparseRows& rows, double positive_label, const std::string& file);
 
 // l(z) = log(1 + exp(-z)) without overflow.
 double logistic_loss(double z);
@@ -82,7 +88,7 @@ struct Logreg {
     std::vector<double> gradient;   // of the loss, every coordinate
     std::vector<double> curvature;  // second derivative of the loss, every coordinate
     double loss = 0;                // sum_i l(y_i w . x_i)
-    double correct = 0;             // rows with y_i w . x_i > 0
+    double correct = 0;             // rows classified right (positive when w . x_i > 0)
     template <class V>
     void visit(V& v) {
       v(gradient, curvature, loss, correct);
@@ -128,7 +134,7 @@ struct Logreg {
   class Coordinator {
    public:
     Coordinator(const Config& config, std::size_t num_params, const Setup& setup);
-    static std::vector<std::string> trace_columns();
+    std::vector<std::string> trace_columns() const;
     std::vector<double> initial_changes() const;
     Commit aggregate(const Schedule& schedule, const Partial& summed, Priorities& priorities);
     Report report(const Stats& summed, Priorities& priorities);
@@ -140,6 +146,8 @@ struct Logreg {
     // How much a change of w_j moves the margins (root mean square over rows): the priority.
     double margin_change(ParamIndex j, double delta) const;
     double optimality(const std::vector<double>& gradient) const;
+    // Appends test log-loss, accuracy and AUC of the current w to a trace row.
+    void score_test(std::vector<double>& columns) const;
 
     Config config_;
     Penalty penalty_;
@@ -150,6 +158,8 @@ struct Logreg {
     Eigen::VectorXd column_max_;
     std::vector<double> initial_changes_;
     double initial_optimality_ = 0;
+    io::SparseRows test_;  // held-out rows (empty without --test)
+    std::vector<bool> test_positive_;
   };
 
   // The dependency filter: |cos(x_j, x_k)| < rho for every pair in a block (kernels/correlation_filter.hpp).

@@ -23,6 +23,10 @@ DEFINE_string(positive_label, "", "The label of the positive class; every other 
 DEFINE_double(tol, 1e-4,
               "Stop when the minimum-norm subgradient relative to its value at w = 0 is at most this");
 DEFINE_double(rho, 0.1, "Dependency check: never update together columns with |cosine| >= rho (1 = off)");
+DEFINE_string(test, "",
+              "Held-out rows (LIBSVM or MatrixMarket, labelled as --data): their log-loss, accuracy and AUC "
+              "join the trace at every evaluation");
+DEFINE_string(test_labels, "", "Labels of a MatrixMarket --test matrix");
 DEFINE_string(output, "",
               "Training: write the model here, in liblinear's text format. predict: write one "
               "probability of the positive label per row here");
@@ -60,7 +64,7 @@ int main(int argc, char** argv) {
   schmp::Job job(argc, argv,
                  "Binary logistic regression (L1 or L2) by scheduled model-parallel coordinate descent.\n"
                  "usage: mpirun -np N schmp-logreg --data FILE [--penalty l1|l2] [--C C] [--bias] "
-                 "[--output MODEL] [--trace FILE]");
+                 "[--test HELD_OUT] [--output MODEL] [--trace FILE]");
   schmp::logreg::Config config;
   config.data = FLAGS_data;
   config.labels = FLAGS_labels;
@@ -70,6 +74,8 @@ int main(int argc, char** argv) {
   config.positive_label = FLAGS_positive_label;
   config.tol = FLAGS_tol;
   config.rho = FLAGS_rho;
+  config.test = FLAGS_test;
+  config.test_labels = FLAGS_test_labels;
   config.output = FLAGS_output;
   config.trace = FLAGS_trace;
   return job.run<schmp::logreg::Logreg>(config);

@@ -79,12 +79,13 @@ LinearModel read_liblinear_model(const std::string& path) {
   return model;
 }
 
-std::vector<double> decision_values(const LinearModel& model, const io::SparseRows& rows) {
+std::vector<double> decision_values(std::span<const double> w, double bias, const io::SparseRows& rows) {
+  const std::size_t features = w.size() - (bias > 0 ? 1 : 0);
   std::vector<double> scores(rows.rows(), 0.0);
   for (std::size_t r = 0; r < rows.rows(); ++r) {
-    double z = model.bias > 0 ? model.bias * model.w[model.features] : 0.0;
+    double z = bias > 0 ? bias * w[features] : 0.0;
     for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
-      if (rows.index[e] < model.features) z += model.w[rows.index[e]] * rows.value[e];
+      if (rows.index[e] < features) z += w[rows.index[e]] * rows.value[e];
     }
     scores[r] = z;
   }
@@ -111,6 +112,23 @@ double area_under_curve(const std::vector<double>& scores, const std::vector<boo
   return (positive_ranks - positives * (positives + 1) / 2) / (positives * negatives);
 }
 
+PredictionReport classification_quality(const std::vector<double>& scores,
+                                        const std::vector<bool>& positive) {
+  PredictionReport report;
+  report.rows = scores.size();
+  double correct = 0, loss = 0;
+  for (std::size_t r = 0; r < scores.size(); ++r) {
+    const double z = positive[r] ? scores[r] : -scores[r];  // the true class's margin
+    if (z > 0 || (z == 0 && !positive[r])) ++correct;       // liblinear: label[0] only when w . x > 0
+    loss += logistic_loss(z);
+  }
+  const double rows = static_cast<double>(std::max<std::size_t>(1, scores.size()));
+  report.accuracy = correct / rows;
+  report.log_loss = loss / rows;
+  report.auc = area_under_curve(scores, positive);
+  return report;
+}
+
 PredictionReport predict(const std::string& model_path, const std::string& data_path,
                          const std::string& output_path) {
   const LinearModel model = read_liblinear_model(model_path);
@@ -127,18 +145,8 @@ PredictionReport predict(const std::string& model_path, const std::string& data_
     }
     positive[r] = label == model.positive_label;
   }
-  const std::vector<double> scores = decision_values(model, rows);
-  PredictionReport report;
-  report.rows = rows.rows();
-  double correct = 0, loss = 0;
-  for (std::size_t r = 0; r < rows.rows(); ++r) {
-    const double z = positive[r] ? scores[r] : -scores[r];  // the true class's margin
-    if (z > 0 || (z == 0 && !positive[r])) ++correct;       // liblinear: label[0] only when w . x > 0
-    loss += logistic_loss(z);
-  }
-  report.accuracy = correct / static_cast<double>(rows.rows());
-  report.log_loss = loss / static_cast<double>(rows.rows());
-  report.auc = area_under_curve(scores, positive);
+  const std::vector<double> scores = decision_values(model.w, model.bias, rows);
+  const PredictionReport report = classification_quality(scores, positive);
   if (!output_path.empty()) {
     io::write_file_atomically(output_path, [&](std::ostream& out) {
       char buffer[32];

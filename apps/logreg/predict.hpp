@@ -2,6 +2,7 @@
 // or by liblinear-train -s 0 / -s 6) to a LIBSVM file, in one process.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,19 +22,24 @@ struct LinearModel {
 // two-class logistic regression model.
 LinearModel read_liblinear_model(const std::string& path);
 
-// w . x_r for every row (features beyond the model's are ignored, as liblinear-predict does).
-std::vector<double> decision_values(const LinearModel& model, const io::SparseRows& rows);
+// w . x_r for every row of `rows`, with weights w as a model file lists them: one per feature, then
+// the bias weight when bias > 0 (the constant feature's value). Features beyond the model's are
+// ignored, as liblinear-predict does.
+std::vector<double> decision_values(std::span<const double> w, double bias, const io::SparseRows& rows);
 
 // The area under the ROC curve of scores for rows labelled positive (true) or not; tied scores
 // count one half. NaN when either class is absent.
 double area_under_curve(const std::vector<double>& scores, const std::vector<bool>& positive);
 
 struct PredictionReport {
-  double accuracy = 0;
+  double accuracy = 0;  // liblinear's decision: positive only when w . x > 0
   double log_loss = 0;  // mean over rows of -log p(true label)
-  double auc = 0;
+  double auc = 0;       // NaN when the rows hold one class only
   std::size_t rows = 0;
 };
+
+// How well decision values w . x_r separate rows whose true class is positive or not.
+PredictionReport classification_quality(const std::vector<double>& scores, const std::vector<bool>& positive);
 
 // Applies the model at `model_path` to `data_path`; writes one probability of the positive label per
 // row to `output_path` unless it is empty. Every row's label must be one of the model's two labels.

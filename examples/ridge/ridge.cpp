@@ -104,7 +104,7 @@ struct Ridge {
       Eigen::MatrixXd system = xtx + n_ * mu_ * Eigen::MatrixXd::Identity(xtx.rows(), xtx.cols());
       exact_ = system.ldlt().solve(xty);
     }
-    static std::vector<std::string> trace_columns() { return {"distance_to_exact"}; }
+    std::vector<std::string> trace_columns() const { return {"distance_to_exact"}; }
     std::vector<double> initial_changes() const {
       return std::vector<double>(static_cast<std::size_t>(w_.size()), 1.0);
     }

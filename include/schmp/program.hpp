@@ -22,7 +22,7 @@
 //     class Coordinator {                     // one per job: owns the model
 //      public:
 //       Coordinator(const Config&, std::size_t num_params, const Setup& summed);
-//       static std::vector<std::string> trace_columns();  // app columns after the objective
+//       std::vector<std::string> trace_columns() const;   // app columns after the objective
 //       std::vector<double> initial_changes() const;       // one per parameter, seeds the priorities
 //       Commit aggregate(const Schedule&, const Partial& summed, Priorities&);
 //       Report report(const Stats& summed, Priorities&);  // may retire parameters

@@ -37,7 +37,7 @@ concept DynamicProgram = requires(typename P::Worker& worker, const typename P::
   { const_worker.evaluate() } -> std::same_as<typename P::Stats>;
   { worker.update(schedule) } -> std::same_as<typename P::Partial>;
   worker.apply(commit);
-  { P::Coordinator::trace_columns() } -> std::same_as<std::vector<std::string>>;
+  { const_coordinator.trace_columns() } -> std::same_as<std::vector<std::string>>;
   { const_coordinator.initial_changes() } -> std::same_as<std::vector<double>>;
   { coordinator.aggregate(schedule, partial, priorities) } -> std::same_as<typename P::Commit>;
   { coordinator.report(stats, priorities) } -> std::same_as<Report>;
@@ -89,7 +89,7 @@ template <DynamicProgram P>
 class TypedCoordinator final : public CoordinatorRole {
  public:
   explicit TypedCoordinator(const typename P::Config& config) : config_(config) {}
-  std::vector<std::string> trace_columns() const override { return P::Coordinator::trace_columns(); }
+  std::vector<std::string> trace_columns() const override { return coordinator_->trace_columns(); }
   void setup(std::size_t num_params, const Flat& summed) override {
     coordinator_.emplace(config_, num_params, unflatten<typename P::Setup>(summed));
   }
