@@ -78,8 +78,14 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   // Parameters not yet retired: an evaluation sweep is measured in them.
   std::size_t live_params = num_params;
   std::vector<bool> retired(num_params, false);
-  auto eval_every = [&] {
-    return options.eval_every > 0 ? options.eval_every : auto_eval_every(live_params, options.schedule_size);
+  auto evaluation_due = [&](std::uint64_t rounds_since_evaluation) {
+    if (program.paces_evaluations()) {
+      return program.wants_evaluation() ||
+             (options.eval_every > 0 && rounds_since_evaluation >= options.eval_every);
+    }
+    const std::uint64_t every =
+        options.eval_every > 0 ? options.eval_every : auto_eval_every(live_params, options.schedule_size);
+    return rounds_since_evaluation >= every;
   };
   Progress progress(options.progress_seconds, program.trace_columns());
   TimeSplit time;
@@ -155,7 +161,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
         std::max(0.0, std::chrono::duration<double>(received - scheduled).count() - compute);
     time.idle += seconds_since(received);
     ++round;
-    if (++rounds_since_evaluation >= eval_every()) {
+    if (evaluation_due(++rounds_since_evaluation)) {
       summary.last = evaluate(round);
       rounds_since_evaluation = 0;
     }

@@ -30,16 +30,24 @@ class ColumnKernel {
   virtual void add_columns(std::span<const ParamIndex> cols, std::span<const double> scale) = 0;
   // out[j] = ||x_j||^2 for every column j
   virtual void column_norms_squared(std::span<double> out) const = 0;
-  // out[j] = max_i |x_ij| for every column j
-  virtual void column_max_abs(std::span<double> out) const = 0;
 
-  // The logistic loss l(z) = log(1 + exp(-z)) at z_i = y_i v_i, with v the margins w . x_i. Once
-  // labels y (+1 or -1 per row) are set, the kernel keeps q_i = -l'(z_i) = 1 / (1 + exp(z_i)) up to
-  // date as v changes, so that derivatives need no exponentials.
+  // Newton steps on the logistic loss l(z) = log(1 + exp(-z)) at z_i = y_i v_i, with v the margins
+  // w . x_i. Once labels y (+1 or -1 per row) are set, the kernel keeps q_i = -l'(z_i) =
+  // 1 / (1 + exp(z_i)) at the margins (refreshed only by step_along_direction: add_columns leaves it
+  // stale), and a direction u = X d with its Hessian image s = D u, D_ii = l''(z_i) = q_i (1 - q_i),
+  // so that the quadratic model of the loss around v needs no exponentials.
   virtual void set_labels(std::span<const double> y) = 0;
   // For j = cols[k]: gradient[k] = sum_i x_ij y_i l'(z_i), curvature[k] = sum_i x_ij^2 l''(z_i).
   virtual void logistic_derivatives(std::span<const ParamIndex> cols, std::span<double> gradient,
                                     std::span<double> curvature) const = 0;
+  // out[k] = x_{cols[k]} . s = (X^T D X d)_{cols[k]}
+  virtual void direction_dots(std::span<const ParamIndex> cols, std::span<double> out) const = 0;
+  // d += sum_k scale[k] e_{cols[k]}: u and s follow
+  virtual void add_to_direction(std::span<const ParamIndex> cols, std::span<const double> scale) = 0;
+  // v += t u; q and D move to the new margins; s = 0 (u is kept, so that a step can be shortened)
+  virtual void step_along_direction(double t) = 0;
+  // u = s = 0
+  virtual void clear_direction() = 0;
 };
 
 // The oneTBB implementation. Rows are cut into fixed-size chunks so that column updates run in

@@ -52,7 +52,7 @@ RandomMatrix random_matrix(std::size_t rows, std::size_t columns, double density
 
 TEST(CpuColumnKernel, MatchesDenseArithmetic) {
   // More rows than one chunk holds, so that chunked updates and sums are exercised.
-  const std::size_t n = 40000, p = 30;
+  const std::size_t n = 270000, p = 30;
   RandomMatrix m = random_matrix(n, p, 0.05, 1234);
   auto kernel = kernels::make_cpu_column_kernel(m.rows, p + 2);  // two empty trailing columns
   std::vector<double> v(n);

@@ -56,9 +56,11 @@ TEST(NewtonStep, MinimisesTheModel) {
   }
 }
 
-TEST(CpuColumnKernel, LogisticDerivativesMatchDenseArithmetic) {
-  // More rows than one chunk, so that chunked sums and margin updates are exercised.
-  const std::size_t n = 40000, p = 12;
+// The Newton-step operations against dense arithmetic: the direction's Hessian image at the current
+// margins, a full step along it, a shortened step, and the derivatives at each point.
+TEST(CpuColumnKernel, NewtonStepOperationsMatchDenseArithmetic) {
+  // More rows than one chunk, so that chunked sums and updates are exercised.
+  const std::size_t n = 270000, p = 12;
   std::mt19937_64 random(11);
   std::uniform_real_distribution<double> uniform(0, 1);
   std::normal_distribution<double> normal(0, 1);
@@ -79,30 +81,53 @@ TEST(CpuColumnKernel, LogisticDerivativesMatchDenseArithmetic) {
   }
   auto kernel = kernels::make_cpu_column_kernel(rows, p);
   kernel->set_labels(y);
-  const std::vector<ParamIndex> moved = {2, 7};
-  const std::vector<double> delta = {0.8, -1.3};
-  kernel->add_columns(moved, delta);  // margins = 0.8 x_2 - 1.3 x_7
   std::vector<ParamIndex> all(p);
   for (std::size_t j = 0; j < p; ++j) all[j] = static_cast<ParamIndex>(j);
-  std::vector<double> gradient(p), curvature(p);
-  kernel->logistic_derivatives(all, gradient, curvature);
-  for (std::size_t j = 0; j < p; ++j) {
-    double g = 0, h = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double margin = 0.8 * dense[i * p + 2] - 1.3 * dense[i * p + 7];
-      const double q = 1 / (1 + std::exp(y[i] * margin));  // -l'(y_i margin)
-      g -= dense[i * p + j] * y[i] * q;
-      h += dense[i * p + j] * dense[i * p + j] * q * (1 - q);
-    }
-    EXPECT_NEAR(gradient[j], g, 1e-9 * (1 + std::abs(g))) << "column " << j;
-    EXPECT_NEAR(curvature[j], h, 1e-9 * (1 + h)) << "column " << j;
-  }
-  std::vector<double> largest(p);
-  kernel->column_max_abs(largest);
+  auto direction = [&](std::size_t i) { return 0.8 * dense[i * p + 2] - 1.3 * dense[i * p + 7]; };
+
+  // d = 0.8 e_2 - 1.3 e_7, added in two commits; at margins 0 every D_ii is 1/4.
+  kernel->add_to_direction(std::vector<ParamIndex>{2}, std::vector<double>{0.8});
+  kernel->add_to_direction(std::vector<ParamIndex>{7}, std::vector<double>{-1.3});
+  std::vector<double> hessian_d(p);
+  kernel->direction_dots(all, hessian_d);
   for (std::size_t j = 0; j < p; ++j) {
     double expected = 0;
-    for (std::size_t i = 0; i < n; ++i) expected = std::max(expected, std::abs(dense[i * p + j]));
-    EXPECT_EQ(largest[j], expected);
+    for (std::size_t i = 0; i < n; ++i) expected += dense[i * p + j] * 0.25 * direction(i);
+    EXPECT_NEAR(hessian_d[j], expected, 1e-9 * (1 + std::abs(expected))) << "column " << j;
+  }
+
+  auto expect_derivatives_at = [&](double t) {
+    std::vector<double> gradient(p), curvature(p), margins(n);
+    kernel->logistic_derivatives(all, gradient, curvature);
+    kernel->copy_vector(margins);
+    for (std::size_t j = 0; j < p; ++j) {
+      double g = 0, h = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double q = 1 / (1 + std::exp(y[i] * t * direction(i)));  // -l'(y_i margin)
+        g -= dense[i * p + j] * y[i] * q;
+        h += dense[i * p + j] * dense[i * p + j] * q * (1 - q);
+      }
+      EXPECT_NEAR(gradient[j], g, 1e-9 * (1 + std::abs(g))) << "column " << j << ", step " << t;
+      EXPECT_NEAR(curvature[j], h, 1e-9 * (1 + h)) << "column " << j << ", step " << t;
+    }
+    for (std::size_t i = 0; i < n; i += 997) EXPECT_NEAR(margins[i], t * direction(i), 1e-12);
+  };
+  kernel->step_along_direction(1);
+  expect_derivatives_at(1);
+  kernel->step_along_direction(-0.75);  // shortened to a quarter of the step
+  expect_derivatives_at(0.25);
+
+  // A new direction at the new margins: D_ii = q_i (1 - q_i) there.
+  kernel->clear_direction();
+  kernel->add_to_direction(std::vector<ParamIndex>{5}, std::vector<double>{2.0});
+  kernel->direction_dots(all, hessian_d);
+  for (std::size_t j = 0; j < p; ++j) {
+    double expected = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double q = 1 / (1 + std::exp(y[i] * 0.25 * direction(i)));
+      expected += dense[i * p + j] * q * (1 - q) * 2.0 * dense[i * p + 5];
+    }
+    EXPECT_NEAR(hessian_d[j], expected, 1e-9 * (1 + std::abs(expected))) << "column " << j;
   }
 }
 

@@ -17,13 +17,25 @@ namespace schmp::logreg {
 
 namespace {
 
-// The largest margin change a step may cause on any row: beyond it the curvature bound e^c grows
-// faster than the step is worth.
-constexpr double kLargestMarginChange = 1.0;
+// Armijo's sufficient decrease: a step t d is accepted when F falls by sigma t times the model's
+// predicted decrease; a rejected step is halved.
+constexpr double kSufficientDecrease = 0.01;
+// Added to each Hessian diagonal entry so that no model step divides by zero (liblinear's nu).
+constexpr double kCurvatureFloor = 1e-12;
+// Differences of F below this, relative to F, are rounding: such a step is accepted as it is.
+constexpr double kRoundingLevel = 1e-13;
+// The inner solve gives up after this many passes whatever its violation.
+constexpr std::size_t kMostPasses = 50;
 
 double penalty_value(Penalty penalty, const Eigen::VectorXd& w) {
   return penalty == Penalty::kL1 ? w.lpNorm<1>() : 0.5 * w.squaredNorm();
 }
+
+// Violations add up as the stopping measure does: absolute values for L1, squares for L2.
+double add_violation(Penalty penalty, double sum, double v) {
+  return penalty == Penalty::kL1 ? sum + std::abs(v) : sum + v * v;
+}
+double violation_norm(Penalty penalty, double sum) { return penalty == Penalty::kL1 ? sum : std::sqrt(sum); }
 
 }  // namespace
 
@@ -88,6 +100,13 @@ double newton_step(Penalty penalty, double w, double g, double h) {
   return -w;
 }
 
+double violation(Penalty penalty, double w, double g) {
+  if (penalty == Penalty::kL2) return g + w;
+  if (w > 0) return g + 1;
+  if (w < 0) return g - 1;
+  return std::max(0.0, std::abs(g) - 1);
+}
+
 // ---------------------------------------------------------------------------------------------- worker
 
 Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
@@ -134,8 +153,6 @@ Logreg::Setup Logreg::Worker::setup() const {
   kernel_->logistic_derivatives(all_, setup.gradient, curvature);
   setup.column_norms.resize(all_.size());
   kernel_->column_norms_squared(setup.column_norms);
-  setup.column_max.resize(all_.size());
-  kernel_->column_max_abs(setup.column_max);
   setup.rows = static_cast<double>(y_.size());
   setup.positives = static_cast<double>((y_.array() > 0).count());
   setup.zero_labels = zero_labels_;
@@ -159,13 +176,16 @@ Logreg::Stats Logreg::Worker::evaluate() const {
 
 Logreg::Partial Logreg::Worker::update(const Schedule& schedule) {
   Partial partial;
-  partial.gradient.resize(schedule.params.size());
-  partial.curvature.resize(schedule.params.size());
-  kernel_->logistic_derivatives(schedule.params, partial.gradient, partial.curvature);
+  partial.hessian_d.resize(schedule.params.size());
+  kernel_->direction_dots(schedule.params, partial.hessian_d);
   return partial;
 }
 
-void Logreg::Worker::apply(const Commit& commit) { kernel_->add_columns(commit.params, commit.delta); }
+void Logreg::Worker::apply(const Commit& commit) {
+  if (commit.new_direction) kernel_->clear_direction();
+  kernel_->add_to_direction(commit.params, commit.delta);
+  if (commit.step != 0) kernel_->step_along_direction(commit.step);
+}
 
 // ----------------------------------------------------------------------------------------- coordinator
 
@@ -175,10 +195,11 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
       n_(setup.rows),
       zero_labels_(setup.zero_labels),
       w_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_params))),
+      d_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_params))),
+      gradient_(config.C * Eigen::Map<const Eigen::VectorXd>(setup.gradient.data(),
+                                                             static_cast<Eigen::Index>(num_params))),
       column_norms_(Eigen::Map<const Eigen::VectorXd>(setup.column_norms.data(),
-                                                      static_cast<Eigen::Index>(num_params))),
-      column_max_(
-          Eigen::Map<const Eigen::VectorXd>(setup.column_max.data(), static_cast<Eigen::Index>(num_params))) {
+                                                      static_cast<Eigen::Index>(num_params))) {
   if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
   if (config.positive_label.empty() && zero_labels_ > 0 && zero_labels_ + setup.positives < n_) {
     throw std::runtime_error(config.data +
@@ -190,11 +211,12 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
     if (test_.rows() == 0) throw io::InputError(config.test, 0, "no data rows");
     test_positive_ = positive_rows(test_, positive_label_of(config), config.test);
   }
-  // At w = 0 every row has l'' = 1/4: the first steps are known before any round.
+  // At w = 0 every row has l'' = 1/4: the first block's steps are known before any evaluation.
+  curvature_ = config.C * column_norms_ / 4;
   initial_changes_.resize(num_params);
   for (std::size_t j = 0; j < num_params; ++j) {
     const auto k = static_cast<ParamIndex>(j);
-    initial_changes_[j] = margin_change(k, step(k, setup.gradient[j], setup.column_norms[j] / 4));
+    initial_changes_[j] = margin_change(k, model_step(k, 0));
   }
   initial_optimality_ = optimality(setup.gradient);
 }
@@ -207,18 +229,8 @@ std::vector<std::string> Logreg::Coordinator::trace_columns() const {
 
 std::vector<double> Logreg::Coordinator::initial_changes() const { return initial_changes_; }
 
-double Logreg::Coordinator::step(ParamIndex j, double g, double h) const {
-  const double C = config_.C, w = w_[j];
-  const double newton = newton_step(penalty_, w, C * g, C * h);
-  if (newton == 0) return 0.0;
-  // Over a step that moves no margin by more than c the loss curvature is at most h e^c: minimise that
-  // majoriser within |d| <= c / max|x_j|. Its minimiser is never longer than the plain Newton step.
-  const double largest = column_max_[j];
-  if (!(largest > 0)) return newton;  // an empty column moves no margin
-  const double c = std::min(std::abs(newton) * largest, kLargestMarginChange);
-  const double safe = newton_step(penalty_, w, C * g, C * h * std::exp(c));
-  const double bound = c / largest;
-  return std::clamp(safe, -bound, bound);
+double Logreg::Coordinator::model_step(ParamIndex j, double hessian_d) const {
+  return newton_step(penalty_, w_[j] + d_[j], gradient_[j] + config_.C * hessian_d, curvature_[j]);
 }
 
 double Logreg::Coordinator::margin_change(ParamIndex j, double delta) const {
@@ -226,54 +238,119 @@ double Logreg::Coordinator::margin_change(ParamIndex j, double delta) const {
 }
 
 double Logreg::Coordinator::optimality(const std::vector<double>& gradient) const {
-  // The minimum-norm subgradient of the whole objective.
   double sum = 0;
   for (std::size_t j = 0; j < gradient.size(); ++j) {
-    const double g = config_.C * gradient[j];
-    const double w = w_[static_cast<Eigen::Index>(j)];
-    if (penalty_ == Penalty::kL2) {
-      sum += (g + w) * (g + w);
-    } else if (w > 0) {
-      sum += std::abs(g + 1);
-    } else if (w < 0) {
-      sum += std::abs(g - 1);
-    } else {
-      sum += std::max(0.0, std::abs(g) - 1);
-    }
+    sum = add_violation(penalty_, sum,
+                        violation(penalty_, w_[static_cast<Eigen::Index>(j)], config_.C * gradient[j]));
   }
-  return penalty_ == Penalty::kL2 ? std::sqrt(sum) : sum;
+  return violation_norm(penalty_, sum);
+}
+
+double Logreg::Coordinator::objective(const Eigen::VectorXd& w, double loss) const {
+  return penalty_value(penalty_, w) + config_.C * loss;
+}
+
+void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities& priorities) {
+  const auto p = w_.size();
+  gradient_ = config_.C * Eigen::Map<const Eigen::VectorXd>(summed.gradient.data(), p);
+  curvature_ =
+      (config_.C * Eigen::Map<const Eigen::VectorXd>(summed.curvature.data(), p)).array() + kCurvatureFloor;
+  d_.setZero();
+  new_direction_ = true;
+  // Every priority restarts from the step its coordinate would take now; a pass visits as many
+  // coordinates as would move.
+  std::size_t free = 0;
+  for (Eigen::Index j = 0; j < p; ++j) {
+    const auto k = static_cast<ParamIndex>(j);
+    const double step = model_step(k, 0);
+    priorities.set(k, margin_change(k, step));
+    if (step != 0) ++free;
+  }
+  pass_length_ = std::max<std::size_t>(free, 1);
+  pass_updates_ = passes_ = 0;
+  pass_violation_ = 0;
+  phase_ = Phase::kDirection;
 }
 
 Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Partial& summed,
                                               Priorities& priorities) {
   Commit commit;
+  if (phase_ == Phase::kLineSearch) {
+    // The last step was rejected after this round was scheduled: its results belong to the rejected
+    // point. Shorten the step and evaluate there.
+    commit.step = -retreat_;
+    evaluate_now_ = true;
+    return commit;
+  }
+  commit.new_direction = new_direction_;
+  new_direction_ = false;
   for (std::size_t k = 0; k < schedule.params.size(); ++k) {
     const ParamIndex j = schedule.params[k];
-    const double delta = step(j, summed.gradient[k], summed.curvature[k]);
+    const double g = gradient_[j] + config_.C * summed.hessian_d[k];
+    pass_violation_ = add_violation(penalty_, pass_violation_, violation(penalty_, w_[j] + d_[j], g));
+    const double delta = newton_step(penalty_, w_[j] + d_[j], g, curvature_[j]);
     priorities.set(j, margin_change(j, delta));
     if (delta == 0) continue;
-    w_[j] += delta;
+    d_[j] += delta;
     commit.params.push_back(j);
     commit.delta.push_back(delta);
   }
+  pass_updates_ += schedule.params.size();
+  if (pass_updates_ < pass_length_) return commit;
+  ++passes_;
+  // As liblinear measures it: against the violation at w = 0, so that the first directions are rough
+  // and later ones as exact as the outer iterate needs.
+  const bool solved = violation_norm(penalty_, pass_violation_) <= inner_tolerance_ * initial_optimality_;
+  pass_updates_ = 0;
+  pass_violation_ = 0;
+  if (!solved && passes_ < kMostPasses) return commit;
+  // newGLMNET's rule: an inner solve that needed one pass was too easy; ask more of the next.
+  if (passes_ == 1) inner_tolerance_ *= 0.25;
+  model_decrease_ = gradient_.dot(d_) + penalty_value(penalty_, w_ + d_) - penalty_value(penalty_, w_);
+  step_ = 1;
+  commit.step = 1;
+  phase_ = Phase::kLineSearch;
+  evaluate_now_ = true;
   return commit;
 }
 
 Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) {
   if (summed.gradient.size() != static_cast<std::size_t>(w_.size()))
     throw std::logic_error("logreg: evaluation of the wrong length");
-  for (std::size_t j = 0; j < summed.gradient.size(); ++j) {
-    const auto k = static_cast<ParamIndex>(j);
-    priorities.set(k, margin_change(k, step(k, summed.gradient[j], summed.curvature[j])));
+  evaluate_now_ = false;
+  switch (phase_) {
+    case Phase::kStart:
+      objective_ = objective(w_, summed.loss);
+      start_outer_iteration(summed, priorities);
+      break;
+    case Phase::kLineSearch: {
+      const Eigen::VectorXd trial = w_ + step_ * d_;
+      const double value = objective(trial, summed.loss);
+      const bool sufficient = value - objective_ <= kSufficientDecrease * step_ * model_decrease_;
+      const bool rounding = value - objective_ <= kRoundingLevel * std::abs(objective_);
+      if (!sufficient && !rounding) {
+        retreat_ = step_ / 2;
+        step_ -= retreat_;
+        Report unchanged = last_report_;
+        unchanged.converged = false;
+        return unchanged;
+      }
+      w_ = trial;
+      objective_ = value;
+      start_outer_iteration(summed, priorities);
+      break;
+    }
+    case Phase::kDirection:
+      break;  // an evaluation asked for by --eval_every: the workers' margins are still at w
   }
-  const double measure = optimality(summed.gradient);
-  const double relative = initial_optimality_ > 0 ? measure / initial_optimality_ : 0.0;
+  const double relative = initial_optimality_ > 0 ? optimality(summed.gradient) / initial_optimality_ : 0.0;
   Report report;
-  report.objective = penalty_value(penalty_, w_) + config_.C * summed.loss;
+  report.objective = objective_;
   report.columns = {static_cast<double>((w_.array() != 0).count()), relative, summed.loss / n_,
                     summed.correct / n_};
   report.converged = relative <= config_.tol;
   score_test(report.columns);
+  last_report_ = report;
   return report;
 }
 

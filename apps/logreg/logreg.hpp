@@ -1,17 +1,22 @@
 // Binary logistic regression as a SchMP program: minimise
-//   R(w) + C sum_i log(1 + exp(-y_i w . x_i)),   R(w) = ||w||_1 (--penalty l1) or ||w||^2 / 2 (l2),
-// liblinear's objectives (-s 6 and -s 0), by scheduled parallel coordinate descent.
+//   F(w) = R(w) + C L(w),  L(w) = sum_i l(y_i w . x_i),  l(z) = log(1 + exp(-z)),
+// with R(w) = ||w||_1 (--penalty l1) or ||w||^2 / 2 (l2): liblinear's objectives (-s 6 and -s 0).
 //
-// Workers own row blocks of X and keep the margins w . x_i of their rows; for a scheduled block they
-// return each coordinate's first and second derivative of the loss over their rows. The coordinator
-// adds them up and takes one Newton step per coordinate, soft-thresholded for L1. A plain Newton step
-// can overshoot, and a line search would cost a round trip per trial, so the step is made safe by a
-// curvature bound instead: for the logistic loss l''(z + t) <= l''(z) e^|t|, so over a step that moves
-// no margin by more than c, the loss is majorised by the quadratic with curvature h e^c. The step
-// minimises that majoriser (c is the margin change of the plain Newton step, capped at 1), so each
-// coordinate's objective never goes up, and near the optimum, where steps are small, it is the Newton
-// step. Priorities and the dependency filter (|cos(x_j, x_k)| < rho) work as in Lasso; each evaluation
-// refreshes every priority with the step that coordinate would take now.
+// The method is newGLMNET's (Yuan, Ho and Lin 2012, liblinear -s 6): Newton steps whose direction is
+// found by scheduled parallel coordinate descent. Each outer iteration starts at an evaluation, where
+// the workers, who own row blocks of X and keep the margins w . x_i of their rows, return the gradient
+// G and the Hessian diagonal H of L at w. The direction d minimises the quadratic model
+//   Q(d) = C (G . d + d' X'DX d / 2) + R(w + d) - R(w),   D_ii = l''(y_i w . x_i),
+// by coordinate descent: each round the schedulers pick a block (priority and the dependency filter
+// |cos(x_j, x_k)| < rho, as in Lasso), the workers return (X'DX d)_j over their rows from u = X d and
+// D u, which they keep, and the coordinator takes each coordinate's exact minimiser of Q
+// (soft-thresholded for L1). No exponential is computed inside this inner solve: that is what makes
+// it cheaper than coordinate descent on F itself. The inner solve ends after passes over the
+// coordinates still free to move until the model's violation falls under a tolerance that tightens
+// as the run goes (newGLMNET's rule); then the coordinator asks for an evaluation, the workers move
+// their margins by u, and the evaluation at w + d serves both as the line search (Armijo's sufficient
+// decrease, sigma = 0.01) and, when the step is accepted, as the start of the next outer iteration.
+// A rejected step is halved, at the cost of one more evaluation.
 //
 // The run stops when the minimum-norm subgradient, relative to its value at w = 0, is at most --tol
 // (the 1-norm for L1, as liblinear -s 6 measures it; the 2-norm for L2, as -s 0 does).
@@ -65,9 +70,13 @@ std::vector<bool> positive_rows(const io::SparseRows& rows, double positive_labe
 // l(z) = log(1 + exp(-z)) without overflow.
 double logistic_loss(double z);
 
-// The coordinate step: minimises g d + h d^2 / 2 + R(w + d) - R(w) over d, where h includes the
-// penalty's curvature for L2.
+// The coordinate step: minimises g d + h d^2 / 2 + R(w + d) - R(w) over d (for L2 the penalty's
+// curvature is added to h here).
 double newton_step(Penalty penalty, double w, double g, double h);
+
+// The minimum-norm subgradient of g d + R(w + d) at d = 0: how far coordinate w is from optimal when
+// g is the derivative of the smooth part.
+double violation(Penalty penalty, double w, double g);
 
 struct Logreg {
   using Config = logreg::Config;
@@ -75,18 +84,17 @@ struct Logreg {
   struct Setup {
     std::vector<double> gradient;      // of the loss at w = 0 (margins 0)
     std::vector<double> column_norms;  // ||x_j||^2
-    std::vector<double> column_max;    // sum over workers of max_i |x_ij|: at least the largest
     double rows = 0;
     double positives = 0;
     double zero_labels = 0;  // rows labelled 0 (with 1/0 labels)
     template <class V>
     void visit(V& v) {
-      v(gradient, column_norms, column_max, rows, positives, zero_labels);
+      v(gradient, column_norms, rows, positives, zero_labels);
     }
   };
   struct Stats {
-    std::vector<double> gradient;   // of the loss, every coordinate
-    std::vector<double> curvature;  // second derivative of the loss, every coordinate
+    std::vector<double> gradient;   // G: of the loss at the workers' margins, every coordinate
+    std::vector<double> curvature;  // H: second derivative of the loss there, every coordinate
     double loss = 0;                // sum_i l(y_i w . x_i)
     double correct = 0;             // rows classified right (positive when w . x_i > 0)
     template <class V>
@@ -95,19 +103,22 @@ struct Logreg {
     }
   };
   struct Partial {
-    std::vector<double> gradient;  // for each scheduled coordinate, in schedule order
-    std::vector<double> curvature;
+    std::vector<double> hessian_d;  // (X'DX d)_j for each scheduled coordinate, in schedule order
     template <class V>
     void visit(V& v) {
-      v(gradient, curvature);
+      v(hessian_d);
     }
   };
+  // Applied in field order: a new direction starts from zero, d_j += delta, then the margins move by
+  // `step` times u = X d (a negative step shortens the last one).
   struct Commit {
+    bool new_direction = false;  // clear d first
     std::vector<ParamIndex> params;
-    std::vector<double> delta;  // new w_j - old w_j
+    std::vector<double> delta;
+    double step = 0;
     template <class V>
     void visit(V& v) {
-      v(params, delta);
+      v(new_direction, params, delta, step);
     }
   };
 
@@ -138,14 +149,27 @@ struct Logreg {
     std::vector<double> initial_changes() const;
     Commit aggregate(const Schedule& schedule, const Partial& summed, Priorities& priorities);
     Report report(const Stats& summed, Priorities& priorities);
+    bool wants_evaluation() const { return evaluate_now_; }
     void finish(const Summary& summary);
 
    private:
-    // The safe step for coordinate j from the loss derivatives g, h (not yet scaled by C).
-    double step(ParamIndex j, double g, double h) const;
+    // Where the outer iteration stands.
+    enum class Phase {
+      kStart,       // before the first evaluation
+      kDirection,   // the inner solve: rounds improve d
+      kLineSearch,  // the workers' margins are at w + t d, awaiting the evaluation there
+    };
+    // The model's coordinate step for j at the current d, from (X'DX d)_j.
+    double model_step(ParamIndex j, double hessian_d) const;
     // How much a change of w_j moves the margins (root mean square over rows): the priority.
     double margin_change(ParamIndex j, double delta) const;
+    // The minimum-norm subgradient of F (1-norm for L1, 2-norm for L2) from the loss gradient at w.
     double optimality(const std::vector<double>& gradient) const;
+    double objective(const Eigen::VectorXd& w, double loss) const;
+    // Takes the evaluation at a new w as the start of an outer iteration.
+    void start_outer_iteration(const Stats& summed, Priorities& priorities);
+    // The trace row for the evaluation `summed` at the current w.
+    Report make_report(const Stats& summed) const;
     // Appends test log-loss, accuracy and AUC of the current w to a trace row.
     void score_test(std::vector<double>& columns) const;
 
@@ -153,11 +177,31 @@ struct Logreg {
     Penalty penalty_;
     double n_;
     double zero_labels_;
-    Eigen::VectorXd w_;
+    Eigen::VectorXd w_;          // the last accepted iterate
+    Eigen::VectorXd d_;          // the direction being built
+    Eigen::VectorXd gradient_;   // G at w, scaled by C
+    Eigen::VectorXd curvature_;  // H at w, scaled by C
     Eigen::VectorXd column_norms_;
-    Eigen::VectorXd column_max_;
     std::vector<double> initial_changes_;
     double initial_optimality_ = 0;
+
+    Phase phase_ = Phase::kStart;
+    bool evaluate_now_ = false;
+    bool new_direction_ = true;  // the next commit clears d
+    double objective_ = 0;       // F(w)
+    // The inner solve: a pass is `pass_length` coordinate updates; it ends after a pass whose summed
+    // model violation is at most inner_tolerance_ times the violation at w = 0.
+    std::size_t pass_length_ = 1;
+    std::size_t pass_updates_ = 0;
+    std::size_t passes_ = 0;
+    double pass_violation_ = 0;
+    double inner_tolerance_ = 1;
+    // The line search: the step t tried and the model decrease C G . d + R(w + d) - R(w).
+    double step_ = 1;
+    double model_decrease_ = 0;
+    double retreat_ = 0;  // a shortening of the step for the next commit
+    Report last_report_;
+
     io::SparseRows test_;  // held-out rows (empty without --test)
     std::vector<bool> test_positive_;
   };

@@ -27,6 +27,7 @@
 //       Commit aggregate(const Schedule&, const Partial& summed, Priorities&);
 //       Report report(const Stats& summed, Priorities&);  // may retire parameters
 //       void finish(const Summary&);                       // write the model, print the result
+//       bool wants_evaluation() const;                     // optional: see below
 //     };
 //     class Dependency {                      // one per scheduler: the pluggable dependency test
 //      public:
@@ -36,6 +37,12 @@
 //                                          //  a filter that keeps the block being built itself,
 //                                          //  with an optional prepare(ParamIndex) prefetch hint)
 //   };
+//
+// Evaluations (a Stats exchange, a report and a trace row) come every --eval_every rounds, by default
+// every eighth of a sweep over the live parameters. A program whose algorithm has outer iterations (a
+// Newton method whose inner solve is the scheduled coordinate descent, say) paces them itself instead:
+// if its Coordinator has wants_evaluation(), the framework asks it after every round and evaluates
+// when it says so (and still every --eval_every rounds when that flag is given).
 //
 // and its main() is `schmp::Job job(argc, argv, usage); return job.run<P>(config);` (run.hpp). Every
 // message exchange, every MPI call and the choice of which rank plays which role belong to the

@@ -87,6 +87,10 @@ class TypedWorker final : public WorkerRole {
 
 template <DynamicProgram P>
 class TypedCoordinator final : public CoordinatorRole {
+  static constexpr bool kPaced = requires(const typename P::Coordinator& c) {
+    { c.wants_evaluation() } -> std::convertible_to<bool>;
+  };
+
  public:
   explicit TypedCoordinator(const typename P::Config& config) : config_(config) {}
   std::vector<std::string> trace_columns() const override { return coordinator_->trace_columns(); }
@@ -101,6 +105,14 @@ class TypedCoordinator final : public CoordinatorRole {
     return coordinator_->report(unflatten<typename P::Stats>(summed), priorities);
   }
   void finish(const Summary& summary) override { coordinator_->finish(summary); }
+  bool paces_evaluations() const override { return kPaced; }
+  bool wants_evaluation() const override {
+    if constexpr (kPaced) {
+      return coordinator_->wants_evaluation();
+    } else {
+      return false;
+    }
+  }
 
  private:
   typename P::Config config_;

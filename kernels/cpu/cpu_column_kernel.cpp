@@ -14,8 +14,10 @@ namespace schmp::kernels {
 
 namespace {
 
-// Rows per chunk: large enough that a chunk's slice of v stays in cache while a block is processed.
-constexpr std::size_t kChunkRows = 16384;
+// Rows per chunk: chunks let column updates run in parallel without races, but each chunk splits
+// every column into another piece of memory to fetch; so a chunk is large and only big workers have
+// several.
+constexpr std::size_t kChunkRows = 131072;
 // Parallel loops split work into pieces of about this many nonzeros: smaller ones cost more to hand
 // to a thread than to compute.
 constexpr double kNonzerosPerTask = 32768;
@@ -38,6 +40,8 @@ class CpuColumnKernel final : public ColumnKernel {
       chunk.first_row = first;
       chunk.matrix = chunk_matrix(rows, first, last, columns_);
     }
+    column_length_.assign(columns_, 0);
+    for (std::uint32_t j : rows.index) ++column_length_[j];
     const double nonzeros = static_cast<double>(rows.index.size());
     mean_column_nonzeros_ = columns_ > 0 ? std::max(1.0, nonzeros / static_cast<double>(columns_)) : 1.0;
     v_.setZero(static_cast<Eigen::Index>(rows_));
@@ -55,6 +59,7 @@ class CpuColumnKernel final : public ColumnKernel {
     if (y.size() != rows_) throw std::invalid_argument("column kernel: labels of the wrong length");
     y_ = Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size()));
     q_.resize(static_cast<Eigen::Index>(rows_));
+    direction_.assign(rows_, DirectionRow{});
     update_q(0, rows_);
   }
   void copy_vector(std::span<double> out) const override {
@@ -76,21 +81,9 @@ class CpuColumnKernel final : public ColumnKernel {
     });
   }
 
-  void column_max_abs(std::span<double> out) const override {
-    for_columns(columns_, mean_column_nonzeros_, [&](std::size_t j) {
-      double largest = 0;
-      for (const Chunk& chunk : chunks_) {
-        for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(j)); it; ++it) {
-          largest = std::max(largest, std::abs(it.value()));
-        }
-      }
-      out[j] = largest;
-    });
-  }
-
   void logistic_derivatives(std::span<const ParamIndex> cols, std::span<double> gradient,
                             std::span<double> curvature) const override {
-    if (y_.size() == 0) throw std::logic_error("column kernel: logistic derivatives before set_labels");
+    require_labels();
     for_columns(cols.size(), mean_length(cols), [&](std::size_t k) {
       double g = 0, h = 0;
       for (const Chunk& chunk : chunks_) {
@@ -108,23 +101,55 @@ class CpuColumnKernel final : public ColumnKernel {
   }
 
   void add_columns(std::span<const ParamIndex> cols, std::span<const double> scale) override {
-    // Each chunk owns its rows of v: chunks update in parallel, columns in order within a chunk.
-    const bool track_q = y_.size() > 0;
-    auto update_chunk = [&](const Chunk& chunk) {
+    for_chunks(cols, [&](const Chunk& chunk) {
       double* v = v_.data() + chunk.first_row;
       for (std::size_t k = 0; k < cols.size(); ++k) {
         if (scale[k] == 0) continue;
         for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(cols[k])); it; ++it) {
           v[it.index()] += scale[k] * it.value();
-          if (track_q) update_q(chunk.first_row + static_cast<std::size_t>(it.index()));
         }
       }
-    };
-    if (chunks_.size() == 1) {
-      update_chunk(chunks_.front());
-      return;
-    }
-    tbb::parallel_for(std::size_t{0}, chunks_.size(), [&](std::size_t c) { update_chunk(chunks_[c]); });
+    });
+  }
+
+  void direction_dots(std::span<const ParamIndex> cols, std::span<double> out) const override {
+    require_labels();
+    prefetch(cols);
+    for_columns(cols.size(), mean_length(cols), [&](std::size_t k) {
+      out[k] = dot(cols[k], [&](std::size_t row) { return direction_[row].hessian_u; });
+    });
+  }
+
+  void add_to_direction(std::span<const ParamIndex> cols, std::span<const double> scale) override {
+    require_labels();
+    for_chunks(cols, [&](const Chunk& chunk) {
+      DirectionRow* rows = direction_.data() + chunk.first_row;
+      for (std::size_t k = 0; k < cols.size(); ++k) {
+        if (scale[k] == 0) continue;
+        for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(cols[k])); it; ++it) {
+          const double change = scale[k] * it.value();
+          DirectionRow& row = rows[it.index()];
+          row.u += change;
+          row.hessian_u += row.weight * change;
+        }
+      }
+    });
+  }
+
+  void step_along_direction(double t) override {
+    require_labels();
+    for_rows([&](std::size_t first, std::size_t last) {
+      for (std::size_t i = first; i < last; ++i) {
+        v_[static_cast<Eigen::Index>(i)] += t * direction_[i].u;
+        direction_[i].hessian_u = 0;
+        update_q(i);
+      }
+    });
+  }
+
+  void clear_direction() override {
+    require_labels();
+    for (DirectionRow& row : direction_) row.u = row.hessian_u = 0;
   }
 
  private:
@@ -151,19 +176,42 @@ class CpuColumnKernel final : public ColumnKernel {
   }
 
   double dot(ParamIndex j) const {
+    return dot(j, [&](std::size_t row) { return v_[static_cast<Eigen::Index>(row)]; });
+  }
+  // x_j . a, where at(row) gives a's entry for a row.
+  template <class At>
+  double dot(ParamIndex j, const At& at) const {
     if (j >= columns_) throw std::out_of_range("column kernel: column index beyond the matrix");
     double sum = 0;
     for (const Chunk& chunk : chunks_) {
       for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(j)); it; ++it) {
-        sum += it.value() * v_[static_cast<Eigen::Index>(chunk.first_row) + it.index()];
+        sum += it.value() * at(chunk.first_row + static_cast<std::size_t>(it.index()));
       }
     }
     return sum;
   }
 
+  // A block's columns sit at random places in memory: asking for the start of each before reading any
+  // overlaps the waits (the hardware prefetcher follows each column once it is being read).
+  void prefetch(std::span<const ParamIndex> cols) const {
+    for (const Chunk& chunk : chunks_) {
+      const int* starts = chunk.matrix.outerIndexPtr();
+      for (ParamIndex j : cols) {
+        if (j >= columns_) continue;
+        __builtin_prefetch(chunk.matrix.valuePtr() + starts[j]);
+        __builtin_prefetch(chunk.matrix.innerIndexPtr() + starts[j]);
+      }
+    }
+  }
+
+  void require_labels() const {
+    if (y_.size() == 0) throw std::logic_error("column kernel: logistic operation before set_labels");
+  }
+
   void update_q(std::size_t row) {
-    q_[static_cast<Eigen::Index>(row)] =
-        1 / (1 + std::exp(y_[static_cast<Eigen::Index>(row)] * v_[static_cast<Eigen::Index>(row)]));
+    const auto r = static_cast<Eigen::Index>(row);
+    q_[r] = 1 / (1 + std::exp(y_[r] * v_[r]));
+    direction_[row].weight = q_[r] * (1 - q_[r]);
   }
   void update_q(std::size_t first, std::size_t last) {
     for (std::size_t row = first; row < last; ++row) update_q(row);
@@ -171,12 +219,7 @@ class CpuColumnKernel final : public ColumnKernel {
 
   std::size_t length(ParamIndex j) const {
     if (j >= columns_) throw std::out_of_range("column kernel: column index beyond the matrix");
-    std::size_t entries = 0;
-    for (const Chunk& chunk : chunks_) {
-      const int* starts = chunk.matrix.outerIndexPtr();
-      entries += static_cast<std::size_t>(starts[j + 1] - starts[j]);
-    }
-    return entries;
+    return column_length_[j];
   }
 
   // A block's columns may be far longer than the mean (dense features): its own mean sizes its work.
@@ -184,6 +227,26 @@ class CpuColumnKernel final : public ColumnKernel {
     double nonzeros = 0;
     for (ParamIndex j : cols) nonzeros += static_cast<double>(length(j));
     return cols.empty() ? 1.0 : std::max(1.0, nonzeros / static_cast<double>(cols.size()));
+  }
+
+  // Runs update(chunk) for every chunk of rows, over the columns `cols`: each chunk owns its rows of
+  // the row vectors, so chunks run in parallel (columns in order within a chunk) when the block holds
+  // enough nonzeros to share.
+  template <class Update>
+  void for_chunks(std::span<const ParamIndex> cols, const Update& update) {
+    const double nonzeros = mean_length(cols) * static_cast<double>(cols.size());
+    if (chunks_.size() == 1 || nonzeros < 2 * kNonzerosPerTask) {
+      for (const Chunk& chunk : chunks_) update(chunk);
+      return;
+    }
+    tbb::parallel_for(std::size_t{0}, chunks_.size(), [&](std::size_t c) { update(chunks_[c]); });
+  }
+
+  // Runs body(first, last) over all rows, in parallel pieces of kChunkRows.
+  template <class Body>
+  void for_rows(const Body& body) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows_, kChunkRows),
+                      [&](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end()); });
   }
 
   // Runs body(k) for k in [0, count), over columns of `mean_nonzeros` entries on average: in
@@ -207,7 +270,15 @@ class CpuColumnKernel final : public ColumnKernel {
   double mean_column_nonzeros_ = 1;
   Eigen::VectorXd v_;
   Eigen::VectorXd y_;  // labels, when the logistic loss is used
-  Eigen::VectorXd q_;  // 1 / (1 + exp(y_i v_i)), kept in step with v_
+  Eigen::VectorXd q_;  // 1 / (1 + exp(y_i v_i)) at the last step_along_direction (or set_labels)
+  // A row's share of the Newton step's direction, together so that an update touches one cache line.
+  struct DirectionRow {
+    double u = 0;          // (X d)_i
+    double hessian_u = 0;  // D_ii u_i
+    double weight = 0;     // D_ii = q_i (1 - q_i)
+  };
+  std::vector<DirectionRow> direction_;
+  std::vector<std::size_t> column_length_;  // nonzeros per column, over all chunks
 };
 
 }  // namespace

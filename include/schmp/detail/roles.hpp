@@ -33,6 +33,9 @@ class CoordinatorRole {
   virtual std::vector<double> initial_changes() const = 0;
   virtual Bytes aggregate(const Schedule& schedule, const Flat& summed, Priorities& priorities) = 0;
   virtual Report report(const Flat& summed, Priorities& priorities) = 0;
+  // Whether the program paces evaluations itself (see program.hpp), and whether it asks for one now.
+  virtual bool paces_evaluations() const = 0;
+  virtual bool wants_evaluation() const = 0;
   virtual void finish(const Summary& summary) = 0;
 };
 
