@@ -53,15 +53,12 @@ if ! "$python" -c 'import sklearn, numpy, scipy' 2>/dev/null; then
   exit 1
 fi
 
-mpirun_cmd=(mpirun -np 2)
-if [[ $(id -u) -eq 0 ]]; then mpirun_cmd+=(--allow-run-as-root); fi
-if (($(nproc) < 2)); then mpirun_cmd+=(--oversubscribe); fi
-
 mkdir -p "$cache"
 rm -rf "$runs"
 mkdir -p "$runs"
 
-log() { echo "$*" >&2; }
+# shellcheck source=bench/common.sh
+source "$repo/bench/common.sh"
 
 # generated ROWS COLS: prints the path of the synthetic data set, generating it on first use.
 generated() {
@@ -78,47 +75,6 @@ generated() {
   echo "$file"
 }
 
-# timed NAME COMMAND...: runs COMMAND under `timeout`, stdout and stderr to $runs/NAME.{out,err}.
-# Sets WALL (whole-process seconds, ">LIMIT" or "failed(rc)") and STATUS ("ok", "timeout" or "failed(rc)"); never exits the script.
-timed() {
-  local name=$1 t0 t1 rc=0
-  shift
-  t0=$(date +%s.%N)
-  timeout "$time_limit" "$@" >"$runs/$name.out" 2>"$runs/$name.err" || rc=$?
-  t1=$(date +%s.%N)
-  WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-  case $rc in
-    0) STATUS=ok ;;
-    124) STATUS=timeout; WALL=">$time_limit" ;;
-    *) STATUS="failed($rc)"; WALL=$STATUS ;;
-  esac
-  if [[ $STATUS != ok ]]; then
-    log "  $name: $STATUS; see $runs/$name.err:"
-    tail -n 5 "$runs/$name.err" | sed 's/^/    /' >&2
-  fi
-}
-
-# json_field FILE KEY: one field of sklearn_lasso.py's JSON (floats with all their digits).
-json_field() {
-  "$python" -c 'import json, sys; print(repr(json.load(open(sys.argv[1]))[sys.argv[2]]))' "$1" "$2"
-}
-
-# time_to_target TRACE TARGET: solver seconds of the first trace row with objective <= TARGET*(1+match).
-# A run killed by the time limit still leaves the rows it wrote.
-time_to_target() {
-  local trace=$1 target=$2
-  if [[ ! -s $trace || $target == - ]]; then echo "-"; return; fi
-  awk -F, -v target="$target" -v match_="$match" '
-    NR > 1 && $3 <= target * (1 + match_) { printf "%.3f\n", $2; found = 1; exit }
-    END { if (!found) print "not reached" }' "$trace"
-}
-
-# ratio A B: A / B to two decimals, or "-" when either is not a positive number.
-ratio() {
-  awk -v a="$1" -v b="$2" 'BEGIN {
-    if (a ~ /^[0-9.eE+-]+$/ && b ~ /^[0-9.eE+-]+$/ && b + 0 > 0) printf "%.2f\n", a / b; else print "-" }'
-}
-
 # schmp_summary NAME: "objective O, nnz K, <stop reason> after N rounds" from schmp-lasso's stdout.
 schmp_summary() {
   awk '$1 == "schmp-lasso:" { stop = $2 " after " $4 " rounds" }
@@ -131,9 +87,6 @@ check_lambda() {
   awk -v sk="$2" -v run="$1" '$1 == "lambda" { d = ($2 - sk) / sk; if (d < 0) d = -d
     if (d > 1e-5) printf "  WARNING: %s used lambda %s, sklearn %s\n", run, $2, sk }' "$runs/$1.out" >&2
 }
-
-# secs V: V with " s" appended when it is a number.
-secs() { if [[ $1 =~ ^[0-9.]+$ ]]; then echo "$1 s"; else echo "$1"; fi; }
 
 rows=()
 

@@ -32,21 +32,32 @@ LocalSchedulers::LocalSchedulers(std::vector<ParamRange> ranges,
                                  const RunOptions& options)
     : ranges_(std::move(ranges)), dependencies_(std::move(dependencies)), options_(options) {}
 
+LocalSchedulers::~LocalSchedulers() { stop(); }
+
 void LocalSchedulers::start(const std::vector<double>& initial_changes) {
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
     schedulers_.emplace_back(ranges_[s], slice(initial_changes, ranges_[s]), dependencies_[s].get(),
                              scheduler_settings(options_, static_cast<int>(s)));
   }
+  if (options_.staleness > 0) builder_ = std::thread([this] { build_ahead(); });
 }
 
-Schedule LocalSchedulers::next(std::uint64_t round) {
+std::deque<LocalSchedulers::Pending> LocalSchedulers::take_visible(std::uint64_t round) {
   const auto ahead = static_cast<std::uint64_t>(options_.staleness);
+  std::deque<Pending> visible;
   while (!pending_.empty() && pending_.front().round + ahead + 1 <= round) {
-    for (BlockScheduler& scheduler : schedulers_) {
-      scheduler.report_changes(pending_.front().priorities.changes());
-      scheduler.retire(pending_.front().priorities.retired());
-    }
+    visible.push_back(std::move(pending_.front()));
     pending_.pop_front();
+  }
+  return visible;
+}
+
+Schedule LocalSchedulers::build(std::uint64_t round, std::deque<Pending> visible) {
+  for (const Pending& pending : visible) {
+    for (BlockScheduler& scheduler : schedulers_) {
+      scheduler.report_changes(pending.priorities.changes());
+      scheduler.retire(pending.priorities.retired());
+    }
   }
   Schedule schedule;
   schedule.round = round;
@@ -57,8 +68,74 @@ Schedule LocalSchedulers::next(std::uint64_t round) {
   return schedule;
 }
 
+template <class Ready>
+void LocalSchedulers::wait(std::unique_lock<std::mutex>& lock, const Ready& ready) {
+  constexpr int kSpins = 200;
+  for (int spin = 0; spin < kSpins && !ready(); ++spin) {
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+  }
+  changed_.wait(lock, ready);
+}
+
+void LocalSchedulers::build_ahead() {
+  const auto ahead = static_cast<std::uint64_t>(options_.staleness);
+  try {
+    for (std::uint64_t round = 0;; ++round) {
+      std::deque<Pending> visible;
+      {
+        std::unique_lock lock(mutex_);
+        // Block `round` may be built once the feedback of every round before round - ahead is in.
+        wait(lock, [&] { return stopping_ || round <= ahead || feedback_rounds_ + ahead >= round; });
+        if (stopping_) return;
+        visible = take_visible(round);
+      }
+      Schedule schedule = build(round, std::move(visible));
+      {
+        std::lock_guard lock(mutex_);
+        built_.push_back(std::move(schedule));
+      }
+      changed_.notify_all();
+    }
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    failure_ = std::current_exception();
+    changed_.notify_all();
+  }
+}
+
+Schedule LocalSchedulers::next(std::uint64_t round) {
+  if (!builder_.joinable()) return build(round, take_visible(round));
+  std::unique_lock lock(mutex_);
+  wait(lock, [&] { return !built_.empty() || failure_; });
+  if (built_.empty()) std::rethrow_exception(failure_);
+  Schedule schedule = std::move(built_.front());
+  built_.pop_front();
+  if (schedule.round != round) {
+    throw std::logic_error("hosted schedulers built round " + std::to_string(schedule.round) + ", expected " +
+                           std::to_string(round));
+  }
+  return schedule;
+}
+
 void LocalSchedulers::feedback(std::uint64_t round, const Priorities& priorities) {
-  pending_.push_back({round, priorities});
+  {
+    std::lock_guard lock(mutex_);
+    pending_.push_back({round, priorities});
+    feedback_rounds_ = round + 1;
+  }
+  changed_.notify_all();
+}
+
+void LocalSchedulers::stop() {
+  if (!builder_.joinable()) return;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  builder_.join();
 }
 
 RemoteSchedulers::RemoteSchedulers(MPI_Comm world, std::vector<ParamRange> ranges, const RunOptions& options,

@@ -86,6 +86,23 @@ INSTANTIATE_TEST_SUITE_P(RanksSchedulersStaleness, LogregLayouts,
                                            Layout{5, 2, 2}),
                          testing::layout_name);
 
+// With one worker the model must not depend on where the schedulers run: hosted by the coordinator
+// (building blocks ahead on their own thread) or on a rank of their own.
+TEST_F(LogregEndToEnd, SameModelWhereverTheSchedulersRun) {
+  std::vector<std::string> texts;
+  for (const auto& [ranks, flags] : std::vector<std::pair<int, std::string>>{
+           {1, "--staleness 2"}, {3, "--staleness 2"}, {2, "--staleness 2 --threads 1"}}) {
+    const std::string model = scratch("where-" + std::to_string(texts.size()) + ".model");
+    const Output out = train(ranks, generated(), 0.5, true, flags + " --output " + model);
+    ASSERT_EQ(out.status, 0) << out.text;
+    std::ifstream in(model);
+    std::stringstream text;
+    text << in.rdbuf();
+    texts.push_back(text.str());
+  }
+  for (std::size_t k = 1; k < texts.size(); ++k) EXPECT_EQ(texts[k], texts[0]) << "run " << k;
+}
+
 TEST_F(LogregEndToEnd, StrongAndWeakRegularisationMatchReference) {
   for (double C : {0.05, 20.0}) {
     const double reference = reference_objective(heart(), C, true);

@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
   }
   // As in Lasso, each evaluation refreshes every priority, so eta need only keep the rest drawable.
   gflags::SetCommandLineOptionWithMode("eta", "1e-8", gflags::SET_FLAGS_DEFAULT);
+  // The inner rounds of a Newton step are short (no exponentials), so building the next blocks while
+  // the workers compute halves a round; priorities two rounds old pick as well as fresh ones.
+  gflags::SetCommandLineOptionWithMode("staleness", "2", gflags::SET_FLAGS_DEFAULT);
   schmp::Job job(argc, argv,
                  "Binary logistic regression (L1 or L2) by scheduled model-parallel coordinate descent.\n"
                  "usage: mpirun -np N schmp-logreg --data FILE [--penalty l1|l2] [--C C] [--bias] "

@@ -1,0 +1,54 @@
+# Shared by the benchmark scripts: running a solver under a time limit and reading its results.
+# The sourcing script sets: runs (a directory for outputs), time_limit (seconds), python (interpreter)
+# and match (relative slack of "reached the target objective").
+
+log() { echo "$*" >&2; }
+
+# timed NAME COMMAND...: runs COMMAND under `timeout`, stdout and stderr to $runs/NAME.{out,err}.
+# Sets WALL (whole-process seconds, ">LIMIT" or "failed(rc)") and STATUS ("ok", "timeout" or "failed(rc)"); never exits the script.
+timed() {
+  local name=$1 t0 t1 rc=0
+  shift
+  t0=$(date +%s.%N)
+  timeout "$time_limit" "$@" >"$runs/$name.out" 2>"$runs/$name.err" || rc=$?
+  t1=$(date +%s.%N)
+  WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+  case $rc in
+    0) STATUS=ok ;;
+    124) STATUS=timeout; WALL=">$time_limit" ;;
+    *) STATUS="failed($rc)"; WALL=$STATUS ;;
+  esac
+  if [[ $STATUS != ok ]]; then
+    log "  $name: $STATUS; see $runs/$name.err:"
+    tail -n 5 "$runs/$name.err" | sed 's/^/    /' >&2
+  fi
+}
+
+# json_field FILE KEY: one field of a JSON object (floats with all their digits).
+json_field() {
+  "$python" -c 'import json, sys; print(repr(json.load(open(sys.argv[1]))[sys.argv[2]]))' "$1" "$2"
+}
+
+# time_to_target TRACE TARGET: solver seconds of the first trace row with objective <= TARGET*(1+match).
+# A run killed by the time limit still leaves the rows it wrote.
+time_to_target() {
+  local trace=$1 target=$2
+  if [[ ! -s $trace || $target == - ]]; then echo "-"; return; fi
+  awk -F, -v target="$target" -v match_="$match" '
+    NR > 1 && $3 <= target * (1 + match_) { printf "%.3f\n", $2; found = 1; exit }
+    END { if (!found) print "not reached" }' "$trace"
+}
+
+# ratio A B: A / B to two decimals, or "-" when either is not a positive number.
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    if (a ~ /^[0-9.eE+-]+$/ && b ~ /^[0-9.eE+-]+$/ && b + 0 > 0) printf "%.2f\n", a / b; else print "-" }'
+}
+
+# secs V: V with " s" appended when it is a number.
+secs() { if [[ $1 =~ ^[0-9.]+$ ]]; then echo "$1 s"; else echo "$1"; fi; }
+
+# mpirun with two ranks, as root where needed, oversubscribed on one core.
+mpirun_cmd=(mpirun -np 2)
+if [[ $(id -u) -eq 0 ]]; then mpirun_cmd+=(--allow-run-as-root); fi
+if (($(nproc) < 2)); then mpirun_cmd+=(--oversubscribe); fi
