@@ -48,6 +48,9 @@ class ColumnKernel {
   virtual void step_along_direction(double t) = 0;
   // u = s = 0
   virtual void clear_direction() = 0;
+  // sum_i l(y_i v_i) - l(y_i (v_i - t u_i)): how much the loss changed over the last t along u,
+  // computed row by row so that a change far below the loss itself is not lost to rounding.
+  virtual double loss_change_along_direction(double t) const = 0;
 };
 
 // The oneTBB implementation. Rows are cut into fixed-size chunks so that column updates run in

@@ -112,10 +112,29 @@ TEST(CpuColumnKernel, NewtonStepOperationsMatchDenseArithmetic) {
     }
     for (std::size_t i = 0; i < n; i += 997) EXPECT_NEAR(margins[i], t * direction(i), 1e-12);
   };
+  // The loss change along the direction, from margins 0 to t u.
+  auto expected_change = [&](double t) {
+    double change = 0;
+    for (std::size_t i = 0; i < n; ++i) change += logreg::logistic_loss(y[i] * t * direction(i)) - std::log(2.0);
+    return change;
+  };
   kernel->step_along_direction(1);
   expect_derivatives_at(1);
+  EXPECT_NEAR(kernel->loss_change_along_direction(1), expected_change(1), 1e-9 * n);
   kernel->step_along_direction(-0.75);  // shortened to a quarter of the step
   expect_derivatives_at(0.25);
+  EXPECT_NEAR(kernel->loss_change_along_direction(0.25), expected_change(0.25), 1e-9 * n);
+  // A step so short that the loss moves far less than its sum's rounding: summed row by row, the
+  // change still agrees with its second-order expansion, -t/2 sum y u + t^2/8 sum u^2.
+  kernel->step_along_direction(-0.25 + 1e-9);
+  double first = 0, second = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    first += -0.5 * y[i] * direction(i);
+    second += 0.125 * direction(i) * direction(i);
+  }
+  const double tiny = 1e-9 * first + 1e-18 * second;
+  EXPECT_NEAR(kernel->loss_change_along_direction(1e-9), tiny, 1e-6 * std::abs(tiny));
+  kernel->step_along_direction(0.25 - 1e-9);  // back to a quarter of the step
 
   // A new direction at the new margins: D_ii = q_i (1 - q_i) there.
   kernel->clear_direction();

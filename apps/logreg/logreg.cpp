@@ -22,8 +22,8 @@ namespace {
 constexpr double kSufficientDecrease = 0.01;
 // Added to each Hessian diagonal entry so that no model step divides by zero (liblinear's nu).
 constexpr double kCurvatureFloor = 1e-12;
-// Differences of F below this, relative to F, are rounding: such a step is accepted as it is.
-constexpr double kRoundingLevel = 1e-13;
+// A step this short is taken whatever it gives: the direction is no better than rounding.
+constexpr double kShortestStep = 1e-10;
 // The inner solve gives up after this many passes whatever its violation.
 constexpr std::size_t kMostPasses = 50;
 
@@ -171,6 +171,7 @@ Logreg::Stats Logreg::Worker::evaluate() const {
     stats.loss += logistic_loss(z);
     if (z > 0 || (z == 0 && y_[i] < 0)) ++stats.correct;  // liblinear: positive only when w . x > 0
   }
+  stats.loss_change = kernel_->loss_change_along_direction(moved_);
   return stats;
 }
 
@@ -182,9 +183,15 @@ Logreg::Partial Logreg::Worker::update(const Schedule& schedule) {
 }
 
 void Logreg::Worker::apply(const Commit& commit) {
-  if (commit.new_direction) kernel_->clear_direction();
+  if (commit.new_direction) {
+    kernel_->clear_direction();
+    moved_ = 0;
+  }
   kernel_->add_to_direction(commit.params, commit.delta);
-  if (commit.step != 0) kernel_->step_along_direction(commit.step);
+  if (commit.step != 0) {
+    kernel_->step_along_direction(commit.step);
+    moved_ += commit.step;
+  }
 }
 
 // ----------------------------------------------------------------------------------------- coordinator
@@ -218,6 +225,10 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
     const auto k = static_cast<ParamIndex>(j);
     initial_changes_[j] = margin_change(k, model_step(k, 0));
   }
+  const double largest = *std::max_element(initial_changes_.begin(), initial_changes_.end());
+  if (largest > 0) {
+    for (double& change : initial_changes_) change /= largest;
+  }
   initial_optimality_ = optimality(setup.gradient);
 }
 
@@ -250,6 +261,16 @@ double Logreg::Coordinator::objective(const Eigen::VectorXd& w, double loss) con
   return penalty_value(penalty_, w) + config_.C * loss;
 }
 
+double Logreg::Coordinator::penalty_change(double t) const {
+  double change = 0;
+  for (Eigen::Index j = 0; j < w_.size(); ++j) {
+    if (d_[j] == 0) continue;
+    const double w = w_[j], moved = w_[j] + t * d_[j];
+    change += penalty_ == Penalty::kL1 ? std::abs(moved) - std::abs(w) : 0.5 * (moved - w) * (moved + w);
+  }
+  return change;
+}
+
 void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities& priorities) {
   const auto p = w_.size();
   gradient_ = config_.C * Eigen::Map<const Eigen::VectorXd>(summed.gradient.data(), p);
@@ -257,15 +278,24 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
       (config_.C * Eigen::Map<const Eigen::VectorXd>(summed.curvature.data(), p)).array() + kCurvatureFloor;
   d_.setZero();
   new_direction_ = true;
-  // Every priority restarts from the step its coordinate would take now; a pass visits as many
-  // coordinates as would move.
+  // Every priority restarts from how far its coordinate is from optimal, as the step it would take
+  // were it not stopped at zero (a tiny weight of the wrong sign moves little but is far from optimal),
+  // relative to the largest, so that --eta stays small beside the coordinates that would move however
+  // close the optimum. A pass visits as many coordinates as would move.
+  std::vector<double> changes(static_cast<std::size_t>(p));
   std::size_t free = 0;
+  double largest = 0;
   for (Eigen::Index j = 0; j < p; ++j) {
     const auto k = static_cast<ParamIndex>(j);
-    const double step = model_step(k, 0);
-    priorities.set(k, margin_change(k, step));
-    if (step != 0) ++free;
+    const double curvature = curvature_[j] + (penalty_ == Penalty::kL2 ? 1 : 0);
+    const double distance = std::abs(violation(penalty_, w_[j], gradient_[j])) / curvature;
+    changes[k] = margin_change(k, distance);
+    largest = std::max(largest, changes[k]);
+    if (model_step(k, 0) != 0) ++free;
   }
+  priority_scale_ = largest > 0 ? 1 / largest : 1;
+  for (std::size_t j = 0; j < changes.size(); ++j)
+    priorities.set(static_cast<ParamIndex>(j), changes[j] * priority_scale_);
   pass_length_ = std::max<std::size_t>(free, 1);
   pass_updates_ = passes_ = 0;
   pass_violation_ = 0;
@@ -289,7 +319,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     const double g = gradient_[j] + config_.C * summed.hessian_d[k];
     pass_violation_ = add_violation(penalty_, pass_violation_, violation(penalty_, w_[j] + d_[j], g));
     const double delta = newton_step(penalty_, w_[j] + d_[j], g, curvature_[j]);
-    priorities.set(j, margin_change(j, delta));
+    priorities.set(j, margin_change(j, delta) * priority_scale_);
     if (delta == 0) continue;
     d_[j] += delta;
     commit.params.push_back(j);
@@ -306,7 +336,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
   if (!solved && passes_ < kMostPasses) return commit;
   // newGLMNET's rule: an inner solve that needed one pass was too easy; ask more of the next.
   if (passes_ == 1) inner_tolerance_ *= 0.25;
-  model_decrease_ = gradient_.dot(d_) + penalty_value(penalty_, w_ + d_) - penalty_value(penalty_, w_);
+  model_decrease_ = gradient_.dot(d_) + penalty_change(1);
   step_ = 1;
   commit.step = 1;
   phase_ = Phase::kLineSearch;
@@ -324,19 +354,16 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
       start_outer_iteration(summed, priorities);
       break;
     case Phase::kLineSearch: {
-      const Eigen::VectorXd trial = w_ + step_ * d_;
-      const double value = objective(trial, summed.loss);
-      const bool sufficient = value - objective_ <= kSufficientDecrease * step_ * model_decrease_;
-      const bool rounding = value - objective_ <= kRoundingLevel * std::abs(objective_);
-      if (!sufficient && !rounding) {
+      const double change = config_.C * summed.loss_change + penalty_change(step_);
+      if (change > kSufficientDecrease * step_ * model_decrease_ && step_ > kShortestStep) {
         retreat_ = step_ / 2;
         step_ -= retreat_;
         Report unchanged = last_report_;
         unchanged.converged = false;
         return unchanged;
       }
-      w_ = trial;
-      objective_ = value;
+      w_ += step_ * d_;
+      objective_ = objective(w_, summed.loss);
       start_outer_iteration(summed, priorities);
       break;
     }

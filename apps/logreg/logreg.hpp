@@ -15,8 +15,10 @@
 // coordinates still free to move until the model's violation falls under a tolerance that tightens
 // as the run goes (newGLMNET's rule); then the coordinator asks for an evaluation, the workers move
 // their margins by u, and the evaluation at w + d serves both as the line search (Armijo's sufficient
-// decrease, sigma = 0.01) and, when the step is accepted, as the start of the next outer iteration.
-// A rejected step is halved, at the cost of one more evaluation.
+// decrease, sigma = 0.01, on the loss change summed row by row so that it survives rounding near the
+// optimum) and, when the step is accepted, as the start of the next outer iteration. A rejected step
+// is halved, at the cost of one more evaluation. Each outer iteration restarts every priority from
+// how far its coordinate is from optimal (its unclipped model step), scaled so the largest is 1.
 //
 // The run stops when the minimum-norm subgradient, relative to its value at w = 0, is at most --tol
 // (the 1-norm for L1, as liblinear -s 6 measures it; the 2-norm for L2, as -s 0 does).
@@ -96,10 +98,11 @@ struct Logreg {
     std::vector<double> gradient;   // G: of the loss at the workers' margins, every coordinate
     std::vector<double> curvature;  // H: second derivative of the loss there, every coordinate
     double loss = 0;                // sum_i l(y_i w . x_i)
+    double loss_change = 0;         // since the start of the current direction, summed row by row
     double correct = 0;             // rows classified right (positive when w . x_i > 0)
     template <class V>
     void visit(V& v) {
-      v(gradient, curvature, loss, correct);
+      v(gradient, curvature, loss, loss_change, correct);
     }
   };
   struct Partial {
@@ -140,6 +143,7 @@ struct Logreg {
     Eigen::VectorXd y_;       // +1 or -1
     std::unique_ptr<kernels::ColumnKernel> kernel_;
     std::vector<ParamIndex> all_;  // 0, 1, ..., num_params - 1
+    double moved_ = 0;             // how far the margins have moved along the current direction
   };
 
   class Coordinator {
@@ -166,6 +170,8 @@ struct Logreg {
     // The minimum-norm subgradient of F (1-norm for L1, 2-norm for L2) from the loss gradient at w.
     double optimality(const std::vector<double>& gradient) const;
     double objective(const Eigen::VectorXd& w, double loss) const;
+    // R(w + t d) - R(w), term by term so that a small change is not lost to rounding.
+    double penalty_change(double t) const;
     // Takes the evaluation at a new w as the start of an outer iteration.
     void start_outer_iteration(const Stats& summed, Priorities& priorities);
     // The trace row for the evaluation `summed` at the current w.
@@ -188,6 +194,7 @@ struct Logreg {
     Phase phase_ = Phase::kStart;
     bool evaluate_now_ = false;
     bool new_direction_ = true;  // the next commit clears d
+    double priority_scale_ = 1;  // 1 / the largest margin change at the start of the Newton step
     double objective_ = 0;       // F(w)
     // The inner solve: a pass is `pass_length` coordinate updates; it ends after a pass whose summed
     // model violation is at most inner_tolerance_ times the violation at w = 0.

@@ -1,10 +1,12 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -13,6 +15,15 @@
 namespace schmp::kernels {
 
 namespace {
+
+// l(z + dz) - l(z) for l(z) = log(1 + exp(-z)), accurate when dz is small: it is
+// log1p(sigma(-z) expm1(-dz)), sigma(-z) = 1 / (1 + exp(z)).
+double logistic_loss_change(double z, double dz) {
+  auto loss = [](double x) { return x > 0 ? std::log1p(std::exp(-x)) : -x + std::log1p(std::exp(x)); };
+  if (std::abs(dz) > 30) return loss(z + dz) - loss(z);  // no cancellation to fear
+  const double sigma = z > 0 ? std::exp(-z) / (1 + std::exp(-z)) : 1 / (1 + std::exp(z));
+  return std::log1p(sigma * std::expm1(-dz));
+}
 
 // Rows per chunk: chunks let column updates run in parallel without races, but each chunk splits
 // every column into another piece of memory to fetch; so a chunk is large and only big workers have
@@ -145,6 +156,22 @@ class CpuColumnKernel final : public ColumnKernel {
         update_q(i);
       }
     });
+  }
+
+  double loss_change_along_direction(double t) const override {
+    require_labels();
+    if (t == 0) return 0.0;
+    return tbb::parallel_deterministic_reduce(
+        tbb::blocked_range<std::size_t>(0, rows_, kChunkRows), 0.0,
+        [&](const tbb::blocked_range<std::size_t>& range, double sum) {
+          for (std::size_t i = range.begin(); i < range.end(); ++i) {
+            const auto r = static_cast<Eigen::Index>(i);
+            const double z = y_[r] * v_[r], dz = y_[r] * t * direction_[i].u;
+            sum += logistic_loss_change(z - dz, dz);
+          }
+          return sum;
+        },
+        std::plus<>());
   }
 
   void clear_direction() override {
