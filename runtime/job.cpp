@@ -21,6 +21,17 @@ int launcher_rank() {
   return 0;
 }
 
+// Started without a launcher (no mpirun, srun, ...), Open MPI runs as a singleton and by default
+// spends about 0.3 s starting a runtime daemon and the UCX transport, which one process never uses.
+// Ask it not to, unless the user has set these parameters; other MPIs ignore the variables.
+void prefer_light_singleton() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "SLURM_PROCID"}) {
+    if (std::getenv(name)) return;
+  }
+  ::setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+  ::setenv("OMPI_MCA_pml", "ob1", 0);
+}
+
 // Silences stdout and stderr while alive: every rank parses the same command line, and only rank 0
 // should print --help or a flag error.
 class Silence {
@@ -68,6 +79,7 @@ Job::Job(int& argc, char**& argv, const std::string& usage) {
   }
   google::InitGoogleLogging(argv[0]);
   int provided = 0;
+  prefer_light_singleton();
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   // Errors in MPI calls are reported by the runtime with context rather than aborting inside MPI.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

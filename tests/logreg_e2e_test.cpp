@@ -103,6 +103,15 @@ TEST_F(LogregEndToEnd, SameModelWhereverTheSchedulersRun) {
   for (std::size_t k = 1; k < texts.size(); ++k) EXPECT_EQ(texts[k], texts[0]) << "run " << k;
 }
 
+// Started without mpirun, a program is an MPI singleton (with Open MPI's start-up trimmed, see
+// runtime/job.cpp): it must solve the same problem.
+TEST_F(LogregEndToEnd, RunsAsOneProcessWithoutMpirun) {
+  const Output out =
+      run(std::string(SCHMP_LOGREG_BIN) + " --data " + heart() + " --C 1 --tol 1e-10 --progress_seconds 0");
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NEAR(objective_of(out), reference_objective(heart(), 1, true), 1e-6 * objective_of(out)) << out.text;
+}
+
 TEST_F(LogregEndToEnd, StrongAndWeakRegularisationMatchReference) {
   for (double C : {0.05, 20.0}) {
     const double reference = reference_objective(heart(), C, true);
