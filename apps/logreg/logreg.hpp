@@ -11,14 +11,13 @@
 // |cos(x_j, x_k)| < rho, as in Lasso), the workers return (X'DX d)_j over their rows from u = X d and
 // D u, which they keep, and the coordinator takes each coordinate's exact minimiser of Q
 // (soft-thresholded for L1). No exponential is computed inside this inner solve: that is what makes
-// it cheaper than coordinate descent on F itself. The inner solve ends after passes over the
-// coordinates still free to move until the model's violation falls under a tolerance that tightens
-// as the run goes (newGLMNET's rule); then the coordinator asks for an evaluation, the workers move
-// their margins by u, and the evaluation at w + d serves both as the line search (Armijo's sufficient
-// decrease, sigma = 0.01, on the loss change summed row by row so that it survives rounding near the
-// optimum) and, when the step is accepted, as the start of the next outer iteration. A rejected step
-// is halved, at the cost of one more evaluation. Each outer iteration restarts every priority from
-// how far its coordinate is from optimal (its unclipped model step), scaled so the largest is 1.
+// it cheaper than coordinate descent on F itself. The inner solve ends after two passes over the
+// coordinates still free to move (see kFewestPasses); then the coordinator asks for an evaluation, the
+// workers move their margins by u, and the evaluation at w + d serves both as the line search (Armijo's
+// sufficient decrease, sigma = 0.01, on the loss change summed row by row so that it survives rounding near
+// the optimum) and, when the step is accepted, as the start of the next outer iteration. A rejected step is
+// halved, at the cost of one more evaluation. Each outer iteration restarts every priority from how far its
+// coordinate is from optimal (its unclipped model step), scaled so the largest is 1.
 //
 // The run stops when the minimum-norm subgradient, relative to its value at w = 0, is at most --tol
 // (the 1-norm for L1, as liblinear -s 6 measures it; the 2-norm for L2, as -s 0 does).
@@ -196,13 +195,11 @@ struct Logreg {
     bool new_direction_ = true;  // the next commit clears d
     double priority_scale_ = 1;  // 1 / the largest margin change at the start of the Newton step
     double objective_ = 0;       // F(w)
-    // The inner solve: a pass is `pass_length` coordinate updates; it ends after a pass whose summed
-    // model violation is at most inner_tolerance_ times the violation at w = 0.
+    // The inner solve: a pass is `pass_length` coordinate updates (see kFewestPasses).
     std::size_t pass_length_ = 1;
     std::size_t pass_updates_ = 0;
     std::size_t passes_ = 0;
     double pass_violation_ = 0;
-    double inner_tolerance_ = 1;
     // The line search: the step t tried and the model decrease C G . d + R(w + d) - R(w).
     double step_ = 1;
     double model_decrease_ = 0;
