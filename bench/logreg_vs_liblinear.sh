@@ -72,11 +72,12 @@ mkdir -p "$runs"
 generated() {
   local rows=$1 cols=$2 density=$3 seed=1
   local file=$cache/logreg_${rows}x${cols}_d${density}_s${seed}.svm
-  if [[ ! -s $file ]]; then
+  if [[ ! -s $file || ! -s $file.truth ]]; then
     log "generating $file"
     local tmp=$cache/.tmp.$$.svm
     timeout "$time_limit" "$generate" logreg --rows "$rows" --cols "$cols" --density "$density" \
       --seed "$seed" --out "$tmp" >&2
+    mv "$tmp.truth" "$file.truth"
     mv "$tmp" "$file"
   fi
   echo "$file"
@@ -128,7 +129,7 @@ bench_case() {
     if [[ $variant == np2 ]]; then cmd=("${mpirun_cmd[@]}" "$logreg"); fi
     local run=$name.$variant
     timed "$run" "${cmd[@]}" --data "$data" --C "$C" --tol "$tight_tol" --trace "$runs/$run.trace.csv" \
-      --output "$runs/$run.model" --progress_seconds 0 ${extra_flags[@]+"${extra_flags[@]}"}
+      --output "$runs/$run.model" --max_rounds 1000000000 --progress_seconds 0 ${extra_flags[@]+"${extra_flags[@]}"}
     wall[$variant]=$WALL
     ttt[$variant]=$(time_to_target "$runs/$run.trace.csv" "$ll_obj")
     load[$variant]=-
