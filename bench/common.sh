@@ -1,8 +1,25 @@
-# Shared by the benchmark scripts: running a solver under a time limit and reading its results.
-# The sourcing script sets: runs (a directory for outputs), time_limit (seconds), python (interpreter)
-# and match (relative slack of "reached the target objective").
+# Shared by the benchmark scripts: their command line, running a solver under a time limit and
+# reading its results. Before using the helpers, the sourcing script sets: runs (a directory for
+# outputs), time_limit (seconds), python (interpreter) and match (relative slack of "reached the
+# target objective").
 
 log() { echo "$*" >&2; }
+
+# parse_arguments "$@": sets quick (--quick) and extra_flags (everything after --); --help prints the
+# sourcing script's header comment.
+parse_arguments() {
+  quick=0
+  extra_flags=()
+  while (($# > 0)); do
+    case "$1" in
+      --quick) quick=1 ;;
+      -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+      --) shift; extra_flags=("$@"); break ;;
+      *) echo "$(basename "$0" .sh): unknown argument '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+  done
+}
 
 # timed NAME COMMAND...: runs COMMAND under `timeout`, stdout and stderr to $runs/NAME.{out,err}.
 # Sets WALL (whole-process seconds, ">LIMIT" or "failed(rc)") and STATUS ("ok", "timeout" or "failed(rc)"); never exits the script.

@@ -15,21 +15,11 @@
 # Arguments after `--` are passed to every schmp-lasso run.
 set -euo pipefail
 
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; }
-
-quick=0
-extra_flags=()
-while (($# > 0)); do
-  case "$1" in
-    --quick) quick=1 ;;
-    -h | --help) usage; exit 0 ;;
-    --) shift; extra_flags=("$@"); break ;;
-    *) echo "lasso_vs_sklearn: unknown argument '$1' (try --help)" >&2; exit 2 ;;
-  esac
-  shift
-done
-
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/common.sh
+source "$repo/bench/common.sh"
+parse_arguments "$@"
+
 build=${SCHMP_BUILD:-$repo/build}
 shared=${SCHMP_SHARED_DATA:-$(dirname "$repo")/shared/data}
 python=${SCHMP_PYTHON:-/usr/bin/python3}
@@ -56,9 +46,6 @@ fi
 mkdir -p "$cache"
 rm -rf "$runs"
 mkdir -p "$runs"
-
-# shellcheck source=bench/common.sh
-source "$repo/bench/common.sh"
 
 # generated ROWS COLS: prints the path of the synthetic data set, generating it on first use.
 generated() {

@@ -17,21 +17,11 @@
 # Arguments after `--` are passed to every schmp-logreg run.
 set -euo pipefail
 
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; }
-
-quick=0
-extra_flags=()
-while (($# > 0)); do
-  case "$1" in
-    --quick) quick=1 ;;
-    -h | --help) usage; exit 0 ;;
-    --) shift; extra_flags=("$@"); break ;;
-    *) echo "logreg_vs_liblinear: unknown argument '$1' (try --help)" >&2; exit 2 ;;
-  esac
-  shift
-done
-
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/common.sh
+source "$repo/bench/common.sh"
+parse_arguments "$@"
+
 build=${SCHMP_BUILD:-$repo/build}
 shared=${SCHMP_SHARED_DATA:-$(dirname "$repo")/shared/data}
 python=${SCHMP_PYTHON:-/usr/bin/python3}
@@ -60,9 +50,6 @@ if ! "$python" -c 'import sklearn, numpy, scipy' 2>/dev/null; then
   echo "logreg_vs_liblinear: $python cannot import sklearn: its column is left out (scripts/setup.sh --bench)" >&2
   have_sklearn=0
 fi
-
-# shellcheck source=bench/common.sh
-source "$repo/bench/common.sh"
 
 mkdir -p "$cache"
 rm -rf "$runs"

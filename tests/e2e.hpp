@@ -43,6 +43,14 @@ inline double objective_of(const Output& out) {
   return std::stod(match[1]);
 }
 
+// The whole content of a file ("" when it cannot be read).
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 // A convergence trace: its header line and its rows as numbers.
 struct Trace {
   std::string header;

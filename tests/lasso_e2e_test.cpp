@@ -177,11 +177,7 @@ TEST_F(LassoEndToEnd, SameSeedSameModel) {
                            " --lambda_ratio 0.05 --tol 1e-8 --seed 9 --progress_seconds 0 --output " + model);
     ASSERT_EQ(out.status, 0) << out.text;
   }
-  std::ifstream a(first), b(second);
-  std::stringstream text_a, text_b;
-  text_a << a.rdbuf();
-  text_b << b.rdbuf();
-  EXPECT_EQ(text_a.str(), text_b.str());
+  EXPECT_EQ(testing::read_text(first), testing::read_text(second));
 }
 
 // The model must not depend on where the schedulers run (in the coordinator's process or on ranks of
@@ -196,10 +192,7 @@ TEST_F(LassoEndToEnd, SameModelWhereverTheSchedulersRunAndWhateverTheThreads) {
                            " --lambda_ratio 0.05 --tol 1e-8 --staleness 2 --progress_seconds 0 --output " +
                            model + " " + flags);
     ASSERT_EQ(out.status, 0) << out.text;
-    std::ifstream in(model);
-    std::stringstream text;
-    text << in.rdbuf();
-    texts.push_back(text.str());
+    texts.push_back(testing::read_text(model));
   }
   for (std::size_t k = 1; k < texts.size(); ++k) EXPECT_EQ(texts[k], texts[0]) << "run " << k;
 }
@@ -217,11 +210,8 @@ TEST_F(LassoEndToEnd, UnwritableOutputsFailBeforeSolving) {
 }
 
 TEST_F(LassoEndToEnd, WindowsLineEndingsCommentsAndBlankLinesAreAccepted) {
-  std::ifstream in(diabetes().path);
-  std::stringstream clean;
-  clean << in.rdbuf();
   std::string messy = "# a comment line\r\n\r\n";
-  std::istringstream lines(clean.str());
+  std::istringstream lines(testing::read_text(diabetes().path));
   std::string line;
   while (std::getline(lines, line)) messy += line + "  # trailing comment\r\n";
   messy += "\r\n\n   \n";

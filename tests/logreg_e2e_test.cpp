@@ -95,10 +95,7 @@ TEST_F(LogregEndToEnd, SameModelWhereverTheSchedulersRun) {
     const std::string model = scratch("where-" + std::to_string(texts.size()) + ".model");
     const Output out = train(ranks, generated(), 0.5, true, flags + " --output " + model);
     ASSERT_EQ(out.status, 0) << out.text;
-    std::ifstream in(model);
-    std::stringstream text;
-    text << in.rdbuf();
-    texts.push_back(text.str());
+    texts.push_back(testing::read_text(model));
   }
   for (std::size_t k = 1; k < texts.size(); ++k) EXPECT_EQ(texts[k], texts[0]) << "run " << k;
 }
@@ -153,11 +150,8 @@ TEST_F(LogregEndToEnd, LiblinearPredictReadsOurModel) {
   ASSERT_EQ(a.status, 0) << a.text;
   ASSERT_EQ(b.status, 0) << b.text;
   EXPECT_EQ(a.text, b.text);
-  std::ifstream pa(scratch("ours.predictions")), pb(scratch("theirs.predictions"));
-  std::stringstream ta, tb;
-  ta << pa.rdbuf();
-  tb << pb.rdbuf();
-  EXPECT_EQ(ta.str(), tb.str());
+  EXPECT_EQ(testing::read_text(scratch("ours.predictions")),
+            testing::read_text(scratch("theirs.predictions")));
 }
 
 // predict: the probabilities are those of the model's weights, and the metrics are those of the

@@ -115,7 +115,8 @@ TEST(CpuColumnKernel, NewtonStepOperationsMatchDenseArithmetic) {
   // The loss change along the direction, from margins 0 to t u.
   auto expected_change = [&](double t) {
     double change = 0;
-    for (std::size_t i = 0; i < n; ++i) change += logreg::logistic_loss(y[i] * t * direction(i)) - std::log(2.0);
+    for (std::size_t i = 0; i < n; ++i)
+      change += logreg::logistic_loss(y[i] * t * direction(i)) - std::log(2.0);
     return change;
   };
   kernel->step_along_direction(1);
