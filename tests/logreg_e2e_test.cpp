@@ -109,6 +109,19 @@ TEST_F(LogregEndToEnd, RunsAsOneProcessWithoutMpirun) {
   EXPECT_NEAR(objective_of(out), reference_objective(heart(), 1, true), 1e-6 * objective_of(out)) << out.text;
 }
 
+// The program paces its own evaluations (one per Newton step); --eval_every adds evaluations in the
+// middle of inner solves, which must only add trace rows.
+TEST_F(LogregEndToEnd, ExtraEvaluationsChangeNothingButTheTrace) {
+  const std::string paced = scratch("paced.model"), extra = scratch("extra.model");
+  const std::string paced_trace = scratch("paced.csv"), extra_trace = scratch("extra.csv");
+  ASSERT_EQ(train(3, generated(), 0.5, true, "--output " + paced + " --trace " + paced_trace).status, 0);
+  const Output out =
+      train(3, generated(), 0.5, true, "--eval_every 3 --output " + extra + " --trace " + extra_trace);
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_EQ(testing::read_text(paced), testing::read_text(extra));
+  EXPECT_GT(testing::read_trace(extra_trace).rows.size(), testing::read_trace(paced_trace).rows.size());
+}
+
 TEST_F(LogregEndToEnd, StrongAndWeakRegularisationMatchReference) {
   for (double C : {0.05, 20.0}) {
     const double reference = reference_objective(heart(), C, true);

@@ -1,5 +1,5 @@
-// Logistic regression's pieces: the loss, the label rules, the coordinate step, and the kernel's
-// logistic derivatives against dense arithmetic.
+// Logistic regression's pieces: the loss, the label rules, the coordinate step, the kernel's Newton-step
+// operations against dense arithmetic, and the coordinator's Newton step and line search.
 #include "logreg.hpp"
 
 #include <gtest/gtest.h>
@@ -149,6 +149,70 @@ TEST(CpuColumnKernel, NewtonStepOperationsMatchDenseArithmetic) {
     }
     EXPECT_NEAR(hessian_d[j], expected, 1e-9 * (1 + std::abs(expected))) << "column " << j;
   }
+}
+
+// One Newton step by hand, on two coordinates: the inner solve runs its two passes, the full step is
+// rejected by the line search, the halved one is accepted.
+TEST(LogregCoordinator, LineSearchHalvesARejectedStepAndAcceptsTheShorterOne) {
+  using Logreg = logreg::Logreg;
+  Logreg::Config config;
+  config.data = "unused";
+  Logreg::Setup setup;
+  setup.gradient = {-4, 0};  // at w = 0: only coordinate 0 is free to move (|G_0| > 1)
+  setup.column_norms = {4, 4};
+  setup.rows = 4;
+  setup.positives = 2;
+  Logreg::Coordinator coordinator(config, 2, setup);
+  Priorities priorities;
+  const double loss0 = 4 * std::log(2.0);
+  Logreg::Stats at_zero;
+  at_zero.gradient = {-4, 0};
+  at_zero.curvature = {1, 1};
+  at_zero.loss = loss0;
+  const Report start = coordinator.report(at_zero, priorities);
+  EXPECT_DOUBLE_EQ(start.objective, loss0);
+  EXPECT_FALSE(coordinator.wants_evaluation());
+
+  Schedule block;
+  block.params = {0};
+  Logreg::Partial partial;
+  partial.hessian_d = {0};  // d = 0 so far
+  const Logreg::Commit first = coordinator.aggregate(block, partial, priorities);
+  EXPECT_TRUE(first.new_direction);
+  ASSERT_EQ(first.delta.size(), 1u);
+  EXPECT_NEAR(first.delta[0], 3, 1e-9);  // soft-thresholded Newton step: -(G + 1) / H
+  EXPECT_EQ(first.step, 0);
+  EXPECT_FALSE(coordinator.wants_evaluation());  // one pass is never enough
+
+  partial.hessian_d = {3};  // (X'DX d)_0 with d_0 = 3, H = 1: the model is now optimal
+  const Logreg::Commit second = coordinator.aggregate(block, partial, priorities);
+  EXPECT_FALSE(second.new_direction);
+  EXPECT_TRUE(second.delta.empty());
+  EXPECT_EQ(second.step, 1);  // the workers move to w + d
+  EXPECT_TRUE(coordinator.wants_evaluation());
+
+  // The model promised F to fall by 9 (G.d + |3| - |0| = -12 + 3); at w + d the loss rose by 1 instead.
+  Logreg::Stats worse = at_zero;
+  worse.loss_change = 1;
+  worse.loss = loss0 + 1;
+  const Report rejected = coordinator.report(worse, priorities);
+  EXPECT_DOUBLE_EQ(rejected.objective, loss0);  // still the accepted w = 0
+  EXPECT_FALSE(rejected.converged);
+  const Logreg::Commit retreat = coordinator.aggregate(block, partial, priorities);
+  EXPECT_TRUE(retreat.delta.empty());
+  EXPECT_EQ(retreat.step, -0.5);  // back to w + d / 2
+  EXPECT_TRUE(coordinator.wants_evaluation());
+
+  // At w + d / 2 the loss fell by 3, the penalty rose by 1.5: sufficient decrease, accepted.
+  Logreg::Stats better = at_zero;
+  better.loss_change = -3;
+  better.loss = loss0 - 3;
+  better.gradient = {-1, 0};  // optimal for L1: |G_0 + sign(w_0)| = 0
+  const Report accepted = coordinator.report(better, priorities);
+  EXPECT_NEAR(accepted.objective, 1.5 + loss0 - 3, 1e-9);
+  EXPECT_EQ(accepted.columns[0], 1);  // one nonzero weight
+  EXPECT_TRUE(accepted.converged);
+  EXPECT_FALSE(coordinator.wants_evaluation());
 }
 
 TEST(AreaUnderCurve, CountsCorrectlyOrderedPairs) {
