@@ -173,8 +173,6 @@ struct Logreg {
     double penalty_change(double t) const;
     // Takes the evaluation at a new w as the start of an outer iteration.
     void start_outer_iteration(const Stats& summed, Priorities& priorities);
-    // The trace row for the evaluation `summed` at the current w.
-    Report make_report(const Stats& summed) const;
     // Appends test log-loss, accuracy and AUC of the current w to a trace row.
     void score_test(std::vector<double>& columns) const;
 
