@@ -87,7 +87,7 @@ void LocalSchedulers::build_ahead() {
       {
         std::unique_lock lock(mutex_);
         // Block `round` may be built once the feedback of every round before round - ahead is in.
-        wait(lock, [&] { return stopping_ || round <= ahead || feedback_rounds_ + ahead >= round; });
+        wait(lock, [&] { return stopping_ || feedback_rounds_ + ahead >= round; });
         if (stopping_) return;
         visible = take_visible(round);
       }

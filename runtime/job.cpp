@@ -13,21 +13,27 @@ namespace schmp {
 
 namespace {
 
-// The MPI rank as the launcher announces it, before MPI is up (Open MPI, then MPICH and Slurm).
-int launcher_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    if (const char* value = std::getenv(name)) return std::atoi(value);
+// Where launchers announce the MPI rank before MPI is up: Open MPI, PMIx, MPICH (PMI), Slurm.
+constexpr const char* kLauncherRank[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+
+// The MPI rank as the launcher announces it, or nullptr when no launcher started this process.
+const char* launcher_rank_text() {
+  for (const char* name : kLauncherRank) {
+    if (const char* value = std::getenv(name)) return value;
   }
-  return 0;
+  return nullptr;
+}
+
+int launcher_rank() {
+  const char* rank = launcher_rank_text();
+  return rank ? std::atoi(rank) : 0;
 }
 
 // Started without a launcher (no mpirun, srun, ...), Open MPI runs as a singleton and by default
 // spends about 0.3 s starting a runtime daemon and the UCX transport, which one process never uses.
 // Ask it not to, unless the user has set these parameters; other MPIs ignore the variables.
 void prefer_light_singleton() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "SLURM_PROCID"}) {
-    if (std::getenv(name)) return;
-  }
+  if (launcher_rank_text()) return;
   ::setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
   ::setenv("OMPI_MCA_pml", "ob1", 0);
 }

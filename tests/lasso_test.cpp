@@ -91,6 +91,22 @@ TEST(CpuColumnKernel, MatchesDenseArithmetic) {
     for (std::size_t k = 0; k < cols.size(); ++k) expected += scale[k] * m.dense[i * p + cols[k]];
     ASSERT_NEAR(updated[i], expected, 1e-12 * (1 + std::abs(expected))) << "row " << i;
   }
+
+  // Every column at once: a block big enough for the chunks to be updated in parallel.
+  std::vector<ParamIndex> every(p);
+  std::vector<double> every_scale(p);
+  for (std::size_t j = 0; j < p; ++j) {
+    every[j] = static_cast<ParamIndex>(j);
+    every_scale[j] = 0.01 * static_cast<double>(j) - 0.1;
+  }
+  kernel->add_columns(every, every_scale);
+  std::vector<double> again(n);
+  kernel->copy_vector(again);
+  for (std::size_t i = 0; i < n; ++i) {
+    double expected = updated[i];
+    for (std::size_t j = 0; j < p; ++j) expected += every_scale[j] * m.dense[i * p + j];
+    ASSERT_NEAR(again[i], expected, 1e-12 * (1 + std::abs(expected))) << "row " << i;
+  }
 }
 
 // Builds many blocks from random orders and checks every verdict of the filter against the pairwise

@@ -137,6 +137,23 @@ TEST(CpuColumnKernel, NewtonStepOperationsMatchDenseArithmetic) {
   EXPECT_NEAR(kernel->loss_change_along_direction(1e-9), tiny, 1e-6 * std::abs(tiny));
   kernel->step_along_direction(0.25 - 1e-9);  // back to a quarter of the step
 
+  // A direction over every column at once: a block big enough for rows to be updated in parallel.
+  kernel->clear_direction();
+  std::vector<double> everywhere(p);
+  for (std::size_t j = 0; j < p; ++j) everywhere[j] = 0.1 * static_cast<double>(j + 1);
+  kernel->add_to_direction(all, everywhere);
+  kernel->direction_dots(all, hessian_d);
+  for (std::size_t j = 0; j < p; ++j) {
+    double expected = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double q = 1 / (1 + std::exp(y[i] * 0.25 * direction(i)));
+      double u = 0;
+      for (std::size_t k = 0; k < p; ++k) u += everywhere[k] * dense[i * p + k];
+      expected += dense[i * p + j] * q * (1 - q) * u;
+    }
+    EXPECT_NEAR(hessian_d[j], expected, 1e-9 * (1 + std::abs(expected))) << "column " << j;
+  }
+
   // A new direction at the new margins: D_ii = q_i (1 - q_i) there.
   kernel->clear_direction();
   kernel->add_to_direction(std::vector<ParamIndex>{5}, std::vector<double>{2.0});
@@ -151,8 +168,8 @@ TEST(CpuColumnKernel, NewtonStepOperationsMatchDenseArithmetic) {
   }
 }
 
-// One Newton step by hand, on two coordinates: the inner solve runs its two passes, the full step is
-// rejected by the line search, the halved one is accepted.
+// One Newton step by hand, on two coordinates: the inner solve runs its two passes, the full step and
+// the halved one are rejected by the line search, the quarter step is accepted.
 TEST(LogregCoordinator, LineSearchHalvesARejectedStepAndAcceptsTheShorterOne) {
   using Logreg = logreg::Logreg;
   Logreg::Config config;
@@ -198,18 +215,24 @@ TEST(LogregCoordinator, LineSearchHalvesARejectedStepAndAcceptsTheShorterOne) {
   const Report rejected = coordinator.report(worse, priorities);
   EXPECT_DOUBLE_EQ(rejected.objective, loss0);  // still the accepted w = 0
   EXPECT_FALSE(rejected.converged);
+  EXPECT_FALSE(coordinator.wants_evaluation());  // the shortening travels with the next round's commit
   const Logreg::Commit retreat = coordinator.aggregate(block, partial, priorities);
+  EXPECT_FALSE(retreat.new_direction);  // the workers keep u = X d to step back along it
   EXPECT_TRUE(retreat.delta.empty());
   EXPECT_EQ(retreat.step, -0.5);  // back to w + d / 2
   EXPECT_TRUE(coordinator.wants_evaluation());
 
-  // At w + d / 2 the loss fell by 3, the penalty rose by 1.5: sufficient decrease, accepted.
+  // Still no decrease at w + d / 2: halved again, to w + d / 4.
+  EXPECT_DOUBLE_EQ(coordinator.report(worse, priorities).objective, loss0);
+  EXPECT_EQ(coordinator.aggregate(block, partial, priorities).step, -0.25);
+
+  // At w + d / 4 the loss fell by 1.5, the penalty rose by 0.75: sufficient decrease, accepted.
   Logreg::Stats better = at_zero;
-  better.loss_change = -3;
-  better.loss = loss0 - 3;
+  better.loss_change = -1.5;
+  better.loss = loss0 - 1.5;
   better.gradient = {-1, 0};  // optimal for L1: |G_0 + sign(w_0)| = 0
   const Report accepted = coordinator.report(better, priorities);
-  EXPECT_NEAR(accepted.objective, 1.5 + loss0 - 3, 1e-9);
+  EXPECT_NEAR(accepted.objective, 0.75 + loss0 - 1.5, 1e-9);
   EXPECT_EQ(accepted.columns[0], 1);  // one nonzero weight
   EXPECT_TRUE(accepted.converged);
   EXPECT_FALSE(coordinator.wants_evaluation());

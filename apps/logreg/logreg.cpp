@@ -268,14 +268,31 @@ double Logreg::Coordinator::objective(const Eigen::VectorXd& w, double loss) con
   return penalty_value(penalty_, w) + config_.C * loss;
 }
 
+double Logreg::Coordinator::penalty_term_change(Eigen::Index j, double step) const {
+  const double w = w_[j];
+  if (penalty_ == Penalty::kL2) return step * (w + 0.5 * step);
+  const double moved = w + step;
+  // While w keeps its sign, |w + step| - |w| is exactly sign(w) step: no cancellation.
+  if ((w > 0 && moved >= 0) || (w < 0 && moved <= 0)) return w > 0 ? step : -step;
+  return std::abs(moved) - std::abs(w);
+}
+
 double Logreg::Coordinator::penalty_change(double t) const {
   double change = 0;
   for (Eigen::Index j = 0; j < w_.size(); ++j) {
-    if (d_[j] == 0) continue;
-    const double w = w_[j], moved = w_[j] + t * d_[j];
-    change += penalty_ == Penalty::kL1 ? std::abs(moved) - std::abs(w) : 0.5 * (moved - w) * (moved + w);
+    if (d_[j] != 0) change += penalty_term_change(j, t * d_[j]);
   }
   return change;
+}
+
+double Logreg::Coordinator::model_decrease() const {
+  // Term by term: near the optimum G_j d_j and the penalty's change cancel, and their sums would leave
+  // only rounding.
+  double decrease = 0;
+  for (Eigen::Index j = 0; j < w_.size(); ++j) {
+    if (d_[j] != 0) decrease += gradient_[j] * d_[j] + penalty_term_change(j, d_[j]);
+  }
+  return decrease;
 }
 
 void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities& priorities) {
@@ -284,6 +301,7 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
   curvature_ =
       (config_.C * Eigen::Map<const Eigen::VectorXd>(summed.curvature.data(), p)).array() + kCurvatureFloor;
   d_.setZero();
+  direction_moved_ = false;
   new_direction_ = true;
   // Every priority restarts from how far its coordinate is from optimal, as the step it would take
   // were it not stopped at zero (a tiny weight of the wrong sign moves little but is far from optimal),
@@ -329,20 +347,20 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     priorities.set(j, margin_change(j, delta) * priority_scale_);
     if (delta == 0) continue;
     d_[j] += delta;
+    direction_moved_ = true;
     commit.params.push_back(j);
     commit.delta.push_back(delta);
   }
   pass_updates_ += schedule.params.size();
   if (pass_updates_ < pass_length_) return commit;
   ++passes_;
-  // As liblinear measures it: against the violation at w = 0, so that the first directions are rough
-  // and later ones as exact as the outer iterate needs.
   const bool solved = violation_norm(penalty_, pass_violation_) <= initial_optimality_;
   pass_updates_ = 0;
   pass_violation_ = 0;
-  if ((!solved || passes_ < kFewestPasses) && passes_ < kMostPasses) return commit;
-  // newGLMNET's rule: an inner solve that needed one pass was too easy; ask more of the next.
-  model_decrease_ = gradient_.dot(d_) + penalty_change(1);
+  // A solve whose draws all missed the coordinates free to move has nothing to offer an evaluation.
+  const bool done = solved && passes_ >= kFewestPasses && direction_moved_;
+  if (!done && passes_ < kMostPasses) return commit;
+  model_decrease_ = model_decrease();
   step_ = 1;
   commit.step = 1;
   phase_ = Phase::kLineSearch;
@@ -361,12 +379,12 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
       break;
     case Phase::kLineSearch: {
       const double change = config_.C * summed.loss_change + penalty_change(step_);
-      if (change > kSufficientDecrease * step_ * model_decrease_ && step_ > kShortestStep) {
+      // A direction the model says cannot descend (rounding) may still be taken, but never uphill.
+      const double bound = kSufficientDecrease * step_ * std::min(model_decrease_, 0.0);
+      if (!(change <= bound) && step_ > kShortestStep) {
         retreat_ = step_ / 2;
         step_ -= retreat_;
-        Report unchanged = last_report_;
-        unchanged.converged = false;
-        return unchanged;
+        return last_report_;
       }
       w_ += step_ * d_;
       objective_ = objective(w_, summed.loss);

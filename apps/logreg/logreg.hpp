@@ -14,10 +14,12 @@
 // it cheaper than coordinate descent on F itself. The inner solve ends after two passes over the
 // coordinates still free to move (see kFewestPasses); then the coordinator asks for an evaluation, the
 // workers move their margins by u, and the evaluation at w + d serves both as the line search (Armijo's
-// sufficient decrease, sigma = 0.01, on the loss change summed row by row so that it survives rounding near
-// the optimum) and, when the step is accepted, as the start of the next outer iteration. A rejected step is
-// halved, at the cost of one more evaluation. Each outer iteration restarts every priority from how far its
-// coordinate is from optimal (its unclipped model step), scaled so the largest is 1.
+// sufficient decrease, sigma = 0.01, on the loss change summed row by row and the model's decrease summed
+// term by term, so that rounding does not decide it near the optimum) and, when the step is accepted, as
+// the start of the next outer iteration. A rejected step is halved, at the cost of one more evaluation
+// and of the round scheduled meanwhile, whose results belong to the rejected point. Each outer iteration
+// restarts every priority from how far its coordinate is from optimal (its unclipped model step), scaled so
+// the largest is 1.
 //
 // The run stops when the minimum-norm subgradient, relative to its value at w = 0, is at most --tol
 // (the 1-norm for L1, as liblinear -s 6 measures it; the 2-norm for L2, as -s 0 does).
@@ -171,6 +173,10 @@ struct Logreg {
     double objective(const Eigen::VectorXd& w, double loss) const;
     // R(w + t d) - R(w), term by term so that a small change is not lost to rounding.
     double penalty_change(double t) const;
+    // The penalty's change when w_j moves by `step`, exact while w_j keeps its sign.
+    double penalty_term_change(Eigen::Index j, double step) const;
+    // The model's first-order decrease G . d + R(w + d) - R(w), the line search's yardstick.
+    double model_decrease() const;
     // Takes the evaluation at a new w as the start of an outer iteration.
     void start_outer_iteration(const Stats& summed, Priorities& priorities);
     // Appends test log-loss, accuracy and AUC of the current w to a trace row.
@@ -198,6 +204,7 @@ struct Logreg {
     std::size_t pass_updates_ = 0;
     std::size_t passes_ = 0;
     double pass_violation_ = 0;
+    bool direction_moved_ = false;  // some coordinate of d is nonzero
     // The line search: the step t tried and the model decrease C G . d + R(w + d) - R(w).
     double step_ = 1;
     double model_decrease_ = 0;
