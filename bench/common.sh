@@ -1,7 +1,13 @@
-# Shared by the benchmark scripts: their command line, running a solver under a time limit and
-# reading its results. Before using the helpers, the sourcing script sets: runs (a directory for
-# outputs), time_limit (seconds), python (interpreter) and match (relative slack of "reached the
-# target objective").
+# Shared by the benchmark scripts: their settings and command line, running a solver under a time
+# limit and reading its results. The sourcing script sets repo (the repository root) before sourcing,
+# and before using the helpers: runs (a directory for outputs) and match (relative slack of "reached
+# the target objective").
+
+# Settings from the environment (see bench/README.md).
+build=${SCHMP_BUILD:-$repo/build}
+shared=${SCHMP_SHARED_DATA:-$(dirname "$repo")/shared/data}
+python=${SCHMP_PYTHON:-/usr/bin/python3}
+time_limit=${SCHMP_BENCH_TIMEOUT:-600}
 
 log() { echo "$*" >&2; }
 

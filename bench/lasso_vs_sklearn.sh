@@ -20,10 +20,6 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$repo/bench/common.sh"
 parse_arguments "$@"
 
-build=${SCHMP_BUILD:-$repo/build}
-shared=${SCHMP_SHARED_DATA:-$(dirname "$repo")/shared/data}
-python=${SCHMP_PYTHON:-/usr/bin/python3}
-time_limit=${SCHMP_BENCH_TIMEOUT:-600}
 tight_tol=1e-9   # schmp-lasso's stopping tolerance (relative duality gap)
 match=1e-9       # "reached" means objective <= O_sk * (1 + match)
 

@@ -22,10 +22,6 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$repo/bench/common.sh"
 parse_arguments "$@"
 
-build=${SCHMP_BUILD:-$repo/build}
-shared=${SCHMP_SHARED_DATA:-$(dirname "$repo")/shared/data}
-python=${SCHMP_PYTHON:-/usr/bin/python3}
-time_limit=${SCHMP_BENCH_TIMEOUT:-600}
 liblinear_eps=1e-6  # liblinear's -e: tight (its default 0.01 stops far from the optimum)
 tight_tol=1e-8      # schmp-logreg's --tol (relative minimum-norm subgradient)
 match=1e-9          # "reached" means objective <= O_ll * (1 + match)

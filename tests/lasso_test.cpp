@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "kernels/column_kernel.hpp"
+#include "random_matrix.hpp"
 #include "schmp/io.hpp"
 #include "test_files.hpp"
 
@@ -23,32 +24,8 @@ TEST(SoftThreshold, ShrinksTowardZero) {
   EXPECT_EQ(lasso::soft_threshold(2.0, 0.0), 2.0);
 }
 
-// A random sparse matrix as rows, and the same as a dense row-major array.
-struct RandomMatrix {
-  io::SparseRows rows;
-  std::vector<double> dense;
-  std::size_t columns;
-};
-
-RandomMatrix random_matrix(std::size_t rows, std::size_t columns, double density, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> uniform(0, 1);
-  std::normal_distribution<double> normal(0, 1);
-  RandomMatrix m{{}, std::vector<double>(rows * columns, 0.0), columns};
-  for (std::size_t i = 0; i < rows; ++i) {
-    for (std::size_t j = 0; j < columns; ++j) {
-      if (uniform(random) >= density) continue;
-      const double x = normal(random);
-      m.rows.index.push_back(static_cast<std::uint32_t>(j));
-      m.rows.value.push_back(x);
-      m.dense[i * columns + j] = x;
-    }
-    m.rows.row_start.push_back(m.rows.index.size());
-    m.rows.labels.push_back(normal(random));
-    m.rows.line.push_back(i + 1);
-  }
-  return m;
-}
+using testing::random_matrix;
+using testing::RandomMatrix;
 
 TEST(CpuColumnKernel, MatchesDenseArithmetic) {
   // More rows than one chunk holds, so that chunked updates and sums are exercised.

@@ -10,6 +10,7 @@
 
 #include "kernels/column_kernel.hpp"
 #include "predict.hpp"
+#include "random_matrix.hpp"
 #include "schmp/io.hpp"
 
 namespace schmp {
@@ -61,25 +62,11 @@ TEST(NewtonStep, MinimisesTheModel) {
 TEST(CpuColumnKernel, NewtonStepOperationsMatchDenseArithmetic) {
   // More rows than one chunk, so that chunked sums and updates are exercised.
   const std::size_t n = 270000, p = 12;
-  std::mt19937_64 random(11);
-  std::uniform_real_distribution<double> uniform(0, 1);
-  std::normal_distribution<double> normal(0, 1);
-  io::SparseRows rows;
-  std::vector<double> dense(n * p, 0.0), y(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < p; ++j) {
-      if (uniform(random) >= 0.2) continue;
-      const double x = normal(random);
-      rows.index.push_back(static_cast<std::uint32_t>(j));
-      rows.value.push_back(x);
-      dense[i * p + j] = x;
-    }
-    rows.row_start.push_back(rows.index.size());
-    y[i] = uniform(random) < 0.5 ? 1.0 : -1.0;
-    rows.labels.push_back(y[i]);
-    rows.line.push_back(i + 1);
-  }
-  auto kernel = kernels::make_cpu_column_kernel(rows, p);
+  const testing::RandomMatrix m = testing::random_matrix(n, p, 0.2, 11);
+  const std::vector<double>& dense = m.dense;
+  std::vector<double> y(n);
+  for (std::size_t i = 0; i < n; ++i) y[i] = m.rows.labels[i] > 0 ? 1.0 : -1.0;  // classes at random
+  auto kernel = kernels::make_cpu_column_kernel(m.rows, p);
   kernel->set_labels(y);
   std::vector<ParamIndex> all(p);
   for (std::size_t j = 0; j < p; ++j) all[j] = static_cast<ParamIndex>(j);
