@@ -1,5 +1,6 @@
 #include "kernels/correlation_filter.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -37,15 +38,18 @@ CorrelationFilter::CorrelationFilter(const std::string& data, const std::string&
       value_[at] = 1.0f;
     }
   }
+  largest_entry_.assign(owned.size(), 0.0f);
   for (std::size_t k = 0; k < owned.size(); ++k) {
     double norm = 0;
     for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) norm += double{value_[e]} * value_[e];
     norm = std::sqrt(norm);
     for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) {
       value_[e] = norm > 0 ? static_cast<float>(value_[e] / norm) : 0.0f;
+      largest_entry_[k] = std::max(largest_entry_[k], std::abs(value_[e]));
     }
   }
   row_head_.assign(rows.rows(), -1);
+  short_kept_on_row_.assign(rows.rows(), 0);
 }
 
 namespace {
@@ -100,6 +104,9 @@ void CorrelationFilter::clear() {
   touched_rows_.clear();
   entries_.clear();
   kept_.clear();
+  for (std::uint32_t r : counted_rows_) short_kept_on_row_[r] = 0;
+  counted_rows_.clear();
+  largest_short_kept_entry_ = 0;
 }
 
 void CorrelationFilter::prepare(ParamIndex candidate) const {
@@ -124,15 +131,33 @@ void CorrelationFilter::thread(std::uint32_t slot) {
   }
 }
 
+bool CorrelationFilter::clear_of_short_kept(ParamIndex candidate) const {
+  double shared = 0;
+  for (std::size_t e = start_[candidate - owned_.begin]; e < start_[candidate - owned_.begin + 1]; ++e)
+    shared += std::abs(double{value_[e]}) * short_kept_on_row_[row_[e]];
+  return shared * largest_short_kept_entry_ < rho_;
+}
+
+void CorrelationFilter::count_rows(ParamIndex column) {
+  const std::size_t k = column - owned_.begin;
+  for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) {
+    if (short_kept_on_row_[row_[e]]++ == 0) counted_rows_.push_back(row_[e]);
+  }
+  largest_short_kept_entry_ = std::max(largest_short_kept_entry_, largest_entry_[k]);
+}
+
 bool CorrelationFilter::admit(ParamIndex candidate) {
   if (rho_ >= 1) return true;
   const bool candidate_long = is_long(candidate);
+  const bool clear_of_short = !candidate_long && clear_of_short_kept(candidate);
   unknown_.clear();
   for (std::uint32_t slot = 0; slot < kept_.size(); ++slot) {
-    if (candidate_long || is_long(kept_[slot].column)) {
+    if (candidate_long || kept_[slot].is_long) {
       const auto verdict = memo_.find(candidate, kept_[slot].column);
       if (verdict == PairMemo::Verdict::kInterferes) return false;
       if (verdict == PairMemo::Verdict::kIndependent) continue;
+    } else if (clear_of_short) {
+      continue;
     }
     unknown_.push_back(slot);
   }
@@ -152,13 +177,13 @@ bool CorrelationFilter::admit(ParamIndex candidate) {
     bool independent = true;
     for (std::uint32_t slot : unknown_) {
       const bool interferes = std::abs(cosines_[slot]) >= rho_;
-      if (candidate_long || is_long(kept_[slot].column))
-        memo_.insert(candidate, kept_[slot].column, interferes);
+      if (candidate_long || kept_[slot].is_long) memo_.insert(candidate, kept_[slot].column, interferes);
       independent = independent && !interferes;
     }
     if (!independent) return false;
   }
-  kept_.push_back({candidate, false});
+  kept_.push_back({candidate, candidate_long, false});
+  if (!candidate_long) count_rows(candidate);
   return true;
 }
 

@@ -18,6 +18,10 @@ namespace schmp::kernels {
 // columns (dense features, popular items) would make that pass the bulk of a round, and late in a solve the
 // same few coefficients are drawn round after round: so the verdicts on pairs involving a long column are
 // remembered, and a kept column is threaded only when a candidate's verdict is not already known.
+// Most candidates on sparse data share few rows with the block, and a bound settles them without any
+// cosine: |cos(a, b)| <= sum over shared rows |a_r| |b_r|, so when the sum over the candidate's rows of
+// |a_r| times the number of short kept columns on row r, times the largest entry of any of them, stays
+// below rho, no short kept column interferes. Keeping those counts costs one pass over a kept column.
 class CorrelationFilter {
  public:
   // Reads the owned columns of `data` (LIBSVM, or MatrixMarket with `labels`); rho >= 1 switches the
@@ -49,6 +53,7 @@ class CorrelationFilter {
   };
   struct Kept {
     ParamIndex column;
+    bool is_long;
     bool threaded;
   };
   std::size_t length(ParamIndex column) const {
@@ -56,6 +61,9 @@ class CorrelationFilter {
   }
   bool is_long(ParamIndex column) const;
   void thread(std::uint32_t slot);
+  // Whether the bound above shows that `candidate` (a short column) interferes with no short kept one.
+  bool clear_of_short_kept(ParamIndex candidate) const;
+  void count_rows(ParamIndex column);
 
   double rho_;
   ParamRange owned_;
@@ -65,14 +73,18 @@ class CorrelationFilter {
   // Single precision: the test compares cosines with rho, and the halved memory traffic matters
   // because each round reads the columns of every candidate from memory.
   std::vector<float> value_;
+  std::vector<float> largest_entry_;  // per owned column, of the normalised values
   PairMemo memo_;
   // The block being built.
   std::vector<Kept> kept_;
   std::vector<std::int32_t> row_head_;  // per row: its first threaded entry, or -1
   std::vector<std::uint32_t> touched_rows_;
   std::vector<Entry> entries_;
-  std::vector<double> cosines_;         // per kept column, for the candidate being tested
-  std::vector<std::uint32_t> unknown_;  // kept slots whose verdict with the candidate is not known
+  std::vector<double> cosines_;                   // per kept column, for the candidate being tested
+  std::vector<std::uint32_t> unknown_;            // kept slots whose verdict with the candidate is not known
+  std::vector<std::uint32_t> short_kept_on_row_;  // per row: how many short kept columns have an entry there
+  std::vector<std::uint32_t> counted_rows_;       // rows where that count is not zero
+  float largest_short_kept_entry_ = 0;
 };
 
 }  // namespace schmp::kernels

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -141,6 +142,40 @@ void expect_filter_matches_pairwise(const io::SparseRows& data, double rho, Para
 TEST(LassoDependency, BlockFilterMatchesPairwiseCosines) {
   const RandomMatrix m = random_matrix(60, 40, 0.3, 4321);
   expect_filter_matches_pairwise(m.rows, 0.2, ParamRange{5, 35}, 77);
+}
+
+TEST(LassoDependency, SettlesSparseCandidatesByTheSharedRowBound) {
+  // Short columns over many rows rarely meet, so the bound admits most candidates without a cosine;
+  // every fourth column copies most of another's rows (with noise) so that some pairs interfere and
+  // the exact test still decides those.
+  const std::size_t n = 3000, p = 200;
+  std::mt19937_64 random(99);
+  std::uniform_int_distribution<std::size_t> any_row(0, n - 1);
+  std::normal_distribution<double> normal(0, 1);
+  std::vector<std::vector<std::pair<std::size_t, double>>> columns(p);
+  for (std::size_t j = 0; j < p; ++j) {
+    if (j % 4 == 3) {
+      for (const auto& [row, value] : columns[j - 2])
+        columns[j].emplace_back(row, value + 0.5 * normal(random));
+    } else {
+      for (int e = 0; e < 12; ++e) columns[j].emplace_back(any_row(random), 1 + normal(random));
+    }
+  }
+  std::vector<std::map<std::size_t, double>> by_row(n);
+  for (std::size_t j = 0; j < p; ++j) {
+    for (const auto& [row, value] : columns[j]) by_row[row][j] = value;
+  }
+  io::SparseRows data;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const auto& [j, value] : by_row[i]) {
+      data.index.push_back(static_cast<std::uint32_t>(j));
+      data.value.push_back(value);
+    }
+    data.row_start.push_back(data.index.size());
+    data.labels.push_back(0);
+    data.line.push_back(i + 1);
+  }
+  expect_filter_matches_pairwise(data, 0.1, ParamRange{0, static_cast<ParamIndex>(p)}, 11);
 }
 
 TEST(LassoDependency, RemembersVerdictsOnLongColumns) {
