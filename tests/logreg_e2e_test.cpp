@@ -122,6 +122,33 @@ TEST_F(LogregEndToEnd, ExtraEvaluationsChangeNothingButTheTrace) {
   EXPECT_GT(testing::read_trace(extra_trace).rows.size(), testing::read_trace(paced_trace).rows.size());
 }
 
+// With the dependency filter off (--rho 1), copies of the same feature move together and overshoot:
+// the inner solve diverges, the line search finds no descent, and the coordinator must go back to w and
+// move fewer coordinates per round until it converges to the reference.
+TEST_F(LogregEndToEnd, InterferingParallelUpdatesAreTamed) {
+  constexpr std::uint32_t kCopies = 4;
+  const io::SparseRows rows = io::read_libsvm(heart());
+  std::ostringstream text;
+  for (std::size_t i = 0; i < rows.rows(); ++i) {
+    text << rows.labels[i];
+    for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e) {
+      for (std::uint32_t c = 0; c < kCopies; ++c)
+        text << ' ' << rows.index[e] * kCopies + c + 1 << ':' << rows.value[e];
+    }
+    text << '\n';
+  }
+  const std::string copies = scratch("copies.svm");
+  std::ofstream(copies) << text.str();
+  const double reference = reference_objective(copies, 1, true);
+  for (int ranks : {1, 3}) {
+    const Output out = train(ranks, copies, 1, true, "--rho 1");
+    ASSERT_EQ(out.status, 0) << out.text;
+    EXPECT_NE(out.text.find("parallel updates interfered"), std::string::npos) << out.text;
+    EXPECT_NE(out.text.find("schmp-logreg: converged after"), std::string::npos) << out.text;
+    EXPECT_NEAR(objective_of(out), reference, 1e-6 * reference) << out.text;
+  }
+}
+
 TEST_F(LogregEndToEnd, StrongAndWeakRegularisationMatchReference) {
   for (double C : {0.05, 20.0}) {
     const double reference = reference_objective(heart(), C, true);

@@ -22,7 +22,8 @@ namespace {
 constexpr double kSufficientDecrease = 0.01;
 // Added to each Hessian diagonal entry so that no model step divides by zero (liblinear's nu).
 constexpr double kCurvatureFloor = 1e-12;
-// A step this short is taken whatever it gives: the direction is no better than rounding.
+// The shortest step the line search tries. Below it, a direction from parallel updates is abandoned
+// (they interfered), and one from sequential updates is taken: it is no better than rounding.
 constexpr double kShortestStep = 1e-10;
 // Passes of the inner solve. The violation summed over a pass is taken at each drawn coordinate before
 // it moves, so it cannot tell a finished solve from an unstarted one. Measured on the benchmark
@@ -190,6 +191,15 @@ Logreg::Partial Logreg::Worker::update(const Schedule& schedule) {
 }
 
 void Logreg::Worker::apply(const Commit& commit) {
+  if (!commit.restart_from.empty()) {
+    // Margins X w from w itself: a direction that blew up cannot be walked back along.
+    kernel_->clear_direction();
+    kernel_->add_to_direction(all_, commit.restart_from);
+    kernel_->set_vector(std::vector<double>(kernel_->rows(), 0.0));
+    kernel_->step_along_direction(1);
+    kernel_->clear_direction();
+    moved_ = 0;
+  }
   if (commit.new_direction) {
     kernel_->clear_direction();
     moved_ = 0;
@@ -332,14 +342,21 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
   Commit commit;
   if (phase_ == Phase::kLineSearch) {
     // The last step was rejected after this round was scheduled: its results belong to the rejected
-    // point. Shorten the step and evaluate there.
-    commit.step = -retreat_;
+    // point. Shorten the step (or go back to w) and evaluate there.
+    if (restart_) {
+      commit.restart_from.assign(w_.data(), w_.data() + w_.size());
+      restart_ = false;
+    } else {
+      commit.step = -retreat_;
+    }
     evaluate_now_ = true;
     return commit;
   }
   commit.new_direction = new_direction_;
   new_direction_ = false;
-  for (std::size_t k = 0; k < schedule.params.size(); ++k) {
+  block_seen_ = std::max<std::size_t>(schedule.params.size(), 1);
+  const std::size_t moving = std::min(schedule.params.size(), parallel_);
+  for (std::size_t k = 0; k < moving; ++k) {
     const ParamIndex j = schedule.params[k];
     const double g = gradient_[j] + config_.C * summed.hessian_d[k];
     pass_violation_ = add_violation(penalty_, pass_violation_, violation(penalty_, w_[j] + d_[j], g));
@@ -351,7 +368,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     commit.params.push_back(j);
     commit.delta.push_back(delta);
   }
-  pass_updates_ += schedule.params.size();
+  pass_updates_ += moving;
   if (pass_updates_ < pass_length_) return commit;
   ++passes_;
   const bool solved = violation_norm(penalty_, pass_violation_) <= initial_optimality_;
@@ -381,10 +398,19 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
       const double change = config_.C * summed.loss_change + penalty_change(step_);
       // A direction the model says cannot descend (rounding) may still be taken, but never uphill.
       const double bound = kSufficientDecrease * step_ * std::min(model_decrease_, 0.0);
-      if (!(change <= bound) && step_ > kShortestStep) {
-        retreat_ = step_ / 2;
-        step_ -= retreat_;
-        return last_report_;
+      const bool finite = std::isfinite(change) && std::isfinite(model_decrease_);
+      if (!(change <= bound)) {
+        if (finite && step_ > kShortestStep) {
+          retreat_ = step_ / 2;
+          step_ -= retreat_;
+          return last_report_;
+        }
+        if (parallel_ > 1) {
+          abandon_direction();
+          return last_report_;
+        }
+        if (!finite)
+          throw std::runtime_error("logreg: the objective is not finite along the Newton direction");
       }
       w_ += step_ * d_;
       objective_ = objective(w_, summed.loss);
@@ -403,6 +429,19 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
   score_test(report.columns);
   last_report_ = report;
   return report;
+}
+
+void Logreg::Coordinator::abandon_direction() {
+  parallel_ = std::max<std::size_t>(1, std::min(parallel_, block_seen_) / 2);
+  std::fprintf(stderr,
+               "schmp-logreg: warning: parallel updates interfered (no descent along the direction); "
+               "moving at most %zu coordinates per round from now on (a smaller --rho keeps them apart)\n",
+               parallel_);
+  // The evaluation back at w then passes the line search with step 0 and starts the next iteration.
+  d_.setZero();
+  step_ = 0;
+  model_decrease_ = 0;
+  restart_ = true;
 }
 
 void Logreg::Coordinator::score_test(std::vector<double>& columns) const {

@@ -27,6 +27,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -113,16 +114,18 @@ struct Logreg {
       v(hessian_d);
     }
   };
-  // Applied in field order: a new direction starts from zero, d_j += delta, then the margins move by
-  // `step` times u = X d (a negative step shortens the last one).
+  // Applied in field order: the margins are recomputed from `restart_from` (a whole w) when it is
+  // given, a new direction starts from zero, d_j += delta, then the margins move by `step` times
+  // u = X d (a negative step shortens the last one).
   struct Commit {
+    std::vector<double> restart_from;
     bool new_direction = false;  // clear d first
     std::vector<ParamIndex> params;
     std::vector<double> delta;
     double step = 0;
     template <class V>
     void visit(V& v) {
-      v(new_direction, params, delta, step);
+      v(restart_from, new_direction, params, delta, step);
     }
   };
 
@@ -179,6 +182,9 @@ struct Logreg {
     double model_decrease() const;
     // Takes the evaluation at a new w as the start of an outer iteration.
     void start_outer_iteration(const Stats& summed, Priorities& priorities);
+    // Gives up a direction along which the line search found no descent: the parallel updates of the
+    // inner solve interfered. The workers' margins go back to w and fewer coordinates move per round.
+    void abandon_direction();
     // Appends test log-loss, accuracy and AUC of the current w to a trace row.
     void score_test(std::vector<double>& columns) const;
 
@@ -208,7 +214,11 @@ struct Logreg {
     // The line search: the step t tried and the model decrease C G . d + R(w + d) - R(w).
     double step_ = 1;
     double model_decrease_ = 0;
-    double retreat_ = 0;  // a shortening of the step for the next commit
+    double retreat_ = 0;    // a shortening of the step for the next commit
+    bool restart_ = false;  // the next commit sends the workers back to w
+    // How many of each block's coordinates the inner solve moves: all, until a direction is abandoned.
+    std::size_t parallel_ = std::numeric_limits<std::size_t>::max();
+    std::size_t block_seen_ = 1;  // the size of the last block
     Report last_report_;
 
     io::SparseRows test_;  // held-out rows (empty without --test)
