@@ -1,6 +1,8 @@
 // Tokens to numbers, with the InputError messages shared by every reader.
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -41,11 +43,27 @@ std::string_view without_plus(std::string_view token) {
   return token;
 }
 
+// A whole number of at most 15 digits, with an optional '-': exact as a double, and read several times
+// faster than by the general parser. Binary features, counts and ratings make up many files.
+std::optional<double> small_whole_number(std::string_view digits) {
+  const bool negative = !digits.empty() && digits[0] == '-';
+  if (negative) digits.remove_prefix(1);
+  constexpr std::size_t kMostDigits = 15;
+  if (digits.empty() || digits.size() > kMostDigits) return std::nullopt;
+  std::uint64_t value = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return negative ? -static_cast<double>(value) : static_cast<double>(value);
+}
+
 }  // namespace
 
 double parse_finite(std::string_view token, std::string_view what, const Where& where) {
   if (token.empty()) where.fail("missing " + std::string(what));
   const std::string_view digits = without_plus(token);
+  if (const auto whole = small_whole_number(digits)) return *whole;
   double value = 0;
   const auto [end, error] =
       std::from_chars(digits.data(), digits.data() + digits.size(), value, std::chars_format::general);

@@ -182,24 +182,24 @@ class CpuColumnKernel final : public ColumnKernel {
  private:
   static ColumnMatrix chunk_matrix(const io::SparseRows& rows, std::size_t first, std::size_t last,
                                    std::size_t columns) {
-    // Count per column, then place: a direct CSR-to-CSC transpose of the chunk's rows.
-    std::vector<int> start(columns + 1, 0);
+    // Count per column, then place: a direct CSR-to-CSC transpose of the chunk's rows, written straight
+    // into the matrix's own arrays.
+    ColumnMatrix matrix(static_cast<Eigen::Index>(last - first), static_cast<Eigen::Index>(columns));
+    int* start = matrix.outerIndexPtr();  // columns + 1 entries, all 0
     for (std::size_t e = rows.row_start[first]; e < rows.row_start[last]; ++e) ++start[rows.index[e] + 1];
     for (std::size_t j = 0; j < columns; ++j) start[j + 1] += start[j];
-    const auto nonzeros = static_cast<std::size_t>(start[columns]);
-    std::vector<int> inner(nonzeros);
-    std::vector<double> values(nonzeros);
-    std::vector<int> next(start.begin(), start.end() - 1);
+    matrix.resizeNonZeros(static_cast<Eigen::Index>(start[columns]));
+    int* inner = matrix.innerIndexPtr();
+    double* values = matrix.valuePtr();
+    std::vector<int> next(start, start + columns);
     for (std::size_t r = first; r < last; ++r) {
       for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
         const int at = next[rows.index[e]]++;
-        inner[static_cast<std::size_t>(at)] = static_cast<int>(r - first);
-        values[static_cast<std::size_t>(at)] = rows.value[e];
+        inner[at] = static_cast<int>(r - first);
+        values[at] = rows.value[e];
       }
     }
-    return Eigen::Map<const ColumnMatrix>(
-        static_cast<Eigen::Index>(last - first), static_cast<Eigen::Index>(columns),
-        static_cast<Eigen::Index>(nonzeros), start.data(), inner.data(), values.data());
+    return matrix;
   }
 
   double dot(ParamIndex j) const {
