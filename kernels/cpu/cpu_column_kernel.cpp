@@ -69,7 +69,6 @@ class CpuColumnKernel final : public ColumnKernel {
   void set_labels(std::span<const double> y) override {
     if (y.size() != rows_) throw std::invalid_argument("column kernel: labels of the wrong length");
     y_ = Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size()));
-    q_.resize(static_cast<Eigen::Index>(rows_));
     direction_.assign(rows_, DirectionRow{});
     update_q(0, rows_);
   }
@@ -98,12 +97,12 @@ class CpuColumnKernel final : public ColumnKernel {
     for_columns(cols.size(), mean_length(cols), [&](std::size_t k) {
       double g = 0, h = 0;
       for (const Chunk& chunk : chunks_) {
-        const double* y = y_.data() + chunk.first_row;
-        const double* q = q_.data() + chunk.first_row;
+        const DirectionRow* rows = direction_.data() + chunk.first_row;
         for (ColumnMatrix::InnerIterator it(chunk.matrix, static_cast<Eigen::Index>(cols[k])); it; ++it) {
-          const double x = it.value(), qi = q[it.index()];
-          g -= x * y[it.index()] * qi;
-          h += x * x * qi * (1 - qi);
+          const double x = it.value();
+          const DirectionRow& row = rows[it.index()];
+          g -= x * row.label_q;
+          h += x * x * row.weight;
         }
       }
       gradient[k] = g;
@@ -237,8 +236,9 @@ class CpuColumnKernel final : public ColumnKernel {
 
   void update_q(std::size_t row) {
     const auto r = static_cast<Eigen::Index>(row);
-    q_[r] = 1 / (1 + std::exp(y_[r] * v_[r]));
-    direction_[row].weight = q_[r] * (1 - q_[r]);
+    const double q = 1 / (1 + std::exp(y_[r] * v_[r]));
+    direction_[row].label_q = y_[r] * q;
+    direction_[row].weight = q * (1 - q);
   }
   void update_q(std::size_t first, std::size_t last) {
     for (std::size_t row = first; row < last; ++row) update_q(row);
@@ -297,12 +297,14 @@ class CpuColumnKernel final : public ColumnKernel {
   double mean_column_nonzeros_ = 1;
   Eigen::VectorXd v_;
   Eigen::VectorXd y_;  // labels, when the logistic loss is used
-  Eigen::VectorXd q_;  // 1 / (1 + exp(y_i v_i)) at the last step_along_direction (or set_labels)
-  // A row's share of the Newton step's direction, together so that an update touches one cache line.
-  struct DirectionRow {
+  // A row's share of the Newton step: its direction state and the loss derivatives at its margin, in
+  // 32 aligned bytes so that a column's update or derivative touches one cache line per row.
+  // q_i = 1 / (1 + exp(y_i v_i)) at the last step_along_direction (or set_labels).
+  struct alignas(32) DirectionRow {
     double u = 0;          // (X d)_i
     double hessian_u = 0;  // D_ii u_i
     double weight = 0;     // D_ii = q_i (1 - q_i)
+    double label_q = 0;    // y_i q_i = -l'(z_i) y_i
   };
   std::vector<DirectionRow> direction_;
   std::vector<std::size_t> column_length_;  // nonzeros per column, over all chunks
