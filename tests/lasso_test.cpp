@@ -92,16 +92,8 @@ TEST(CpuColumnKernel, MatchesDenseArithmetic) {
 void expect_filter_matches_pairwise(const io::SparseRows& data, double rho, ParamRange owned,
                                     std::uint64_t seed) {
   testing::ScratchDir dir;
-  std::ostringstream text;
-  for (std::size_t i = 0; i < data.rows(); ++i) {
-    text << data.labels[i];
-    for (std::size_t e = data.row_start[i]; e < data.row_start[i + 1]; ++e) {
-      text << ' ' << data.index[e] + 1 << ':' << data.value[e];
-    }
-    text << '\n';
-  }
   lasso::Config config;
-  config.data = dir.write("m.svm", text.str());
+  config.data = dir.write("m.svm", testing::libsvm_text(data));
   config.rho = rho;
   const io::SparseRows rows = io::read_libsvm(config.data);
   std::vector<std::vector<double>> dense(rows.columns(), std::vector<double>(rows.rows(), 0.0));

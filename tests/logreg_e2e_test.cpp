@@ -13,6 +13,7 @@
 
 #include "e2e.hpp"
 #include "logreg_reference.hpp"
+#include "random_matrix.hpp"
 #include "schmp/io.hpp"
 
 namespace schmp {
@@ -128,17 +129,20 @@ TEST_F(LogregEndToEnd, ExtraEvaluationsChangeNothingButTheTrace) {
 TEST_F(LogregEndToEnd, InterferingParallelUpdatesAreTamed) {
   constexpr std::uint32_t kCopies = 4;
   const io::SparseRows rows = io::read_libsvm(heart());
-  std::ostringstream text;
+  io::SparseRows copied;
+  copied.labels = rows.labels;
+  copied.line = rows.line;
   for (std::size_t i = 0; i < rows.rows(); ++i) {
-    text << rows.labels[i];
     for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e) {
-      for (std::uint32_t c = 0; c < kCopies; ++c)
-        text << ' ' << rows.index[e] * kCopies + c + 1 << ':' << rows.value[e];
+      for (std::uint32_t c = 0; c < kCopies; ++c) {
+        copied.index.push_back(rows.index[e] * kCopies + c);
+        copied.value.push_back(rows.value[e]);
+      }
     }
-    text << '\n';
+    copied.row_start.push_back(copied.index.size());
   }
   const std::string copies = scratch("copies.svm");
-  std::ofstream(copies) << text.str();
+  std::ofstream(copies) << testing::libsvm_text(copied);
   const double reference = reference_objective(copies, 1, true);
   for (int ranks : {1, 3}) {
     const Output out = train(ranks, copies, 1, true, "--rho 1");

@@ -1,8 +1,11 @@
-// Shared by the kernel tests: a random sparse matrix, as the readers give it and as a dense array.
+// Shared by tests: a random sparse matrix, as the readers give it and as a dense array, and rows written
+// back as LIBSVM text.
 #pragma once
 
 #include <cstdint>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "schmp/io.hpp"
@@ -35,6 +38,19 @@ inline RandomMatrix random_matrix(std::size_t rows, std::size_t columns, double 
     m.rows.line.push_back(i + 1);
   }
   return m;
+}
+
+// The rows as a LIBSVM file's text (values at the stream's default precision).
+inline std::string libsvm_text(const io::SparseRows& rows) {
+  std::ostringstream text;
+  for (std::size_t i = 0; i < rows.rows(); ++i) {
+    text << rows.labels[i];
+    for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e) {
+      text << ' ' << rows.index[e] + 1 << ':' << rows.value[e];
+    }
+    text << '\n';
+  }
+  return text.str();
 }
 
 }  // namespace schmp::testing
