@@ -7,7 +7,6 @@
 #include <cmath>
 #include <map>
 #include <random>
-#include <sstream>
 
 #include "kernels/column_kernel.hpp"
 #include "random_matrix.hpp"
