@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -30,27 +29,6 @@ RoundMessage make_message(Command command, Bytes& pending_commit, Schedule sched
   return message;
 }
 
-class Progress {
- public:
-  Progress(double interval, std::vector<std::string> columns)
-      : interval_(interval), columns_(std::move(columns)) {}
-  void maybe_log(std::uint64_t round, double seconds, const Report& report) {
-    if (interval_ <= 0 || seconds < next_) return;
-    next_ = seconds + interval_;
-    std::ostringstream line;
-    line << "round " << round << "  " << seconds << " s  objective " << report.objective;
-    for (std::size_t k = 0; k < columns_.size() && k < report.columns.size(); ++k) {
-      line << "  " << columns_[k] << " " << report.columns[k];
-    }
-    LOG(INFO) << line.str();
-  }
-
- private:
-  double interval_;
-  double next_ = 0;
-  std::vector<std::string> columns_;
-};
-
 // A program that names a parameter beyond the job's is broken: say so rather than write out of bounds.
 void check_params(const Priorities& priorities, std::size_t num_params) {
   auto beyond = [&](ParamIndex param) {
@@ -64,6 +42,14 @@ void check_params(const Priorities& priorities, std::size_t num_params) {
 }
 
 }  // namespace
+
+std::string stop_reason(const Report& last, std::uint64_t rounds, double seconds, const RunOptions& options) {
+  if (last.converged) return "converged";
+  if (last.finished) return "finished";
+  if (rounds >= options.max_rounds) return "max_rounds";
+  if (seconds >= options.max_seconds) return "max_seconds";
+  return "";
+}
 
 std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size) {
   constexpr std::uint64_t kEvaluationsPerSweep = 8;
@@ -87,7 +73,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
         options.eval_every > 0 ? options.eval_every : auto_eval_every(live_params, options.schedule_size);
     return rounds_since_evaluation >= every;
   };
-  Progress progress(options.progress_seconds, program.trace_columns());
+  ProgressLog progress(options.progress_seconds, program.trace_columns());
   TimeSplit time;
   const double per_worker = 1.0 / workers.count();
 
@@ -127,18 +113,8 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   std::uint64_t round = 0;
   std::uint64_t rounds_since_evaluation = 0;
   for (;;) {
-    if (summary.last.converged) {
-      summary.stopped_by = "converged";
-      break;
-    }
-    if (round >= options.max_rounds) {
-      summary.stopped_by = "max_rounds";
-      break;
-    }
-    if (seconds_since(started) >= options.max_seconds) {
-      summary.stopped_by = "max_seconds";
-      break;
-    }
+    summary.stopped_by = stop_reason(summary.last, round, seconds_since(started), options);
+    if (!summary.stopped_by.empty()) break;
     const auto asked = Clock::now();
     Schedule schedule = schedulers.next(round);
     const auto scheduled = Clock::now();
@@ -171,7 +147,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   schedulers.stop();
   summary.rounds = round;
   summary.seconds = seconds_since(started);
-  if (summary.stopped_by != "converged")
+  if (summary.stopped_by != "converged" && summary.stopped_by != "finished")
     LOG(WARNING) << "stopped by " << summary.stopped_by << " before converging";
   program.finish(summary);
   return summary;

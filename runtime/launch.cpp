@@ -13,9 +13,11 @@
 #include <thread>
 
 #include "../coordinator/coordinator_loop.hpp"
+#include "../coordinator/rotation_loop.hpp"
 #include "../coordinator/schedule_source.hpp"
 #include "../coordinator/worker_group.hpp"
 #include "../scheduler/scheduler_rank.hpp"
+#include "../workers/rotation_worker.hpp"
 #include "../workers/worker_loop.hpp"
 #include "layout.hpp"
 #include "mpi.hpp"
@@ -139,14 +141,12 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
   return 0;
 }
 
-}  // namespace
-
-int launch(const ProgramRoles& roles, const RunOptions& options) {
-  int size = 1;
+// Plays a rank's part (`play(waiter, threads)`) with the waiting and threading this host allows; an
+// error after start-up takes the whole job down, naming the rank and its role.
+template <class Play>
+int run_rank(const std::string& program_name, const RunOptions& options, const char* role, Play play) {
   int rank = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const Layout layout = Layout::make(size, rank, std::max(1, options.schedulers));
   try {
     int ranks_on_host = 1;
     const bool oversubscribed = host_oversubscribed(MPI_COMM_WORLD, &ranks_on_host);
@@ -155,14 +155,72 @@ int launch(const ProgramRoles& roles, const RunOptions& options) {
     const int threads = options.threads > 0 ? options.threads : std::max(1, cores / ranks_on_host);
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                     static_cast<std::size_t>(threads));
-    return play(roles, options, layout, waiter, threads);
+    return play(waiter, threads);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: rank %d (%s): %s\n", roles.program_name.c_str(), rank,
-                 layout.role_name(), e.what());
+    std::fprintf(stderr, "%s: error: rank %d (%s): %s\n", program_name.c_str(), rank, role, e.what());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
     return 1;
   }
+}
+
+int play_rotation(const RotationRoles& roles, const RunOptions& options, const Ring& ring, Waiter& waiter,
+                  int threads) {
+  std::optional<Failure> failure = check_options(options);
+  std::unique_ptr<RotationWorkerRole> worker;
+  guarded(failure, [&] {
+    worker = roles.make_worker(WorkerContext{ring.index, ring.count, threads, options.seed});
+  });
+  if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
+
+  // Every worker learns the summed Setup; rank 0 builds the program's coordinator from it.
+  Flat summed;
+  guarded(failure, [&] { summed = worker->setup(); });
+  if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
+  if (ring.count > 1) {
+    reduce_sum(ring.comm, 0, summed.values, waiter);
+    Bytes bytes = ring.index == 0 ? serialize(summed) : Bytes{};
+    broadcast_bytes(ring.comm, 0, bytes, waiter);
+    summed = deserialize<Flat>(bytes);
+  }
+  std::unique_ptr<RotationCoordinatorRole> program;
+  std::unique_ptr<TraceWriter> trace;
+  guarded(failure, [&] {
+    worker->start(summed);
+    if (ring.index != 0) return;
+    program = roles.make_coordinator(summed, ring.count);
+    trace = std::make_unique<TraceWriter>(options.trace, program->trace_columns());
+  });
+  if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
+
+  if (ring.index == 0) {
+    run_rotation_coordinator(*program, *worker, ring, *trace, options, waiter);
+  } else {
+    run_rotation_worker_rank(*worker, ring, waiter);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int launch(const ProgramRoles& roles, const RunOptions& options) {
+  int size = 1;
+  int rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const Layout layout = Layout::make(size, rank, std::max(1, options.schedulers));
+  return run_rank(roles.program_name, options, layout.role_name(),
+                  [&](Waiter& waiter, int threads) { return play(roles, options, layout, waiter, threads); });
+}
+
+int launch(const RotationRoles& roles, const RunOptions& options) {
+  Ring ring;
+  MPI_Comm_size(MPI_COMM_WORLD, &ring.count);
+  MPI_Comm_rank(MPI_COMM_WORLD, &ring.index);
+  const char* role = ring.index == 0 ? "coordinator+worker" : "worker";
+  return run_rank(roles.program_name, options, role, [&](Waiter& waiter, int threads) {
+    return play_rotation(roles, options, ring, waiter, threads);
+  });
 }
 
 }  // namespace schmp::detail

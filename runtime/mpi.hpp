@@ -18,7 +18,14 @@
 namespace schmp::detail {
 
 // Message tags of the point-to-point protocol.
-enum Tag : int { kTagSchedulerStart = 1, kTagSchedule = 2, kTagFeedback = 3, kTagReply = 4 };
+enum Tag : int {
+  kTagSchedulerStart = 1,
+  kTagSchedule = 2,
+  kTagFeedback = 3,
+  kTagReply = 4,
+  kTagBlock = 5,  // a rotation program's model block, passed around the ring
+  kTagPart = 6,   // a rotation worker's share of the final model
+};
 
 // Throws std::runtime_error naming the call when an MPI call fails.
 void check_mpi(int code, const char* call);

@@ -11,7 +11,8 @@
 
 namespace schmp::detail {
 
-// Coordinator -> workers, once per step. A worker first applies `commit` (when not empty), then acts.
+// Coordinator -> workers, once per step. A worker of a dynamic program first applies `commit` (when
+// not empty), then acts; for a rotation program `commit` carries the Step of an update round.
 enum class Command : std::uint8_t {
   kSetup = 0,     // reply with the program's Setup
   kEvaluate = 1,  // reply with the program's Stats

@@ -1,7 +1,10 @@
 #include "trace.hpp"
 
+#include <glog/logging.h>
+
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 #include <stdexcept>
 
 namespace schmp::detail {
@@ -24,6 +27,17 @@ void TraceWriter::row(std::uint64_t round, double seconds, const Report& report,
   for (double value : report.columns) std::fprintf(f, ",%.10g", value);
   std::fprintf(f, ",%.6f,%.6f,%.6f,%.6f\n", time.scheduler, time.compute, time.communication, time.idle);
   if (std::fflush(f) != 0) throw std::runtime_error(path_ + ": cannot write trace: " + std::strerror(errno));
+}
+
+void ProgressLog::maybe_log(std::uint64_t round, double seconds, const Report& report) {
+  if (interval_ <= 0 || seconds < next_) return;
+  next_ = seconds + interval_;
+  std::ostringstream line;
+  line << "round " << round << "  " << seconds << " s  objective " << report.objective;
+  for (std::size_t k = 0; k < columns_.size() && k < report.columns.size(); ++k) {
+    line << "  " << columns_[k] << " " << report.columns[k];
+  }
+  LOG(INFO) << line.str();
 }
 
 }  // namespace schmp::detail

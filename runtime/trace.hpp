@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schmp/program.hpp"
@@ -36,6 +37,19 @@ class TraceWriter {
   };
   std::unique_ptr<std::FILE, Close> file_;
   std::string path_;
+};
+
+// The progress line on stderr, at most every `interval` seconds (0: never).
+class ProgressLog {
+ public:
+  ProgressLog(double interval, std::vector<std::string> columns)
+      : interval_(interval), columns_(std::move(columns)) {}
+  void maybe_log(std::uint64_t round, double seconds, const Report& report);
+
+ private:
+  double interval_;
+  double next_ = 0;
+  std::vector<std::string> columns_;
 };
 
 }  // namespace schmp::detail

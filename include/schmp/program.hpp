@@ -116,6 +116,7 @@ struct Report {
   double objective = 0;
   std::vector<double> columns;  // one value per Coordinator::trace_columns() entry
   bool converged = false;       // the program's own stopping test (e.g. duality gap <= tol)
+  bool finished = false;        // the program has done the iterations it was asked for
 };
 
 // Where a run ended, handed to Coordinator::finish.
@@ -123,7 +124,8 @@ struct Summary {
   std::uint64_t rounds = 0;
   double seconds = 0;
   Report last;
-  // "converged", "max_rounds", "max_seconds", or "no parameter left to schedule" (all retired)
+  // "converged", "finished" (the program's iterations are done), "max_rounds", "max_seconds", or
+  // "no parameter left to schedule" (all retired)
   std::string stopped_by;
 };
 

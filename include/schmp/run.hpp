@@ -19,6 +19,7 @@
 #include "schmp/message.hpp"
 #include "schmp/options.hpp"
 #include "schmp/program.hpp"
+#include "schmp/rotation.hpp"
 
 namespace schmp {
 
@@ -151,6 +152,66 @@ class TypedDependency final : public DependencyRole {
   std::vector<ParamIndex> kept_;
 };
 
+template <RotationProgram P>
+class TypedRotationWorker final : public RotationWorkerRole {
+ public:
+  TypedRotationWorker(const typename P::Config& config, const WorkerContext& context)
+      : worker_(config, context) {}
+  Flat setup() const override { return flatten(worker_.setup()); }
+  void start(const Flat& summed) override {
+    worker_.start(unflatten<typename P::Setup>(summed));
+    held_ = worker_.make_block();
+  }
+  void begin_update(std::span<const std::byte> step) override { step_ = deserialize<typename P::Step>(step); }
+  void work(bool evaluation, std::uint32_t block) override {
+    if (evaluation) {
+      worker_.evaluate(block, held_);
+    } else {
+      worker_.update(step_, block, held_);
+    }
+  }
+  Flat end_round(bool evaluation) override {
+    return evaluation ? flatten(worker_.end_evaluation(held_)) : flatten(worker_.end_update(step_, held_));
+  }
+  Bytes take_block() override { return serialize(held_); }
+  void put_block(std::span<const std::byte> block) override { held_ = deserialize<typename P::Block>(block); }
+  Bytes part() const override { return serialize(worker_.part(held_)); }
+
+ private:
+  typename P::Worker worker_;
+  typename P::Step step_;
+  typename P::Block held_;
+};
+
+template <RotationProgram P>
+class TypedRotationCoordinator final : public RotationCoordinatorRole {
+ public:
+  TypedRotationCoordinator(const typename P::Config& config, const Flat& summed_setup, int blocks)
+      : coordinator_(config, unflatten<typename P::Setup>(summed_setup), blocks) {}
+  std::vector<std::string> trace_columns() const override { return coordinator_.trace_columns(); }
+  Bytes schedule() override {
+    step_ = coordinator_.schedule();
+    return serialize(step_);
+  }
+  void aggregate(const Flat& summed) override {
+    coordinator_.aggregate(step_, unflatten<typename P::Partial>(summed));
+  }
+  bool wants_evaluation() const override { return coordinator_.wants_evaluation(); }
+  Report report(const Flat& summed) override {
+    return coordinator_.report(unflatten<typename P::Stats>(summed));
+  }
+  void finish(const Summary& summary, const std::vector<Bytes>& parts) override {
+    std::vector<typename P::Part> typed;
+    typed.reserve(parts.size());
+    for (const Bytes& part : parts) typed.push_back(deserialize<typename P::Part>(part));
+    coordinator_.finish(summary, typed);
+  }
+
+ private:
+  typename P::Coordinator coordinator_;
+  typename P::Step step_;
+};
+
 }  // namespace detail
 
 class Job {
@@ -170,6 +231,19 @@ class Job {
     roles.make_coordinator = [config] { return std::make_unique<detail::TypedCoordinator<P>>(config); };
     roles.make_dependency = [config](ParamRange owned) {
       return std::make_unique<detail::TypedDependency<P>>(config, owned);
+    };
+    roles.program_name = name_;
+    return detail::launch(roles, run_options_from_flags());
+  }
+
+  template <RotationProgram P>
+  int run(const typename P::Config& config) {
+    detail::RotationRoles roles;
+    roles.make_worker = [config](const WorkerContext& context) {
+      return std::make_unique<detail::TypedRotationWorker<P>>(config, context);
+    };
+    roles.make_coordinator = [config](const Flat& summed_setup, int blocks) {
+      return std::make_unique<detail::TypedRotationCoordinator<P>>(config, summed_setup, blocks);
     };
     roles.program_name = name_;
     return detail::launch(roles, run_options_from_flags());

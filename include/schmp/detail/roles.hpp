@@ -2,6 +2,7 @@
 // typed program; users never implement these classes themselves.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -58,5 +59,39 @@ struct ProgramRoles {
 
 // Runs the job on this rank; returns the process exit status.
 int launch(const ProgramRoles& roles, const RunOptions& options);
+
+// A rotation program's worker (rotation.hpp): it holds one block of the model at a time.
+class RotationWorkerRole {
+ public:
+  virtual ~RotationWorkerRole() = default;
+  virtual Flat setup() const = 0;
+  virtual void start(const Flat& summed) = 0;  // also makes the home block
+  virtual void begin_update(std::span<const std::byte> step) = 0;
+  virtual void work(bool evaluation, std::uint32_t block) = 0;  // one sub-round on the block it holds
+  virtual Flat end_round(bool evaluation) = 0;
+  virtual Bytes take_block() = 0;  // the held block, to pass on
+  virtual void put_block(std::span<const std::byte> block) = 0;
+  virtual Bytes part() const = 0;
+};
+
+class RotationCoordinatorRole {
+ public:
+  virtual ~RotationCoordinatorRole() = default;
+  virtual std::vector<std::string> trace_columns() const = 0;
+  virtual Bytes schedule() = 0;
+  virtual void aggregate(const Flat& summed) = 0;  // of the step schedule() gave last
+  virtual bool wants_evaluation() const = 0;
+  virtual Report report(const Flat& summed) = 0;
+  virtual void finish(const Summary& summary, const std::vector<Bytes>& parts) = 0;
+};
+
+struct RotationRoles {
+  std::function<std::unique_ptr<RotationWorkerRole>(const WorkerContext&)> make_worker;
+  std::function<std::unique_ptr<RotationCoordinatorRole>(const Flat& summed_setup, int blocks)>
+      make_coordinator;
+  std::string program_name;
+};
+
+int launch(const RotationRoles& roles, const RunOptions& options);
 
 }  // namespace schmp::detail

@@ -1,0 +1,19 @@
+// The coordinator of a rotation program (rotation.hpp), on rank 0, which is worker 0 as well: it
+// decides each round's step, plays its own part of the round, aggregates the summed replies,
+// evaluates when the program asks (or every --eval_every rounds), traces, and stops when the program
+// converges or a limit is reached.
+#pragma once
+
+#include "../runtime/trace.hpp"
+#include "../workers/rotation_worker.hpp"
+#include "schmp/detail/roles.hpp"
+#include "schmp/options.hpp"
+#include "schmp/program.hpp"
+
+namespace schmp::detail {
+
+Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorkerRole& own_worker,
+                                 const Ring& ring, TraceWriter& trace, const RunOptions& options,
+                                 Waiter& waiter);
+
+}  // namespace schmp::detail

@@ -1,0 +1,68 @@
+#include "rotation_worker.hpp"
+
+#include <chrono>
+
+namespace schmp::detail {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, const Ring& ring,
+                   Waiter& waiter) {
+  const bool evaluation = message.command == Command::kEvaluate;
+  if (!evaluation && message.command != Command::kUpdate)
+    throw MessageError("rotation round with an unexpected command");
+  double compute = 0;
+  auto timed = [&](auto&& work) {
+    const auto started = std::chrono::steady_clock::now();
+    work();
+    compute += seconds_since(started);
+  };
+  if (!evaluation) timed([&] { worker.begin_update(message.commit); });
+  const int left = (ring.index + ring.count - 1) % ring.count;
+  const int right = (ring.index + 1) % ring.count;
+  Outbox outbox;
+  for (int sub_round = 0; sub_round < ring.count; ++sub_round) {
+    const auto block = static_cast<std::uint32_t>((ring.index + sub_round) % ring.count);
+    timed([&] { worker.work(evaluation, block); });
+    if (ring.count == 1) continue;
+    outbox.send(ring.comm, left, kTagBlock, worker.take_block());
+    worker.put_block(receive_bytes(ring.comm, right, kTagBlock, waiter, &outbox));
+  }
+  outbox.drain(waiter);
+  WorkerReply reply;
+  timed([&] { reply.summed = worker.end_round(evaluation); });
+  reply.compute_seconds = compute;
+  return reply;
+}
+
+void sum_onto_first(WorkerReply& reply, const Ring& ring, Waiter& waiter) {
+  if (ring.count == 1) return;
+  std::vector<double>& values = reply.summed.values;
+  values.push_back(reply.compute_seconds);
+  reduce_sum(ring.comm, 0, values, waiter);
+  if (ring.index != 0) return;
+  reply.compute_seconds = values.back();
+  values.pop_back();
+}
+
+void run_rotation_worker_rank(RotationWorkerRole& worker, const Ring& ring, Waiter& waiter) {
+  for (;;) {
+    Bytes bytes;
+    broadcast_bytes(ring.comm, 0, bytes, waiter);
+    const auto message = deserialize<RoundMessage>(bytes);
+    if (message.command == Command::kStop) break;
+    WorkerReply reply = rotate(worker, message, ring, waiter);
+    sum_onto_first(reply, ring, waiter);
+  }
+  Outbox outbox;
+  outbox.send(ring.comm, 0, kTagPart, worker.part());
+  outbox.drain(waiter);
+}
+
+}  // namespace schmp::detail
