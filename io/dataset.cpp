@@ -6,7 +6,6 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
-#include <cctype>
 #include <exception>
 #include <fstream>
 #include <numeric>
@@ -17,18 +16,6 @@
 namespace schmp::io {
 
 namespace {
-
-bool is_matrix_market(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "cannot open file");
-  std::string banner(14, '\0');
-  in.read(banner.data(), static_cast<std::streamsize>(banner.size()));
-  banner.resize(static_cast<std::size_t>(in.gcount()));
-  // The banner's words are case-insensitive, as read_matrix_market reads them.
-  std::transform(banner.begin(), banner.end(), banner.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return banner == "%%matrixmarket";
-}
 
 SparseRows rows_of_block(const std::string& data, const std::string& labels, int part, int parts) {
   if (labels.empty())

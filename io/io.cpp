@@ -2,6 +2,8 @@
 #include "schmp/io.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -23,6 +25,18 @@ InputError::InputError(std::string file, std::uint64_t line, const std::string& 
     : std::runtime_error(located_message(file, line, message)), file_(std::move(file)), line_(line) {}
 
 std::uint64_t file_size(const std::string& path) { return internal::InputFile(path).size(); }
+
+bool is_matrix_market(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "cannot open file");
+  std::string banner(14, '\0');
+  in.read(banner.data(), static_cast<std::streamsize>(banner.size()));
+  banner.resize(static_cast<std::size_t>(in.gcount()));
+  // The banner's words are case-insensitive, as read_matrix_market reads them.
+  std::transform(banner.begin(), banner.end(), banner.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return banner == "%%matrixmarket";
+}
 
 ByteRange split_range(std::uint64_t size, int part, int parts) {
   if (parts < 1 || part < 0 || part >= parts) {

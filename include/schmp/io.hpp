@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -36,6 +37,9 @@ struct ByteRange {
 
 // Size of a file in bytes; InputError if it cannot be opened.
 std::uint64_t file_size(const std::string& path);
+
+// Whether a file starts with the MatrixMarket banner; InputError if it cannot be opened.
+bool is_matrix_market(const std::string& path);
 
 // The part-th of `parts` nearly equal byte ranges of a file of `size` bytes.
 ByteRange split_range(std::uint64_t size, int part, int parts);
@@ -72,6 +76,27 @@ struct Coordinates {
 // the declared size, non-numeric or non-finite values. When the whole file is read, a count of
 // entries that differs from the declared one is rejected too.
 Coordinates read_matrix_market(const std::string& path, ByteRange range = {});
+
+// One rating of a user for an item, 0-based ids.
+struct Rating {
+  std::uint32_t user = 0;
+  std::uint32_t item = 0;
+  double value = 0;
+  std::uint64_t line = 0;  // file line, for messages raised later (a duplicate, say)
+};
+
+// Upper bounds on ids: a larger id is an error, not a huge model. Defaults: 2^31 - 1, LIBMF's limit.
+struct IdBounds {
+  std::uint64_t users = 0x7FFFFFFF;
+  std::uint64_t items = 0x7FFFFFFF;
+};
+
+// Ratings, passed to `visit` in file order: either `user item rating` lines (LIBMF's text format;
+// ids counted from `index_base`, 0 or 1; `#` comments) or a MatrixMarket coordinate file (1-based
+// whatever `index_base` says; its size line bounds the ids too). Rejected: a missing or extra field, a
+// negative id, an id below the base or not below its bound, a non-numeric or non-finite rating.
+void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
+                  const std::function<void(const Rating&)>& visit);
 
 // A dense vector: either a MatrixMarket `matrix array` file with one column, or plain text holding
 // one number per line.

@@ -1,0 +1,76 @@
+// Ratings files: `user item rating` lines, or MatrixMarket coordinate entries.
+#include <string>
+
+#include "line_reader.hpp"
+#include "schmp/io.hpp"
+
+namespace schmp::io {
+
+namespace {
+
+using internal::Where;
+
+std::uint32_t parse_id(std::string_view token, const char* what, int index_base, std::uint64_t bound,
+                       const Where& where) {
+  const std::uint64_t id = internal::parse_count(token, what, where);
+  if (id < static_cast<std::uint64_t>(index_base)) {
+    where.fail(std::string(what) + " 0 (ids are 1-based here; --index_base 0 reads 0-based ids)");
+  }
+  const std::uint64_t zero_based = id - static_cast<std::uint64_t>(index_base);
+  if (zero_based >= bound) {
+    where.fail(std::string(what) + " " + std::string(token) +
+               " beyond the bound: 0-based ids must be below " + std::to_string(bound));
+  }
+  return static_cast<std::uint32_t>(zero_based);
+}
+
+void read_text_ratings(const std::string& path, int index_base, const IdBounds& bounds,
+                       const std::function<void(const Rating&)>& visit) {
+  const internal::RangeText text = internal::read_range(path, ByteRange{});
+  internal::LineCursor lines(text.text(), text.first_line);
+  while (const auto line = lines.next()) {
+    const Where where{path, line->number};
+    internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
+    const auto user = tokens.next();
+    if (!user) continue;
+    const auto item = tokens.next();
+    const auto value = tokens.next();
+    if (!item || !value) where.fail("expected 'user item rating'");
+    if (const auto extra = tokens.next()) {
+      where.fail("unexpected " + internal::quoted(*extra) + " after 'user item rating'");
+    }
+    Rating rating;
+    rating.user = parse_id(*user, "user id", index_base, bounds.users, where);
+    rating.item = parse_id(*item, "item id", index_base, bounds.items, where);
+    rating.value = internal::parse_finite(*value, "rating", where);
+    rating.line = line->number;
+    visit(rating);
+  }
+}
+
+}  // namespace
+
+void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
+                  const std::function<void(const Rating&)>& visit) {
+  if (index_base != 0 && index_base != 1) {
+    throw std::invalid_argument("index base must be 0 or 1, not " + std::to_string(index_base));
+  }
+  if (!is_matrix_market(path)) {
+    read_text_ratings(path, index_base, bounds, visit);
+    return;
+  }
+  const Coordinates entries = read_matrix_market(path);
+  if (entries.rows > bounds.users || entries.columns > bounds.items) {
+    throw InputError(path, 0,
+                     "declared size " + std::to_string(entries.rows) + " x " +
+                         std::to_string(entries.columns) + " beyond the bound of " +
+                         std::to_string(bounds.users) + " users x " + std::to_string(bounds.items) +
+                         " items");
+  }
+  for (std::size_t e = 0; e < entries.value.size(); ++e) {
+    visit(Rating{static_cast<std::uint32_t>(entries.row[e]), entries.column[e], entries.value[e],
+                 entries.line[e]});
+  }
+}
+
+}  // namespace schmp::io
