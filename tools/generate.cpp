@@ -9,6 +9,15 @@
 // logreg: binary features (value 1); labels +1 with probability 1 / (1 + exp(-x . beta)), else -1.
 // Written as LIBSVM (1-based), with the true coefficients beside it in OUT.truth ('index value' per
 // line). The same seed gives the same bytes.
+//
+//   schmp-generate mf --users 100000 --items 20000 --rank 10 --ratings 5000000 --test_ratings 500000
+//                     --noise 0.5 --zipf 0.8 --seed 1 --out F
+//
+// mf: true factors with entries N(0, rank^-1/2) (so that w.h has variance about 1), ratings
+// r = w_u.h_j + noise * N(0, 1) for distinct (u, j) pairs: each user rates about (ratings +
+// test_ratings) / users items, drawn with probability proportional to 1 / (1 + j)^zipf (0: uniformly).
+// Each pair goes to the test file (OUT.test) with probability test_ratings / (ratings + test_ratings).
+// Written as 'user item rating' lines, 0-based.
 #include <gflags/gflags.h>
 
 #include <algorithm>
@@ -27,6 +36,12 @@ DEFINE_uint64(support, 50, "Nonzero true coefficients");
 DEFINE_double(noise, 0.1, "Standard deviation of the label noise");
 DEFINE_uint64(seed, 1, "Random seed");
 DEFINE_string(out, "", "Output file (LIBSVM)");
+DEFINE_uint64(users, 1000, "mf: number of users");
+DEFINE_uint64(items, 500, "mf: number of items");
+DEFINE_uint64(rank, 5, "mf: rank of the true factors");
+DEFINE_uint64(ratings, 100000, "mf: expected number of training ratings");
+DEFINE_uint64(test_ratings, 10000, "mf: expected number of test ratings");
+DEFINE_double(zipf, 0, "mf: item popularity exponent (0: uniform)");
 
 namespace {
 
@@ -106,16 +121,73 @@ int generate(Kind kind) {
   return 0;
 }
 
+int generate_ratings() {
+  const std::uint64_t wanted = FLAGS_ratings + FLAGS_test_ratings;
+  if (FLAGS_users == 0 || FLAGS_items == 0 || FLAGS_rank == 0 || FLAGS_out.empty() || wanted == 0 ||
+      wanted / FLAGS_users > FLAGS_items / 2 || FLAGS_zipf < 0) {
+    std::fprintf(
+        stderr,
+        "schmp-generate: error: need --out, users, items and rank > 0, zipf >= 0, and at most half of "
+        "the items rated per user\n");
+    return 1;
+  }
+  std::mt19937_64 random(FLAGS_seed);
+  const std::size_t rank = FLAGS_rank;
+  std::normal_distribution<double> factor(0.0, 1.0 / std::sqrt(std::sqrt(static_cast<double>(rank))));
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<double> users(FLAGS_users * rank);
+  std::vector<double> items(FLAGS_items * rank);
+  for (double& value : users) value = factor(random);
+  for (double& value : items) value = factor(random);
+  std::vector<double> popularity(FLAGS_items);
+  for (std::uint64_t j = 0; j < FLAGS_items; ++j)
+    popularity[j] = std::pow(1.0 + static_cast<double>(j), -FLAGS_zipf);
+  std::discrete_distribution<std::uint64_t> pick_item(popularity.begin(), popularity.end());
+  std::poisson_distribution<std::uint64_t> per_user(static_cast<double>(wanted) /
+                                                    static_cast<double>(FLAGS_users));
+  const double test_share = static_cast<double>(FLAGS_test_ratings) / static_cast<double>(wanted);
+
+  std::string train;
+  std::string test;
+  char buffer[96];
+  std::vector<std::uint64_t> rated;
+  for (std::uint64_t u = 0; u < FLAGS_users; ++u) {
+    const std::uint64_t count = std::min<std::uint64_t>(per_user(random), FLAGS_items / 2);
+    rated.clear();
+    while (rated.size() < count) {
+      rated.push_back(pick_item(random));
+      if (rated.size() == count) {
+        std::sort(rated.begin(), rated.end());
+        rated.erase(std::unique(rated.begin(), rated.end()), rated.end());
+      }
+    }
+    for (const std::uint64_t j : rated) {
+      double value = FLAGS_noise * normal(random);
+      for (std::size_t d = 0; d < rank; ++d) value += users[u * rank + d] * items[j * rank + d];
+      std::snprintf(buffer, sizeof buffer, "%llu %llu %.6g\n", static_cast<unsigned long long>(u),
+                    static_cast<unsigned long long>(j), value);
+      (uniform(random) < test_share ? test : train) += buffer;
+    }
+  }
+  schmp::io::write_file_atomically(FLAGS_out, [&](std::ostream& out) { out << train; });
+  schmp::io::write_file_atomically(FLAGS_out + ".test", [&](std::ostream& out) { out << test; });
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
-      "usage: schmp-generate lasso|logreg --rows N --cols P --density D --support K --out FILE");
+      "usage: schmp-generate lasso|logreg --rows N --cols P --density D --support K --out FILE\n"
+      "       schmp-generate mf --users U --items I --rank K --ratings N --test_ratings T --noise S --out "
+      "FILE");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   const std::string kind = argc > 1 ? argv[1] : "";
   if (kind == "lasso") return generate(Kind::kLasso);
   if (kind == "logreg") return generate(Kind::kLogreg);
-  std::fprintf(stderr, "schmp-generate: error: unknown dataset kind '%s' (known: lasso, logreg)\n",
+  if (kind == "mf") return generate_ratings();
+  std::fprintf(stderr, "schmp-generate: error: unknown dataset kind '%s' (known: lasso, logreg, mf)\n",
                kind.c_str());
   return 1;
 }

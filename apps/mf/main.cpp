@@ -1,0 +1,124 @@
+// schmp-mf: the command line of the matrix factorization program. Framework flags (--seed,
+// --max_rounds, --max_seconds, --threads, --priority, --eta, --trace, ...) are shared by every app;
+// the flags below are matrix factorization's own.
+//
+//   mpirun -np N schmp-mf --data TRAIN [--test TEST] [--algorithm ccd|sgd] [--rank K] [--output MODEL]
+//   schmp-mf predict --model MODEL --data RATINGS [--output PREDICTIONS]        (one process)
+//   schmp-mf recommend --model MODEL --user U [--top K] [--exclude TRAIN]       (one process)
+#include <gflags/gflags.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "mf.hpp"
+#include "model.hpp"
+#include "predict.hpp"
+#include "schmp/run.hpp"
+
+DEFINE_string(data, "",
+              "Ratings: 'user item rating' lines (LIBMF's text format) or a MatrixMarket coordinate file");
+DEFINE_string(test, "",
+              "Held-out ratings, same format: their RMSE and MAE join the trace at every evaluation");
+DEFINE_int32(index_base, 0, "Ids in text ratings files count from 0 (LIBMF) or 1 (MatrixMarket is always 1)");
+DEFINE_uint64(users, 0x7FFFFFFF, "Refuse user ids at or beyond this bound (0-based)");
+DEFINE_uint64(items, 0x7FFFFFFF, "Refuse item ids at or beyond this bound (0-based)");
+DEFINE_string(algorithm, "ccd", "ccd: CCD++ rank-one coordinate descent; sgd: block-rotation SGD");
+DEFINE_int32(rank, 10, "Number of latent factors k");
+DEFINE_double(lambda, 0.05,
+              "Penalty per rating on the squared factor norms, LIBMF's -l2: lambda (sum_u n_u |w_u|^2 + "
+              "sum_j n_j |h_j|^2)");
+DEFINE_int32(iterations, 20, "sgd: epochs; ccd: sweeps (rank component updates each)");
+DEFINE_int32(inner, 1, "ccd: item-then-user round pairs per component update");
+DEFINE_double(learning_rate, 0.1, "sgd: AdaGrad base step, LIBMF's -r");
+DEFINE_double(tol, 0, "Stop when an iteration lowers the objective by at most this, relatively (0: never)");
+DEFINE_string(output, "",
+              "Training: write the model here (LIBMF's text format). predict: one prediction per line");
+DEFINE_string(model, "", "predict, recommend: the model (LIBMF's text format)");
+DEFINE_int64(user, -1, "recommend: the user (id counted from --index_base)");
+DEFINE_uint64(top, 10, "recommend: how many items");
+DEFINE_string(exclude, "", "recommend: leave out the items the user rated in this ratings file");
+DECLARE_bool(priority);
+DECLARE_double(eta);
+DECLARE_uint64(seed);
+
+namespace {
+
+int predict(int argc, char** argv) {
+  gflags::SetUsageMessage("usage: schmp-mf predict --model MODEL --data RATINGS [--output PREDICTIONS]");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  try {
+    if (FLAGS_model.empty() || FLAGS_data.empty())
+      throw std::runtime_error("predict needs --model and --data");
+    const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
+    const auto report = schmp::mf::predict(model, FLAGS_data, FLAGS_index_base, FLAGS_output);
+    std::printf("ratings %zu  RMSE %.6f  MAE %.6f\n", report.ratings, report.rmse, report.mae);
+    if (!FLAGS_output.empty()) std::printf("predictions: %s\n", FLAGS_output.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "schmp-mf: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+int recommend(int argc, char** argv) {
+  gflags::SetUsageMessage("usage: schmp-mf recommend --model MODEL --user U [--top K] [--exclude TRAIN]");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  try {
+    if (FLAGS_model.empty() || FLAGS_user < FLAGS_index_base)
+      throw std::runtime_error("recommend needs --model and --user (at least --index_base)");
+    const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
+    const auto user = static_cast<std::uint64_t>(FLAGS_user - FLAGS_index_base);
+    if (user >= model.users)
+      throw std::runtime_error("user " + std::to_string(FLAGS_user) + " is beyond the model's " +
+                               std::to_string(model.users) + " users");
+    for (const auto& pick : schmp::mf::recommend(model, static_cast<std::uint32_t>(user), FLAGS_top,
+                                                 FLAGS_exclude, FLAGS_index_base)) {
+      std::printf("%llu %.6f\n", static_cast<unsigned long long>(pick.item) + FLAGS_index_base, pick.score);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "schmp-mf: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "predict") == 0) {
+    argv[1] = argv[0];  // drop the subcommand: flags follow
+    return predict(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "recommend") == 0) {
+    argv[1] = argv[0];
+    return recommend(argc - 1, argv + 1);
+  }
+  schmp::Job job(argc, argv,
+                 "Matrix factorization (CCD++ or block-rotation SGD) with a static rotation schedule.\n"
+                 "usage: mpirun -np N schmp-mf --data RATINGS [--test HELD_OUT] [--algorithm ccd|sgd] "
+                 "[--rank K] [--lambda L] [--output MODEL] [--trace FILE]");
+  schmp::mf::Config config;
+  config.data = FLAGS_data;
+  config.test = FLAGS_test;
+  config.index_base = FLAGS_index_base;
+  config.bounds = schmp::io::IdBounds{FLAGS_users, FLAGS_items};
+  config.rank = FLAGS_rank;
+  config.lambda = FLAGS_lambda;
+  config.iterations = FLAGS_iterations;
+  config.inner = FLAGS_inner;
+  config.learning_rate = FLAGS_learning_rate;
+  config.tol = FLAGS_tol;
+  config.priority = FLAGS_priority;
+  config.eta = FLAGS_eta;
+  config.seed = FLAGS_seed;
+  config.output = FLAGS_output;
+  if (FLAGS_algorithm == "sgd") {
+    config.algorithm = schmp::mf::Algorithm::kSgd;
+  } else if (FLAGS_algorithm != "ccd") {
+    std::fprintf(stderr, "schmp-mf: error: --algorithm must be ccd or sgd, not '%s'\n",
+                 FLAGS_algorithm.c_str());
+    return 1;
+  }
+  return job.run<schmp::mf::MatrixFactorization>(config);
+}

@@ -1,0 +1,440 @@
+#include "mf.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <stdexcept>
+
+#include "model.hpp"
+#include "schmp/output.hpp"
+
+namespace schmp::mf {
+
+namespace {
+
+// A few bits of a hash per factor entry: a row's starting values depend on the seed and the id alone,
+// never on how many workers there are.
+std::uint64_t splitmix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+double sum_of(const std::vector<double>& values) {
+  return std::accumulate(values.begin(), values.end(), 0.0);
+}
+
+void reset(std::vector<double>& values) { std::fill(values.begin(), values.end(), 0.0); }
+
+// The worker grid: twice as many groups as threads, so that a diagonal of cells keeps every thread
+// busy even when cells differ in size (LIBMF takes twice as many blocks as threads for the same reason).
+int grid_groups(int threads) { return threads > 1 ? 2 * threads : 1; }
+
+}  // namespace
+
+void check(const Config& config) {
+  if (config.data.empty()) throw std::runtime_error("--data is required");
+  if (config.rank < 1 || config.rank > 10000) throw std::runtime_error("--rank must be between 1 and 10000");
+  if (!(config.lambda >= 0)) throw std::runtime_error("--lambda must be 0 or more");
+  if (config.iterations < 1) throw std::runtime_error("--iterations must be at least 1");
+  if (config.inner < 1) throw std::runtime_error("--inner must be at least 1");
+  if (!(config.learning_rate > 0)) throw std::runtime_error("--learning_rate must be positive");
+  if (!(config.tol >= 0)) throw std::runtime_error("--tol must be 0 or more");
+  if (config.index_base != 0 && config.index_base != 1)
+    throw std::runtime_error("--index_base must be 0 or 1");
+  if (config.algorithm == Algorithm::kCcd && config.lambda == 0)
+    throw std::runtime_error("--algorithm ccd needs --lambda > 0 (each coordinate step divides by it)");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Worker
+
+MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& context)
+    : config_(config), context_(context) {
+  check(config);
+  const auto workers = static_cast<std::uint32_t>(context.count);
+  const auto me = static_cast<std::uint32_t>(context.index);
+  const int groups = grid_groups(context.threads);
+
+  // Every worker reads the whole file, for the job's sizes and item counts, and keeps its own users.
+  std::vector<io::Rating> mine;
+  std::uint64_t largest_user = 0;
+  std::uint64_t largest_item = 0;
+  bool any = false;
+  io::read_ratings(config.data, config.index_base, config.bounds, [&](const io::Rating& rating) {
+    any = true;
+    largest_user = std::max<std::uint64_t>(largest_user, rating.user);
+    largest_item = std::max<std::uint64_t>(largest_item, rating.item);
+    if (rating.item >= item_counts_.size()) item_counts_.resize(rating.item + 1, 0.0);
+    item_counts_[rating.item] += 1;
+    if (rating.user % workers == me) mine.push_back(rating);
+  });
+  if (!any) throw io::InputError(config.data, 0, "no ratings");
+  users_ = static_cast<std::uint32_t>(largest_user + 1);
+  items_ = static_cast<std::uint32_t>(largest_item + 1);
+
+  // Duplicates are refused: LIBMF would count both, a database would keep one; neither is what
+  // a user who has them meant.
+  std::sort(mine.begin(), mine.end(), [](const io::Rating& a, const io::Rating& b) {
+    return std::tie(a.user, a.item, a.line) < std::tie(b.user, b.item, b.line);
+  });
+  for (std::size_t e = 1; e < mine.size(); ++e) {
+    if (mine[e].user == mine[e - 1].user && mine[e].item == mine[e - 1].item) {
+      throw io::InputError(config.data, mine[e].line,
+                           "duplicate rating of user " + std::to_string(mine[e].user + config.index_base) +
+                               " for item " + std::to_string(mine[e].item + config.index_base) +
+                               " (first on line " + std::to_string(mine[e - 1].line) + ")");
+    }
+  }
+
+  const std::uint32_t own_users = users_ > me ? (users_ - me + workers - 1) / workers : 0;
+  user_counts_.assign(own_users, 0.0);
+  train_ = Cells(context.count, groups);
+  for (const io::Rating& rating : mine) {
+    const std::uint32_t user_row = rating.user / workers;
+    const std::uint32_t item_row = rating.item / workers;
+    user_counts_[user_row] += 1;
+    train_
+        .at(static_cast<int>(rating.item % workers), static_cast<int>(user_row % groups),
+            static_cast<int>(item_row % groups))
+        .push_back(kernels::CellRating{user_row, item_row, rating.value});
+  }
+  mine = {};
+
+  test_ = Cells(context.count, groups);
+  if (!config.test.empty()) {
+    io::read_ratings(config.test, config.index_base, config.bounds, [&](const io::Rating& rating) {
+      if (rating.user % workers != me) return;
+      const std::uint32_t user_row = rating.user / workers;
+      const bool known = rating.user < users_ && user_counts_[user_row] > 0 && rating.item < items_ &&
+                         item_counts_[rating.item] > 0;
+      if (!known) {
+        cold_test_.push_back(rating.value);
+        return;
+      }
+      const std::uint32_t item_row = rating.item / workers;
+      test_
+          .at(static_cast<int>(rating.item % workers), static_cast<int>(user_row % groups),
+              static_cast<int>(item_row % groups))
+          .push_back(kernels::CellRating{user_row, item_row, rating.value});
+    });
+  }
+}
+
+MatrixFactorization::Setup MatrixFactorization::Worker::setup() const {
+  Setup setup;
+  for (const auto& cell : train_.all()) {
+    for (const kernels::CellRating& rating : cell) {
+      setup.ratings += 1;
+      setup.sum += rating.value;
+      setup.sum_of_squares += rating.value * rating.value;
+    }
+  }
+  for (const auto& cell : test_.all()) setup.test_ratings += static_cast<double>(cell.size());
+  setup.test_ratings += static_cast<double>(cold_test_.size());
+  return setup;
+}
+
+void MatrixFactorization::Worker::start(const Setup& summed) {
+  mean_ = summed.sum / summed.ratings;
+  scale_ = summed.sum_of_squares > 0 ? std::sqrt(summed.sum_of_squares / summed.ratings) : 1.0;
+  lambda_ = config_.lambda / scale_;
+  for (Cells* cells : {&train_, &test_}) {
+    for (auto& cell : cells->all()) {
+      for (kernels::CellRating& rating : cell) rating.value /= scale_;
+    }
+  }
+  // Unknown users or items are predicted by the mean: their error is fixed, in internal units.
+  for (const double value : cold_test_) {
+    cold_squared_error_ += (value - mean_) * (value - mean_) / (scale_ * scale_);
+    cold_absolute_error_ += std::abs(value - mean_) / scale_;
+  }
+  cold_test_ = {};
+
+  const std::size_t rank = static_cast<std::size_t>(config_.rank);
+  user_factors_.assign(user_counts_.size() * rank, 0.0);
+  for (std::size_t row = 0; row < user_counts_.size(); ++row) {
+    if (user_counts_[row] > 0)
+      initialise(&user_factors_[row * rank], row * context_.count + context_.index, /*user=*/true);
+  }
+  if (config_.algorithm == Algorithm::kSgd) {
+    user_gradient_sums_.assign(user_counts_.size(), 1.0);
+  } else {
+    numerator_.assign(user_counts_.size(), 0.0);
+    denominator_.assign(user_counts_.size(), 0.0);
+    // Items start at zero (see make_block), so the residuals start as the ratings themselves.
+    residuals_.clear();
+    for (const auto& cell : train_.all()) {
+      std::vector<double>& residuals = residuals_.emplace_back(cell.size());
+      for (std::size_t e = 0; e < cell.size(); ++e) residuals[e] = cell[e].value;
+    }
+  }
+  const auto groups = static_cast<std::size_t>(train_.groups());
+  error_by_group_.assign(groups, 0.0);
+  absolute_by_group_.assign(groups, 0.0);
+  test_error_by_group_.assign(groups, 0.0);
+}
+
+void MatrixFactorization::Worker::initialise(double* row, std::uint64_t id, bool user) const {
+  // U(0, 1) / sqrt(rank) per entry in internal units, as LIBMF starts.
+  std::uint64_t state = context_.seed * 0x2545F4914F6CDD1Dull + id * 2 + (user ? 0 : 1);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.rank));
+  for (int d = 0; d < config_.rank; ++d) {
+    row[d] = static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53 * scale;
+  }
+}
+
+std::uint32_t MatrixFactorization::Worker::block_items(std::uint32_t block) const {
+  const auto workers = static_cast<std::uint32_t>(context_.count);
+  return items_ > block ? (items_ - block + workers - 1) / workers : 0;
+}
+
+MatrixFactorization::Block MatrixFactorization::Worker::make_block() const {
+  const auto home = static_cast<std::uint32_t>(context_.index);
+  const std::uint32_t rows = block_items(home);
+  const std::size_t rank = static_cast<std::size_t>(config_.rank);
+  Block block;
+  block.factors.assign(rows * rank, 0.0);
+  if (config_.algorithm == Algorithm::kSgd) {
+    for (std::uint32_t row = 0; row < rows; ++row) {
+      const std::uint64_t item = static_cast<std::uint64_t>(row) * context_.count + home;
+      if (item_counts_[item] > 0) initialise(&block.factors[row * rank], item, /*user=*/false);
+    }
+    block.gradient_sums.assign(rows, 1.0);
+  } else {
+    block.numerator.assign(rows, 0.0);
+    block.denominator.assign(rows, 0.0);
+  }
+  return block;
+}
+
+template <class Work>
+void MatrixFactorization::Worker::for_each_cell(std::uint32_t block, Work work) {
+  const int groups = train_.groups();
+  const int b = static_cast<int>(block);
+  if (groups == 1) {
+    work(train_.index(b, 0, 0), 0);
+    return;
+  }
+  for (int diagonal = 0; diagonal < groups; ++diagonal) {
+    tbb::parallel_for(0, groups,
+                      [&](int group) { work(train_.index(b, group, (group + diagonal) % groups), group); });
+  }
+}
+
+void MatrixFactorization::Worker::update(const Step& step, std::uint32_t block, Block& held) {
+  const int rank = config_.rank;
+  if (step.algorithm == Algorithm::kSgd) {
+    for_each_cell(block, [&](std::size_t cell, int group) {
+      error_by_group_[static_cast<std::size_t>(group)] += kernels::sgd_pass(
+          train_.all()[cell], {user_factors_.data(), user_gradient_sums_.data()},
+          {held.factors.data(), held.gradient_sums.data()}, rank, lambda_, config_.learning_rate);
+    });
+    return;
+  }
+  const kernels::RankOneStep rank_one{static_cast<int>(step.component), lifted_, step.users};
+  double* numerator = step.users ? numerator_.data() : held.numerator.data();
+  double* denominator = step.users ? denominator_.data() : held.denominator.data();
+  for_each_cell(block, [&](std::size_t cell, int) {
+    kernels::ccd_gather(train_.all()[cell], residuals_[cell], user_factors_.data(), held.factors.data(), rank,
+                        rank_one, numerator, denominator);
+  });
+}
+
+MatrixFactorization::Partial MatrixFactorization::Worker::end_update(const Step& step, Block& home) {
+  Partial partial;
+  if (step.algorithm == Algorithm::kSgd) {
+    partial.squared_error = sum_of(error_by_group_);
+    reset(error_by_group_);
+    return partial;
+  }
+  // The exact minimiser of each row's entry `component`: a quadratic a x^2 - 2 b x + c with
+  // a = lambda n + denominator and b = numerator, so the objective falls by a (x_old - x_new)^2.
+  const std::size_t rank = static_cast<std::size_t>(config_.rank);
+  auto solve = [&](std::vector<double>& factors, std::vector<double>& numerator,
+                   std::vector<double>& denominator, auto count_of) {
+    for (std::size_t row = 0; row < numerator.size(); ++row) {
+      const double count = count_of(row);
+      if (count > 0) {
+        const double curvature = lambda_ * count + denominator[row];
+        double& factor = factors[row * rank + step.component];
+        const double solved = numerator[row] / curvature;
+        partial.decrease += curvature * (factor - solved) * (factor - solved);
+        factor = solved;
+      }
+      numerator[row] = 0;
+      denominator[row] = 0;
+    }
+  };
+  if (step.users) {
+    solve(user_factors_, numerator_, denominator_, [&](std::size_t row) { return user_counts_[row]; });
+  } else {
+    const std::uint64_t home_block = static_cast<std::uint64_t>(context_.index);
+    solve(home.factors, home.numerator, home.denominator, [&](std::size_t row) {
+      return item_counts_[row * static_cast<std::uint64_t>(context_.count) + home_block];
+    });
+  }
+  lifted_ = static_cast<int>(step.component);
+  return partial;
+}
+
+void MatrixFactorization::Worker::evaluate(std::uint32_t block, const Block& held) {
+  const int rank = config_.rank;
+  for_each_cell(block, [&](std::size_t cell, int group) {
+    const auto g = static_cast<std::size_t>(group);
+    error_by_group_[g] +=
+        kernels::error_sums(train_.all()[cell], user_factors_.data(), held.factors.data(), rank).squared;
+    const kernels::ErrorSums test =
+        kernels::error_sums(test_.all()[cell], user_factors_.data(), held.factors.data(), rank);
+    test_error_by_group_[g] += test.squared;
+    absolute_by_group_[g] += test.absolute;
+  });
+}
+
+MatrixFactorization::Stats MatrixFactorization::Worker::end_evaluation(const Block& home) {
+  Stats stats;
+  stats.squared_error = sum_of(error_by_group_);
+  stats.test_squared_error = sum_of(test_error_by_group_) + cold_squared_error_;
+  stats.test_absolute_error = sum_of(absolute_by_group_) + cold_absolute_error_;
+  reset(error_by_group_);
+  reset(test_error_by_group_);
+  reset(absolute_by_group_);
+  const std::size_t rank = static_cast<std::size_t>(config_.rank);
+  auto squared_norm = [&](const std::vector<double>& factors, std::size_t row) {
+    double sum = 0;
+    for (std::size_t d = 0; d < rank; ++d) sum += factors[row * rank + d] * factors[row * rank + d];
+    return sum;
+  };
+  for (std::size_t row = 0; row < user_counts_.size(); ++row)
+    stats.penalty += user_counts_[row] * squared_norm(user_factors_, row);
+  const std::size_t home_rows = home.factors.size() / rank;
+  for (std::size_t row = 0; row < home_rows; ++row) {
+    stats.penalty += item_counts_[row * static_cast<std::size_t>(context_.count) +
+                                  static_cast<std::size_t>(context_.index)] *
+                     squared_norm(home.factors, row);
+  }
+  return stats;
+}
+
+MatrixFactorization::Part MatrixFactorization::Worker::part(const Block& home) const {
+  Part part;
+  part.users = users_;
+  part.items = items_;
+  part.user_factors = user_factors_;
+  for (const double count : user_counts_) part.user_trained.push_back(count > 0 ? 1 : 0);
+  part.item_factors = home.factors;
+  const std::size_t rows = home.factors.size() / static_cast<std::size_t>(config_.rank);
+  for (std::size_t row = 0; row < rows; ++row) {
+    const std::size_t item =
+        row * static_cast<std::size_t>(context_.count) + static_cast<std::size_t>(context_.index);
+    part.item_trained.push_back(item_counts_[item] > 0 ? 1 : 0);
+  }
+  return part;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Coordinator
+
+MatrixFactorization::Coordinator::Coordinator(const Config& config, const Setup& summed, int)
+    : config_(config),
+      setup_(summed),
+      scale_(summed.sum_of_squares > 0 ? std::sqrt(summed.sum_of_squares / summed.ratings) : 1.0),
+      lambda_(config.lambda / scale_),
+      random_(config.seed),
+      component_decrease_(static_cast<std::size_t>(config.rank), 0.0) {
+  if (!config.output.empty()) io::check_writable(config.output);
+}
+
+std::vector<std::string> MatrixFactorization::Coordinator::trace_columns() const {
+  std::vector<std::string> columns{"iteration", "train_rmse"};
+  if (!config_.test.empty()) {
+    columns.push_back("test_rmse");
+    columns.push_back("test_mae");
+  }
+  return columns;
+}
+
+std::uint32_t MatrixFactorization::Coordinator::pick_component() {
+  const auto rank = static_cast<std::uint64_t>(config_.rank);
+  // The first sweep visits every component in order; after it, priority favours the components whose
+  // last update still lowered the objective most.
+  if (component_updates_ < rank || !config_.priority)
+    return static_cast<std::uint32_t>(component_updates_ % rank);
+  const double total = sum_of(component_decrease_);
+  if (!(total > 0)) return static_cast<std::uint32_t>(component_updates_ % rank);
+  std::vector<double> weights(component_decrease_.size());
+  for (std::size_t t = 0; t < weights.size(); ++t) weights[t] = component_decrease_[t] / total + config_.eta;
+  std::discrete_distribution<std::uint32_t> pick(weights.begin(), weights.end());
+  return pick(random_);
+}
+
+MatrixFactorization::Step MatrixFactorization::Coordinator::schedule() {
+  Step step;
+  step.algorithm = config_.algorithm;
+  if (config_.algorithm == Algorithm::kSgd) return step;
+  if (rounds_left_ == 0) {
+    component_ = pick_component();
+    rounds_left_ = 2 * config_.inner;
+    decrease_ = 0;
+  }
+  step.component = component_;
+  // Items first: they start at zero, and a user round against zero items would zero the users too.
+  step.users = rounds_left_ % 2 == 1;
+  return step;
+}
+
+void MatrixFactorization::Coordinator::aggregate(const Step& step, const Partial& summed) {
+  iteration_done_ = false;
+  if (step.algorithm == Algorithm::kSgd) {
+    ++iterations_;
+    iteration_done_ = true;
+    return;
+  }
+  decrease_ += summed.decrease;
+  if (--rounds_left_ > 0) return;
+  component_decrease_[component_] = decrease_;
+  ++component_updates_;
+  if (component_updates_ % static_cast<std::uint64_t>(config_.rank) == 0) {
+    ++iterations_;
+    iteration_done_ = true;
+  }
+}
+
+Report MatrixFactorization::Coordinator::report(const Stats& summed) {
+  const double square = scale_ * scale_;
+  Report report;
+  report.objective = (summed.squared_error + lambda_ * summed.penalty) * square;
+  report.columns.push_back(static_cast<double>(iterations_));
+  report.columns.push_back(std::sqrt(summed.squared_error / setup_.ratings) * scale_);
+  if (!config_.test.empty()) {
+    const double count = std::max(1.0, setup_.test_ratings);
+    report.columns.push_back(std::sqrt(summed.test_squared_error / count) * scale_);
+    report.columns.push_back(summed.test_absolute_error / count * scale_);
+  }
+  const double decrease = last_objective_ - report.objective;
+  report.converged =
+      config_.tol > 0 && last_objective_ >= 0 && decrease >= 0 && decrease <= config_.tol * last_objective_;
+  report.finished = iterations_ >= static_cast<std::uint64_t>(config_.iterations);
+  last_objective_ = report.objective;
+  return report;
+}
+
+void MatrixFactorization::Coordinator::finish(const Summary& summary, const std::vector<Part>& parts) {
+  const Report& last = summary.last;
+  std::printf("iterations %llu  rounds %llu  objective %.10g  train RMSE %.6f",
+              static_cast<unsigned long long>(iterations_), static_cast<unsigned long long>(summary.rounds),
+              last.objective, last.columns[1]);
+  if (!config_.test.empty()) std::printf("  test RMSE %.6f  test MAE %.6f", last.columns[2], last.columns[3]);
+  std::printf("  (%.3f s, stopped by %s)\n", summary.seconds, summary.stopped_by.c_str());
+  if (config_.output.empty()) return;
+  const Model model = assemble(parts, config_.rank, setup_.sum / setup_.ratings, std::sqrt(scale_));
+  write_model(config_.output, model);
+  std::printf("model: %s\n", config_.output.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace schmp::mf

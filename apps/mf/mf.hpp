@@ -1,0 +1,224 @@
+// Matrix factorization as a rotation program: R (users x items) ~ W H^T, minimising
+//
+//   sum over observed (u, j) of (r_uj - w_u.h_j)^2 + lambda (sum_u n_u |w_u|^2 + sum_j n_j |h_j|^2)
+//
+// where n_u and n_j count the ratings of user u and item j: LIBMF's objective (its -l2 is our
+// lambda). Worker w owns the users u with u mod P = w, their ratings and their rows of W; the item
+// factors H are cut into P blocks (item j in block j mod P) that rotate around the workers, so in each
+// sub-round a worker updates the ratings of its users for the items of the block it holds.
+//
+// Two algorithms, chosen by --algorithm:
+//   ccd  CCD++ (Yu et al., 2012): rank-one components updated one at a time, each by exact coordinate
+//        minimisation of its user factors (one round) then its item factors (one round), --inner times;
+//        every rating keeps its residual. The coordinator picks the next component by priority: the
+//        objective decrease of its last update (plus eta), after a first sweep in order. Every update
+//        is exact, so the objective never increases.
+//   sgd  block-rotation SGD (DSGD / FPSGD): one round is an epoch; per rating, one step on
+//        (r - w.h)^2 + lambda (|w|^2 + |h|^2), with AdaGrad step sizes per factor row as LIBMF takes them.
+//
+// Internally ratings are divided by their root mean square s (LIBMF does the same), so that one
+// learning rate suits every rating scale; factors are s^(1/2) times the internal ones.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/factor_kernels.hpp"
+#include "schmp/io.hpp"
+#include "schmp/program.hpp"
+
+namespace schmp::mf {
+
+enum class Algorithm : std::uint8_t { kCcd = 0, kSgd = 1 };
+
+struct Config {
+  std::string data;
+  std::string test;
+  int index_base = 0;
+  io::IdBounds bounds;
+  Algorithm algorithm = Algorithm::kCcd;
+  int rank = 10;
+  double lambda = 0.05;
+  int iterations = 20;  // sgd: epochs; ccd: sweeps over the components
+  int inner = 1;        // ccd: user/item round pairs per component update
+  double learning_rate = 0.1;
+  double tol = 0;  // stop when an iteration lowers the objective by at most this, relatively
+  bool priority = true;
+  double eta = 1e-4;
+  std::uint64_t seed = 1;
+  std::string output;
+};
+
+// Whether a Config is usable; the error names the flag.
+void check(const Config& config);
+
+// The ratings of one worker's users, cut into cells by item block and by a grid inside the worker.
+class Cells {
+ public:
+  Cells() = default;
+  Cells(int blocks, int groups) : blocks_(blocks), groups_(groups), cells_(blocks * groups * groups) {}
+  int groups() const { return groups_; }
+  std::size_t index(int block, int group, int sub_block) const {
+    return static_cast<std::size_t>((block * groups_ + group) * groups_ + sub_block);
+  }
+  std::vector<kernels::CellRating>& at(int block, int group, int sub_block) {
+    return cells_[index(block, group, sub_block)];
+  }
+  std::vector<std::vector<kernels::CellRating>>& all() { return cells_; }
+  const std::vector<std::vector<kernels::CellRating>>& all() const { return cells_; }
+
+ private:
+  int blocks_ = 0;
+  int groups_ = 1;
+  std::vector<std::vector<kernels::CellRating>> cells_;
+};
+
+struct MatrixFactorization {
+  using Config = mf::Config;
+
+  struct Setup {
+    double ratings = 0;
+    double sum = 0;
+    double sum_of_squares = 0;
+    double test_ratings = 0;
+    template <class V>
+    void visit(V& v) {
+      v(ratings, sum, sum_of_squares, test_ratings);
+    }
+  };
+
+  struct Step {
+    Algorithm algorithm = Algorithm::kCcd;
+    std::uint32_t component = 0;  // ccd
+    bool users = true;            // ccd: update the users' factor (else the items')
+    template <class V>
+    void visit(V& v) {
+      v(algorithm, component, users);
+    }
+  };
+
+  struct Partial {
+    double decrease = 0;       // ccd: objective decrease of the round, internal units
+    double squared_error = 0;  // sgd: squared errors met during the epoch, internal units
+    template <class V>
+    void visit(V& v) {
+      v(decrease, squared_error);
+    }
+  };
+
+  struct Stats {
+    double squared_error = 0;  // internal units, like the rest
+    double penalty = 0;        // sum of n |factor row|^2
+    double test_squared_error = 0;
+    double test_absolute_error = 0;
+    template <class V>
+    void visit(V& v) {
+      v(squared_error, penalty, test_squared_error, test_absolute_error);
+    }
+  };
+
+  // The item factors of one block: item j of block b is row j / P.
+  struct Block {
+    std::vector<double> factors;
+    std::vector<double> gradient_sums;  // sgd
+    std::vector<double> numerator;      // ccd, while an item round gathers
+    std::vector<double> denominator;
+    template <class V>
+    void visit(V& v) {
+      v(factors, gradient_sums, numerator, denominator);
+    }
+  };
+
+  // A worker's share of the final model, in internal units.
+  struct Part {
+    std::uint32_t users = 0;  // of the whole job
+    std::uint32_t items = 0;
+    std::vector<double> user_factors;  // its users' rows
+    std::vector<std::uint8_t> user_trained;
+    std::vector<double> item_factors;  // its home block's rows
+    std::vector<std::uint8_t> item_trained;
+    template <class V>
+    void visit(V& v) {
+      v(users, items, user_factors, user_trained, item_factors, item_trained);
+    }
+  };
+
+  class Worker {
+   public:
+    Worker(const Config& config, const WorkerContext& context);
+    Setup setup() const;
+    void start(const Setup& summed);
+    Block make_block() const;
+    void update(const Step& step, std::uint32_t block, Block& held);
+    Partial end_update(const Step& step, Block& home);
+    void evaluate(std::uint32_t block, const Block& held);
+    Stats end_evaluation(const Block& home);
+    Part part(const Block& home) const;
+
+   private:
+    std::uint32_t block_items(std::uint32_t block) const;
+    // Runs work(cell_index, group) over the block's cells, the grid's diagonals one after another so
+    // that no two concurrent cells share a user or an item.
+    template <class Work>
+    void for_each_cell(std::uint32_t block, Work work);
+    void initialise(double* row, std::uint64_t id, bool user) const;
+
+    Config config_;
+    WorkerContext context_;
+    std::uint32_t users_ = 0;  // of the whole job: 1 + the largest id in the training data
+    std::uint32_t items_ = 0;
+    std::vector<double> user_counts_;  // its users
+    std::vector<double> item_counts_;  // every item
+    Cells train_;
+    Cells test_;
+    std::vector<double> cold_test_;  // test ratings of unknown users or items, until start()
+    double cold_squared_error_ = 0;  // theirs, predicted by the mean
+    double cold_absolute_error_ = 0;
+    double mean_ = 0;
+    std::vector<std::vector<double>> residuals_;  // ccd: one per training rating, cell by cell
+    double scale_ = 1;                            // root mean square of the ratings
+    double lambda_ = 0;                           // in internal units
+    std::vector<double> user_factors_;
+    std::vector<double> user_gradient_sums_;
+    std::vector<double> numerator_;  // ccd, while a user round gathers
+    std::vector<double> denominator_;
+    int lifted_ = -1;
+    std::vector<double> error_by_group_;
+    std::vector<double> absolute_by_group_;
+    std::vector<double> test_error_by_group_;
+  };
+
+  class Coordinator {
+   public:
+    Coordinator(const Config& config, const Setup& summed, int blocks);
+    std::vector<std::string> trace_columns() const;
+    Step schedule();
+    void aggregate(const Step& step, const Partial& summed);
+    bool wants_evaluation() const { return iteration_done_; }
+    Report report(const Stats& summed);
+    void finish(const Summary& summary, const std::vector<Part>& parts);
+
+   private:
+    std::uint32_t pick_component();
+
+    Config config_;
+    Setup setup_;
+    double scale_;
+    double lambda_;
+    std::mt19937_64 random_;
+    // ccd
+    std::vector<double> component_decrease_;
+    std::uint32_t component_ = 0;
+    int rounds_left_ = 0;  // of the current component's update
+    double decrease_ = 0;  // of the current component's update so far
+    std::uint64_t component_updates_ = 0;
+    // both
+    std::uint64_t iterations_ = 0;
+    bool iteration_done_ = false;
+    double last_objective_ = -1;
+  };
+};
+
+}  // namespace schmp::mf

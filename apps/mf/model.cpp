@@ -1,0 +1,125 @@
+#include "model.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "schmp/output.hpp"
+
+namespace schmp::mf {
+
+double Model::predict(std::uint64_t user, std::uint64_t item) const {
+  if (user >= users || item >= items || !user_known[user] || !item_known[item]) return mean;
+  const std::size_t k = static_cast<std::size_t>(rank);
+  double sum = 0;
+  for (std::size_t d = 0; d < k; ++d) sum += user_factors[user * k + d] * item_factors[item * k + d];
+  return sum;
+}
+
+Model assemble(const std::vector<MatrixFactorization::Part>& parts, int rank, double mean,
+               double factor_scale) {
+  Model model;
+  model.rank = rank;
+  model.mean = mean;
+  model.users = parts.front().users;
+  model.items = parts.front().items;
+  const std::size_t k = static_cast<std::size_t>(rank);
+  const std::size_t workers = parts.size();
+  model.user_factors.assign(model.users * k, 0.0);
+  model.item_factors.assign(model.items * k, 0.0);
+  model.user_known.assign(model.users, 0);
+  model.item_known.assign(model.items, 0);
+  for (std::size_t w = 0; w < workers; ++w) {
+    const MatrixFactorization::Part& part = parts[w];
+    auto place = [&](const std::vector<double>& rows, const std::vector<std::uint8_t>& trained,
+                     std::vector<double>& factors, std::vector<std::uint8_t>& known) {
+      for (std::size_t row = 0; row < trained.size(); ++row) {
+        const std::size_t id = row * workers + w;
+        known[id] = trained[row];
+        if (!trained[row]) continue;
+        for (std::size_t d = 0; d < k; ++d) factors[id * k + d] = rows[row * k + d] * factor_scale;
+      }
+    };
+    place(part.user_factors, part.user_trained, model.user_factors, model.user_known);
+    place(part.item_factors, part.item_trained, model.item_factors, model.item_known);
+  }
+  return model;
+}
+
+void write_model(const std::string& path, const Model& model) {
+  io::write_file_atomically(path, [&](std::ostream& out) {
+    out << "f 0\nm " << model.users << "\nn " << model.items << "\nk " << model.rank << "\nb ";
+    out.precision(17);
+    out << model.mean << '\n';
+    const std::size_t k = static_cast<std::size_t>(model.rank);
+    auto rows = [&](char name, std::uint32_t count, const std::vector<double>& factors,
+                    const std::vector<std::uint8_t>& known) {
+      for (std::size_t id = 0; id < count; ++id) {
+        out << name << id << (known[id] ? " T" : " F");
+        for (std::size_t d = 0; d < k; ++d) out << ' ' << (known[id] ? factors[id * k + d] : 0.0);
+        out << '\n';
+      }
+    };
+    rows('p', model.users, model.user_factors, model.user_known);
+    rows('q', model.items, model.item_factors, model.item_known);
+  });
+}
+
+Model read_model(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw io::InputError(path, 0, "cannot open");
+  Model model;
+  std::string line;
+  std::uint64_t number = 0;
+  auto fail = [&](const std::string& message) { throw io::InputError(path, number, message); };
+  auto header = [&](const char* key, auto& value) {
+    ++number;
+    std::string name;
+    std::string extra;
+    if (!std::getline(in, line)) fail(std::string("missing '") + key + "' line: not a LIBMF model");
+    std::istringstream fields(line);
+    if (!(fields >> name >> value) || name != key || (fields >> extra))
+      fail(std::string("expected '") + key + " <value>', got '" + line + "'");
+  };
+  int loss = 0;
+  header("f", loss);
+  if (loss != 0) fail("loss " + std::to_string(loss) + " is not squared error (f 0)");
+  header("m", model.users);
+  header("n", model.items);
+  header("k", model.rank);
+  header("b", model.mean);
+  if (model.rank < 1 || !std::isfinite(model.mean)) fail("bad rank or mean");
+  const std::size_t k = static_cast<std::size_t>(model.rank);
+  model.user_factors.assign(static_cast<std::size_t>(model.users) * k, 0.0);
+  model.item_factors.assign(static_cast<std::size_t>(model.items) * k, 0.0);
+  model.user_known.assign(model.users, 0);
+  model.item_known.assign(model.items, 0);
+  auto rows = [&](char name, std::uint32_t count, std::vector<double>& factors,
+                  std::vector<std::uint8_t>& known) {
+    for (std::size_t id = 0; id < count; ++id) {
+      ++number;
+      if (!std::getline(in, line)) fail("missing the line of " + std::string(1, name) + std::to_string(id));
+      std::istringstream fields(line);
+      std::string label;
+      std::string kind;
+      fields >> label >> kind;
+      if (label != name + std::to_string(id) || (kind != "T" && kind != "F"))
+        fail("expected '" + std::string(1, name) + std::to_string(id) + " T|F values', got '" +
+             line.substr(0, 40) + "'");
+      known[id] = kind == "T";
+      for (std::size_t d = 0; d < k; ++d) {
+        double value = 0;
+        // A stream reads no nan or inf, so every factor read is finite.
+        if (!(fields >> value)) fail("expected " + std::to_string(k) + " values");
+        factors[id * k + d] = known[id] ? value : 0.0;
+      }
+      std::string extra;
+      if (fields >> extra) fail("more than " + std::to_string(k) + " values");
+    }
+  };
+  rows('p', model.users, model.user_factors, model.user_known);
+  rows('q', model.items, model.item_factors, model.item_known);
+  return model;
+}
+
+}  // namespace schmp::mf

@@ -1,0 +1,47 @@
+// A factorization model as LIBMF writes it (text):
+//
+//   f 0              loss: squared error
+//   m 671            users (rows of R)
+//   n 9066           items (columns)
+//   k 10             rank
+//   b 3.54           the mean training rating: the prediction for users or items without factors
+//   p0 T 0.12 ...    user 0's factors; "F" (values written 0) when user 0 had no training rating
+//   ...
+//   q0 T 0.31 ...    item 0's factors, likewise
+//
+// Ids are 0-based in the file, whatever base the ratings files use.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mf.hpp"
+
+namespace schmp::mf {
+
+struct Model {
+  std::uint32_t users = 0;
+  std::uint32_t items = 0;
+  int rank = 0;
+  double mean = 0;
+  std::vector<double> user_factors;  // row-major, rank per user
+  std::vector<double> item_factors;
+  std::vector<std::uint8_t> user_known;  // has factors (rated something in training)
+  std::vector<std::uint8_t> item_known;
+
+  // w_u . h_j, or the mean when either has no factors (an id beyond the model's too): never NaN.
+  double predict(std::uint64_t user, std::uint64_t item) const;
+};
+
+// The model from every worker's part (parts[w] from worker w, internal units): user u is row u / P of
+// part u mod P, item j row j / P of part j mod P; factors are multiplied by `factor_scale`.
+Model assemble(const std::vector<MatrixFactorization::Part>& parts, int rank, double mean,
+               double factor_scale);
+
+void write_model(const std::string& path, const Model& model);
+
+// io::InputError naming the file and line when the file is not such a model.
+Model read_model(const std::string& path);
+
+}  // namespace schmp::mf
