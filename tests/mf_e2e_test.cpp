@@ -1,0 +1,294 @@
+// schmp-mf end to end under mpirun: both algorithms at 1, 3 and 5 ranks recover generated low-rank
+// data down to its noise; CCD++ never raises the objective and gives the single-process result at any
+// rank count; cold-start users and items, predict and recommend agree with the model file; bad input
+// stops every rank with one line; MovieLens reaches the quality the issue asks for when present.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "e2e.hpp"
+#include "test_files.hpp"
+
+namespace schmp {
+namespace {
+
+using testing::mpirun;
+using testing::objective_of;
+using testing::Output;
+using testing::read_text;
+using testing::read_trace;
+using testing::run;
+
+constexpr double kNoise = 0.3;
+
+double number_after(const Output& out, const std::string& label) {
+  std::smatch match;
+  if (!std::regex_search(out.text, match, std::regex(label + " ([-+0-9.eE]+|nan|-nan)"))) return NAN;
+  return std::stod(match[1]);
+}
+
+class MfEndToEnd : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    scratch_ = std::filesystem::temp_directory_path() / ("schmp-mf-e2e-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(scratch_);
+    const Output made = run(std::string(SCHMP_GENERATE_BIN) +
+                            " mf --users 1000 --items 500 --rank 4 --ratings 150000 --test_ratings 15000" +
+                            " --noise " + std::to_string(kNoise) + " --seed 3 --out " + generated());
+    ASSERT_EQ(made.status, 0) << made.text;
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(scratch_); }
+
+  static std::string generated() { return (scratch_ / "ratings.txt").string(); }
+  static std::string generated_test() { return generated() + ".test"; }
+  static std::string scratch(const std::string& name) { return (scratch_ / name).string(); }
+
+  static Output train(int ranks, const std::string& algorithm, const std::string& flags) {
+    return run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + generated() + " --test " + generated_test() +
+               " --rank 4 --lambda 0.01 --algorithm " + algorithm + " --progress_seconds 0 " + flags);
+  }
+
+  static std::filesystem::path scratch_;
+};
+
+std::filesystem::path MfEndToEnd::scratch_;
+
+struct Run {
+  std::string algorithm;
+  int ranks;
+};
+void PrintTo(const Run& r, std::ostream* os) { *os << r.algorithm << " np " << r.ranks; }
+
+class MfRuns : public MfEndToEnd, public ::testing::WithParamInterface<Run> {};
+
+TEST_P(MfRuns, RecoversLowRankDataDownToTheNoise) {
+  const Output out = train(GetParam().ranks, GetParam().algorithm, "--iterations 20");
+  ASSERT_EQ(out.status, 0) << out.text;
+  const double test_rmse = number_after(out, "test RMSE");
+  EXPECT_LE(test_rmse, 1.05 * kNoise) << out.text;
+  EXPECT_GE(test_rmse, 0.9 * kNoise) << out.text;  // below the noise would mean the test leaked in
+}
+
+INSTANTIATE_TEST_SUITE_P(AlgorithmsAndRanks, MfRuns,
+                         ::testing::Values(Run{"ccd", 1}, Run{"ccd", 3}, Run{"ccd", 5}, Run{"sgd", 1},
+                                           Run{"sgd", 3}, Run{"sgd", 5}),
+                         [](const ::testing::TestParamInfo<Run>& info) {
+                           return info.param.algorithm + "_np" + std::to_string(info.param.ranks);
+                         });
+
+TEST_F(MfEndToEnd, CcdNeverRaisesTheObjectiveBetweenRounds) {
+  const std::string trace = scratch("monotone.csv");
+  const Output out = train(3, "ccd", "--iterations 6 --eval_every 1 --trace " + trace);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const auto rows = read_trace(trace).rows;
+  ASSERT_GE(rows.size(), 6u * 4 * 2);  // a row after every round: 6 sweeps of 4 components, 2 rounds each
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    EXPECT_LE(rows[r][2], rows[r - 1][2] * (1 + 1e-12)) << "round " << rows[r][0];
+  }
+}
+
+TEST_F(MfEndToEnd, CcdGivesTheSingleProcessResultAtEveryRankCount) {
+  const Output single = train(1, "ccd", "--iterations 8 --seed 7");
+  ASSERT_EQ(single.status, 0) << single.text;
+  const double reference = objective_of(single);
+  for (int ranks : {2, 3, 5}) {
+    const Output out = train(ranks, "ccd", "--iterations 8 --seed 7");
+    ASSERT_EQ(out.status, 0) << out.text;
+    EXPECT_NEAR(objective_of(out), reference, 1e-6 * reference) << "np " << ranks;
+  }
+}
+
+TEST_F(MfEndToEnd, SameSeedSameRanksSameModel) {
+  for (const std::string algorithm : {"ccd", "sgd"}) {
+    const Output a = train(3, algorithm, "--iterations 3 --output " + scratch("a.model"));
+    const Output b = train(3, algorithm, "--iterations 3 --output " + scratch("b.model"));
+    ASSERT_EQ(a.status, 0) << a.text;
+    ASSERT_EQ(b.status, 0) << b.text;
+    EXPECT_EQ(read_text(scratch("a.model")), read_text(scratch("b.model"))) << algorithm;
+  }
+}
+
+TEST_F(MfEndToEnd, ModelFileIsLibmfTextFormat) {
+  testing::ScratchDir dir;
+  // User 2 and item 1 appear in no training rating: their rows are written "F".
+  const std::string data = dir.write("r.txt", "0 0 4\n0 2 3\n1 0 5\n1 2 1\n3 0 2\n3 2 4\n");
+  const Output out =
+      run(mpirun(2) + SCHMP_MF_BIN + " --data " + data + " --rank 2 --lambda 0.1 --iterations 3" +
+          " --progress_seconds 0 --output " + dir.file("m.txt"));
+  ASSERT_EQ(out.status, 0) << out.text;
+  std::istringstream model(read_text(dir.file("m.txt")));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(model, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 5u + 4 + 3);
+  EXPECT_EQ(lines[0], "f 0");
+  EXPECT_EQ(lines[1], "m 4");
+  EXPECT_EQ(lines[2], "n 3");
+  EXPECT_EQ(lines[3], "k 2");
+  EXPECT_NEAR(std::stod(lines[4].substr(2)), 19.0 / 6, 1e-12);
+  EXPECT_EQ(lines[5].substr(0, 5), "p0 T ");
+  EXPECT_EQ(lines[7], "p2 F 0 0");
+  EXPECT_EQ(lines[10], "q1 F 0 0");
+  EXPECT_EQ(lines[11].substr(0, 5), "q2 T ");
+}
+
+TEST_F(MfEndToEnd, ColdStartPredictsTheMeanAndPredictAgreesWithTraining) {
+  testing::ScratchDir dir;
+  // Ratings of a user and of an item the training data never saw, beside known ones.
+  std::string test = read_text(generated_test()).substr(0, 2000);
+  test = test.substr(0, test.rfind('\n') + 1) + "5000 1 2.5\n0 900 -1\n";
+  const std::string test_file = dir.write("test.txt", test);
+  const std::string model = dir.file("m.txt");
+  const Output out = run(mpirun(3) + SCHMP_MF_BIN + " --data " + generated() + " --test " + test_file +
+                         " --rank 4 --lambda 0.01 --iterations 5 --progress_seconds 0 --output " + model);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const double trained_rmse = number_after(out, "test RMSE");
+  ASSERT_TRUE(std::isfinite(trained_rmse)) << out.text;
+
+  const Output predicted = run(std::string(SCHMP_MF_BIN) + " predict --model " + model + " --data " +
+                               test_file + " --output " + dir.file("p.txt"));
+  ASSERT_EQ(predicted.status, 0) << predicted.text;
+  EXPECT_NEAR(number_after(predicted, "RMSE"), trained_rmse, 1e-6) << predicted.text;
+
+  std::istringstream header(read_text(model));
+  std::string line;
+  for (int i = 0; i < 5; ++i) std::getline(header, line);
+  const double mean = std::stod(line.substr(2));
+  std::istringstream predictions(read_text(dir.file("p.txt")));
+  std::vector<double> values;
+  for (double value; predictions >> value;) values.push_back(value);
+  ASSERT_GE(values.size(), 2u);
+  for (double value : values) EXPECT_TRUE(std::isfinite(value));
+  // Predictions are written with 10 significant digits.
+  EXPECT_NEAR(values[values.size() - 2], mean, 1e-9 * std::max(1.0, std::abs(mean)));
+  EXPECT_NEAR(values[values.size() - 1], mean, 1e-9 * std::max(1.0, std::abs(mean)));
+}
+
+TEST_F(MfEndToEnd, RecommendRanksTheUnratedItemsByPrediction) {
+  testing::ScratchDir dir;
+  const std::string model = dir.file("m.txt");
+  const Output out = run(std::string(SCHMP_MF_BIN) + " --data " + generated() +
+                         " --rank 4 --lambda 0.01 --iterations 3 --progress_seconds 0 --output " + model);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const Output listed = run(std::string(SCHMP_MF_BIN) + " recommend --model " + model + " --user 7 --top 20" +
+                            " --exclude " + generated());
+  ASSERT_EQ(listed.status, 0) << listed.text;
+
+  // The model by hand: user 7's factors and every item's.
+  std::istringstream lines(read_text(model));
+  std::vector<double> user;
+  std::map<int, std::vector<double>> items;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string name;
+    std::string kind;
+    fields >> name >> kind;
+    if (kind != "T") continue;
+    std::vector<double> row;
+    for (double value; fields >> value;) row.push_back(value);
+    if (name == "p7") user = row;
+    if (name[0] == 'q') items[std::stoi(name.substr(1))] = row;
+  }
+  std::set<int> rated;
+  std::istringstream train(read_text(generated()));
+  for (int u, j; train >> u >> j;) {
+    double r;
+    train >> r;
+    if (u == 7) rated.insert(j);
+  }
+  std::vector<std::pair<double, int>> expected;
+  for (const auto& [item, row] : items) {
+    if (rated.count(item)) continue;
+    double score = 0;
+    for (std::size_t d = 0; d < row.size(); ++d) score += user[d] * row[d];
+    expected.emplace_back(-score, item);
+  }
+  std::sort(expected.begin(), expected.end());
+  std::istringstream got(listed.text);
+  for (int k = 0; k < 20; ++k) {
+    int item = -1;
+    double score = 0;
+    ASSERT_TRUE(got >> item >> score) << listed.text;
+    EXPECT_EQ(item, expected[static_cast<std::size_t>(k)].second) << "rank " << k;
+    EXPECT_NEAR(score, -expected[static_cast<std::size_t>(k)].first, 1e-5);
+  }
+
+  const Output unknown = run(std::string(SCHMP_MF_BIN) + " recommend --model " + model + " --user 99999");
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_NE(unknown.text.find("beyond the model's 1000 users"), std::string::npos) << unknown.text;
+}
+
+TEST_F(MfEndToEnd, MatrixMarketInputGivesTheSameModelAsText) {
+  testing::ScratchDir dir;
+  const std::string text = dir.write("r.txt", "0 0 4\n0 2 3\n1 0 5\n1 1 1\n2 1 2\n2 2 4\n");
+  const std::string market = dir.write(
+      "r.mtx",
+      "%%MatrixMarket matrix coordinate real general\n3 3 6\n1 1 4\n1 3 3\n2 1 5\n2 2 1\n3 2 2\n3 3 4\n");
+  for (const std::string& data : {text, market}) {
+    const Output out =
+        run(std::string(SCHMP_MF_BIN) + " --data " + data +
+            " --rank 2 --lambda 0.1 --iterations 4 --progress_seconds 0 --output " + data + ".model");
+    ASSERT_EQ(out.status, 0) << out.text;
+  }
+  EXPECT_EQ(read_text(text + ".model"), read_text(market + ".model"));
+}
+
+struct BadInput {
+  std::string name;
+  std::string content;
+  std::string flags;
+  std::string message;
+};
+void PrintTo(const BadInput& b, std::ostream* os) { *os << b.name; }
+
+class MfBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(MfBadInput, StopsEveryRankWithOneLine) {
+  testing::ScratchDir dir;
+  const std::string data = dir.write("bad.txt", GetParam().content);
+  for (int ranks : {1, 3}) {
+    const Output out =
+        run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + data + " --progress_seconds 0 " + GetParam().flags);
+    EXPECT_NE(out.status, 0) << out.text;
+    EXPECT_NE(out.text.find("schmp-mf: error: " + data + GetParam().message), std::string::npos) << out.text;
+    EXPECT_EQ(out.text.find("Abort"), std::string::npos) << out.text;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, MfBadInput,
+    ::testing::Values(
+        BadInput{"duplicate", "0 1 3\n1 2 4\n0 1 5\n", "",
+                 ":3: duplicate rating of user 0 for item 1 (first on line 1)"},
+        BadInput{"negative_id", "0 1 3\n-1 2 4\n", "", ":2: negative user id -1"},
+        BadInput{"non_numeric", "0 1 3\n1 2 abc\n", "", ":2: non-numeric rating 'abc'"},
+        BadInput{"not_finite", "0 1 3\n1 2 nan\n", "", ":2: rating is not finite"},
+        BadInput{"missing_field", "0 1 3\n1 2\n", "", ":2: expected 'user item rating'"},
+        BadInput{"extra_field", "0 1 3 881250949\n", "", ":1: unexpected '881250949'"},
+        BadInput{"zero_when_one_based", "1 1 3\n0 2 4\n", "--index_base 1", ":2: user id 0 (ids are 1-based"},
+        BadInput{"beyond_bound", "0 1 3\n1 7 4\n", "--items 5", ":2: item id 7 beyond the bound"},
+        BadInput{"empty", "# nothing\n", "", ": no ratings"}),
+    [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
+
+TEST(MfMovielens, RankTenReachesTheIssuesQuality) {
+  const std::string dir = std::string(SCHMP_SHARED_DATA) + "/mf/movielens_small";
+  if (!std::filesystem::exists(dir + "/ratings_train.txt")) GTEST_SKIP() << "no " << dir;
+  // Predicting the global mean gives 1.061; the issue asks for at most 0.92 with rank 10.
+  for (const std::string settings : {"--algorithm ccd --lambda 0.15", "--algorithm sgd --lambda 0.1"}) {
+    const Output out = run(std::string(SCHMP_MF_BIN) + " --data " + dir + "/ratings_train.txt --test " + dir +
+                           "/ratings_test.txt --rank 10 --iterations 30 --progress_seconds 0 " + settings);
+    ASSERT_EQ(out.status, 0) << out.text;
+    EXPECT_LE(number_after(out, "test RMSE"), 0.92) << settings << "\n" << out.text;
+  }
+}
+
+}  // namespace
+}  // namespace schmp

@@ -1,0 +1,267 @@
+// Matrix factorization pieces: the kernels against brute force, CCD++ rounds as exact coordinate
+// minimisers, the LIBMF model file, and the ratings reader.
+#include "mf.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/factor_kernels.hpp"
+#include "model.hpp"
+#include "schmp/io.hpp"
+#include "test_files.hpp"
+
+namespace schmp {
+namespace {
+
+using kernels::CellRating;
+
+struct Factors {
+  int rank = 3;
+  std::vector<double> users, items;
+};
+
+Factors random_factors(std::mt19937_64& random, std::size_t users, std::size_t items, int rank) {
+  std::normal_distribution<double> normal(0.0, 0.7);
+  Factors f;
+  f.rank = rank;
+  f.users.resize(users * static_cast<std::size_t>(rank));
+  f.items.resize(items * static_cast<std::size_t>(rank));
+  for (double& v : f.users) v = normal(random);
+  for (double& v : f.items) v = normal(random);
+  return f;
+}
+
+double dot(const Factors& f, const CellRating& r, int skip = -1) {
+  double sum = 0;
+  for (int d = 0; d < f.rank; ++d) {
+    if (d != skip) sum += f.users[r.user * f.rank + d] * f.items[r.item * f.rank + d];
+  }
+  return sum;
+}
+
+std::vector<CellRating> random_cell(std::mt19937_64& random, std::uint32_t users, std::uint32_t items) {
+  std::vector<CellRating> cell;
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (std::uint32_t u = 0; u < users; ++u) {
+    for (std::uint32_t j = 0; j < items; ++j) {
+      if ((u + 2 * j) % 3 != 0) cell.push_back({u, j, normal(random)});
+    }
+  }
+  return cell;
+}
+
+TEST(FactorKernels, CcdGatherMovesTheLiftAndSumsPerRow) {
+  std::mt19937_64 random(11);
+  const Factors f = random_factors(random, 5, 4, 3);
+  const std::vector<CellRating> cell = random_cell(random, 5, 4);
+  for (const bool users : {true, false}) {
+    // Residuals lifted at component 1; the step moves the lift to component 0.
+    std::vector<double> residuals;
+    for (const CellRating& r : cell) residuals.push_back(r.value - dot(f, r, 1));
+    std::vector<double> numerator(users ? 5 : 4, 0.0), denominator(users ? 5 : 4, 0.0);
+    kernels::ccd_gather(cell, residuals, f.users.data(), f.items.data(), f.rank, {0, 1, users},
+                        numerator.data(), denominator.data());
+    std::vector<double> expected_numerator(numerator.size(), 0.0),
+        expected_denominator(numerator.size(), 0.0);
+    for (std::size_t e = 0; e < cell.size(); ++e) {
+      const CellRating& r = cell[e];
+      const double lifted = r.value - dot(f, r, 0);
+      EXPECT_NEAR(residuals[e], lifted, 1e-12);
+      const double other = users ? f.items[r.item * 3] : f.users[r.user * 3];
+      const std::uint32_t row = users ? r.user : r.item;
+      expected_numerator[row] += lifted * other;
+      expected_denominator[row] += other * other;
+    }
+    for (std::size_t row = 0; row < numerator.size(); ++row) {
+      EXPECT_NEAR(numerator[row], expected_numerator[row], 1e-12);
+      EXPECT_NEAR(denominator[row], expected_denominator[row], 1e-12);
+    }
+  }
+}
+
+TEST(FactorKernels, SgdPassTakesLibmfsAdaGradStep) {
+  Factors f;
+  f.rank = 2;
+  f.users = {0.5, -0.25};
+  f.items = {1.0, 2.0};
+  std::vector<double> user_sums{1.0}, item_sums{4.0};
+  const std::vector<CellRating> cell{{0, 0, 3.0}};
+  const double squared = kernels::sgd_pass(cell, {f.users.data(), user_sums.data()},
+                                           {f.items.data(), item_sums.data()}, 2, 0.1, 0.5);
+  const double error = 3.0 - (0.5 * 1.0 - 0.25 * 2.0);
+  EXPECT_DOUBLE_EQ(squared, error * error);
+  const double gw[2] = {0.1 * 0.5 - error * 1.0, 0.1 * -0.25 - error * 2.0};
+  const double gh[2] = {0.1 * 1.0 - error * 0.5, 0.1 * 2.0 - error * -0.25};
+  EXPECT_DOUBLE_EQ(f.users[0], 0.5 - 0.5 / 1.0 * gw[0]);
+  EXPECT_DOUBLE_EQ(f.users[1], -0.25 - 0.5 / 1.0 * gw[1]);
+  EXPECT_DOUBLE_EQ(f.items[0], 1.0 - 0.5 / 2.0 * gh[0]);
+  EXPECT_DOUBLE_EQ(f.items[1], 2.0 - 0.5 / 2.0 * gh[1]);
+  EXPECT_DOUBLE_EQ(user_sums[0], 1.0 + (gw[0] * gw[0] + gw[1] * gw[1]) / 2);
+  EXPECT_DOUBLE_EQ(item_sums[0], 4.0 + (gh[0] * gh[0] + gh[1] * gh[1]) / 2);
+}
+
+TEST(FactorKernels, ErrorSumsMatchBruteForce) {
+  std::mt19937_64 random(5);
+  const Factors f = random_factors(random, 4, 6, 2);
+  const std::vector<CellRating> cell = random_cell(random, 4, 6);
+  double squared = 0, absolute = 0;
+  for (const CellRating& r : cell) {
+    squared += (r.value - dot(f, r)) * (r.value - dot(f, r));
+    absolute += std::abs(r.value - dot(f, r));
+  }
+  const kernels::ErrorSums sums = kernels::error_sums(cell, f.users.data(), f.items.data(), 2);
+  EXPECT_NEAR(sums.squared, squared, 1e-12);
+  EXPECT_NEAR(sums.absolute, absolute, 1e-12);
+}
+
+// The objective in the worker's internal units, from its part: ratings / s, lambda / s.
+double internal_objective(const std::vector<io::Rating>& ratings, const mf::MatrixFactorization::Part& part,
+                          int rank, double scale, double lambda) {
+  std::vector<double> user_counts(part.users, 0.0), item_counts(part.items, 0.0);
+  double loss = 0;
+  for (const io::Rating& r : ratings) {
+    double fit = 0;
+    for (int d = 0; d < rank; ++d)
+      fit += part.user_factors[r.user * rank + d] * part.item_factors[r.item * rank + d];
+    loss += (r.value / scale - fit) * (r.value / scale - fit);
+    user_counts[r.user] += 1;
+    item_counts[r.item] += 1;
+  }
+  double penalty = 0;
+  for (std::size_t u = 0; u < part.users; ++u) {
+    for (int d = 0; d < rank; ++d) penalty += user_counts[u] * std::pow(part.user_factors[u * rank + d], 2);
+  }
+  for (std::size_t j = 0; j < part.items; ++j) {
+    for (int d = 0; d < rank; ++d) penalty += item_counts[j] * std::pow(part.item_factors[j * rank + d], 2);
+  }
+  return loss + lambda / scale * penalty;
+}
+
+TEST(CcdRounds, EachRoundIsAnExactCoordinateMinimiserAndReportsItsDecrease) {
+  testing::ScratchDir dir;
+  std::mt19937_64 random(3);
+  std::normal_distribution<double> normal(3.0, 1.0);
+  std::vector<io::Rating> ratings;
+  std::string text;
+  for (std::uint32_t u = 0; u < 7; ++u) {
+    for (std::uint32_t j = 0; j < 5; ++j) {
+      if ((u * 3 + j) % 4 == 1) continue;
+      const double value = std::round(normal(random) * 100) / 100;
+      ratings.push_back({u, j, value, 0});
+      text += std::to_string(u) + " " + std::to_string(j) + " " + std::to_string(value) + "\n";
+    }
+  }
+  mf::Config config;
+  config.data = dir.write("r.txt", text);
+  config.rank = 3;
+  config.lambda = 0.2;
+  mf::MatrixFactorization::Worker worker(config, WorkerContext{0, 1, 1, 9});
+  const auto setup = worker.setup();
+  worker.start(setup);
+  mf::MatrixFactorization::Block home = worker.make_block();
+  const double scale = std::sqrt(setup.sum_of_squares / setup.ratings);
+
+  for (const auto& [component, users] : std::vector<std::pair<std::uint32_t, bool>>{
+           {0, false}, {0, true}, {2, false}, {2, true}, {1, false}, {1, true}, {0, false}, {0, true}}) {
+    const double before = internal_objective(ratings, worker.part(home), config.rank, scale, config.lambda);
+    mf::MatrixFactorization::Step step;
+    step.component = component;
+    step.users = users;
+    worker.update(step, 0, home);
+    const double decrease = worker.end_update(step, home).decrease;
+    mf::MatrixFactorization::Part after = worker.part(home);
+    const double objective = internal_objective(ratings, after, config.rank, scale, config.lambda);
+    EXPECT_GE(decrease, 0);
+    EXPECT_NEAR(before - objective, decrease, 1e-9 * before) << component << (users ? " users" : " items");
+    // Nudging any updated entry either way can only raise the objective.
+    std::vector<double>& rows = users ? after.user_factors : after.item_factors;
+    for (std::size_t row = 0; row * config.rank < rows.size(); ++row) {
+      for (const double nudge : {-1e-4, 1e-4}) {
+        rows[row * config.rank + component] += nudge;
+        EXPECT_GT(internal_objective(ratings, after, config.rank, scale, config.lambda), objective);
+        rows[row * config.rank + component] -= nudge;
+      }
+    }
+  }
+}
+
+TEST(MfModel, WritesAndReadsLibmfText) {
+  testing::ScratchDir dir;
+  mf::Model model;
+  model.users = 3;
+  model.items = 2;
+  model.rank = 2;
+  model.mean = 3.25;
+  model.user_factors = {1, 2, 0, 0, -1.5, 0.125};
+  model.user_known = {1, 0, 1};
+  model.item_factors = {0.5, 1, 2, -2};
+  model.item_known = {1, 1};
+  mf::write_model(dir.file("m"), model);
+  const mf::Model read = mf::read_model(dir.file("m"));
+  EXPECT_EQ(read.users, 3u);
+  EXPECT_EQ(read.items, 2u);
+  EXPECT_EQ(read.user_factors, model.user_factors);
+  EXPECT_EQ(read.item_factors, model.item_factors);
+  EXPECT_EQ(read.user_known, model.user_known);
+  EXPECT_DOUBLE_EQ(read.predict(0, 1), 1 * 2 + 2 * -2);
+  EXPECT_DOUBLE_EQ(read.predict(1, 0), 3.25);  // no factors: the mean
+  EXPECT_DOUBLE_EQ(read.predict(7, 0), 3.25);  // beyond the model
+  EXPECT_DOUBLE_EQ(read.predict(0, 9), 3.25);
+}
+
+TEST(MfModel, RefusesWhatIsNotAModel) {
+  testing::ScratchDir dir;
+  const std::string header = "f 0\nm 1\nn 1\nk 2\nb 3\n";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"m 1\nn 1\n", ":1: expected 'f <value>'"},
+      {"f 1\nm 1\nn 1\nk 2\nb 3\n", ":1: loss 1 is not squared error"},
+      {header + "p0 T 1\n", ":6: expected 2 values"},
+      {header + "p0 T 1 2 3\n", ":6: more than 2 values"},
+      {header + "p1 T 1 2\n", ":6: expected 'p0 T|F values'"},
+      {header + "p0 T 1 2\n", ":7: missing the line of q0"},
+      {header + "p0 T 1 nan\nq0 T 1 1\n", ":6: expected 2 values"},
+  };
+  for (const auto& [content, message] : cases) {
+    const std::string path = dir.write("bad", content);
+    try {
+      mf::read_model(path);
+      ADD_FAILURE() << "accepted:\n" << content;
+    } catch (const io::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(path + message), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RatingsReader, ReadsTextWithEitherBaseAndMatrixMarket) {
+  testing::ScratchDir dir;
+  auto read = [](const std::string& path, int base, io::IdBounds bounds = {}) {
+    std::vector<io::Rating> ratings;
+    io::read_ratings(path, base, bounds, [&](const io::Rating& r) { ratings.push_back(r); });
+    return ratings;
+  };
+  const auto zero = read(dir.write("a", "# header\n0 3 4.5\r\n\n  2 0 -1 # comment\n"), 0);
+  ASSERT_EQ(zero.size(), 2u);
+  EXPECT_EQ(zero[0].user, 0u);
+  EXPECT_EQ(zero[0].item, 3u);
+  EXPECT_EQ(zero[0].value, 4.5);
+  EXPECT_EQ(zero[1].line, 4u);
+  const auto one = read(dir.write("b", "1 4 4.5\n3 1 -1\n"), 1);
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_EQ(one[0].item, 3u);
+  EXPECT_EQ(one[1].user, 2u);
+  const auto market =
+      read(dir.write("c", "%%MatrixMarket matrix coordinate real general\n% c\n3 4 2\n1 4 4.5\n3 1 -1\n"), 0);
+  ASSERT_EQ(market.size(), 2u);
+  EXPECT_EQ(market[0].item, 3u);
+  EXPECT_EQ(market[1].user, 2u);
+  EXPECT_EQ(market[1].line, 5u);
+  EXPECT_THROW(read(dir.file("c"), 0, io::IdBounds{2, 100}), io::InputError);  // declared 3 users
+  EXPECT_THROW(read(dir.write("d", "0 3 4\n"), 0, io::IdBounds{10, 3}), io::InputError);
+  EXPECT_NO_THROW(read(dir.file("d"), 0, io::IdBounds{1, 4}));
+}
+
+}  // namespace
+}  // namespace schmp
