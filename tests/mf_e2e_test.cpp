@@ -241,6 +241,12 @@ TEST_F(MfEndToEnd, MatrixMarketInputGivesTheSameModelAsText) {
   EXPECT_EQ(read_text(text + ".model"), read_text(market + ".model"));
 }
 
+TEST_F(MfEndToEnd, DivergingSgdStopsWithAClearError) {
+  const Output out = train(3, "sgd", "--learning_rate 20 --iterations 5");
+  EXPECT_NE(out.status, 0) << out.text;
+  EXPECT_NE(out.text.find("sgd diverged, lower --learning_rate"), std::string::npos) << out.text;
+}
+
 struct BadInput {
   std::string name;
   std::string content;

@@ -162,7 +162,7 @@ TEST(CcdRounds, EachRoundIsAnExactCoordinateMinimiserAndReportsItsDecrease) {
   const auto setup = worker.setup();
   worker.start(setup);
   mf::MatrixFactorization::Block home = worker.make_block();
-  const double scale = std::sqrt(setup.sum_of_squares / setup.ratings);
+  const double scale = mf::rating_scale(setup);
 
   for (const auto& [component, users] : std::vector<std::pair<std::uint32_t, bool>>{
            {0, false}, {0, true}, {2, false}, {2, true}, {1, false}, {1, true}, {0, false}, {0, true}}) {

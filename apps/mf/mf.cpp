@@ -36,6 +36,13 @@ int grid_groups(int threads) { return threads > 1 ? 2 * threads : 1; }
 
 }  // namespace
 
+double rating_scale(const MatrixFactorization::Setup& summed) {
+  const double mean = summed.sum / summed.ratings;
+  const double variance = summed.sum_of_squares / summed.ratings - mean * mean;
+  // LIBMF's floor: constant ratings still get a usable scale.
+  return std::max(1e-4, std::sqrt(std::max(0.0, variance)));
+}
+
 void check(const Config& config) {
   if (config.data.empty()) throw std::runtime_error("--data is required");
   if (config.rank < 1 || config.rank > 10000) throw std::runtime_error("--rank must be between 1 and 10000");
@@ -141,7 +148,7 @@ MatrixFactorization::Setup MatrixFactorization::Worker::setup() const {
 
 void MatrixFactorization::Worker::start(const Setup& summed) {
   mean_ = summed.sum / summed.ratings;
-  scale_ = summed.sum_of_squares > 0 ? std::sqrt(summed.sum_of_squares / summed.ratings) : 1.0;
+  scale_ = rating_scale(summed);
   lambda_ = config_.lambda / scale_;
   for (Cells* cells : {&train_, &test_}) {
     for (auto& cell : cells->all()) {
@@ -342,7 +349,7 @@ MatrixFactorization::Part MatrixFactorization::Worker::part(const Block& home) c
 MatrixFactorization::Coordinator::Coordinator(const Config& config, const Setup& summed, int)
     : config_(config),
       setup_(summed),
-      scale_(summed.sum_of_squares > 0 ? std::sqrt(summed.sum_of_squares / summed.ratings) : 1.0),
+      scale_(rating_scale(summed)),
       lambda_(config.lambda / scale_),
       random_(config.seed),
       component_decrease_(static_cast<std::size_t>(config.rank), 0.0) {
@@ -414,6 +421,12 @@ Report MatrixFactorization::Coordinator::report(const Stats& summed) {
     const double count = std::max(1.0, setup_.test_ratings);
     report.columns.push_back(std::sqrt(summed.test_squared_error / count) * scale_);
     report.columns.push_back(summed.test_absolute_error / count * scale_);
+  }
+  if (!std::isfinite(report.objective)) {
+    throw std::runtime_error("the objective is no longer finite after iteration " +
+                             std::to_string(iterations_) +
+                             (config_.algorithm == Algorithm::kSgd ? ": sgd diverged, lower --learning_rate"
+                                                                   : ": the ratings overflow"));
   }
   const double decrease = last_objective_ - report.objective;
   report.converged =

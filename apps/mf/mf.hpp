@@ -16,8 +16,8 @@
 //   sgd  block-rotation SGD (DSGD / FPSGD): one round is an epoch; per rating, one step on
 //        (r - w.h)^2 + lambda (|w|^2 + |h|^2), with AdaGrad step sizes per factor row as LIBMF takes them.
 //
-// Internally ratings are divided by their root mean square s (LIBMF does the same), so that one
-// learning rate suits every rating scale; factors are s^(1/2) times the internal ones.
+// Internally ratings are divided by their standard deviation s (as LIBMF does), so that one learning
+// rate suits every rating scale; factors are s^(1/2) times the internal ones.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +55,8 @@ struct Config {
 void check(const Config& config);
 
 // The ratings of one worker's users, cut into cells by item block and by a grid inside the worker.
+struct MatrixFactorization;
+
 class Cells {
  public:
   Cells() = default;
@@ -178,7 +180,7 @@ struct MatrixFactorization {
     double cold_absolute_error_ = 0;
     double mean_ = 0;
     std::vector<std::vector<double>> residuals_;  // ccd: one per training rating, cell by cell
-    double scale_ = 1;                            // root mean square of the ratings
+    double scale_ = 1;                            // rating_scale()
     double lambda_ = 0;                           // in internal units
     std::vector<double> user_factors_;
     std::vector<double> user_gradient_sums_;
@@ -220,5 +222,8 @@ struct MatrixFactorization {
     double last_objective_ = -1;
   };
 };
+
+// The standard deviation of the training ratings (at least 1e-4): the unit of the internal ratings.
+double rating_scale(const MatrixFactorization::Setup& summed);
 
 }  // namespace schmp::mf
