@@ -65,13 +65,17 @@ std::filesystem::path MfEndToEnd::scratch_;
 struct Run {
   std::string algorithm;
   int ranks;
+  bool biases = false;
 };
-void PrintTo(const Run& r, std::ostream* os) { *os << r.algorithm << " np " << r.ranks; }
+void PrintTo(const Run& r, std::ostream* os) {
+  *os << r.algorithm << " np " << r.ranks << (r.biases ? " with biases" : "");
+}
 
 class MfRuns : public MfEndToEnd, public ::testing::WithParamInterface<Run> {};
 
 TEST_P(MfRuns, RecoversLowRankDataDownToTheNoise) {
-  const Output out = train(GetParam().ranks, GetParam().algorithm, "--iterations 20");
+  const Output out = train(GetParam().ranks, GetParam().algorithm,
+                           std::string("--iterations 20") + (GetParam().biases ? " --biases" : ""));
   ASSERT_EQ(out.status, 0) << out.text;
   const double test_rmse = number_after(out, "test RMSE");
   EXPECT_LE(test_rmse, 1.05 * kNoise) << out.text;
@@ -80,9 +84,11 @@ TEST_P(MfRuns, RecoversLowRankDataDownToTheNoise) {
 
 INSTANTIATE_TEST_SUITE_P(AlgorithmsAndRanks, MfRuns,
                          ::testing::Values(Run{"ccd", 1}, Run{"ccd", 3}, Run{"ccd", 5}, Run{"sgd", 1},
-                                           Run{"sgd", 3}, Run{"sgd", 5}),
+                                           Run{"sgd", 3}, Run{"sgd", 5}, Run{"ccd", 3, true},
+                                           Run{"sgd", 3, true}),
                          [](const ::testing::TestParamInfo<Run>& info) {
-                           return info.param.algorithm + "_np" + std::to_string(info.param.ranks);
+                           return info.param.algorithm + "_np" + std::to_string(info.param.ranks) +
+                                  (info.param.biases ? "_biases" : "");
                          });
 
 TEST_F(MfEndToEnd, CcdNeverRaisesTheObjectiveBetweenRounds) {
@@ -97,13 +103,30 @@ TEST_F(MfEndToEnd, CcdNeverRaisesTheObjectiveBetweenRounds) {
 }
 
 TEST_F(MfEndToEnd, CcdGivesTheSingleProcessResultAtEveryRankCount) {
-  const Output single = train(1, "ccd", "--iterations 8 --seed 7");
-  ASSERT_EQ(single.status, 0) << single.text;
-  const double reference = objective_of(single);
-  for (int ranks : {2, 3, 5}) {
-    const Output out = train(ranks, "ccd", "--iterations 8 --seed 7");
+  for (const std::string flags : {"--iterations 8 --seed 7", "--iterations 4 --seed 7 --biases"}) {
+    const Output single = train(1, "ccd", flags);
+    ASSERT_EQ(single.status, 0) << single.text;
+    const double reference = objective_of(single);
+    for (int ranks : {2, 3, 5}) {
+      const Output out = train(ranks, "ccd", flags);
+      ASSERT_EQ(out.status, 0) << out.text;
+      EXPECT_NEAR(objective_of(out), reference, 1e-6 * reference) << "np " << ranks << " " << flags;
+    }
+  }
+}
+
+TEST_F(MfEndToEnd, BiasedModelsPredictWhatTrainingMeasured) {
+  testing::ScratchDir dir;
+  for (const std::string algorithm : {"ccd", "sgd"}) {
+    const std::string model = dir.file(algorithm + ".model");
+    const Output out = train(3, algorithm, "--iterations 4 --biases --output " + model);
     ASSERT_EQ(out.status, 0) << out.text;
-    EXPECT_NEAR(objective_of(out), reference, 1e-6 * reference) << "np " << ranks;
+    // Two more factor columns: (b_u, 1) for users, (1, c_j) for items.
+    EXPECT_NE(read_text(model).find("\nk 6\n"), std::string::npos);
+    const Output predicted =
+        run(std::string(SCHMP_MF_BIN) + " predict --model " + model + " --data " + generated_test());
+    ASSERT_EQ(predicted.status, 0) << predicted.text;
+    EXPECT_NEAR(number_after(predicted, "RMSE"), number_after(out, "test RMSE"), 1e-6) << algorithm;
   }
 }
 
@@ -287,12 +310,17 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(MfMovielens, RankTenReachesTheIssuesQuality) {
   const std::string dir = std::string(SCHMP_SHARED_DATA) + "/mf/movielens_small";
   if (!std::filesystem::exists(dir + "/ratings_train.txt")) GTEST_SKIP() << "no " << dir;
-  // Predicting the global mean gives 1.061; the issue asks for at most 0.92 with rank 10.
-  for (const std::string settings : {"--algorithm ccd --lambda 0.15", "--algorithm sgd --lambda 0.1"}) {
+  // Predicting the global mean gives 1.061; the issue asks for at most 0.92 with rank 10. With biases,
+  // rank 10 does better than LIBMF's best over a grid (0.8960).
+  const std::vector<std::pair<std::string, double>> cases{
+      {"--algorithm ccd --lambda 0.15 --iterations 30", 0.92},
+      {"--algorithm sgd --lambda 0.1 --iterations 30", 0.92},
+      {"--algorithm ccd --lambda 0.15 --iterations 10 --biases", 0.895}};
+  for (const auto& [settings, bound] : cases) {
     const Output out = run(std::string(SCHMP_MF_BIN) + " --data " + dir + "/ratings_train.txt --test " + dir +
-                           "/ratings_test.txt --rank 10 --iterations 30 --progress_seconds 0 " + settings);
+                           "/ratings_test.txt --rank 10 --progress_seconds 0 " + settings);
     ASSERT_EQ(out.status, 0) << out.text;
-    EXPECT_LE(number_after(out, "test RMSE"), 0.92) << settings << "\n" << out.text;
+    EXPECT_LE(number_after(out, "test RMSE"), bound) << settings << "\n" << out.text;
   }
 }
 

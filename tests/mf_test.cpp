@@ -89,8 +89,9 @@ TEST(FactorKernels, SgdPassTakesLibmfsAdaGradStep) {
   f.items = {1.0, 2.0};
   std::vector<double> user_sums{1.0}, item_sums{4.0};
   const std::vector<CellRating> cell{{0, 0, 3.0}};
-  const double squared = kernels::sgd_pass(cell, {f.users.data(), user_sums.data()},
-                                           {f.items.data(), item_sums.data()}, 2, 0.1, 0.5);
+  const double squared =
+      kernels::sgd_pass(cell, {f.users.data(), user_sums.data()}, {f.items.data(), item_sums.data()},
+                        kernels::RowLayout{2, false}, 0.1, 0.5);
   const double error = 3.0 - (0.5 * 1.0 - 0.25 * 2.0);
   EXPECT_DOUBLE_EQ(squared, error * error);
   const double gw[2] = {0.1 * 0.5 - error * 1.0, 0.1 * -0.25 - error * 2.0};
@@ -117,40 +118,52 @@ TEST(FactorKernels, ErrorSumsMatchBruteForce) {
   EXPECT_NEAR(sums.absolute, absolute, 1e-12);
 }
 
-// The objective in the worker's internal units, from its part: ratings / s, lambda / s.
+// The objective in the worker's internal units, from its part: ratings (r - offset) / s, lambda / s,
+// no penalty on the fixed 1s of a biased layout.
 double internal_objective(const std::vector<io::Rating>& ratings, const mf::MatrixFactorization::Part& part,
-                          int rank, double scale, double lambda) {
+                          const kernels::RowLayout& layout, double offset, double scale, double lambda) {
+  const int width = layout.width();
   std::vector<double> user_counts(part.users, 0.0), item_counts(part.items, 0.0);
   double loss = 0;
   for (const io::Rating& r : ratings) {
     double fit = 0;
-    for (int d = 0; d < rank; ++d)
-      fit += part.user_factors[r.user * rank + d] * part.item_factors[r.item * rank + d];
-    loss += (r.value / scale - fit) * (r.value / scale - fit);
+    for (int d = 0; d < width; ++d)
+      fit += part.user_factors[r.user * width + d] * part.item_factors[r.item * width + d];
+    const double value = (r.value - offset) / scale;
+    loss += (value - fit) * (value - fit);
     user_counts[r.user] += 1;
     item_counts[r.item] += 1;
   }
   double penalty = 0;
-  for (std::size_t u = 0; u < part.users; ++u) {
-    for (int d = 0; d < rank; ++d) penalty += user_counts[u] * std::pow(part.user_factors[u * rank + d], 2);
-  }
-  for (std::size_t j = 0; j < part.items; ++j) {
-    for (int d = 0; d < rank; ++d) penalty += item_counts[j] * std::pow(part.item_factors[j * rank + d], 2);
+  for (int d = 0; d < width; ++d) {
+    for (std::size_t u = 0; u < part.users; ++u) {
+      if (!layout.biases || d != layout.item_bias())
+        penalty += user_counts[u] * std::pow(part.user_factors[u * width + d], 2);
+    }
+    for (std::size_t j = 0; j < part.items; ++j) {
+      if (!layout.biases || d != layout.user_bias())
+        penalty += item_counts[j] * std::pow(part.item_factors[j * width + d], 2);
+    }
   }
   return loss + lambda / scale * penalty;
 }
 
-TEST(CcdRounds, EachRoundIsAnExactCoordinateMinimiserAndReportsItsDecrease) {
+class CcdRounds : public ::testing::TestWithParam<bool> {};
+
+TEST_P(CcdRounds, EachRoundIsAnExactCoordinateMinimiserAndReportsItsDecrease) {
+  const bool biases = GetParam();
   testing::ScratchDir dir;
   std::mt19937_64 random(3);
   std::normal_distribution<double> normal(3.0, 1.0);
   std::vector<io::Rating> ratings;
   std::string text;
+  double sum = 0;
   for (std::uint32_t u = 0; u < 7; ++u) {
     for (std::uint32_t j = 0; j < 5; ++j) {
       if ((u * 3 + j) % 4 == 1) continue;
       const double value = std::round(normal(random) * 100) / 100;
       ratings.push_back({u, j, value, 0});
+      sum += value;
       text += std::to_string(u) + " " + std::to_string(j) + " " + std::to_string(value) + "\n";
     }
   }
@@ -158,34 +171,77 @@ TEST(CcdRounds, EachRoundIsAnExactCoordinateMinimiserAndReportsItsDecrease) {
   config.data = dir.write("r.txt", text);
   config.rank = 3;
   config.lambda = 0.2;
+  config.biases = biases;
+  const kernels::RowLayout layout{config.rank, biases};
   mf::MatrixFactorization::Worker worker(config, WorkerContext{0, 1, 1, 9});
   const auto setup = worker.setup();
   worker.start(setup);
   mf::MatrixFactorization::Block home = worker.make_block();
   const double scale = mf::rating_scale(setup);
+  const double offset = biases ? sum / static_cast<double>(ratings.size()) : 0.0;
 
-  for (const auto& [component, users] : std::vector<std::pair<std::uint32_t, bool>>{
-           {0, false}, {0, true}, {2, false}, {2, true}, {1, false}, {1, true}, {0, false}, {0, true}}) {
-    const double before = internal_objective(ratings, worker.part(home), config.rank, scale, config.lambda);
+  // Latent components on both sides; with biases, the user bias (column 3) in a user round and the
+  // item bias (column 4) in an item round.
+  std::vector<std::pair<std::uint32_t, bool>> steps{{0, false}, {0, true}, {2, false}, {2, true},
+                                                    {1, false}, {1, true}, {0, false}, {0, true}};
+  if (biases) {
+    steps.insert(steps.begin() + 2, {{3, true}, {4, false}});
+    steps.push_back({4, false});
+    steps.push_back({3, true});
+  }
+  for (const auto& [component, users] : steps) {
+    const double before =
+        internal_objective(ratings, worker.part(home), layout, offset, scale, config.lambda);
     mf::MatrixFactorization::Step step;
     step.component = component;
     step.users = users;
     worker.update(step, 0, home);
     const double decrease = worker.end_update(step, home).decrease;
     mf::MatrixFactorization::Part after = worker.part(home);
-    const double objective = internal_objective(ratings, after, config.rank, scale, config.lambda);
+    const double objective = internal_objective(ratings, after, layout, offset, scale, config.lambda);
     EXPECT_GE(decrease, 0);
     EXPECT_NEAR(before - objective, decrease, 1e-9 * before) << component << (users ? " users" : " items");
     // Nudging any updated entry either way can only raise the objective.
     std::vector<double>& rows = users ? after.user_factors : after.item_factors;
-    for (std::size_t row = 0; row * config.rank < rows.size(); ++row) {
+    const auto width = static_cast<std::size_t>(layout.width());
+    for (std::size_t row = 0; row * width < rows.size(); ++row) {
       for (const double nudge : {-1e-4, 1e-4}) {
-        rows[row * config.rank + component] += nudge;
-        EXPECT_GT(internal_objective(ratings, after, config.rank, scale, config.lambda), objective);
-        rows[row * config.rank + component] -= nudge;
+        rows[row * width + component] += nudge;
+        EXPECT_GT(internal_objective(ratings, after, layout, offset, scale, config.lambda), objective);
+        rows[row * width + component] -= nudge;
       }
     }
   }
+  if (biases) {
+    // The fixed 1s stayed put.
+    const mf::MatrixFactorization::Part part = worker.part(home);
+    for (std::size_t u = 0; u < part.users; ++u) EXPECT_EQ(part.user_factors[u * 5 + 4], 1.0);
+    for (std::size_t j = 0; j < part.items; ++j) EXPECT_EQ(part.item_factors[j * 5 + 3], 1.0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(WithAndWithoutBiases, CcdRounds, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("biases") : std::string("plain");
+                         });
+
+TEST(FactorKernels, SgdMovesBiasesAndKeepsTheFixedOnes) {
+  // rank 1 with biases: user row (w, b, 1), item row (h, 1, c).
+  std::vector<double> user{0.5, 0.25, 1.0}, item{2.0, 1.0, -0.5};
+  std::vector<double> user_sums{1.0}, item_sums{1.0};
+  const std::vector<CellRating> cell{{0, 0, 1.5}};
+  kernels::sgd_pass(cell, {user.data(), user_sums.data()}, {item.data(), item_sums.data()},
+                    kernels::RowLayout{1, true}, 0.1, 0.5);
+  const double error = 1.5 - (0.5 * 2.0 + 0.25 + -0.5);
+  EXPECT_DOUBLE_EQ(user[0], 0.5 - 0.5 * (0.1 * 0.5 - error * 2.0));
+  EXPECT_DOUBLE_EQ(item[0], 2.0 - 0.5 * (0.1 * 2.0 - error * 0.5));
+  EXPECT_DOUBLE_EQ(user[1], 0.25 - 0.5 * (0.1 * 0.25 - error));
+  EXPECT_DOUBLE_EQ(item[2], -0.5 - 0.5 * (0.1 * -0.5 - error));
+  EXPECT_EQ(user[2], 1.0);
+  EXPECT_EQ(item[1], 1.0);
+  // The AdaGrad sums add the mean over the two moving entries of each row.
+  const double gw[2] = {0.1 * 0.5 - error * 2.0, 0.1 * 0.25 - error};
+  EXPECT_DOUBLE_EQ(user_sums[0], 1.0 + (gw[0] * gw[0] + gw[1] * gw[1]) / 2);
 }
 
 TEST(MfModel, WritesAndReadsLibmfText) {

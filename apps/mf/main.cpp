@@ -31,6 +31,9 @@ DEFINE_double(lambda, 0.05,
 DEFINE_int32(iterations, 20, "sgd: epochs; ccd: sweeps (rank component updates each)");
 DEFINE_int32(inner, 1, "ccd: item-then-user round pairs per component update");
 DEFINE_double(learning_rate, 0.1, "sgd: AdaGrad base step, LIBMF's -r");
+DEFINE_bool(biases, false,
+            "Predict mean + b_u + c_j + w_u.h_j, the biases penalised like the factors (written as two more "
+            "factor columns, so LIBMF's tools still read the model)");
 DEFINE_double(tol, 0, "Stop when an iteration lowers the objective by at most this, relatively (0: never)");
 DEFINE_string(output, "",
               "Training: write the model here (LIBMF's text format). predict: one prediction per line");
@@ -108,6 +111,7 @@ int main(int argc, char** argv) {
   config.iterations = FLAGS_iterations;
   config.inner = FLAGS_inner;
   config.learning_rate = FLAGS_learning_rate;
+  config.biases = FLAGS_biases;
   config.tol = FLAGS_tol;
   config.priority = FLAGS_priority;
   config.eta = FLAGS_eta;

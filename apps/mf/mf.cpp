@@ -61,7 +61,7 @@ void check(const Config& config) {
 // Worker
 
 MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& context)
-    : config_(config), context_(context) {
+    : config_(config), layout_{config.rank, config.biases}, context_(context) {
   check(config);
   const auto workers = static_cast<std::uint32_t>(context.count);
   const auto me = static_cast<std::uint32_t>(context.index);
@@ -150,9 +150,11 @@ void MatrixFactorization::Worker::start(const Setup& summed) {
   mean_ = summed.sum / summed.ratings;
   scale_ = rating_scale(summed);
   lambda_ = config_.lambda / scale_;
+  // With biases the model predicts mean + b_u + c_j + w.h, so the internal ratings are centred.
+  const double offset = config_.biases ? mean_ : 0.0;
   for (Cells* cells : {&train_, &test_}) {
     for (auto& cell : cells->all()) {
-      for (kernels::CellRating& rating : cell) rating.value /= scale_;
+      for (kernels::CellRating& rating : cell) rating.value = (rating.value - offset) / scale_;
     }
   }
   // Unknown users or items are predicted by the mean: their error is fixed, in internal units.
@@ -162,18 +164,19 @@ void MatrixFactorization::Worker::start(const Setup& summed) {
   }
   cold_test_ = {};
 
-  const std::size_t rank = static_cast<std::size_t>(config_.rank);
-  user_factors_.assign(user_counts_.size() * rank, 0.0);
+  const auto width = static_cast<std::size_t>(layout_.width());
+  user_factors_.assign(user_counts_.size() * width, 0.0);
   for (std::size_t row = 0; row < user_counts_.size(); ++row) {
     if (user_counts_[row] > 0)
-      initialise(&user_factors_[row * rank], row * context_.count + context_.index, /*user=*/true);
+      initialise(&user_factors_[row * width], row * context_.count + context_.index, /*user=*/true,
+                 /*random=*/true);
   }
   if (config_.algorithm == Algorithm::kSgd) {
     user_gradient_sums_.assign(user_counts_.size(), 1.0);
   } else {
     numerator_.assign(user_counts_.size(), 0.0);
     denominator_.assign(user_counts_.size(), 0.0);
-    // Items start at zero (see make_block), so the residuals start as the ratings themselves.
+    // Items and biases start at zero (see make_block), so the residuals start as the ratings themselves.
     residuals_.clear();
     for (const auto& cell : train_.all()) {
       std::vector<double>& residuals = residuals_.emplace_back(cell.size());
@@ -186,12 +189,16 @@ void MatrixFactorization::Worker::start(const Setup& summed) {
   test_error_by_group_.assign(groups, 0.0);
 }
 
-void MatrixFactorization::Worker::initialise(double* row, std::uint64_t id, bool user) const {
-  // U(0, 1) / sqrt(rank) per entry in internal units, as LIBMF starts.
+void MatrixFactorization::Worker::initialise(double* row, std::uint64_t id, bool user, bool random) const {
+  // Latent entries U(0, 1) / sqrt(rank) in internal units, as LIBMF starts; biases 0 beside their 1.
   std::uint64_t state = context_.seed * 0x2545F4914F6CDD1Dull + id * 2 + (user ? 0 : 1);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.rank));
-  for (int d = 0; d < config_.rank; ++d) {
-    row[d] = static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53 * scale;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(layout_.rank));
+  for (int d = 0; d < layout_.rank; ++d) {
+    row[d] = random ? static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53 * scale : 0.0;
+  }
+  if (layout_.biases) {
+    row[layout_.user_bias()] = user ? 0.0 : 1.0;
+    row[layout_.item_bias()] = user ? 1.0 : 0.0;
   }
 }
 
@@ -203,14 +210,16 @@ std::uint32_t MatrixFactorization::Worker::block_items(std::uint32_t block) cons
 MatrixFactorization::Block MatrixFactorization::Worker::make_block() const {
   const auto home = static_cast<std::uint32_t>(context_.index);
   const std::uint32_t rows = block_items(home);
-  const std::size_t rank = static_cast<std::size_t>(config_.rank);
+  const auto width = static_cast<std::size_t>(layout_.width());
+  const bool sgd = config_.algorithm == Algorithm::kSgd;
   Block block;
-  block.factors.assign(rows * rank, 0.0);
-  if (config_.algorithm == Algorithm::kSgd) {
-    for (std::uint32_t row = 0; row < rows; ++row) {
-      const std::uint64_t item = static_cast<std::uint64_t>(row) * context_.count + home;
-      if (item_counts_[item] > 0) initialise(&block.factors[row * rank], item, /*user=*/false);
-    }
+  block.factors.assign(rows * width, 0.0);
+  // CCD++ starts the items at zero: a user round then has something to fit against once they move.
+  for (std::uint32_t row = 0; row < rows; ++row) {
+    const std::uint64_t item = static_cast<std::uint64_t>(row) * context_.count + home;
+    if (item_counts_[item] > 0) initialise(&block.factors[row * width], item, /*user=*/false, /*random=*/sgd);
+  }
+  if (sgd) {
     block.gradient_sums.assign(rows, 1.0);
   } else {
     block.numerator.assign(rows, 0.0);
@@ -234,12 +243,11 @@ void MatrixFactorization::Worker::for_each_cell(std::uint32_t block, Work work) 
 }
 
 void MatrixFactorization::Worker::update(const Step& step, std::uint32_t block, Block& held) {
-  const int rank = config_.rank;
   if (step.algorithm == Algorithm::kSgd) {
     for_each_cell(block, [&](std::size_t cell, int group) {
       error_by_group_[static_cast<std::size_t>(group)] += kernels::sgd_pass(
           train_.all()[cell], {user_factors_.data(), user_gradient_sums_.data()},
-          {held.factors.data(), held.gradient_sums.data()}, rank, lambda_, config_.learning_rate);
+          {held.factors.data(), held.gradient_sums.data()}, layout_, lambda_, config_.learning_rate);
     });
     return;
   }
@@ -247,8 +255,8 @@ void MatrixFactorization::Worker::update(const Step& step, std::uint32_t block, 
   double* numerator = step.users ? numerator_.data() : held.numerator.data();
   double* denominator = step.users ? denominator_.data() : held.denominator.data();
   for_each_cell(block, [&](std::size_t cell, int) {
-    kernels::ccd_gather(train_.all()[cell], residuals_[cell], user_factors_.data(), held.factors.data(), rank,
-                        rank_one, numerator, denominator);
+    kernels::ccd_gather(train_.all()[cell], residuals_[cell], user_factors_.data(), held.factors.data(),
+                        layout_.width(), rank_one, numerator, denominator);
   });
 }
 
@@ -260,15 +268,16 @@ MatrixFactorization::Partial MatrixFactorization::Worker::end_update(const Step&
     return partial;
   }
   // The exact minimiser of each row's entry `component`: a quadratic a x^2 - 2 b x + c with
-  // a = lambda n + denominator and b = numerator, so the objective falls by a (x_old - x_new)^2.
-  const std::size_t rank = static_cast<std::size_t>(config_.rank);
+  // a = lambda n + denominator and b = numerator, so the objective falls by a (x_old - x_new)^2. (The
+  // coordinator never asks for a fixed 1 of the bias layout: a user round on the item bias, say.)
+  const auto width = static_cast<std::size_t>(layout_.width());
   auto solve = [&](std::vector<double>& factors, std::vector<double>& numerator,
                    std::vector<double>& denominator, auto count_of) {
     for (std::size_t row = 0; row < numerator.size(); ++row) {
       const double count = count_of(row);
       if (count > 0) {
         const double curvature = lambda_ * count + denominator[row];
-        double& factor = factors[row * rank + step.component];
+        double& factor = factors[row * width + step.component];
         const double solved = numerator[row] / curvature;
         partial.decrease += curvature * (factor - solved) * (factor - solved);
         factor = solved;
@@ -290,13 +299,13 @@ MatrixFactorization::Partial MatrixFactorization::Worker::end_update(const Step&
 }
 
 void MatrixFactorization::Worker::evaluate(std::uint32_t block, const Block& held) {
-  const int rank = config_.rank;
+  const int width = layout_.width();
   for_each_cell(block, [&](std::size_t cell, int group) {
     const auto g = static_cast<std::size_t>(group);
     error_by_group_[g] +=
-        kernels::error_sums(train_.all()[cell], user_factors_.data(), held.factors.data(), rank).squared;
+        kernels::error_sums(train_.all()[cell], user_factors_.data(), held.factors.data(), width).squared;
     const kernels::ErrorSums test =
-        kernels::error_sums(test_.all()[cell], user_factors_.data(), held.factors.data(), rank);
+        kernels::error_sums(test_.all()[cell], user_factors_.data(), held.factors.data(), width);
     test_error_by_group_[g] += test.squared;
     absolute_by_group_[g] += test.absolute;
   });
@@ -310,19 +319,24 @@ MatrixFactorization::Stats MatrixFactorization::Worker::end_evaluation(const Blo
   reset(error_by_group_);
   reset(test_error_by_group_);
   reset(absolute_by_group_);
-  const std::size_t rank = static_cast<std::size_t>(config_.rank);
-  auto squared_norm = [&](const std::vector<double>& factors, std::size_t row) {
+  // The penalty covers every entry but the fixed 1 of a biased row.
+  const auto width = static_cast<std::size_t>(layout_.width());
+  auto squared_norm = [&](const std::vector<double>& factors, std::size_t row, int fixed) {
     double sum = 0;
-    for (std::size_t d = 0; d < rank; ++d) sum += factors[row * rank + d] * factors[row * rank + d];
+    for (std::size_t d = 0; d < width; ++d) {
+      if (static_cast<int>(d) != fixed) sum += factors[row * width + d] * factors[row * width + d];
+    }
     return sum;
   };
+  const int user_fixed = layout_.biases ? layout_.item_bias() : -1;
+  const int item_fixed = layout_.biases ? layout_.user_bias() : -1;
   for (std::size_t row = 0; row < user_counts_.size(); ++row)
-    stats.penalty += user_counts_[row] * squared_norm(user_factors_, row);
-  const std::size_t home_rows = home.factors.size() / rank;
+    stats.penalty += user_counts_[row] * squared_norm(user_factors_, row, user_fixed);
+  const std::size_t home_rows = home.factors.size() / width;
   for (std::size_t row = 0; row < home_rows; ++row) {
     stats.penalty += item_counts_[row * static_cast<std::size_t>(context_.count) +
                                   static_cast<std::size_t>(context_.index)] *
-                     squared_norm(home.factors, row);
+                     squared_norm(home.factors, row, item_fixed);
   }
   return stats;
 }
@@ -334,7 +348,7 @@ MatrixFactorization::Part MatrixFactorization::Worker::part(const Block& home) c
   part.user_factors = user_factors_;
   for (const double count : user_counts_) part.user_trained.push_back(count > 0 ? 1 : 0);
   part.item_factors = home.factors;
-  const std::size_t rows = home.factors.size() / static_cast<std::size_t>(config_.rank);
+  const std::size_t rows = home.factors.size() / static_cast<std::size_t>(layout_.width());
   for (std::size_t row = 0; row < rows; ++row) {
     const std::size_t item =
         row * static_cast<std::size_t>(context_.count) + static_cast<std::size_t>(context_.index);
@@ -351,8 +365,9 @@ MatrixFactorization::Coordinator::Coordinator(const Config& config, const Setup&
       setup_(summed),
       scale_(rating_scale(summed)),
       lambda_(config.lambda / scale_),
+      layout_{config.rank, config.biases},
       random_(config.seed),
-      component_decrease_(static_cast<std::size_t>(config.rank), 0.0) {
+      component_decrease_(static_cast<std::size_t>(layout_.width()), 0.0) {
   if (!config.output.empty()) io::check_writable(config.output);
 }
 
@@ -366,13 +381,13 @@ std::vector<std::string> MatrixFactorization::Coordinator::trace_columns() const
 }
 
 std::uint32_t MatrixFactorization::Coordinator::pick_component() {
-  const auto rank = static_cast<std::uint64_t>(config_.rank);
+  const auto components = static_cast<std::uint64_t>(layout_.width());
   // The first sweep visits every component in order; after it, priority favours the components whose
   // last update still lowered the objective most.
-  if (component_updates_ < rank || !config_.priority)
-    return static_cast<std::uint32_t>(component_updates_ % rank);
+  if (component_updates_ < components || !config_.priority)
+    return static_cast<std::uint32_t>(component_updates_ % components);
   const double total = sum_of(component_decrease_);
-  if (!(total > 0)) return static_cast<std::uint32_t>(component_updates_ % rank);
+  if (!(total > 0)) return static_cast<std::uint32_t>(component_updates_ % components);
   std::vector<double> weights(component_decrease_.size());
   for (std::size_t t = 0; t < weights.size(); ++t) weights[t] = component_decrease_[t] / total + config_.eta;
   std::discrete_distribution<std::uint32_t> pick(weights.begin(), weights.end());
@@ -383,14 +398,21 @@ MatrixFactorization::Step MatrixFactorization::Coordinator::schedule() {
   Step step;
   step.algorithm = config_.algorithm;
   if (config_.algorithm == Algorithm::kSgd) return step;
+  const auto bias_column = [&](int column) {
+    return layout_.biases && component_ == static_cast<std::uint32_t>(column);
+  };
   if (rounds_left_ == 0) {
     component_ = pick_component();
-    rounds_left_ = 2 * config_.inner;
+    // A bias meets a fixed 1 on the other side: one round per update, on its own side.
+    const bool bias = bias_column(layout_.user_bias()) || bias_column(layout_.item_bias());
+    rounds_left_ = (bias ? 1 : 2) * config_.inner;
     decrease_ = 0;
   }
+  const bool user_bias = bias_column(layout_.user_bias());
+  const bool item_bias = bias_column(layout_.item_bias());
   step.component = component_;
   // Items first: they start at zero, and a user round against zero items would zero the users too.
-  step.users = rounds_left_ % 2 == 1;
+  step.users = user_bias || (!item_bias && rounds_left_ % 2 == 1);
   return step;
 }
 
@@ -405,7 +427,7 @@ void MatrixFactorization::Coordinator::aggregate(const Step& step, const Partial
   if (--rounds_left_ > 0) return;
   component_decrease_[component_] = decrease_;
   ++component_updates_;
-  if (component_updates_ % static_cast<std::uint64_t>(config_.rank) == 0) {
+  if (component_updates_ % static_cast<std::uint64_t>(layout_.width()) == 0) {
     ++iterations_;
     iteration_done_ = true;
   }
@@ -444,7 +466,8 @@ void MatrixFactorization::Coordinator::finish(const Summary& summary, const std:
   if (!config_.test.empty()) std::printf("  test RMSE %.6f  test MAE %.6f", last.columns[2], last.columns[3]);
   std::printf("  (%.3f s, stopped by %s)\n", summary.seconds, summary.stopped_by.c_str());
   if (config_.output.empty()) return;
-  const Model model = assemble(parts, config_.rank, setup_.sum / setup_.ratings, std::sqrt(scale_));
+  const double mean = setup_.sum / setup_.ratings;
+  const Model model = assemble(parts, layout_, mean, scale_, config_.biases ? mean : 0.0);
   write_model(config_.output, model);
   std::printf("model: %s\n", config_.output.c_str());
   std::fflush(stdout);

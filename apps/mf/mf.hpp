@@ -44,7 +44,8 @@ struct Config {
   int iterations = 20;  // sgd: epochs; ccd: sweeps over the components
   int inner = 1;        // ccd: user/item round pairs per component update
   double learning_rate = 0.1;
-  double tol = 0;  // stop when an iteration lowers the objective by at most this, relatively
+  bool biases = false;  // model mean + b_u + c_j + w.h (two more factor columns in the model file)
+  double tol = 0;       // stop when an iteration lowers the objective by at most this, relatively
   bool priority = true;
   double eta = 1e-4;
   std::uint64_t seed = 1;
@@ -165,9 +166,11 @@ struct MatrixFactorization {
     // that no two concurrent cells share a user or an item.
     template <class Work>
     void for_each_cell(std::uint32_t block, Work work);
-    void initialise(double* row, std::uint64_t id, bool user) const;
+    // A trained row's start: latent entries random (or zero), biases zero beside their fixed 1.
+    void initialise(double* row, std::uint64_t id, bool user, bool random) const;
 
     Config config_;
+    kernels::RowLayout layout_;
     WorkerContext context_;
     std::uint32_t users_ = 0;  // of the whole job: 1 + the largest id in the training data
     std::uint32_t items_ = 0;
@@ -209,6 +212,7 @@ struct MatrixFactorization {
     Setup setup_;
     double scale_;
     double lambda_;
+    kernels::RowLayout layout_;
     std::mt19937_64 random_;
     // ccd
     std::vector<double> component_decrease_;

@@ -1,5 +1,6 @@
 #include "model.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -16,15 +17,16 @@ double Model::predict(std::uint64_t user, std::uint64_t item) const {
   return sum;
 }
 
-Model assemble(const std::vector<MatrixFactorization::Part>& parts, int rank, double mean,
-               double factor_scale) {
+Model assemble(const std::vector<MatrixFactorization::Part>& parts, const kernels::RowLayout& layout,
+               double mean, double scale, double offset) {
   Model model;
-  model.rank = rank;
+  model.rank = layout.width();
   model.mean = mean;
   model.users = parts.front().users;
   model.items = parts.front().items;
-  const std::size_t k = static_cast<std::size_t>(rank);
+  const auto k = static_cast<std::size_t>(model.rank);
   const std::size_t workers = parts.size();
+  const double factor_scale = std::sqrt(scale);
   model.user_factors.assign(model.users * k, 0.0);
   model.item_factors.assign(model.items * k, 0.0);
   model.user_known.assign(model.users, 0);
@@ -32,32 +34,50 @@ Model assemble(const std::vector<MatrixFactorization::Part>& parts, int rank, do
   for (std::size_t w = 0; w < workers; ++w) {
     const MatrixFactorization::Part& part = parts[w];
     auto place = [&](const std::vector<double>& rows, const std::vector<std::uint8_t>& trained,
-                     std::vector<double>& factors, std::vector<std::uint8_t>& known) {
+                     std::vector<double>& factors, std::vector<std::uint8_t>& known, double user_shift) {
       for (std::size_t row = 0; row < trained.size(); ++row) {
         const std::size_t id = row * workers + w;
         known[id] = trained[row];
         if (!trained[row]) continue;
         for (std::size_t d = 0; d < k; ++d) factors[id * k + d] = rows[row * k + d] * factor_scale;
+        if (layout.biases) factors[id * k + static_cast<std::size_t>(layout.user_bias())] += user_shift;
       }
     };
-    place(part.user_factors, part.user_trained, model.user_factors, model.user_known);
-    place(part.item_factors, part.item_trained, model.item_factors, model.item_known);
+    // The item row holds sqrt(scale) against the user's bias: offset / sqrt(scale) there adds offset.
+    place(part.user_factors, part.user_trained, model.user_factors, model.user_known, offset / factor_scale);
+    place(part.item_factors, part.item_trained, model.item_factors, model.item_known, 0.0);
   }
   return model;
 }
 
 void write_model(const std::string& path, const Model& model) {
   io::write_file_atomically(path, [&](std::ostream& out) {
-    out << "f 0\nm " << model.users << "\nn " << model.items << "\nk " << model.rank << "\nb ";
-    out.precision(17);
-    out << model.mean << '\n';
+    // Shortest round-trip decimals (std::to_chars): exact when read back, and several times faster
+    // than a stream at full precision.
+    std::string line;
+    auto append = [&](double value) {
+      char digits[32];
+      const auto written = std::to_chars(digits, digits + sizeof digits, value);
+      line.append(digits, written.ptr);
+    };
+    line = "f 0\nm " + std::to_string(model.users) + "\nn " + std::to_string(model.items) + "\nk " +
+           std::to_string(model.rank) + "\nb ";
+    append(model.mean);
+    line += '\n';
+    out << line;
     const std::size_t k = static_cast<std::size_t>(model.rank);
     auto rows = [&](char name, std::uint32_t count, const std::vector<double>& factors,
                     const std::vector<std::uint8_t>& known) {
       for (std::size_t id = 0; id < count; ++id) {
-        out << name << id << (known[id] ? " T" : " F");
-        for (std::size_t d = 0; d < k; ++d) out << ' ' << (known[id] ? factors[id * k + d] : 0.0);
-        out << '\n';
+        line.assign(1, name);
+        line += std::to_string(id);
+        line += known[id] ? " T" : " F";
+        for (std::size_t d = 0; d < k; ++d) {
+          line += ' ';
+          append(known[id] ? factors[id * k + d] : 0.0);
+        }
+        line += '\n';
+        out << line;
       }
     };
     rows('p', model.users, model.user_factors, model.user_known);

@@ -34,10 +34,13 @@ struct Model {
   double predict(std::uint64_t user, std::uint64_t item) const;
 };
 
-// The model from every worker's part (parts[w] from worker w, internal units): user u is row u / P of
-// part u mod P, item j row j / P of part j mod P; factors are multiplied by `factor_scale`.
-Model assemble(const std::vector<MatrixFactorization::Part>& parts, int rank, double mean,
-               double factor_scale);
+// The model from every worker's part (parts[w] from worker w): user u is row u / P of part u mod P,
+// item j row j / P of part j mod P. Parts are in internal units, where a rating r is
+// (r - offset) / scale: rows are multiplied by sqrt(scale), and a user's bias column takes
+// offset / scale more first, so that the written rows' dot product predicts r itself. With biases the
+// written rank is the latent rank + 2.
+Model assemble(const std::vector<MatrixFactorization::Part>& parts, const kernels::RowLayout& layout,
+               double mean, double scale, double offset);
 
 void write_model(const std::string& path, const Model& model);
 

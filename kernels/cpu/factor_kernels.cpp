@@ -6,24 +6,27 @@ namespace schmp::kernels {
 
 namespace {
 
-double dot(const double* a, const double* b, int rank) {
+double dot(const double* a, const double* b, int width) {
   double sum = 0;
-  for (int d = 0; d < rank; ++d) sum += a[d] * b[d];
+  for (int d = 0; d < width; ++d) sum += a[d] * b[d];
   return sum;
 }
 
 }  // namespace
 
-double sgd_pass(std::span<const CellRating> cell, AdaptiveRows users, AdaptiveRows items, int rank,
+double sgd_pass(std::span<const CellRating> cell, AdaptiveRows users, AdaptiveRows items, RowLayout layout,
                 double lambda, double learning_rate) {
+  const int rank = layout.rank;
+  const int width = layout.width();
+  // The AdaGrad sum adds the mean over the entries that move: the latent ones and the row's bias.
+  const double inverse_moving = 1.0 / (rank + (layout.biases ? 1 : 0));
   double squared_error = 0;
-  const double inverse_rank = 1.0 / rank;
   for (const CellRating& rating : cell) {
-    double* w = users.factors + static_cast<std::size_t>(rating.user) * rank;
-    double* h = items.factors + static_cast<std::size_t>(rating.item) * rank;
+    double* w = users.factors + static_cast<std::size_t>(rating.user) * width;
+    double* h = items.factors + static_cast<std::size_t>(rating.item) * width;
     double& w_sum = users.gradient_sums[rating.user];
     double& h_sum = items.gradient_sums[rating.item];
-    const double error = rating.value - dot(w, h, rank);
+    const double error = rating.value - dot(w, h, width);
     squared_error += error * error;
     const double w_step = learning_rate / std::sqrt(w_sum);
     const double h_step = learning_rate / std::sqrt(h_sum);
@@ -37,21 +40,30 @@ double sgd_pass(std::span<const CellRating> cell, AdaptiveRows users, AdaptiveRo
       w_squares += w_gradient * w_gradient;
       h_squares += h_gradient * h_gradient;
     }
-    w_sum += w_squares * inverse_rank;
-    h_sum += h_squares * inverse_rank;
+    if (layout.biases) {
+      // Each bias meets a fixed 1 on the other side.
+      const double w_gradient = lambda * w[layout.user_bias()] - error;
+      const double h_gradient = lambda * h[layout.item_bias()] - error;
+      w[layout.user_bias()] -= w_step * w_gradient;
+      h[layout.item_bias()] -= h_step * h_gradient;
+      w_squares += w_gradient * w_gradient;
+      h_squares += h_gradient * h_gradient;
+    }
+    w_sum += w_squares * inverse_moving;
+    h_sum += h_squares * inverse_moving;
   }
   return squared_error;
 }
 
 void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, const double* user_factors,
-                const double* item_factors, int rank, const RankOneStep& step, double* numerator,
+                const double* item_factors, int width, const RankOneStep& step, double* numerator,
                 double* denominator) {
   const int t = step.component;
   const bool relift = step.lifted != t;
   for (std::size_t e = 0; e < cell.size(); ++e) {
     const CellRating& rating = cell[e];
-    const double* w = user_factors + static_cast<std::size_t>(rating.user) * rank;
-    const double* h = item_factors + static_cast<std::size_t>(rating.item) * rank;
+    const double* w = user_factors + static_cast<std::size_t>(rating.user) * width;
+    const double* h = item_factors + static_cast<std::size_t>(rating.item) * width;
     double& residual = residuals[e];
     if (relift) {
       if (step.lifted >= 0) residual -= w[step.lifted] * h[step.lifted];
@@ -65,12 +77,12 @@ void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, c
 }
 
 ErrorSums error_sums(std::span<const CellRating> cell, const double* user_factors, const double* item_factors,
-                     int rank) {
+                     int width) {
   ErrorSums sums;
   for (const CellRating& rating : cell) {
     const double error =
-        rating.value - dot(user_factors + static_cast<std::size_t>(rating.user) * rank,
-                           item_factors + static_cast<std::size_t>(rating.item) * rank, rank);
+        rating.value - dot(user_factors + static_cast<std::size_t>(rating.user) * width,
+                           item_factors + static_cast<std::size_t>(rating.item) * width, width);
     sums.squared += error * error;
     sums.absolute += std::abs(error);
   }
