@@ -100,15 +100,24 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
 
   const std::uint32_t own_users = users_ > me ? (users_ - me + workers - 1) / workers : 0;
   user_counts_.assign(own_users, 0.0);
+  // Each grid group is a contiguous range of rows, so that threads on different cells never write
+  // neighbouring rows: AdaGrad and gathered sums are 8 bytes each, and interleaved rows would put
+  // several threads' writes on one cache line.
+  auto cell_of = [&](Cells & cells, std::uint32_t user_row, std::uint32_t item) -> auto& {
+    const std::uint32_t block = item % workers;
+    const std::uint64_t item_row = item / workers;
+    const auto group =
+        static_cast<int>(std::uint64_t{user_row} * static_cast<std::uint64_t>(groups) / own_users);
+    const auto sub_block =
+        static_cast<int>(item_row * static_cast<std::uint64_t>(groups) / block_items(block));
+    return cells.at(static_cast<int>(block), group, sub_block);
+  };
   train_ = Cells(context.count, groups);
   for (const io::Rating& rating : mine) {
     const std::uint32_t user_row = rating.user / workers;
-    const std::uint32_t item_row = rating.item / workers;
     user_counts_[user_row] += 1;
-    train_
-        .at(static_cast<int>(rating.item % workers), static_cast<int>(user_row % groups),
-            static_cast<int>(item_row % groups))
-        .push_back(kernels::CellRating{user_row, item_row, rating.value});
+    cell_of(train_, user_row, rating.item)
+        .push_back(kernels::CellRating{user_row, rating.item / workers, rating.value});
   }
   mine = {};
 
@@ -123,11 +132,8 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
         cold_test_.push_back(rating.value);
         return;
       }
-      const std::uint32_t item_row = rating.item / workers;
-      test_
-          .at(static_cast<int>(rating.item % workers), static_cast<int>(user_row % groups),
-              static_cast<int>(item_row % groups))
-          .push_back(kernels::CellRating{user_row, item_row, rating.value});
+      cell_of(test_, user_row, rating.item)
+          .push_back(kernels::CellRating{user_row, rating.item / workers, rating.value});
     });
   }
 }
