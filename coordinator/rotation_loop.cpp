@@ -26,6 +26,14 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
   TimeSplit time;
   ProgressLog progress(options.progress_seconds, program.trace_columns());
 
+  // A command without a reply, to every worker but this one.
+  auto tell_other_workers = [&](Command command) {
+    if (ring.count == 1) return;
+    RoundMessage message;
+    message.command = command;
+    Bytes bytes = serialize(message);
+    broadcast_bytes(ring.comm, 0, bytes, waiter);
+  };
   // Ships the message to every worker, plays worker 0's part and returns the summed reply.
   auto play_round = [&](RoundMessage message) {
     const auto sent = Clock::now();
@@ -46,6 +54,10 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     const WorkerReply reply = play_round(std::move(message));
     const auto received = Clock::now();
     Report report = program.report(reply.summed);
+    if (report.keep) {
+      tell_other_workers(Command::kKeep);
+      own_worker.keep();
+    }
     time.idle += seconds_since(received);
     const double elapsed = seconds_since(started);
     trace.row(round, elapsed, report, time);
@@ -81,14 +93,9 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
 
   std::vector<Bytes> parts;
   parts.push_back(own_worker.part());
-  if (ring.count > 1) {
-    RoundMessage stop;
-    stop.command = Command::kStop;
-    Bytes bytes = serialize(stop);
-    broadcast_bytes(ring.comm, 0, bytes, waiter);
-    for (int worker = 1; worker < ring.count; ++worker)
-      parts.push_back(receive_bytes(ring.comm, worker, kTagPart, waiter));
-  }
+  tell_other_workers(Command::kStop);
+  for (int worker = 1; worker < ring.count; ++worker)
+    parts.push_back(receive_bytes(ring.comm, worker, kTagPart, waiter));
   summary.rounds = round;
   summary.seconds = seconds_since(started);
   if (summary.stopped_by != "converged" && summary.stopped_by != "finished")

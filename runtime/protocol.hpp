@@ -18,6 +18,7 @@ enum class Command : std::uint8_t {
   kEvaluate = 1,  // reply with the program's Stats
   kUpdate = 2,    // reply with the program's Partial for `schedule`
   kStop = 3,      // no reply: leave the loop
+  kKeep = 4,      // rotation programs, no reply: keep a copy of the model as it stands
 };
 
 struct RoundMessage {

@@ -264,6 +264,33 @@ TEST_F(MfEndToEnd, MatrixMarketInputGivesTheSameModelAsText) {
   EXPECT_EQ(read_text(text + ".model"), read_text(market + ".model"));
 }
 
+TEST_F(MfEndToEnd, EarlyStoppingWritesTheBestModel) {
+  testing::ScratchDir dir;
+  for (int ranks : {1, 3}) {
+    // Rank 30 with almost no penalty on rank-4 data overfits after a few epochs.
+    const std::string model = dir.file("best.model");
+    const std::string trace = dir.file("best.csv");
+    const Output out = train(
+        ranks, "sgd",
+        "--rank 30 --lambda 0.001 --iterations 200 --early_stop 3 --output " + model + " --trace " + trace);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const double best = number_after(out, "best test RMSE");
+    const double iterations = number_after(out, "iterations");
+    ASSERT_LT(iterations, 200) << out.text;
+    const auto rows = read_trace(trace).rows;
+    double least = rows.front()[5];
+    for (const auto& row : rows) least = std::min(least, row[5]);
+    EXPECT_NEAR(best, least, 1e-6);
+    EXPECT_GT(rows.back()[5], best);  // it stopped because the test RMSE rose
+    const Output predicted =
+        run(std::string(SCHMP_MF_BIN) + " predict --model " + model + " --data " + generated_test());
+    EXPECT_NEAR(number_after(predicted, "RMSE"), best, 1e-6) << predicted.text;
+  }
+  const Output no_test = run(std::string(SCHMP_MF_BIN) + " --data " + generated() + " --early_stop 2");
+  EXPECT_NE(no_test.status, 0);
+  EXPECT_NE(no_test.text.find("--early_stop watches the test RMSE: it needs --test"), std::string::npos);
+}
+
 TEST_F(MfEndToEnd, DivergingSgdStopsWithAClearError) {
   const Output out = train(3, "sgd", "--learning_rate 20 --iterations 5");
   EXPECT_NE(out.status, 0) << out.text;

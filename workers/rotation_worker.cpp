@@ -57,6 +57,10 @@ void run_rotation_worker_rank(RotationWorkerRole& worker, const Ring& ring, Wait
     broadcast_bytes(ring.comm, 0, bytes, waiter);
     const auto message = deserialize<RoundMessage>(bytes);
     if (message.command == Command::kStop) break;
+    if (message.command == Command::kKeep) {
+      worker.keep();
+      continue;
+    }
     WorkerReply reply = rotate(worker, message, ring, waiter);
     sum_onto_first(reply, ring, waiter);
   }

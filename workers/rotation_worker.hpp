@@ -23,8 +23,8 @@ WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, cons
 // Sums a reply (the compute seconds too) over the ring onto worker 0.
 void sum_onto_first(WorkerReply& reply, const Ring& ring, Waiter& waiter);
 
-// The loop of every worker but the first: rounds as broadcast by rank 0 until told to stop, then its
-// share of the model goes to rank 0.
+// The loop of every worker but the first: rounds (and requests to keep the model) as broadcast by
+// rank 0 until told to stop, then its share of the model goes to rank 0.
 void run_rotation_worker_rank(RotationWorkerRole& worker, const Ring& ring, Waiter& waiter);
 
 }  // namespace schmp::detail

@@ -35,6 +35,9 @@ DEFINE_bool(biases, false,
             "Predict mean + b_u + c_j + w_u.h_j, the biases penalised like the factors (written as two more "
             "factor columns, so LIBMF's tools still read the model)");
 DEFINE_double(tol, 0, "Stop when an iteration lowers the objective by at most this, relatively (0: never)");
+DEFINE_int32(early_stop, 0,
+             "Stop when the test RMSE has not improved for this many iterations, and write the model of the "
+             "best one (0: off; needs --test)");
 DEFINE_string(output, "",
               "Training: write the model here (LIBMF's text format). predict: one prediction per line");
 DEFINE_string(model, "", "predict, recommend: the model (LIBMF's text format)");
@@ -113,6 +116,7 @@ int main(int argc, char** argv) {
   config.learning_rate = FLAGS_learning_rate;
   config.biases = FLAGS_biases;
   config.tol = FLAGS_tol;
+  config.early_stop = FLAGS_early_stop;
   config.priority = FLAGS_priority;
   config.eta = FLAGS_eta;
   config.seed = FLAGS_seed;

@@ -51,6 +51,9 @@ void check(const Config& config) {
   if (config.inner < 1) throw std::runtime_error("--inner must be at least 1");
   if (!(config.learning_rate > 0)) throw std::runtime_error("--learning_rate must be positive");
   if (!(config.tol >= 0)) throw std::runtime_error("--tol must be 0 or more");
+  if (config.early_stop < 0) throw std::runtime_error("--early_stop must be 0 (off) or more");
+  if (config.early_stop > 0 && config.test.empty())
+    throw std::runtime_error("--early_stop watches the test RMSE: it needs --test");
   if (config.index_base != 0 && config.index_base != 1)
     throw std::runtime_error("--index_base must be 0 or 1");
   if (config.algorithm == Algorithm::kCcd && config.lambda == 0)
@@ -347,13 +350,19 @@ MatrixFactorization::Stats MatrixFactorization::Worker::end_evaluation(const Blo
   return stats;
 }
 
+void MatrixFactorization::Worker::keep(const Block& home) {
+  kept_ = true;
+  kept_user_factors_ = user_factors_;
+  kept_item_factors_ = home.factors;
+}
+
 MatrixFactorization::Part MatrixFactorization::Worker::part(const Block& home) const {
   Part part;
   part.users = users_;
   part.items = items_;
-  part.user_factors = user_factors_;
+  part.user_factors = kept_ ? kept_user_factors_ : user_factors_;
   for (const double count : user_counts_) part.user_trained.push_back(count > 0 ? 1 : 0);
-  part.item_factors = home.factors;
+  part.item_factors = kept_ ? kept_item_factors_ : home.factors;
   const std::size_t rows = home.factors.size() / static_cast<std::size_t>(layout_.width());
   for (std::size_t row = 0; row < rows; ++row) {
     const std::size_t item =
@@ -461,6 +470,17 @@ Report MatrixFactorization::Coordinator::report(const Stats& summed) {
       config_.tol > 0 && last_objective_ >= 0 && decrease >= 0 && decrease <= config_.tol * last_objective_;
   report.finished = iterations_ >= static_cast<std::uint64_t>(config_.iterations);
   last_objective_ = report.objective;
+  if (config_.early_stop > 0) {
+    const double test_rmse = report.columns[2];
+    if (iterations_ == 0 || test_rmse < best_test_rmse_) {
+      best_test_rmse_ = test_rmse;
+      best_iteration_ = iterations_;
+      evaluations_since_best_ = 0;
+      report.keep = true;
+    } else if (++evaluations_since_best_ >= static_cast<std::uint64_t>(config_.early_stop)) {
+      report.finished = true;
+    }
+  }
   return report;
 }
 
@@ -471,6 +491,10 @@ void MatrixFactorization::Coordinator::finish(const Summary& summary, const std:
               last.objective, last.columns[1]);
   if (!config_.test.empty()) std::printf("  test RMSE %.6f  test MAE %.6f", last.columns[2], last.columns[3]);
   std::printf("  (%.3f s, stopped by %s)\n", summary.seconds, summary.stopped_by.c_str());
+  if (config_.early_stop > 0) {
+    std::printf("best test RMSE %.6f at iteration %llu: the model kept\n", best_test_rmse_,
+                static_cast<unsigned long long>(best_iteration_));
+  }
   if (config_.output.empty()) return;
   const double mean = setup_.sum / setup_.ratings;
   const Model model = assemble(parts, layout_, mean, scale_, config_.biases ? mean : 0.0);

@@ -46,6 +46,7 @@ struct Config {
   double learning_rate = 0.1;
   bool biases = false;  // model mean + b_u + c_j + w.h (two more factor columns in the model file)
   double tol = 0;       // stop when an iteration lowers the objective by at most this, relatively
+  int early_stop = 0;   // stop when the test RMSE has not improved for this many iterations; keep the best
   bool priority = true;
   double eta = 1e-4;
   std::uint64_t seed = 1;
@@ -159,6 +160,7 @@ struct MatrixFactorization {
     void evaluate(std::uint32_t block, const Block& held);
     Stats end_evaluation(const Block& home);
     Part part(const Block& home) const;
+    void keep(const Block& home);
 
    private:
     std::uint32_t block_items(std::uint32_t block) const;
@@ -190,6 +192,9 @@ struct MatrixFactorization {
     std::vector<double> numerator_;  // ccd, while a user round gathers
     std::vector<double> denominator_;
     int lifted_ = -1;
+    bool kept_ = false;  // early stopping: the best model so far, as part() hands it over
+    std::vector<double> kept_user_factors_;
+    std::vector<double> kept_item_factors_;
     std::vector<double> error_by_group_;
     std::vector<double> absolute_by_group_;
     std::vector<double> test_error_by_group_;
@@ -224,6 +229,10 @@ struct MatrixFactorization {
     std::uint64_t iterations_ = 0;
     bool iteration_done_ = false;
     double last_objective_ = -1;
+    // early stopping
+    double best_test_rmse_ = 0;
+    std::uint64_t best_iteration_ = 0;
+    std::uint64_t evaluations_since_best_ = 0;
   };
 };
 

@@ -117,6 +117,8 @@ struct Report {
   std::vector<double> columns;  // one value per Coordinator::trace_columns() entry
   bool converged = false;       // the program's own stopping test (e.g. duality gap <= tol)
   bool finished = false;        // the program has done the iterations it was asked for
+  bool keep = false;            // rotation programs: the model as evaluated is the best so far, and
+                                // every worker is to keep a copy of it (its keep())
 };
 
 // Where a run ended, handed to Coordinator::finish.

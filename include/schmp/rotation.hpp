@@ -29,6 +29,7 @@
 //       void evaluate(std::uint32_t b, const Block&);       // one sub-round of an evaluation round
 //       Stats end_evaluation(const Block& home);
 //       Part part(const Block& home) const;                 // at the end of the run
+//       void keep(const Block& home);                       // optional: see below
 //     };
 //     class Coordinator {
 //      public:
@@ -44,7 +45,9 @@
 //
 // An evaluation is a rotation too (the model a worker's data needs is spread over every block). It
 // comes when the coordinator's wants_evaluation() says so, and also every --eval_every rounds when that
-// flag is given. Results do not depend on --threads.
+// flag is given. When a report says `keep` (the model is the best so far, on held-out data say), every
+// worker's keep() is called with its home block in hand, so that part() can hand over that model
+// rather than the last one: early stopping.
 #pragma once
 
 #include <concepts>

@@ -176,6 +176,9 @@ class TypedRotationWorker final : public RotationWorkerRole {
   Bytes take_block() override { return serialize(held_); }
   void put_block(std::span<const std::byte> block) override { held_ = deserialize<typename P::Block>(block); }
   Bytes part() const override { return serialize(worker_.part(held_)); }
+  void keep() override {
+    if constexpr (requires { worker_.keep(held_); }) worker_.keep(held_);
+  }
 
  private:
   typename P::Worker worker_;

@@ -72,6 +72,7 @@ class RotationWorkerRole {
   virtual Bytes take_block() = 0;  // the held block, to pass on
   virtual void put_block(std::span<const std::byte> block) = 0;
   virtual Bytes part() const = 0;
+  virtual void keep() = 0;  // the model as it stands is the best so far
 };
 
 class RotationCoordinatorRole {
