@@ -124,10 +124,13 @@ compare() {
 movielens=$shared/mf/movielens_small
 if [[ -s $movielens/ratings_train.txt ]]; then
   compare movielens "$movielens/ratings_train.txt" "$movielens/ratings_test.txt" 50 0.1 50 \
+    "1 --algorithm ccd --rank 20 --lambda 0.15 --iterations 12 --biases" \
+    "2 --algorithm ccd --rank 20 --lambda 0.15 --iterations 12 --biases" \
+    "1 --algorithm sgd --rank 50 --lambda 0.1 --iterations 40 --biases" \
+    "1 --algorithm sgd --rank 10 --lambda 0.1 --iterations 30 --biases" \
+    "1 --algorithm ccd --rank 20 --lambda 0.15 --iterations 40 --biases --early_stop 3" \
     "1 --algorithm sgd --rank 50 --lambda 0.1 --iterations 40" \
-    "2 --algorithm sgd --rank 50 --lambda 0.1 --iterations 40" \
-    "1 --algorithm ccd --rank 50 --lambda 0.15 --iterations 30" \
-    "1 --algorithm sgd --rank 10 --lambda 0.1 --iterations 40"
+    "1 --algorithm ccd --rank 50 --lambda 0.15 --iterations 30"
 else
   log "mf_vs_libmf: no $movielens: MovieLens left out"
 fi
