@@ -38,22 +38,23 @@ struct AdaptiveRows {
 double sgd_pass(std::span<const CellRating> cell, AdaptiveRows users, AdaptiveRows items, RowLayout layout,
                 double lambda, double learning_rate);
 
-// Which factor a CCD++ round updates, and what it first does to the residuals: each rating keeps
-// residual = r - sum over components but `lifted` of w.h; moving the lift from component `lifted` to
-// `component` subtracts that one back in and adds this one out.
-struct RankOneStep {
+// CCD++ residuals: each rating keeps r - (the sum over components but the *lifted* one of w.h).
+// Moving the lift from one component to the next subtracts the new one out and adds the old one in.
+// Factor rows as a round sees them: the rows, their width, and where in a row the round's component
+// and the lifted one (-1: none) are. Item rows may be a narrow copy holding those two columns only.
+struct FactorColumns {
+  const double* rows = nullptr;
+  int width = 1;
   int component = 0;
-  int lifted = -1;    // -1: residuals are full residuals
-  bool users = true;  // gather sums for the users' factor (else for the items')
+  int lifted = -1;
 };
 
-// CCD++ gathering over a cell: brings each residual to `step.component`'s lift, then adds up, per
-// user (step.users) or per item, numerator += residual * other factor and denominator += factor^2,
-// the sums whose ratio (with the penalty) is the exact coordinate minimiser. Components are columns of
-// rows `width` wide, bias columns included.
-void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, const double* user_factors,
-                const double* item_factors, int width, const RankOneStep& step, double* numerator,
-                double* denominator);
+// CCD++ gathering over a cell: when `relift`, first moves each residual's lift to the round's
+// component; then adds up, per user (`users`) or per item, numerator += residual * the other side's
+// entry and denominator += that entry squared: the sums whose ratio (with the penalty) is the exact
+// minimiser of the component's entry.
+void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, FactorColumns users,
+                FactorColumns items, bool relift, bool gather_users, double* numerator, double* denominator);
 
 // Sums over the cell of the squared and absolute errors of w.h against the ratings.
 struct ErrorSums {

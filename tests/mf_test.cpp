@@ -62,7 +62,10 @@ TEST(FactorKernels, CcdGatherMovesTheLiftAndSumsPerRow) {
     std::vector<double> residuals;
     for (const CellRating& r : cell) residuals.push_back(r.value - dot(f, r, 1));
     std::vector<double> numerator(users ? 5 : 4, 0.0), denominator(users ? 5 : 4, 0.0);
-    kernels::ccd_gather(cell, residuals, f.users.data(), f.items.data(), f.rank, {0, 1, users},
+    // Item rows as a narrow copy, as they travel between workers: columns (0, 1) of the rank-3 rows.
+    std::vector<double> narrow;
+    for (std::size_t j = 0; j < 4; ++j) narrow.insert(narrow.end(), {f.items[j * 3], f.items[j * 3 + 1]});
+    kernels::ccd_gather(cell, residuals, {f.users.data(), 3, 0, 1}, {narrow.data(), 2, 0, 1}, true, users,
                         numerator.data(), denominator.data());
     std::vector<double> expected_numerator(numerator.size(), 0.0),
         expected_denominator(numerator.size(), 0.0);

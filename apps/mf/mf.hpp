@@ -170,6 +170,8 @@ struct MatrixFactorization {
     void for_each_cell(std::uint32_t block, Work work);
     // A trained row's start: latent entries random (or zero), biases zero beside their fixed 1.
     void initialise(double* row, std::uint64_t id, bool user, bool random) const;
+    // Swaps the home block's rows for a copy of two of their columns, for a CCD++ round's travels.
+    void narrow(Block& home, int component, int lifted);
 
     Config config_;
     kernels::RowLayout layout_;
@@ -192,7 +194,9 @@ struct MatrixFactorization {
     std::vector<double> numerator_;  // ccd, while a user round gathers
     std::vector<double> denominator_;
     int lifted_ = -1;
-    bool kept_ = false;  // early stopping: the best model so far, as part() hands it over
+    bool narrow_ = false;               // ccd: the home block is out as a narrow copy
+    std::vector<double> home_factors_;  // its full rows meanwhile
+    bool kept_ = false;                 // early stopping: the best model so far, as part() hands it over
     std::vector<double> kept_user_factors_;
     std::vector<double> kept_item_factors_;
     std::vector<double> error_by_group_;

@@ -55,22 +55,20 @@ double sgd_pass(std::span<const CellRating> cell, AdaptiveRows users, AdaptiveRo
   return squared_error;
 }
 
-void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, const double* user_factors,
-                const double* item_factors, int width, const RankOneStep& step, double* numerator,
-                double* denominator) {
-  const int t = step.component;
-  const bool relift = step.lifted != t;
+void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, FactorColumns users,
+                FactorColumns items, bool relift, bool gather_users, double* numerator, double* denominator) {
+  const bool lifted = users.lifted >= 0;
   for (std::size_t e = 0; e < cell.size(); ++e) {
     const CellRating& rating = cell[e];
-    const double* w = user_factors + static_cast<std::size_t>(rating.user) * width;
-    const double* h = item_factors + static_cast<std::size_t>(rating.item) * width;
+    const double* w = users.rows + static_cast<std::size_t>(rating.user) * users.width;
+    const double* h = items.rows + static_cast<std::size_t>(rating.item) * items.width;
     double& residual = residuals[e];
     if (relift) {
-      if (step.lifted >= 0) residual -= w[step.lifted] * h[step.lifted];
-      residual += w[t] * h[t];
+      if (lifted) residual -= w[users.lifted] * h[items.lifted];
+      residual += w[users.component] * h[items.component];
     }
-    const double other = step.users ? h[t] : w[t];
-    const std::uint32_t row = step.users ? rating.user : rating.item;
+    const double other = gather_users ? h[items.component] : w[users.component];
+    const std::uint32_t row = gather_users ? rating.user : rating.item;
     numerator[row] += residual * other;
     denominator[row] += other * other;
   }
