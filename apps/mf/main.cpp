@@ -45,8 +45,6 @@ DEFINE_int64(user, -1, "recommend: the user (id counted from --index_base)");
 DEFINE_uint64(top, 10, "recommend: how many items");
 DEFINE_string(exclude, "", "recommend: leave out the items the user rated in this ratings file");
 DECLARE_bool(priority);
-DECLARE_double(eta);
-DECLARE_uint64(seed);
 
 namespace {
 
@@ -118,8 +116,6 @@ int main(int argc, char** argv) {
   config.tol = FLAGS_tol;
   config.early_stop = FLAGS_early_stop;
   config.priority = FLAGS_priority;
-  config.eta = FLAGS_eta;
-  config.seed = FLAGS_seed;
   config.output = FLAGS_output;
   if (FLAGS_algorithm == "sgd") {
     config.algorithm = schmp::mf::Algorithm::kSgd;

@@ -409,7 +409,6 @@ MatrixFactorization::Coordinator::Coordinator(const Config& config, const Setup&
       scale_(rating_scale(summed)),
       lambda_(config.lambda / scale_),
       layout_{config.rank, config.biases},
-      random_(config.seed),
       component_decrease_(static_cast<std::size_t>(layout_.width()), 0.0) {
   if (!config.output.empty()) io::check_writable(config.output);
 }
@@ -424,17 +423,21 @@ std::vector<std::string> MatrixFactorization::Coordinator::trace_columns() const
 }
 
 std::uint32_t MatrixFactorization::Coordinator::pick_component() {
+  // Priority orders each sweep by how much each component's last update lowered the objective, still
+  // moving first. Sampling components by that decrease instead (with replacement, as the dynamic
+  // schedulers sample parameters) starved some components and converged more slowly on MovieLens.
   const auto components = static_cast<std::uint64_t>(layout_.width());
-  // The first sweep visits every component in order; after it, priority favours the components whose
-  // last update still lowered the objective most.
-  if (component_updates_ < components || !config_.priority)
-    return static_cast<std::uint32_t>(component_updates_ % components);
-  const double total = sum_of(component_decrease_);
-  if (!(total > 0)) return static_cast<std::uint32_t>(component_updates_ % components);
-  std::vector<double> weights(component_decrease_.size());
-  for (std::size_t t = 0; t < weights.size(); ++t) weights[t] = component_decrease_[t] / total + config_.eta;
-  std::discrete_distribution<std::uint32_t> pick(weights.begin(), weights.end());
-  return pick(random_);
+  const auto position = static_cast<std::size_t>(component_updates_ % components);
+  if (position == 0) {
+    sweep_order_.resize(components);
+    std::iota(sweep_order_.begin(), sweep_order_.end(), 0u);
+    if (config_.priority) {
+      std::stable_sort(sweep_order_.begin(), sweep_order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return component_decrease_[a] > component_decrease_[b];
+      });
+    }
+  }
+  return sweep_order_[position];
 }
 
 MatrixFactorization::Step MatrixFactorization::Coordinator::schedule() {

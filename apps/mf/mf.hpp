@@ -10,9 +10,9 @@
 // Two algorithms, chosen by --algorithm:
 //   ccd  CCD++ (Yu et al., 2012): rank-one components updated one at a time, each by exact coordinate
 //        minimisation of its user factors (one round) then its item factors (one round), --inner times;
-//        every rating keeps its residual. The coordinator picks the next component by priority: the
-//        objective decrease of its last update (plus eta), after a first sweep in order. Every update
-//        is exact, so the objective never increases.
+//        every rating keeps its residual. Each sweep updates every component once, by priority: in
+//        decreasing order of the objective decrease of its last update (the first sweep in turn).
+//        Every update is exact, so the objective never increases.
 //   sgd  block-rotation SGD (DSGD / FPSGD): one round is an epoch; per rating, one step on
 //        (r - w.h)^2 + lambda (|w|^2 + |h|^2), with AdaGrad step sizes per factor row as LIBMF takes them.
 //
@@ -21,7 +21,6 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -48,8 +47,6 @@ struct Config {
   double tol = 0;       // stop when an iteration lowers the objective by at most this, relatively
   int early_stop = 0;   // stop when the test RMSE has not improved for this many iterations; keep the best
   bool priority = true;
-  double eta = 1e-4;
-  std::uint64_t seed = 1;
   std::string output;
 };
 
@@ -222,13 +219,13 @@ struct MatrixFactorization {
     double scale_;
     double lambda_;
     kernels::RowLayout layout_;
-    std::mt19937_64 random_;
     // ccd
     std::vector<double> component_decrease_;
     std::uint32_t component_ = 0;
     int rounds_left_ = 0;  // of the current component's update
     double decrease_ = 0;  // of the current component's update so far
     std::uint64_t component_updates_ = 0;
+    std::vector<std::uint32_t> sweep_order_;
     // both
     std::uint64_t iterations_ = 0;
     bool iteration_done_ = false;
