@@ -43,23 +43,24 @@ struct Config {
   int iterations = 20;  // sgd: epochs; ccd: sweeps over the components
   int inner = 1;        // ccd: user/item round pairs per component update
   double learning_rate = 0.1;
-  bool biases = false;  // model mean + b_u + c_j + w.h (two more factor columns in the model file)
-  double tol = 0;       // stop when an iteration lowers the objective by at most this, relatively
-  int early_stop = 0;   // stop when the test RMSE has not improved for this many iterations; keep the best
-  bool priority = true;
+  bool biases = false;   // model mean + b_u + c_j + w.h (two more factor columns in the model file)
+  double tol = 0;        // stop when an iteration lowers the objective by at most this, relatively
+  int early_stop = 0;    // stop when the test RMSE has not improved for this many iterations; keep the best
+  bool priority = true;  // ccd: order each sweep by the components' last decrease (else in turn)
   std::string output;
 };
 
 // Whether a Config is usable; the error names the flag.
 void check(const Config& config);
 
-// The ratings of one worker's users, cut into cells by item block and by a grid inside the worker.
 struct MatrixFactorization;
 
+// The ratings of one worker's users, cut into cells by item block and by a grid inside the worker.
 class Cells {
  public:
   Cells() = default;
-  Cells(int blocks, int groups) : blocks_(blocks), groups_(groups), cells_(blocks * groups * groups) {}
+  Cells(int blocks, int groups)
+      : groups_(groups), cells_(static_cast<std::size_t>(blocks * groups * groups)) {}
   int groups() const { return groups_; }
   std::size_t index(int block, int group, int sub_block) const {
     return static_cast<std::size_t>((block * groups_ + group) * groups_ + sub_block);
@@ -71,7 +72,6 @@ class Cells {
   const std::vector<std::vector<kernels::CellRating>>& all() const { return cells_; }
 
  private:
-  int blocks_ = 0;
   int groups_ = 1;
   std::vector<std::vector<kernels::CellRating>> cells_;
 };
