@@ -782,4 +782,120 @@ TEST_F(IoTest, ReadRowsPartLargeLibsvmReportsFirstBadLine) {
   });
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Corpora: UCI bag-of-words, vocabularies, Mallet-style text documents
+
+std::vector<schmp::io::WordCount> read_entries(const std::string& path,
+                                               schmp::io::CorpusSize* size = nullptr) {
+  std::vector<schmp::io::WordCount> entries;
+  const auto declared =
+      schmp::io::read_bag_of_words(path, [&](const auto& entry) { entries.push_back(entry); });
+  if (size) *size = declared;
+  return entries;
+}
+
+TEST_F(IoTest, BagOfWordsReadsUciDocword) {
+  const std::string path = write("docword.txt", "3\r\n5\r\n4\r\n1 2 3\r\n\r\n1 5 1\r\n3 1 2\r\n2 4 7\r\n");
+  schmp::io::CorpusSize size;
+  const auto entries = read_entries(path, &size);
+  EXPECT_EQ(size.documents, 3u);
+  EXPECT_EQ(size.words, 5u);
+  EXPECT_EQ(size.entries, 4u);
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_EQ(entries[0].document, 0u);
+  EXPECT_EQ(entries[0].word, 1u);
+  EXPECT_EQ(entries[0].count, 3u);
+  EXPECT_EQ(entries[1].line, 6u);
+  EXPECT_EQ(entries[3].document, 1u);
+  EXPECT_EQ(entries[3].word, 3u);
+  EXPECT_EQ(entries[3].count, 7u);
+}
+
+TEST_F(IoTest, BagOfWordsRefusesBadFiles) {
+  const std::string header = "2\n3\n2\n";
+  struct Case {
+    std::string content;
+    std::uint64_t line;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {"2\n3\n", 2, "missing the header's entry count NNZ"},
+      {"2\nthree\n1\n", 2, "non-numeric word count W 'three'"},
+      {"2 3\n", 1, "unexpected '3' after the document count D (the header is three lines: D, W, NNZ)"},
+      {header + "0 1 1\n1 1 1\n", 4, "document id 0 (ids are 1-based)"},
+      {header + "3 1 1\n1 1 1\n", 4, "document id 3 beyond the 2 the header declares"},
+      {header + "1 4 1\n1 1 1\n", 4, "word id 4 beyond the 3 the header declares"},
+      {header + "1 1 0\n1 2 1\n", 4, "count 0 (an entry says how often the word occurs: at least once)"},
+      {header + "1 1 -2\n1 2 1\n", 4, "negative count -2"},
+      {header + "1 1\n", 4, "expected 'doc word count'"},
+      {header + "1 1 1 1\n", 4, "unexpected '1' after 'doc word count'"},
+      {header + "1 1 1\n", 0, "the header declares 2 entries (NNZ) but the file holds 1"},
+      {header + "1 1 1\n1 2 1\n2 3 1\n", 0, "the header declares 2 entries (NNZ) but the file holds 3"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = write("bad.txt", c.content);
+    EXPECT_TRUE(FailsWith([&] { read_entries(path); }, path, c.line, c.message)) << c.content;
+  }
+}
+
+TEST_F(IoTest, VocabularyNamesWordsByLine) {
+  const schmp::io::Vocabulary vocabulary =
+      schmp::io::read_vocabulary(write("vocab.txt", "apple\r\npear\nfig\n\n\n"));
+  ASSERT_EQ(vocabulary.size(), 3u);
+  EXPECT_EQ(vocabulary.word(1), "pear");
+  EXPECT_EQ(vocabulary.find("fig"), 2u);
+  EXPECT_EQ(vocabulary.find("plum"), schmp::io::Vocabulary::kUnknown);
+  const std::string blank = write("blank.txt", "apple\n\npear\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_vocabulary(blank); }, blank, 2,
+                        "blank line: line i names word i, so every line must hold a word"));
+  const std::string repeated = write("repeated.txt", "apple\npear\napple\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_vocabulary(repeated); }, repeated, 3,
+                        "repeated word 'apple' (first on line 1)"));
+  const std::string two = write("two.txt", "apple pie\n");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_vocabulary(two); }, two, 1, "unexpected 'pie' after the word"));
+}
+
+TEST_F(IoTest, TextDocumentsGrowOrKeepTheVocabulary) {
+  const std::string path = write("docs.txt", "d1 x the cat sat\n\nd2 y the dog\nd3 z\n");
+  schmp::io::Vocabulary vocabulary;
+  std::vector<schmp::io::TextDocument> documents;
+  EXPECT_EQ(
+      schmp::io::read_text_documents(path, vocabulary, true, [&](const auto& d) { documents.push_back(d); }),
+      0u);
+  ASSERT_EQ(documents.size(), 3u);
+  EXPECT_EQ(documents[0].name, "d1");
+  EXPECT_EQ(documents[0].words, (std::vector<std::uint32_t>{0, 1, 2}));
+  EXPECT_EQ(documents[1].words, (std::vector<std::uint32_t>{0, 3}));
+  EXPECT_EQ(documents[1].line, 3u);
+  EXPECT_TRUE(documents[2].words.empty());
+  EXPECT_EQ(vocabulary.size(), 4u);
+
+  // A fixed vocabulary leaves unknown words out and counts them.
+  schmp::io::Vocabulary fixed(std::vector<std::string>{"dog", "the"});
+  documents.clear();
+  EXPECT_EQ(
+      schmp::io::read_text_documents(path, fixed, false, [&](const auto& d) { documents.push_back(d); }), 2u);
+  EXPECT_EQ(documents[0].words, (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(documents[1].words, (std::vector<std::uint32_t>{1, 0}));
+  EXPECT_EQ(fixed.size(), 2u);
+
+  const std::string unlabelled = write("bad.txt", "d1 x a\nd2\n");
+  EXPECT_TRUE(
+      FailsWith([&] { schmp::io::read_text_documents(unlabelled, vocabulary, true, [](const auto&) {}); },
+                unlabelled, 2, "expected 'name label word word ...': no label after the name"));
+}
+
+TEST(CorpusSharedData, SotuSizesMatchItsReadme) {
+  const std::string dir = std::string(SCHMP_SHARED_DATA) + "/lda/sotu_lda";
+  if (!fs::exists(dir + "/docword.txt")) GTEST_SKIP() << "no " << dir;
+  std::uint64_t tokens = 0;
+  const auto size =
+      schmp::io::read_bag_of_words(dir + "/docword.txt", [&](const auto& e) { tokens += e.count; });
+  EXPECT_EQ(size.documents, 233u);
+  EXPECT_EQ(size.words, 15533u);
+  EXPECT_EQ(size.entries, 260982u);
+  EXPECT_EQ(tokens, 436214u);
+  EXPECT_EQ(schmp::io::read_vocabulary(dir + "/vocab.txt").size(), 15533u);
+}
+
 }  // namespace

@@ -12,6 +12,8 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace schmp::io {
@@ -97,6 +99,63 @@ struct IdBounds {
 // negative id, an id below the base or not below its bound, a non-numeric or non-finite rating.
 void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
                   const std::function<void(const Rating&)>& visit);
+
+// One entry of a bag-of-words corpus: how often a word occurs in a document (0-based ids).
+struct WordCount {
+  std::uint32_t document = 0;
+  std::uint32_t word = 0;
+  std::uint32_t count = 0;
+  std::uint64_t line = 0;
+};
+
+// The sizes a UCI bag-of-words file declares in its header.
+struct CorpusSize {
+  std::uint64_t documents = 0;  // D
+  std::uint64_t words = 0;      // W, the vocabulary
+  std::uint64_t entries = 0;    // NNZ, the entry lines that follow
+};
+
+// UCI bag-of-words (docword.txt): the header lines D, W and NNZ, then `doc word count` lines with
+// 1-based ids, passed to `visit` in file order; returns the header. Blank lines are skipped. Rejected: a
+// missing or non-numeric header value, a document id of 0 or beyond D, a word id of 0 or beyond W, a
+// count of 0 or below, a missing or extra field, and a number of entries that differs from NNZ.
+CorpusSize read_bag_of_words(const std::string& path, const std::function<void(const WordCount&)>& visit);
+
+// Words and their ids, in order of first appearance.
+class Vocabulary {
+ public:
+  Vocabulary() = default;
+  explicit Vocabulary(std::vector<std::string> words);  // word i gets id i; repeated words are an error
+  std::uint32_t size() const { return static_cast<std::uint32_t>(words_.size()); }
+  const std::string& word(std::uint32_t id) const { return words_[id]; }
+  // The word's id, or kUnknown.
+  std::uint32_t find(std::string_view word) const;
+  // The word's id, a new one when it is new.
+  std::uint32_t add(std::string_view word);
+  static constexpr std::uint32_t kUnknown = 0xFFFFFFFF;
+
+ private:
+  std::vector<std::string> words_;
+  std::unordered_map<std::string, std::uint32_t> ids_;
+};
+
+// A vocabulary file (vocab.txt): line i holds word i (1-based lines, 0-based ids). A blank line or a
+// repeated word is an error: either would shift or confuse the ids of the words after it.
+Vocabulary read_vocabulary(const std::string& path);
+
+// One document of a text corpus: its name and its tokens as word ids.
+struct TextDocument {
+  std::string name;
+  std::vector<std::uint32_t> words;
+  std::uint64_t line = 0;
+};
+
+// Documents one per line, as Mallet imports them: `name label word word ...` (fields separated by
+// blanks; the label is read and ignored). Words get ids from `vocabulary`: new words are added when
+// `grow`, else left out and counted. Blank lines are skipped; a line with a name and no label is an
+// error. Returns the number of tokens left out.
+std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
+                                  const std::function<void(const TextDocument&)>& visit);
 
 // A dense vector: either a MatrixMarket `matrix array` file with one column, or plain text holding
 // one number per line.

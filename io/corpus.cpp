@@ -1,0 +1,159 @@
+// Text corpora for topic models: UCI bag-of-words files, vocabularies, and Mallet-style documents.
+#include <stdexcept>
+#include <string>
+
+#include "line_reader.hpp"
+#include "schmp/io.hpp"
+
+namespace schmp::io {
+
+namespace {
+
+using internal::Where;
+
+// A 1-based id of at most `bound`, returned 0-based.
+std::uint32_t parse_one_based(std::string_view token, const char* what, std::uint64_t bound,
+                              const Where& where) {
+  const std::uint64_t id = internal::parse_count(token, what, where);
+  if (id == 0) where.fail(std::string(what) + " 0 (ids are 1-based)");
+  if (id > bound) {
+    where.fail(std::string(what) + " " + std::string(token) + " beyond the " + std::to_string(bound) +
+               " the header declares");
+  }
+  return static_cast<std::uint32_t>(id - 1);
+}
+
+}  // namespace
+
+CorpusSize read_bag_of_words(const std::string& path, const std::function<void(const WordCount&)>& visit) {
+  const internal::RangeText text = internal::read_range(path, ByteRange{});
+  internal::LineCursor lines(text.text(), text.first_line);
+  CorpusSize size;
+  const char* header_names[] = {"document count D", "word count W", "entry count NNZ"};
+  std::uint64_t* header_values[] = {&size.documents, &size.words, &size.entries};
+  std::uint64_t last_line = 0;
+  for (int field = 0; field < 3;) {
+    const auto line = lines.next();
+    if (!line) throw InputError(path, last_line, std::string("missing the header's ") + header_names[field]);
+    last_line = line->number;
+    const Where where{path, line->number};
+    internal::Tokenizer tokens(line->text);
+    const auto value = tokens.next();
+    if (!value) continue;
+    *header_values[field] = internal::parse_count(*value, header_names[field], where);
+    if (const auto extra = tokens.next()) {
+      where.fail("unexpected " + internal::quoted(*extra) + " after the " + header_names[field] +
+                 " (the header is three lines: D, W, NNZ)");
+    }
+    ++field;
+  }
+  if (size.documents > 0xFFFFFFFEull || size.words > 0xFFFFFFFEull)
+    throw InputError(path, 0, "more than 2^32 - 2 documents or words");
+  std::uint64_t entries = 0;
+  while (const auto line = lines.next()) {
+    const Where where{path, line->number};
+    internal::Tokenizer tokens(line->text);
+    const auto document = tokens.next();
+    if (!document) continue;
+    const auto word = tokens.next();
+    const auto count = tokens.next();
+    if (!word || !count) where.fail("expected 'doc word count'");
+    if (const auto extra = tokens.next())
+      where.fail("unexpected " + internal::quoted(*extra) + " after 'doc word count'");
+    WordCount entry;
+    entry.document = parse_one_based(*document, "document id", size.documents, where);
+    entry.word = parse_one_based(*word, "word id", size.words, where);
+    const std::uint64_t occurrences = internal::parse_count(*count, "count", where);
+    if (occurrences == 0) where.fail("count 0 (an entry says how often the word occurs: at least once)");
+    if (occurrences > 0xFFFFFFFFull) where.fail("count " + std::string(*count) + " out of range");
+    entry.count = static_cast<std::uint32_t>(occurrences);
+    entry.line = line->number;
+    ++entries;
+    visit(entry);
+  }
+  if (entries != size.entries) {
+    throw InputError(path, 0,
+                     "the header declares " + std::to_string(size.entries) +
+                         " entries (NNZ) but the file holds " + std::to_string(entries));
+  }
+  return size;
+}
+
+Vocabulary::Vocabulary(std::vector<std::string> words) {
+  for (std::string& word : words) {
+    if (find(word) != kUnknown) throw std::invalid_argument("repeated word '" + word + "'");
+    add(word);
+  }
+}
+
+std::uint32_t Vocabulary::find(std::string_view word) const {
+  const auto found = ids_.find(std::string(word));
+  return found == ids_.end() ? kUnknown : found->second;
+}
+
+std::uint32_t Vocabulary::add(std::string_view word) {
+  const auto [found, added] = ids_.emplace(std::string(word), size());
+  if (added) {
+    if (size() == kUnknown) throw std::length_error("vocabulary of 2^32 - 1 words");
+    words_.emplace_back(word);
+  }
+  return found->second;
+}
+
+Vocabulary read_vocabulary(const std::string& path) {
+  const internal::RangeText text = internal::read_range(path, ByteRange{});
+  internal::LineCursor lines(text.text(), text.first_line);
+  Vocabulary vocabulary;
+  // Blank lines at the end are only the file's end; one before a word would shift every id after it.
+  std::uint64_t blank_line = 0;
+  while (const auto line = lines.next()) {
+    const Where where{path, line->number};
+    internal::Tokenizer tokens(line->text);
+    const auto word = tokens.next();
+    if (!word) {
+      if (blank_line == 0) blank_line = line->number;
+      continue;
+    }
+    if (blank_line != 0) {
+      Where{path, blank_line}.fail("blank line: line i names word i, so every line must hold a word");
+    }
+    if (const auto extra = tokens.next())
+      where.fail("unexpected " + internal::quoted(*extra) + " after the word");
+    const std::uint32_t before = vocabulary.size();
+    if (vocabulary.add(*word) != before) {
+      where.fail("repeated word " + internal::quoted(*word) + " (first on line " +
+                 std::to_string(text.first_line + vocabulary.find(*word)) + ")");
+    }
+  }
+  return vocabulary;
+}
+
+std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
+                                  const std::function<void(const TextDocument&)>& visit) {
+  const internal::RangeText text = internal::read_range(path, ByteRange{});
+  internal::LineCursor lines(text.text(), text.first_line);
+  std::uint64_t left_out = 0;
+  TextDocument document;
+  while (const auto line = lines.next()) {
+    const Where where{path, line->number};
+    internal::Tokenizer tokens(line->text);
+    const auto name = tokens.next();
+    if (!name) continue;
+    if (!tokens.next()) where.fail("expected 'name label word word ...': no label after the name");
+    document.name = std::string(*name);
+    document.words.clear();
+    document.line = line->number;
+    while (const auto word = tokens.next()) {
+      const std::uint32_t id = grow ? vocabulary.add(*word) : vocabulary.find(*word);
+      if (id == Vocabulary::kUnknown) {
+        ++left_out;
+      } else {
+        document.words.push_back(id);
+      }
+    }
+    visit(document);
+  }
+  return left_out;
+}
+
+}  // namespace schmp::io
