@@ -51,6 +51,13 @@ std::string stop_reason(const Report& last, std::uint64_t rounds, double seconds
   return "";
 }
 
+void close_summary(Summary& summary, std::uint64_t rounds, double seconds) {
+  summary.rounds = rounds;
+  summary.seconds = seconds;
+  if (summary.stopped_by != "converged" && summary.stopped_by != "finished")
+    LOG(WARNING) << "stopped by " << summary.stopped_by << " before converging";
+}
+
 std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size) {
   constexpr std::uint64_t kEvaluationsPerSweep = 8;
   constexpr std::uint64_t kFewestRounds = 8;
@@ -145,10 +152,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   if (!pending_commit.empty()) summary.last = evaluate(round);
   workers.send(make_message(Command::kStop, pending_commit));
   schedulers.stop();
-  summary.rounds = round;
-  summary.seconds = seconds_since(started);
-  if (summary.stopped_by != "converged" && summary.stopped_by != "finished")
-    LOG(WARNING) << "stopped by " << summary.stopped_by << " before converging";
+  close_summary(summary, round, seconds_since(started));
   program.finish(summary);
   return summary;
 }

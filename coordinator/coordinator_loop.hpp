@@ -27,6 +27,9 @@ std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_siz
 // Why a run stops before its next round ("converged", "max_rounds", "max_seconds"), or "" to go on.
 std::string stop_reason(const Report& last, std::uint64_t rounds, double seconds, const RunOptions& options);
 
+// Records how long a run went and warns when it stopped before converging.
+void close_summary(Summary& summary, std::uint64_t rounds, double seconds);
+
 // Runs the rounds after the program's coordinator has been set up; returns how the run ended (the
 // program's finish() has been called with it).
 Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, WorkerGroup& workers,

@@ -1,7 +1,5 @@
 #include "rotation_loop.hpp"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <chrono>
 
@@ -96,10 +94,7 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
   tell_other_workers(Command::kStop);
   for (int worker = 1; worker < ring.count; ++worker)
     parts.push_back(receive_bytes(ring.comm, worker, kTagPart, waiter));
-  summary.rounds = round;
-  summary.seconds = seconds_since(started);
-  if (summary.stopped_by != "converged" && summary.stopped_by != "finished")
-    LOG(WARNING) << "stopped by " << summary.stopped_by << " before converging";
+  close_summary(summary, round, seconds_since(started));
   program.finish(summary, parts);
   return summary;
 }

@@ -74,6 +74,27 @@ class Silence {
 
 }  // namespace
 
+bool take_subcommand(int& argc, char**& argv, const char* name) {
+  if (argc < 2 || std::strcmp(argv[1], name) != 0) return false;
+  argv[1] = argv[0];
+  --argc;
+  ++argv;
+  return true;
+}
+
+int run_tool(int argc, char** argv, const std::string& usage, const std::function<int()>& body) {
+  gflags::SetUsageMessage(usage);
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  const char* slash = std::strrchr(argv[0], '/');
+  const char* program = slash ? slash + 1 : argv[0];
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    return 1;
+  }
+}
+
 Job::Job(int& argc, char**& argv, const std::string& usage) {
   gflags::SetUsageMessage(usage);
   FLAGS_logtostderr = true;

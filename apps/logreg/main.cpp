@@ -7,8 +7,7 @@
 #include <gflags/gflags.h>
 
 #include <cstdio>
-#include <cstring>
-#include <exception>
+#include <stdexcept>
 
 #include "logreg.hpp"
 #include "predict.hpp"
@@ -35,29 +34,22 @@ DECLARE_string(trace);
 
 namespace {
 
-int predict(int argc, char** argv) {
-  gflags::SetUsageMessage("usage: schmp-logreg predict --model MODEL --data FILE [--output PROBABILITIES]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  try {
-    if (FLAGS_model.empty() || FLAGS_data.empty())
-      throw std::runtime_error("predict needs --model and --data");
-    const auto report = schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output);
-    std::printf("rows %zu  accuracy %.6f  log-loss %.6g  AUC %.6f\n", report.rows, report.accuracy,
-                report.log_loss, report.auc);
-    if (!FLAGS_output.empty()) std::printf("probabilities: %s\n", FLAGS_output.c_str());
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "schmp-logreg: error: %s\n", e.what());
-    return 1;
-  }
+int predict() {
+  if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
+  const auto report = schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output);
+  std::printf("rows %zu  accuracy %.6f  log-loss %.6g  AUC %.6f\n", report.rows, report.accuracy,
+              report.log_loss, report.auc);
+  if (!FLAGS_output.empty()) std::printf("probabilities: %s\n", FLAGS_output.c_str());
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "predict") == 0) {
-    argv[1] = argv[0];  // drop the subcommand: flags follow
-    return predict(argc - 1, argv + 1);
+  if (schmp::take_subcommand(argc, argv, "predict")) {
+    return schmp::run_tool(argc, argv,
+                           "usage: schmp-logreg predict --model MODEL --data FILE [--output PROBABILITIES]",
+                           predict);
   }
   // As in Lasso, each evaluation refreshes every priority, so eta need only keep the rest drawable.
   gflags::SetCommandLineOptionWithMode("eta", "1e-8", gflags::SET_FLAGS_DEFAULT);

@@ -8,8 +8,7 @@
 #include <gflags/gflags.h>
 
 #include <cstdio>
-#include <cstring>
-#include <exception>
+#include <stdexcept>
 
 #include "mf.hpp"
 #include "model.hpp"
@@ -48,55 +47,41 @@ DECLARE_bool(priority);
 
 namespace {
 
-int predict(int argc, char** argv) {
-  gflags::SetUsageMessage("usage: schmp-mf predict --model MODEL --data RATINGS [--output PREDICTIONS]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  try {
-    if (FLAGS_model.empty() || FLAGS_data.empty())
-      throw std::runtime_error("predict needs --model and --data");
-    const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
-    const auto report = schmp::mf::predict(model, FLAGS_data, FLAGS_index_base, FLAGS_output);
-    std::printf("ratings %zu  RMSE %.6f  MAE %.6f\n", report.ratings, report.rmse, report.mae);
-    if (!FLAGS_output.empty()) std::printf("predictions: %s\n", FLAGS_output.c_str());
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "schmp-mf: error: %s\n", e.what());
-    return 1;
-  }
+int predict() {
+  if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
+  const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
+  const auto report = schmp::mf::predict(model, FLAGS_data, FLAGS_index_base, FLAGS_output);
+  std::printf("ratings %zu  RMSE %.6f  MAE %.6f\n", report.ratings, report.rmse, report.mae);
+  if (!FLAGS_output.empty()) std::printf("predictions: %s\n", FLAGS_output.c_str());
+  return 0;
 }
 
-int recommend(int argc, char** argv) {
-  gflags::SetUsageMessage("usage: schmp-mf recommend --model MODEL --user U [--top K] [--exclude TRAIN]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  try {
-    if (FLAGS_model.empty() || FLAGS_user < FLAGS_index_base)
-      throw std::runtime_error("recommend needs --model and --user (at least --index_base)");
-    const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
-    const auto user = static_cast<std::uint64_t>(FLAGS_user - FLAGS_index_base);
-    if (user >= model.users)
-      throw std::runtime_error("user " + std::to_string(FLAGS_user) + " is beyond the model's " +
-                               std::to_string(model.users) + " users");
-    for (const auto& pick : schmp::mf::recommend(model, static_cast<std::uint32_t>(user), FLAGS_top,
-                                                 FLAGS_exclude, FLAGS_index_base)) {
-      std::printf("%llu %.6f\n", static_cast<unsigned long long>(pick.item) + FLAGS_index_base, pick.score);
-    }
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "schmp-mf: error: %s\n", e.what());
-    return 1;
+int recommend() {
+  if (FLAGS_model.empty() || FLAGS_user < FLAGS_index_base)
+    throw std::runtime_error("recommend needs --model and --user (at least --index_base)");
+  const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
+  const auto user = static_cast<std::uint64_t>(FLAGS_user - FLAGS_index_base);
+  if (user >= model.users)
+    throw std::runtime_error("user " + std::to_string(FLAGS_user) + " is beyond the model's " +
+                             std::to_string(model.users) + " users");
+  for (const auto& pick : schmp::mf::recommend(model, static_cast<std::uint32_t>(user), FLAGS_top,
+                                               FLAGS_exclude, FLAGS_index_base)) {
+    std::printf("%llu %.6f\n", static_cast<unsigned long long>(pick.item) + FLAGS_index_base, pick.score);
   }
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "predict") == 0) {
-    argv[1] = argv[0];  // drop the subcommand: flags follow
-    return predict(argc - 1, argv + 1);
+  if (schmp::take_subcommand(argc, argv, "predict")) {
+    return schmp::run_tool(
+        argc, argv, "usage: schmp-mf predict --model MODEL --data RATINGS [--output PREDICTIONS]", predict);
   }
-  if (argc > 1 && std::strcmp(argv[1], "recommend") == 0) {
-    argv[1] = argv[0];
-    return recommend(argc - 1, argv + 1);
+  if (schmp::take_subcommand(argc, argv, "recommend")) {
+    return schmp::run_tool(argc, argv,
+                           "usage: schmp-mf recommend --model MODEL --user U [--top K] [--exclude TRAIN]",
+                           recommend);
   }
   schmp::Job job(argc, argv,
                  "Matrix factorization (CCD++ or block-rotation SGD) with a static rotation schedule.\n"

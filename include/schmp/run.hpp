@@ -8,6 +8,7 @@
 #pragma once
 
 #include <concepts>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -216,6 +217,17 @@ class TypedRotationCoordinator final : public RotationCoordinatorRole {
 };
 
 }  // namespace detail
+
+// One-process subcommands beside a program's training run (`schmp-mf predict ...`):
+//
+//   if (schmp::take_subcommand(argc, argv, "predict"))
+//     return schmp::run_tool(argc, argv, "usage: schmp-mf predict ...", [] { ...; return 0; });
+//
+// take_subcommand says whether argv[1] is `name` and, if so, drops it so that flags follow. run_tool
+// parses the flags, runs `body`, and turns an exception into one line "program: error: message" and
+// exit status 1.
+bool take_subcommand(int& argc, char**& argv, const char* name);
+int run_tool(int argc, char** argv, const std::string& usage, const std::function<int()>& body);
 
 class Job {
  public:
