@@ -1,0 +1,80 @@
+// LDA pieces: the exact collapsed Gibbs step samples the collapsed conditional.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "kernels/topic_kernels.hpp"
+
+namespace schmp {
+namespace {
+
+// Small counts, so that leaving the token itself out of them (or not) changes the conditional a lot.
+struct TinyModel {
+  std::vector<std::uint32_t> document{1, 0, 3, 0, 2, 1};
+  std::vector<std::uint32_t> word{0, 2, 1, 0, 4, 1};
+  std::vector<std::int64_t> totals{20, 35, 12, 50, 41, 9};
+  kernels::TopicCounts counts() {
+    return kernels::TopicCounts{document, word, totals, 0.5, 0.05, 1000 * 0.05};
+  }
+};
+
+// p(z = k | everything else) with the token already out of the counts.
+std::vector<double> exact_conditional(const TinyModel& rest) {
+  std::vector<double> p(rest.totals.size());
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    p[k] = (rest.document[k] + 0.5) * (rest.word[k] + 0.05) /
+           (static_cast<double>(rest.totals[k]) + 1000 * 0.05);
+  }
+  const double sum = std::accumulate(p.begin(), p.end(), 0.0);
+  for (double& value : p) value /= sum;
+  return p;
+}
+
+TEST(ExactSampler, DrawsFromTheCollapsedConditional) {
+  TinyModel model;
+  const std::vector<double> p = exact_conditional(model);
+  // The token starts counted at topic 2; every draw takes it out, so the rest never changes and the
+  // draws are independent samples of p.
+  std::uint32_t topic = 2;
+  ++model.document[topic];
+  ++model.word[topic];
+  ++model.totals[topic];
+  std::mt19937_64 random(17);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<double> scratch(6);
+  std::vector<double> seen(6, 0.0);
+  constexpr int kDraws = 300000;
+  for (int draw = 0; draw < kDraws; ++draw) {
+    topic = kernels::resample_exact(model.counts(), topic, uniform(random), scratch);
+    seen[topic] += 1;
+  }
+  double chi_square = 0;
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    const double expected = kDraws * p[k];
+    chi_square += (seen[k] - expected) * (seen[k] - expected) / expected;
+  }
+  // 5 degrees of freedom: P(chi-square > 36) is below 1e-6. Sampling with the token left in the
+  // counts gives about 800 here.
+  EXPECT_LT(chi_square, 36.0);
+
+  // The counts hold the token once, wherever it is.
+  EXPECT_EQ(std::accumulate(model.document.begin(), model.document.end(), 0u), 8u);
+  EXPECT_EQ(std::accumulate(model.word.begin(), model.word.end(), 0u), 9u);
+  EXPECT_EQ(std::accumulate(model.totals.begin(), model.totals.end(), std::int64_t{0}), 168);
+}
+
+TEST(ExactSampler, UniformEndsPickTheFirstAndLastTopics) {
+  TinyModel model;
+  std::vector<double> scratch(6);
+  ++model.document[3];
+  ++model.word[3];
+  ++model.totals[3];
+  EXPECT_EQ(kernels::resample_exact(model.counts(), 3, 0.0, scratch), 0u);
+  EXPECT_EQ(kernels::resample_exact(model.counts(), 0, std::nextafter(1.0, 0.0), scratch), 5u);
+}
+
+}  // namespace
+}  // namespace schmp
