@@ -1,17 +1,13 @@
 #include "schmp/dataset.hpp"
 
-#include <tbb/global_control.h>
-#include <tbb/parallel_for.h>
-#include <tbb/partitioner.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
-#include <exception>
 #include <fstream>
 #include <numeric>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "parallel_parse.hpp"
 
 namespace schmp::io {
 
@@ -59,10 +55,6 @@ SparseRows rows_of_block(const std::string& data, const std::string& labels, int
   return rows;
 }
 
-// Below this many bytes per task, the time to start a task and to concatenate its rows is no longer
-// small against the parse itself, so small files stay on one thread.
-constexpr std::uint64_t kMinBytesPerTask = std::uint64_t{4} << 20;
-
 // Appends `piece` to `rows` as further rows.
 void append_rows(SparseRows& rows, const SparseRows& piece) {
   const std::uint64_t offset = rows.index.size();
@@ -75,43 +67,11 @@ void append_rows(SparseRows& rows, const SparseRows& piece) {
   rows.line.insert(rows.line.end(), piece.line.begin(), piece.line.end());
 }
 
-// read_libsvm(path, range) on several threads: since a line belongs to the sub-range holding its first
-// byte and read_libsvm numbers lines from the file start, reading consecutive sub-ranges and joining
-// them in order gives exactly the rows of the whole range.
+// read_libsvm(path, range) on several threads.
 SparseRows read_libsvm_parallel(const std::string& path, std::uint64_t size, ByteRange range) {
-  // ByteRange's default end lies far beyond the file; split only the bytes that exist.
-  const std::uint64_t end = std::min(range.end, size);
-  const std::uint64_t length = range.begin < end ? end - range.begin : 0;
-  // The arena's concurrency ignores a global_control limit (launch sets one per rank); sub-ranges beyond
-  // the threads that may run would only add prefix scans and copying.
-  const std::uint64_t concurrency = std::min<std::uint64_t>(
-      static_cast<std::uint64_t>(std::max(1, tbb::this_task_arena::max_concurrency())),
-      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  const int tasks = static_cast<int>(std::clamp<std::uint64_t>(length / kMinBytesPerTask, 1, concurrency));
-  if (tasks == 1) return read_libsvm(path, range);
-
-  std::vector<SparseRows> pieces(static_cast<std::size_t>(tasks));
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(tasks));
-  // simple_partitioner: one task per sub-range, so that each sub-range's work can go to its own thread.
-  tbb::parallel_for(
-      0, tasks,
-      [&](int task) {
-        const ByteRange sub = split_range(length, task, tasks);
-        const auto t = static_cast<std::size_t>(task);
-        // Kept rather than propagated: TBB would rethrow whichever failure came first in time.
-        try {
-          pieces[t] = read_libsvm(path, ByteRange{range.begin + sub.begin, range.begin + sub.end});
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      },
-      tbb::simple_partitioner());
-  // Sub-ranges lie in file order and each reports its first bad line, so the first failure in that
-  // order holds the smallest line number: the error that a sequential read would raise.
-  for (const std::exception_ptr& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
-
+  std::vector<SparseRows> pieces = internal::parse_in_pieces<SparseRows>(
+      size, range, [&](ByteRange sub) { return read_libsvm(path, sub); });
+  if (pieces.size() == 1) return std::move(pieces.front());
   SparseRows rows;
   std::size_t row_count = 0;
   std::size_t entry_count = 0;

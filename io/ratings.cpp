@@ -1,7 +1,10 @@
 // Ratings files: `user item rating` lines, or MatrixMarket coordinate entries.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "line_reader.hpp"
+#include "parallel_parse.hpp"
 #include "schmp/io.hpp"
 
 namespace schmp::io {
@@ -24,10 +27,13 @@ std::uint32_t parse_id(std::string_view token, const char* what, int index_base,
   return static_cast<std::uint32_t>(zero_based);
 }
 
-void read_text_ratings(const std::string& path, int index_base, const IdBounds& bounds,
-                       const std::function<void(const Rating&)>& visit) {
-  const internal::RangeText text = internal::read_range(path, ByteRange{});
+// The ratings of the lines that start in `range`.
+std::vector<Rating> read_text_range(const std::string& path, ByteRange range, int index_base,
+                                    const IdBounds& bounds) {
+  const internal::RangeText text = internal::read_range(path, range);
   internal::LineCursor lines(text.text(), text.first_line);
+  std::vector<Rating> ratings;
+  ratings.reserve(static_cast<std::size_t>(std::count(text.text().begin(), text.text().end(), '\n')) + 1);
   while (const auto line = lines.next()) {
     const Where where{path, line->number};
     internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
@@ -39,13 +45,13 @@ void read_text_ratings(const std::string& path, int index_base, const IdBounds& 
     if (const auto extra = tokens.next()) {
       where.fail("unexpected " + internal::quoted(*extra) + " after 'user item rating'");
     }
-    Rating rating;
+    Rating& rating = ratings.emplace_back();
     rating.user = parse_id(*user, "user id", index_base, bounds.users, where);
     rating.item = parse_id(*item, "item id", index_base, bounds.items, where);
     rating.value = internal::parse_finite(*value, "rating", where);
     rating.line = line->number;
-    visit(rating);
   }
+  return ratings;
 }
 
 }  // namespace
@@ -56,7 +62,13 @@ void read_ratings(const std::string& path, int index_base, const IdBounds& bound
     throw std::invalid_argument("index base must be 0 or 1, not " + std::to_string(index_base));
   }
   if (!is_matrix_market(path)) {
-    read_text_ratings(path, index_base, bounds, visit);
+    // Large files are parsed on several threads, then visited in file order.
+    const auto pieces = internal::parse_in_pieces<std::vector<Rating>>(
+        file_size(path), ByteRange{},
+        [&](ByteRange range) { return read_text_range(path, range, index_base, bounds); });
+    for (const auto& piece : pieces) {
+      for (const Rating& rating : piece) visit(rating);
+    }
     return;
   }
   const Coordinates entries = read_matrix_market(path);
