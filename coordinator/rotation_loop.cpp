@@ -63,6 +63,11 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     return report;
   };
 
+  if (own_worker.prepares()) {
+    RoundMessage prepare;
+    prepare.command = Command::kPrepare;
+    play_round(std::move(prepare));
+  }
   Summary summary;
   summary.last = evaluate(0);
   std::uint64_t round = 0;

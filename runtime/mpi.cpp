@@ -171,6 +171,16 @@ void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& wa
   if (rank == root) values = std::move(sum);
 }
 
+void allreduce_sum(MPI_Comm comm, std::vector<double>& values, Waiter& waiter) {
+  std::vector<double> sum(values.size());
+  MPI_Request request;
+  check_mpi(MPI_Iallreduce(values.data(), sum.data(), mpi_count(values.size()), MPI_DOUBLE, MPI_SUM, comm,
+                           &request),
+            "MPI_Iallreduce");
+  waiter.wait(request);
+  values = std::move(sum);
+}
+
 std::uint64_t allreduce_max(MPI_Comm comm, std::uint64_t value) {
   std::uint64_t result = 0;
   check_mpi(MPI_Allreduce(&value, &result, 1, MPI_UINT64_T, MPI_MAX, comm), "MPI_Allreduce");

@@ -93,6 +93,9 @@ void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter);
 // Sums `values` elementwise onto `root` (every rank passes the same length).
 void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& waiter);
 
+// Sums `values` elementwise onto every rank (every rank passes the same length).
+void allreduce_sum(MPI_Comm comm, std::vector<double>& values, Waiter& waiter);
+
 std::uint64_t allreduce_max(MPI_Comm comm, std::uint64_t value);
 
 // A failure one rank met while starting up. The key orders failures: the earliest input line wins,

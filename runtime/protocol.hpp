@@ -19,6 +19,7 @@ enum class Command : std::uint8_t {
   kUpdate = 2,    // reply with the program's Partial for `schedule`
   kStop = 3,      // no reply: leave the loop
   kKeep = 4,      // rotation programs, no reply: keep a copy of the model as it stands
+  kPrepare = 5,   // rotation programs: the rotation that fills the blocks before the first evaluation
 };
 
 struct RoundMessage {

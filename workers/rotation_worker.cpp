@@ -14,29 +14,39 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, const Ring& ring,
                    Waiter& waiter) {
-  const bool evaluation = message.command == Command::kEvaluate;
-  if (!evaluation && message.command != Command::kUpdate)
+  RoundKind kind = RoundKind::kUpdate;
+  if (message.command == Command::kEvaluate) {
+    kind = RoundKind::kEvaluate;
+  } else if (message.command == Command::kPrepare) {
+    kind = RoundKind::kPrepare;
+  } else if (message.command != Command::kUpdate) {
     throw MessageError("rotation round with an unexpected command");
+  }
   double compute = 0;
   auto timed = [&](auto&& work) {
     const auto started = std::chrono::steady_clock::now();
     work();
     compute += seconds_since(started);
   };
-  if (!evaluation) timed([&] { worker.begin_update(message.commit); });
+  if (kind == RoundKind::kUpdate) timed([&] { worker.begin_update(message.commit); });
   const int left = (ring.index + ring.count - 1) % ring.count;
   const int right = (ring.index + 1) % ring.count;
   Outbox outbox;
   for (int sub_round = 0; sub_round < ring.count; ++sub_round) {
     const auto block = static_cast<std::uint32_t>((ring.index + sub_round) % ring.count);
-    timed([&] { worker.work(evaluation, block); });
+    timed([&] { worker.work(kind, block); });
+    if (kind == RoundKind::kUpdate && worker.shares()) {
+      Flat shared = worker.share();
+      if (ring.count > 1) allreduce_sum(ring.comm, shared.values, waiter);
+      worker.absorb(shared);
+    }
     if (ring.count == 1) continue;
     outbox.send(ring.comm, left, kTagBlock, worker.take_block());
     worker.put_block(receive_bytes(ring.comm, right, kTagBlock, waiter, &outbox));
   }
   outbox.drain(waiter);
   WorkerReply reply;
-  timed([&] { reply.summed = worker.end_round(evaluation); });
+  timed([&] { reply.summed = worker.end_round(kind); });
   reply.compute_seconds = compute;
   return reply;
 }

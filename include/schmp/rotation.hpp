@@ -30,6 +30,8 @@
 //       Stats end_evaluation(const Block& home);
 //       Part part(const Block& home) const;                 // at the end of the run
 //       void keep(const Block& home);                       // optional: see below
+//       void prepare(std::uint32_t b, Block&);              // optional: see below
+//       Shared share();  void absorb(const Shared& summed); // with a Shared message: see below
 //     };
 //     class Coordinator {
 //      public:
@@ -48,6 +50,13 @@
 // flag is given. When a report says `keep` (the model is the best so far, on held-out data say), every
 // worker's keep() is called with its home block in hand, so that part() can hand over that model
 // rather than the last one: early stopping.
+//
+// A worker whose blocks start from its data (LDA's word-topic counts: every worker's tokens count
+// toward every block) has prepare(): before the first evaluation the framework runs one rotation
+// calling it on each block in turn. A program with a `struct Shared { ... visit() }` (LDA's topic
+// totals) has share() called after every update sub-round on every worker; the sum over workers goes
+// back to every worker's absorb() before the blocks move on, so what it holds is at most one sub-round
+// stale.
 #pragma once
 
 #include <concepts>

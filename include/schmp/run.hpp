@@ -155,6 +155,11 @@ class TypedDependency final : public DependencyRole {
 
 template <RotationProgram P>
 class TypedRotationWorker final : public RotationWorkerRole {
+  static constexpr bool kPrepares = requires(typename P::Worker & w, typename P::Block& b) {
+    w.prepare(0u, b);
+  };
+  static constexpr bool kShares = requires { typename P::Shared; };
+
  public:
   TypedRotationWorker(const typename P::Config& config, const WorkerContext& context)
       : worker_(config, context) {}
@@ -164,15 +169,31 @@ class TypedRotationWorker final : public RotationWorkerRole {
     held_ = worker_.make_block();
   }
   void begin_update(std::span<const std::byte> step) override { step_ = deserialize<typename P::Step>(step); }
-  void work(bool evaluation, std::uint32_t block) override {
-    if (evaluation) {
+  bool prepares() const override { return kPrepares; }
+  void work(RoundKind kind, std::uint32_t block) override {
+    if (kind == RoundKind::kEvaluate) {
       worker_.evaluate(block, held_);
-    } else {
+    } else if (kind == RoundKind::kUpdate) {
       worker_.update(step_, block, held_);
+    } else if constexpr (kPrepares) {
+      worker_.prepare(block, held_);
     }
   }
-  Flat end_round(bool evaluation) override {
-    return evaluation ? flatten(worker_.end_evaluation(held_)) : flatten(worker_.end_update(step_, held_));
+  Flat end_round(RoundKind kind) override {
+    if (kind == RoundKind::kEvaluate) return flatten(worker_.end_evaluation(held_));
+    if (kind == RoundKind::kUpdate) return flatten(worker_.end_update(step_, held_));
+    return {};
+  }
+  bool shares() const override { return kShares; }
+  Flat share() override {
+    if constexpr (kShares) {
+      return flatten(worker_.share());
+    } else {
+      return {};
+    }
+  }
+  void absorb(const Flat& summed) override {
+    if constexpr (kShares) worker_.absorb(unflatten<typename P::Shared>(summed));
   }
   Bytes take_block() override { return serialize(held_); }
   void put_block(std::span<const std::byte> block) override { held_ = deserialize<typename P::Block>(block); }

@@ -60,15 +60,25 @@ struct ProgramRoles {
 // Runs the job on this rank; returns the process exit status.
 int launch(const ProgramRoles& roles, const RunOptions& options);
 
+// What a rotation round does: fill the blocks once before the first evaluation (programs with
+// prepare()), update, or evaluate.
+enum class RoundKind { kPrepare, kUpdate, kEvaluate };
+
 // A rotation program's worker (rotation.hpp): it holds one block of the model at a time.
 class RotationWorkerRole {
  public:
   virtual ~RotationWorkerRole() = default;
   virtual Flat setup() const = 0;
   virtual void start(const Flat& summed) = 0;  // also makes the home block
+  virtual bool prepares() const = 0;
   virtual void begin_update(std::span<const std::byte> step) = 0;
-  virtual void work(bool evaluation, std::uint32_t block) = 0;  // one sub-round on the block it holds
-  virtual Flat end_round(bool evaluation) = 0;
+  virtual void work(RoundKind kind, std::uint32_t block) = 0;  // one sub-round on the block it holds
+  virtual Flat end_round(RoundKind kind) = 0;                  // empty after a preparation
+  // Programs with a Shared message: after each update sub-round, share() from every worker is summed
+  // and handed to every worker's absorb().
+  virtual bool shares() const = 0;
+  virtual Flat share() = 0;
+  virtual void absorb(const Flat& summed) = 0;
   virtual Bytes take_block() = 0;  // the held block, to pass on
   virtual void put_block(std::span<const std::byte> block) = 0;
   virtual Bytes part() const = 0;
