@@ -1,0 +1,156 @@
+// Latent Dirichlet allocation by collapsed Gibbs sampling, as a rotation program (STRADS's schedule):
+// worker w owns the documents d with d mod P = w, their tokens' topics and their document-topic
+// counts n_dk; the word-topic counts n_kw are cut into P blocks of words (word v in block v mod P) that
+// rotate around the workers, so no two workers ever sample tokens of the same word at once. The topic
+// totals n_k change with every token anywhere: each worker samples against its own copy, and the
+// copies are summed after every sub-round (a Shared message), so a worker's totals miss at most one
+// sub-round of the others' moves. Totals are sums over many words, so a sub-round's moves shift them
+// by a small fraction; this is the approximation of AD-LDA (Newman et al., 2009) with a shorter lag.
+//
+// The sampler is the exact collapsed conditional, O(K) per token (kernels/topic_kernels.hpp).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "schmp/io.hpp"
+#include "schmp/program.hpp"
+
+namespace schmp::lda {
+
+struct Config {
+  std::string data;   // UCI docword.txt
+  std::string text;   // or documents one per line, Mallet's format
+  std::string vocab;  // UCI vocab.txt, for the topics' top words
+  int topics = 10;
+  double alpha = 0.1;  // per topic
+  double beta = 0.01;  // per word
+  int iterations = 100;
+  std::uint64_t seed = 1;
+  std::string output;  // prefix
+};
+
+void check(const Config& config);
+
+// One token of a worker's documents: its document (row in the worker), its word (row in its block) and
+// its topic.
+struct Token {
+  std::uint32_t document = 0;
+  std::uint32_t word = 0;
+  std::uint32_t topic = 0;
+};
+
+struct Lda {
+  using Config = lda::Config;
+
+  struct Setup {
+    std::vector<double> topic_counts;  // n_k of the starting topics
+    double tokens = 0;
+    double words = 0;  // W, the same on every worker (summed: W times P)
+    template <class V>
+    void visit(V& v) {
+      v(topic_counts, tokens, words);
+    }
+  };
+  struct Step {
+    std::uint64_t iteration = 0;
+    template <class V>
+    void visit(V& v) {
+      v(iteration);
+    }
+  };
+  struct Shared {
+    std::vector<double> topic_changes;  // this worker's moves since the last sum
+    template <class V>
+    void visit(V& v) {
+      v(topic_changes);
+    }
+  };
+  struct Partial {
+    double moved = 0;  // tokens that changed topic
+    template <class V>
+    void visit(V& v) {
+      v(moved);
+    }
+  };
+  struct Stats {
+    double log_likelihood = 0;   // log p(w, z), summed over the parts each worker owns
+    double word_tokens = 0;      // the sum of the word-topic counts of the home blocks
+    double document_tokens = 0;  // the sum of the document-topic counts
+    template <class V>
+    void visit(V& v) {
+      v(log_likelihood, word_tokens, document_tokens);
+    }
+  };
+  // n_kw of a block's words: word v of block b is row v / P, K counts per row.
+  struct Block {
+    std::vector<std::uint32_t> counts;
+    template <class V>
+    void visit(V& v) {
+      v(counts);
+    }
+  };
+  struct Part {
+    std::vector<std::uint32_t> word_topic;      // its home block's rows
+    std::vector<std::uint32_t> document_topic;  // its documents' rows
+    std::vector<std::uint32_t> documents;       // their ids
+    template <class V>
+    void visit(V& v) {
+      v(word_topic, document_topic, documents);
+    }
+  };
+
+  class Worker {
+   public:
+    Worker(const Config& config, const WorkerContext& context);
+    Setup setup() const;
+    void start(const Setup& summed);
+    Block make_block() const;
+    void prepare(std::uint32_t block, Block& held);
+    void update(const Step& step, std::uint32_t block, Block& held);
+    Shared share();
+    void absorb(const Shared& summed);
+    Partial end_update(const Step& step, Block& home);
+    void evaluate(std::uint32_t, const Block&) {}
+    Stats end_evaluation(const Block& home);
+    Part part(const Block& home) const;
+
+   private:
+    void add_document(std::uint32_t id, const std::vector<std::uint32_t>& words);
+
+    Config config_;
+    WorkerContext context_;
+    std::uint32_t words_ = 0;                    // W
+    std::vector<std::vector<Token>> by_block_;   // its tokens, by the block of their word
+    std::vector<std::uint32_t> documents_;       // ids of its documents
+    std::vector<std::uint32_t> document_topic_;  // n_dk, K per document
+    std::vector<std::int64_t> totals_;           // n_k as this worker sees it
+    std::vector<std::int64_t> synced_totals_;    // n_k at the last sum
+    std::vector<double> weights_;                // sampler scratch
+    std::mt19937_64 random_;
+    double moved_ = 0;
+  };
+
+  class Coordinator {
+   public:
+    Coordinator(const Config& config, const Setup& summed, int blocks);
+    std::vector<std::string> trace_columns() const { return {"iteration", "moved"}; }
+    Step schedule() { return Step{iterations_}; }
+    void aggregate(const Step&, const Partial& summed);
+    bool wants_evaluation() const { return true; }
+    Report report(const Stats& summed);
+    void finish(const Summary& summary, const std::vector<Part>& parts);
+
+   private:
+    Config config_;
+    int blocks_;
+    double tokens_;
+    std::uint32_t words_;
+    std::uint64_t iterations_ = 0;
+    double moved_ = 0;
+  };
+};
+
+}  // namespace schmp::lda
