@@ -4,6 +4,7 @@
 // text input and bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -77,6 +78,78 @@ INSTANTIATE_TEST_SUITE_P(Ranks, LdaRanks, ::testing::Values(1, 3, 5),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return "np" + std::to_string(info.param);
                          });
+
+// One row per topic: its word distribution.
+using Topics = std::vector<std::vector<double>>;
+
+Topics read_truth(const std::string& path) {
+  Topics topics;
+  std::istringstream lines(read_text(path));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream values(line);
+    auto& row = topics.emplace_back();
+    for (double value; values >> value;) row.push_back(value);
+  }
+  return topics;
+}
+
+// p(word | topic) = (n_kw + beta) / (n_k + W beta) from a .word_topic file (W lines of K counts).
+Topics learned_topics(const std::string& path, double beta) {
+  std::vector<std::vector<double>> counts;
+  std::istringstream lines(read_text(path));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream values(line);
+    auto& row = counts.emplace_back();
+    for (double value; values >> value;) row.push_back(value);
+  }
+  const std::size_t words = counts.size();
+  const std::size_t topics = counts.front().size();
+  Topics learned(topics, std::vector<double>(words));
+  for (std::size_t k = 0; k < topics; ++k) {
+    double total = 0;
+    for (std::size_t w = 0; w < words; ++w) total += counts[w][k];
+    for (std::size_t w = 0; w < words; ++w) learned[k][w] = (counts[w][k] + beta) / (total + beta * words);
+  }
+  return learned;
+}
+
+// The largest total-variation distance between a true topic and its learned one, under the best
+// one-to-one matching (every permutation: K is small).
+double worst_matched_distance(const Topics& truth, const Topics& learned) {
+  std::vector<std::size_t> match(truth.size());
+  std::iota(match.begin(), match.end(), 0);
+  double best = INFINITY;
+  do {
+    double worst = 0;
+    for (std::size_t k = 0; k < truth.size(); ++k) {
+      double distance = 0;
+      for (std::size_t w = 0; w < truth[k].size(); ++w)
+        distance += std::abs(truth[k][w] - learned[match[k]][w]);
+      worst = std::max(worst, distance / 2);
+    }
+    best = std::min(best, worst);
+  } while (std::next_permutation(match.begin(), match.end()));
+  return best;
+}
+
+TEST(LdaEndToEnd, RecoversTheTopicsOfAKnownModel) {
+  testing::ScratchDir dir;
+  const std::string corpus = dir.file("generated.txt");
+  const Output made = run(std::string(SCHMP_GENERATE_BIN) + " lda --documents 500 --words 100 --topics 5" +
+                          " --document_length 100 --alpha 0.1 --beta 0.05 --seed 3 --out " + corpus);
+  ASSERT_EQ(made.status, 0) << made.text;
+  const Topics truth = read_truth(corpus + ".truth");
+  for (int ranks : {1, 3, 5}) {
+    const Output out =
+        run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + corpus +
+            " --topics 5 --alpha 0.1 --beta 0.05 --iterations 100 --progress_seconds 0 --output " +
+            dir.file("model"));
+    ASSERT_EQ(out.status, 0) << out.text;
+    // Measured: about 0.02 at every rank count; the random starting topics are 0.73 away.
+    EXPECT_LT(worst_matched_distance(truth, learned_topics(dir.file("model.word_topic"), 0.05)), 0.1)
+        << "np " << ranks;
+  }
+}
 
 TEST(LdaEndToEnd, SameSeedSameRanksSameRun) {
   const std::string command = mpirun(3) + SCHMP_LDA_BIN + " --data " + kCorpus +

@@ -18,6 +18,14 @@
 // test_ratings) / users items, drawn with probability proportional to 1 / (1 + j)^zipf (0: uniformly).
 // Each pair goes to the test file (OUT.test) with probability test_ratings / (ratings + test_ratings).
 // Written as 'user item rating' lines, 0-based.
+//
+//   schmp-generate lda --documents 500 --words 100 --topics 5 --document_length 100 --alpha 0.1
+//                      --beta 0.05 --seed 1 --out F
+//
+// lda: documents drawn from the LDA model itself: topic-word distributions phi_k ~ Dirichlet(beta),
+// per document theta_d ~ Dirichlet(alpha) and document_length tokens, each topic z ~ theta_d, word
+// w ~ phi_z. Written as UCI bag-of-words (F: D, W, NNZ, then 'doc word count', 1-based), with the true
+// phi in F.truth (one line per topic, W probabilities).
 #include <gflags/gflags.h>
 
 #include <algorithm>
@@ -42,6 +50,12 @@ DEFINE_uint64(rank, 5, "mf: rank of the true factors");
 DEFINE_uint64(ratings, 100000, "mf: expected number of training ratings");
 DEFINE_uint64(test_ratings, 10000, "mf: expected number of test ratings");
 DEFINE_double(zipf, 0, "mf: item popularity exponent (0: uniform)");
+DEFINE_uint64(documents, 500, "lda: number of documents");
+DEFINE_uint64(words, 100, "lda: vocabulary size W");
+DEFINE_uint64(topics, 5, "lda: number of topics K");
+DEFINE_uint64(document_length, 100, "lda: tokens per document");
+DEFINE_double(alpha, 0.1, "lda: Dirichlet prior of each document's topic proportions, per topic");
+DEFINE_double(beta, 0.05, "lda: Dirichlet prior of each topic's word distribution, per word");
 
 namespace {
 
@@ -175,19 +189,73 @@ int generate_ratings() {
   return 0;
 }
 
+// A draw from the symmetric Dirichlet(concentration) over `size` outcomes.
+std::vector<double> dirichlet(std::mt19937_64& random, std::size_t size, double concentration) {
+  std::gamma_distribution<double> gamma(concentration, 1.0);
+  std::vector<double> draw(size);
+  double sum = 0;
+  for (double& value : draw) sum += value = gamma(random);
+  for (double& value : draw) value /= sum;
+  return draw;
+}
+
+int generate_documents() {
+  if (FLAGS_documents == 0 || FLAGS_words == 0 || FLAGS_topics == 0 || FLAGS_document_length == 0 ||
+      !(FLAGS_alpha > 0) || !(FLAGS_beta > 0) || FLAGS_out.empty()) {
+    std::fprintf(stderr,
+                 "schmp-generate: error: need --out, documents, words, topics and document_length > 0, and "
+                 "alpha, beta > 0\n");
+    return 1;
+  }
+  std::mt19937_64 random(FLAGS_seed);
+  std::vector<std::discrete_distribution<std::uint64_t>> topic_words;
+  std::vector<std::vector<double>> phi;
+  for (std::uint64_t k = 0; k < FLAGS_topics; ++k) {
+    phi.push_back(dirichlet(random, FLAGS_words, FLAGS_beta));
+    topic_words.emplace_back(phi.back().begin(), phi.back().end());
+  }
+  std::string body;
+  std::uint64_t entries = 0;
+  std::vector<std::uint64_t> counts(FLAGS_words);
+  for (std::uint64_t d = 0; d < FLAGS_documents; ++d) {
+    const std::vector<double> theta = dirichlet(random, FLAGS_topics, FLAGS_alpha);
+    std::discrete_distribution<std::uint64_t> topic(theta.begin(), theta.end());
+    std::fill(counts.begin(), counts.end(), 0);
+    for (std::uint64_t t = 0; t < FLAGS_document_length; ++t) ++counts[topic_words[topic(random)](random)];
+    for (std::uint64_t w = 0; w < FLAGS_words; ++w) {
+      if (counts[w] == 0) continue;
+      body += std::to_string(d + 1) + " " + std::to_string(w + 1) + " " + std::to_string(counts[w]) + "\n";
+      ++entries;
+    }
+  }
+  schmp::io::write_file_atomically(FLAGS_out, [&](std::ostream& out) {
+    out << FLAGS_documents << '\n' << FLAGS_words << '\n' << entries << '\n' << body;
+  });
+  schmp::io::write_file_atomically(FLAGS_out + ".truth", [&](std::ostream& out) {
+    out.precision(17);
+    for (const auto& row : phi) {
+      for (std::size_t w = 0; w < row.size(); ++w) out << (w ? " " : "") << row[w];
+      out << '\n';
+    }
+  });
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "usage: schmp-generate lasso|logreg --rows N --cols P --density D --support K --out FILE\n"
       "       schmp-generate mf --users U --items I --rank K --ratings N --test_ratings T --noise S --out "
-      "FILE");
+      "FILE\n"
+      "       schmp-generate lda --documents D --words W --topics K --document_length N --out FILE");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   const std::string kind = argc > 1 ? argv[1] : "";
   if (kind == "lasso") return generate(Kind::kLasso);
   if (kind == "logreg") return generate(Kind::kLogreg);
   if (kind == "mf") return generate_ratings();
-  std::fprintf(stderr, "schmp-generate: error: unknown dataset kind '%s' (known: lasso, logreg, mf)\n",
+  if (kind == "lda") return generate_documents();
+  std::fprintf(stderr, "schmp-generate: error: unknown dataset kind '%s' (known: lasso, logreg, mf, lda)\n",
                kind.c_str());
   return 1;
 }
