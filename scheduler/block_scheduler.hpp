@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "priority_sampler.hpp"
+#include "../kernels/weighted_sampler.hpp"
 #include "schmp/detail/roles.hpp"
 #include "schmp/options.hpp"
 #include "schmp/program.hpp"
@@ -48,7 +48,7 @@ class BlockScheduler {
   ParamRange owned_;
   DependencyRole* dependency_;
   BlockSchedulerSettings settings_;
-  PrioritySampler sampler_;
+  kernels::WeightedSampler sampler_;
   std::vector<bool> retired_;
   std::mt19937_64 random_;
 };

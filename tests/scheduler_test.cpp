@@ -5,8 +5,8 @@
 #include <random>
 #include <set>
 
+#include "../kernels/weighted_sampler.hpp"
 #include "../scheduler/block_scheduler.hpp"
-#include "../scheduler/priority_sampler.hpp"
 
 namespace schmp::detail {
 namespace {
@@ -22,9 +22,9 @@ double chi_square(const std::vector<double>& observed, const std::vector<double>
   return statistic;
 }
 
-TEST(PrioritySampler, FrequenciesMatchTheWeights) {
+TEST(WeightedSampler, FrequenciesMatchTheWeights) {
   const std::vector<double> weights = {1, 2, 3, 4, 0, 10, 0.5};
-  PrioritySampler sampler(weights);
+  kernels::WeightedSampler sampler(weights);
   std::mt19937_64 random(7);
   std::uniform_real_distribution<double> uniform(0, 1);
   const int draws = 200000;
@@ -37,9 +37,9 @@ TEST(PrioritySampler, FrequenciesMatchTheWeights) {
   EXPECT_LT(chi_square(counts, probability, draws), 20.5);
 }
 
-TEST(PrioritySampler, TotalsFollowUpdates) {
+TEST(WeightedSampler, TotalsFollowUpdates) {
   std::vector<double> weights(1000, 1.0);
-  PrioritySampler sampler(weights);
+  kernels::WeightedSampler sampler(weights);
   std::mt19937_64 random(3);
   std::uniform_real_distribution<double> uniform(0, 1);
   for (int step = 0; step < 20000; ++step) {
@@ -53,14 +53,14 @@ TEST(PrioritySampler, TotalsFollowUpdates) {
   for (int d = 0; d < 1000; ++d) EXPECT_GT(weights[sampler.sample(uniform(random))], 0);
 }
 
-TEST(PrioritySampler, EdgeDrawsNeverLandOnZeroWeight) {
-  PrioritySampler sampler({0, 0, 5, 0});
+TEST(WeightedSampler, EdgeDrawsNeverLandOnZeroWeight) {
+  kernels::WeightedSampler sampler({0, 0, 5, 0});
   EXPECT_EQ(sampler.sample(0.0), 2u);
   EXPECT_EQ(sampler.sample(0.999999999), 2u);
 }
 
-TEST(PrioritySampler, KnowsWhenEveryWeightIsZero) {
-  PrioritySampler sampler({0.1, 0.7, 0.3});
+TEST(WeightedSampler, KnowsWhenEveryWeightIsZero) {
+  kernels::WeightedSampler sampler({0.1, 0.7, 0.3});
   EXPECT_TRUE(sampler.any_positive());
   sampler.set(0, 0);
   sampler.set(2, 0);
