@@ -9,6 +9,9 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
+
+#include "weighted_sampler.hpp"
 
 namespace schmp::kernels {
 
@@ -26,5 +29,41 @@ struct TopicCounts {
 // doubles. Returns the new topic.
 std::uint32_t resample_exact(const TopicCounts& counts, std::uint32_t old_topic, double uniform,
                              std::span<double> weights);
+
+// The same conditional, for the tokens of one word after another (F+LDA: Yu, Hsieh, Yun, Vishwanathan
+// and Dhillon, 2015). With c_k = (n_kw + beta) / (n_k + W beta) the weight splits as
+//
+//   (n_dk + alpha) c_k  =  n_dk c_k  (over the document's topics, usually few)  +  alpha c_k
+//
+// and alpha c_k lives in a Fenwick tree built once per word and updated at the two topics each token
+// move touches: O(K_d + log K) per token and O(K) per word, exactly the distribution resample_exact
+// draws from.
+class WordByWordSampler {
+ public:
+  explicit WordByWordSampler(int topics) : weights_(static_cast<std::size_t>(topics), 1.0), tree_(weights_) {}
+
+  // The word whose tokens come next: its counts row and the totals, read and updated in place.
+  void start_word(std::span<std::uint32_t> word, std::span<std::int64_t> totals, double alpha, double beta,
+                  double beta_sum);
+
+  // Moves one token of the word in a document (its counts, and the list of its topics with a nonzero
+  // count, kept in step) from `old_topic` to a topic drawn with `uniform` in [0, 1); returns it.
+  std::uint32_t resample(std::span<std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
+                         std::uint32_t old_topic, double uniform);
+
+ private:
+  double coefficient(std::uint32_t k) const {
+    return (word_[k] + beta_) / (static_cast<double>(totals_[k]) + beta_sum_);
+  }
+  void count(std::uint32_t topic, int change);
+
+  std::vector<double> weights_;  // scratch: the tree's starting weights, the document terms' running sums
+  WeightedSampler tree_;
+  std::span<std::uint32_t> word_;
+  std::span<std::int64_t> totals_;
+  double alpha_ = 0;
+  double beta_ = 0;
+  double beta_sum_ = 1;
+};
 
 }  // namespace schmp::kernels

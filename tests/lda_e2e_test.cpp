@@ -139,15 +139,17 @@ TEST(LdaEndToEnd, RecoversTheTopicsOfAKnownModel) {
                           " --document_length 100 --alpha 0.1 --beta 0.05 --seed 3 --out " + corpus);
   ASSERT_EQ(made.status, 0) << made.text;
   const Topics truth = read_truth(corpus + ".truth");
-  for (int ranks : {1, 3, 5}) {
+  const std::vector<std::pair<int, std::string>> runs{
+      {1, "sparse"}, {3, "sparse"}, {5, "sparse"}, {3, "exact"}};
+  for (const auto& [ranks, sampler] : runs) {
     const Output out =
-        run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + corpus +
+        run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + corpus + " --sampler " + sampler +
             " --topics 5 --alpha 0.1 --beta 0.05 --iterations 100 --progress_seconds 0 --output " +
             dir.file("model"));
     ASSERT_EQ(out.status, 0) << out.text;
     // Measured: about 0.02 at every rank count; the random starting topics are 0.73 away.
     EXPECT_LT(worst_matched_distance(truth, learned_topics(dir.file("model.word_topic"), 0.05)), 0.1)
-        << "np " << ranks;
+        << "np " << ranks << ", " << sampler << " sampler";
   }
 }
 

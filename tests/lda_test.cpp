@@ -1,6 +1,7 @@
-// LDA pieces: the exact collapsed Gibbs step samples the collapsed conditional.
+// LDA pieces: the exact and the word-by-word collapsed Gibbs steps sample the collapsed conditional.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -62,6 +63,47 @@ TEST(ExactSampler, DrawsFromTheCollapsedConditional) {
 
   // The counts hold the token once, wherever it is.
   EXPECT_EQ(std::accumulate(model.document.begin(), model.document.end(), 0u), 8u);
+  EXPECT_EQ(std::accumulate(model.word.begin(), model.word.end(), 0u), 9u);
+  EXPECT_EQ(std::accumulate(model.totals.begin(), model.totals.end(), std::int64_t{0}), 168);
+}
+
+TEST(WordByWordSampler, DrawsFromTheCollapsedConditional) {
+  TinyModel model;
+  const std::vector<double> p = exact_conditional(model);
+  std::uint32_t topic = 2;
+  ++model.document[topic];
+  ++model.word[topic];
+  ++model.totals[topic];
+  std::vector<std::uint32_t> document_topics;
+  for (std::uint32_t k = 0; k < 6; ++k) {
+    if (model.document[k] > 0) document_topics.push_back(k);
+  }
+  kernels::WordByWordSampler sampler(6);
+  sampler.start_word(model.word, model.totals, 0.5, 0.05, 1000 * 0.05);
+  std::mt19937_64 random(23);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<double> seen(6, 0.0);
+  constexpr int kDraws = 300000;
+  for (int draw = 0; draw < kDraws; ++draw) {
+    topic = sampler.resample(model.document, document_topics, topic, uniform(random));
+    seen[topic] += 1;
+    // The document's topic list names exactly its topics with a nonzero count.
+    if (draw % 1000 == 0) {
+      std::vector<std::uint32_t> nonzero;
+      for (std::uint32_t k = 0; k < 6; ++k) {
+        if (model.document[k] > 0) nonzero.push_back(k);
+      }
+      std::vector<std::uint32_t> listed = document_topics;
+      std::sort(listed.begin(), listed.end());
+      ASSERT_EQ(listed, nonzero);
+    }
+  }
+  double chi_square = 0;
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    const double expected = kDraws * p[k];
+    chi_square += (seen[k] - expected) * (seen[k] - expected) / expected;
+  }
+  EXPECT_LT(chi_square, 36.0);  // as for the exact sampler: 5 degrees of freedom, P < 1e-6
   EXPECT_EQ(std::accumulate(model.word.begin(), model.word.end(), 0u), 9u);
   EXPECT_EQ(std::accumulate(model.totals.begin(), model.totals.end(), std::int64_t{0}), 168);
 }

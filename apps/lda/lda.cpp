@@ -34,7 +34,10 @@ void check(const Config& config) {
 }
 
 Lda::Worker::Worker(const Config& config, const WorkerContext& context)
-    : config_(config), context_(context), by_block_(static_cast<std::size_t>(context.count)) {
+    : config_(config),
+      context_(context),
+      by_block_(static_cast<std::size_t>(context.count)),
+      sampler_(std::max(1, config.topics)) {
   check(config);
   const auto workers = static_cast<std::uint32_t>(context.count);
   const auto me = static_cast<std::uint32_t>(context.index);
@@ -72,6 +75,19 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
     words_ = vocabulary.size();
   }
   if (words_ == 0) throw io::InputError(config.data.empty() ? config.text : config.data, 0, "no words");
+  // Word by word within each block: the word's counts row stays hot, and the sparse sampler builds its
+  // tree once per word.
+  for (auto& tokens : by_block_) {
+    std::stable_sort(tokens.begin(), tokens.end(),
+                     [](const Token& a, const Token& b) { return a.word < b.word; });
+  }
+  const auto topics = static_cast<std::size_t>(config.topics);
+  document_topics_.resize(documents_.size());
+  for (std::size_t row = 0; row < documents_.size(); ++row) {
+    for (std::uint32_t k = 0; k < topics; ++k) {
+      if (document_topic_[row * topics + k] > 0) document_topics_[row].push_back(k);
+    }
+  }
   weights_.resize(static_cast<std::size_t>(config.topics));
   random_.seed(config.seed * 1000003 + me);
 }
@@ -122,6 +138,22 @@ void Lda::Worker::update(const Step&, std::uint32_t block, Block& held) {
   const auto topics = static_cast<std::size_t>(config_.topics);
   const double beta_sum = config_.beta * words_;
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  if (config_.sparse_sampler) {
+    std::uint32_t current_word = UINT32_MAX;
+    for (Token& token : by_block_[block]) {
+      if (token.word != current_word) {
+        current_word = token.word;
+        sampler_.start_word(std::span<std::uint32_t>(&held.counts[token.word * topics], topics), totals_,
+                            config_.alpha, config_.beta, beta_sum);
+      }
+      const std::uint32_t topic =
+          sampler_.resample(std::span<std::uint32_t>(&document_topic_[token.document * topics], topics),
+                            document_topics_[token.document], token.topic, uniform(random_));
+      if (topic != token.topic) moved_ += 1;
+      token.topic = topic;
+    }
+    return;
+  }
   for (Token& token : by_block_[block]) {
     const kernels::TopicCounts counts{
         std::span<std::uint32_t>(&document_topic_[token.document * topics], topics),

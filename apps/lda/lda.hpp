@@ -7,7 +7,9 @@
 // sub-round of the others' moves. Totals are sums over many words, so a sub-round's moves shift them
 // by a small fraction; this is the approximation of AD-LDA (Newman et al., 2009) with a shorter lag.
 //
-// The sampler is the exact collapsed conditional, O(K) per token (kernels/topic_kernels.hpp).
+// Two samplers of the same exact collapsed conditional (kernels/topic_kernels.hpp): `sparse` (the
+// default) takes a worker's tokens word by word, O(K_d + log K) per token (F+LDA); `exact` computes all
+// K weights per token, the reference.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/topic_kernels.hpp"
 #include "schmp/io.hpp"
 #include "schmp/program.hpp"
 
@@ -28,6 +31,7 @@ struct Config {
   double alpha = 0.1;  // per topic
   double beta = 0.01;  // per word
   int iterations = 100;
+  bool sparse_sampler = true;
   std::uint64_t seed = 1;
   std::string output;  // prefix
 };
@@ -122,13 +126,15 @@ struct Lda {
 
     Config config_;
     WorkerContext context_;
-    std::uint32_t words_ = 0;                    // W
-    std::vector<std::vector<Token>> by_block_;   // its tokens, by the block of their word
-    std::vector<std::uint32_t> documents_;       // ids of its documents
-    std::vector<std::uint32_t> document_topic_;  // n_dk, K per document
-    std::vector<std::int64_t> totals_;           // n_k as this worker sees it
-    std::vector<std::int64_t> synced_totals_;    // n_k at the last sum
-    std::vector<double> weights_;                // sampler scratch
+    std::uint32_t words_ = 0;                                  // W
+    std::vector<std::vector<Token>> by_block_;                 // its tokens, by the block of their word
+    std::vector<std::uint32_t> documents_;                     // ids of its documents
+    std::vector<std::uint32_t> document_topic_;                // n_dk, K per document
+    std::vector<std::vector<std::uint32_t>> document_topics_;  // each document's topics with n_dk > 0
+    std::vector<std::int64_t> totals_;                         // n_k as this worker sees it
+    std::vector<std::int64_t> synced_totals_;                  // n_k at the last sum
+    std::vector<double> weights_;                              // exact sampler scratch
+    kernels::WordByWordSampler sampler_;
     std::mt19937_64 random_;
     double moved_ = 0;
   };

@@ -5,6 +5,8 @@
 //   mpirun -np N schmp-lda --text documents.txt --topics K [--output PREFIX]
 #include <gflags/gflags.h>
 
+#include <cstdio>
+
 #include "lda.hpp"
 #include "schmp/run.hpp"
 
@@ -17,6 +19,10 @@ DEFINE_double(alpha, 0.1,
               "Dirichlet prior of document-topic proportions, per topic (Mallet's --alpha is K times it)");
 DEFINE_double(beta, 0.01, "Dirichlet prior of topic-word distributions, per word");
 DEFINE_int32(iterations, 100, "Gibbs sweeps over every token");
+DEFINE_string(
+    sampler, "sparse",
+    "sparse: word by word, O(K_d + log K) per token (F+LDA); exact: all K weights per token. Both draw "
+    "from the exact collapsed conditional");
 DEFINE_string(output, "", "Write PREFIX.topics, PREFIX.word_topic and PREFIX.doc_topic");
 DECLARE_uint64(seed);
 
@@ -33,6 +39,12 @@ int main(int argc, char** argv) {
   config.alpha = FLAGS_alpha;
   config.beta = FLAGS_beta;
   config.iterations = FLAGS_iterations;
+  if (FLAGS_sampler != "sparse" && FLAGS_sampler != "exact") {
+    std::fprintf(stderr, "schmp-lda: error: --sampler must be sparse or exact, not '%s'\n",
+                 FLAGS_sampler.c_str());
+    return 1;
+  }
+  config.sparse_sampler = FLAGS_sampler == "sparse";
   config.seed = FLAGS_seed;
   config.output = FLAGS_output;
   return job.run<schmp::lda::Lda>(config);

@@ -1,5 +1,7 @@
 #include "kernels/topic_kernels.hpp"
 
+#include <algorithm>
+
 namespace schmp::kernels {
 
 std::uint32_t resample_exact(const TopicCounts& counts, std::uint32_t old_topic, double uniform,
@@ -21,6 +23,53 @@ std::uint32_t resample_exact(const TopicCounts& counts, std::uint32_t old_topic,
   ++counts.word[topic];
   ++counts.totals[topic];
   return static_cast<std::uint32_t>(topic);
+}
+
+void WordByWordSampler::start_word(std::span<std::uint32_t> word, std::span<std::int64_t> totals,
+                                   double alpha, double beta, double beta_sum) {
+  word_ = word;
+  totals_ = totals;
+  alpha_ = alpha;
+  beta_ = beta;
+  beta_sum_ = beta_sum;
+  for (std::uint32_t k = 0; k < weights_.size(); ++k) weights_[k] = alpha_ * coefficient(k);
+  tree_.assign(weights_);
+}
+
+void WordByWordSampler::count(std::uint32_t topic, int change) {
+  word_[topic] = static_cast<std::uint32_t>(static_cast<std::int64_t>(word_[topic]) + change);
+  totals_[topic] += change;
+  tree_.set(topic, alpha_ * coefficient(topic));
+}
+
+std::uint32_t WordByWordSampler::resample(std::span<std::uint32_t> document,
+                                          std::vector<std::uint32_t>& document_topics,
+                                          std::uint32_t old_topic, double uniform) {
+  if (--document[old_topic] == 0) {
+    *std::find(document_topics.begin(), document_topics.end(), old_topic) = document_topics.back();
+    document_topics.pop_back();
+  }
+  count(old_topic, -1);
+  double document_part = 0;
+  for (std::size_t i = 0; i < document_topics.size(); ++i) {
+    const std::uint32_t k = document_topics[i];
+    document_part += document[k] * coefficient(k);
+    weights_[i] = document_part;
+  }
+  const double tree_part = tree_.total();
+  const double target = uniform * (document_part + tree_part);
+  std::uint32_t topic = 0;
+  if (target < document_part) {
+    std::size_t i = 0;
+    while (i + 1 < document_topics.size() && weights_[i] <= target) ++i;
+    topic = document_topics[i];
+  } else {
+    topic = static_cast<std::uint32_t>(
+        tree_.sample(std::min((target - document_part) / tree_part, 0.9999999999999999)));
+  }
+  if (document[topic]++ == 0) document_topics.push_back(topic);
+  count(topic, +1);
+  return topic;
 }
 
 }  // namespace schmp::kernels
