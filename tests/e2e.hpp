@@ -37,6 +37,25 @@ inline std::string mpirun(int ranks) {
          " --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(ranks) + " ";
 }
 
+// A run that failed cleanly: a non-zero status, the expected error line (`line` is found in the
+// output), and no abort from MPI.
+inline void expect_clean_failure(const Output& out, const std::string& line) {
+  EXPECT_NE(out.status, 0) << out.text;
+  EXPECT_NE(out.text.find(line), std::string::npos) << out.text;
+  EXPECT_EQ(out.text.find("Abort"), std::string::npos) << out.text;
+}
+
+// A bad input file for an app: its name (the test's), its content, extra flags, and the message
+// expected after the file's path in "app: error: FILE...".
+struct BadInput {
+  std::string name;
+  std::string content;
+  std::string flags;
+  std::string message;
+};
+inline void PrintTo(const BadInput& b, std::ostream* os) { *os << b.name; }
+inline std::string bad_input_name(const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; }
+
 inline double objective_of(const Output& out) {
   std::smatch match;
   if (!std::regex_search(out.text, match, std::regex("objective ([-+0-9.eE]+)"))) return NAN;
