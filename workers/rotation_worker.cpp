@@ -32,7 +32,9 @@ WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, cons
   const int left = (ring.index + ring.count - 1) % ring.count;
   const int right = (ring.index + 1) % ring.count;
   Outbox outbox;
-  for (int sub_round = 0; sub_round < ring.count; ++sub_round) {
+  // An evaluation that needs no block but the home one is no rotation at all.
+  const int sub_rounds = kind == RoundKind::kEvaluate && !worker.evaluates_blocks() ? 0 : ring.count;
+  for (int sub_round = 0; sub_round < sub_rounds; ++sub_round) {
     const auto block = static_cast<std::uint32_t>((ring.index + sub_round) % ring.count);
     timed([&] { worker.work(kind, block); });
     if (kind == RoundKind::kUpdate && worker.shares()) {

@@ -117,7 +117,6 @@ struct Lda {
     Shared share();
     void absorb(const Shared& summed);
     Partial end_update(const Step& step, Block& home);
-    void evaluate(std::uint32_t, const Block&) {}
     Stats end_evaluation(const Block& home);
     Part part(const Block& home) const;
 

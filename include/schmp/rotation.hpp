@@ -26,7 +26,7 @@
 //       Block make_block() const;                           // its home block, before the first round
 //       void update(const Step&, std::uint32_t b, Block&);  // one sub-round of an update round
 //       Partial end_update(const Step&, Block& home);       // after the rotation, home block in hand
-//       void evaluate(std::uint32_t b, const Block&);       // one sub-round of an evaluation round
+//       void evaluate(std::uint32_t b, const Block&);       // optional: one sub-round of an evaluation
 //       Stats end_evaluation(const Block& home);
 //       Part part(const Block& home) const;                 // at the end of the run
 //       void keep(const Block& home);                       // optional: see below
@@ -45,7 +45,9 @@
 //     };
 //   };
 //
-// An evaluation is a rotation too (the model a worker's data needs is spread over every block). It
+// An evaluation is a rotation too when the worker has evaluate() (the model a worker's data needs is
+// spread over every block); without it, each worker evaluates with its home block alone and no block
+// moves. It
 // comes when the coordinator's wants_evaluation() says so, and also every --eval_every rounds when that
 // flag is given. When a report says `keep` (the model is the best so far, on held-out data say), every
 // worker's keep() is called with its home block in hand, so that part() can hand over that model
@@ -83,7 +85,6 @@ concept RotationProgram = requires(typename P::Worker& worker, const typename P:
   { const_worker.make_block() } -> std::same_as<typename P::Block>;
   worker.update(step, b, block);
   { worker.end_update(step, block) } -> std::same_as<typename P::Partial>;
-  worker.evaluate(b, const_block);
   { worker.end_evaluation(const_block) } -> std::same_as<typename P::Stats>;
   { const_worker.part(const_block) } -> std::same_as<typename P::Part>;
   { const_coordinator.trace_columns() } -> std::same_as<std::vector<std::string>>;

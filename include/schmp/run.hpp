@@ -159,6 +159,9 @@ class TypedRotationWorker final : public RotationWorkerRole {
     w.prepare(0u, b);
   };
   static constexpr bool kShares = requires { typename P::Shared; };
+  static constexpr bool kEvaluatesBlocks = requires(typename P::Worker & w, const typename P::Block& b) {
+    w.evaluate(0u, b);
+  };
 
  public:
   TypedRotationWorker(const typename P::Config& config, const WorkerContext& context)
@@ -170,9 +173,10 @@ class TypedRotationWorker final : public RotationWorkerRole {
   }
   void begin_update(std::span<const std::byte> step) override { step_ = deserialize<typename P::Step>(step); }
   bool prepares() const override { return kPrepares; }
+  bool evaluates_blocks() const override { return kEvaluatesBlocks; }
   void work(RoundKind kind, std::uint32_t block) override {
     if (kind == RoundKind::kEvaluate) {
-      worker_.evaluate(block, held_);
+      if constexpr (kEvaluatesBlocks) worker_.evaluate(block, held_);
     } else if (kind == RoundKind::kUpdate) {
       worker_.update(step_, block, held_);
     } else if constexpr (kPrepares) {

@@ -71,6 +71,7 @@ class RotationWorkerRole {
   virtual Flat setup() const = 0;
   virtual void start(const Flat& summed) = 0;  // also makes the home block
   virtual bool prepares() const = 0;
+  virtual bool evaluates_blocks() const = 0;  // whether an evaluation visits every block
   virtual void begin_update(std::span<const std::byte> step) = 0;
   virtual void work(RoundKind kind, std::uint32_t block) = 0;  // one sub-round on the block it holds
   virtual Flat end_round(RoundKind kind) = 0;                  // empty after a preparation
