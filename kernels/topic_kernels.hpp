@@ -51,7 +51,24 @@ class WordByWordSampler {
   std::uint32_t resample(std::span<std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
                          std::uint32_t old_topic, double uniform);
 
+  // The same draw for a document the model does not learn from (fold-in: held-out or unseen
+  // documents): only the document's counts move; the word's counts and the totals stay as they are.
+  std::uint32_t fold_in(std::span<std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
+                        std::uint32_t old_topic, double uniform);
+
+  // p(word | document) = sum_k theta_dk phi_kw with theta_dk = (n_dk + alpha) / (length + K alpha) and
+  // phi_kw = (n_kw + beta) / (n_k + W beta): the predictive probability of one more token of the word.
+  double predictive(std::span<const std::uint32_t> document,
+                    const std::vector<std::uint32_t>& document_topics, double length) const;
+
  private:
+  // Draws a topic for a token already taken out of the document's counts.
+  std::uint32_t draw(std::span<const std::uint32_t> document,
+                     const std::vector<std::uint32_t>& document_topics, double uniform);
+  static void uncount(std::span<std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
+                      std::uint32_t topic);
+  static void recount(std::span<std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
+                      std::uint32_t topic);
   double coefficient(std::uint32_t k) const {
     return (word_[k] + beta_) / (static_cast<double>(totals_[k]) + beta_sum_);
   }

@@ -54,7 +54,9 @@ TEST_P(LdaRanks, LogLikelihoodRisesToTheLongRunLevel) {
   std::istringstream counts(read_text(prefix + ".word_topic"));
   double total = 0;
   int lines = 0;
-  for (std::string line; std::getline(counts, line); ++lines) {
+  for (std::string line; std::getline(counts, line);) {
+    if (line.starts_with("#")) continue;
+    ++lines;
     std::istringstream values(line);
     for (double value; values >> value;) total += value;
   }
@@ -98,6 +100,7 @@ Topics learned_topics(const std::string& path, double beta) {
   std::vector<std::vector<double>> counts;
   std::istringstream lines(read_text(path));
   for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("#")) continue;
     std::istringstream values(line);
     auto& row = counts.emplace_back();
     for (double value; values >> value;) row.push_back(value);
@@ -180,6 +183,210 @@ TEST(LdaEndToEnd, ReadsMalletStyleText) {
   const bool road_first = topics.find("topic 0 (600 tokens): car") != std::string::npos ||
                           topics.find("topic 0 (600 tokens): road") != std::string::npos;
   EXPECT_TRUE(fruit_first || road_first) << topics;
+}
+
+// data/sotu cut in two: the first 50 addresses to train on, the last 10 held out (renumbered 1..10).
+struct SplitCorpus {
+  std::string train;
+  std::string test;
+  std::vector<std::vector<std::uint32_t>> test_documents;  // 0-based word ids in file order
+  std::vector<double> train_word_counts;                   // n_w over the training documents
+  double train_tokens = 0;
+};
+
+SplitCorpus split_sotu(const testing::ScratchDir& dir) {
+  std::istringstream in(read_text(kCorpus));
+  std::size_t documents = 0, words = 0, entries = 0;
+  in >> documents >> words >> entries;
+  SplitCorpus split;
+  split.train_word_counts.assign(words, 0.0);
+  split.test_documents.resize(10);
+  std::string train_body, test_body;
+  std::size_t train_entries = 0, test_entries = 0;
+  for (std::size_t d, w, c; in >> d >> w >> c;) {
+    if (d <= 50) {
+      train_body += std::to_string(d) + " " + std::to_string(w) + " " + std::to_string(c) + "\n";
+      ++train_entries;
+      split.train_word_counts[w - 1] += static_cast<double>(c);
+      split.train_tokens += static_cast<double>(c);
+    } else {
+      test_body += std::to_string(d - 50) + " " + std::to_string(w) + " " + std::to_string(c) + "\n";
+      ++test_entries;
+      split.test_documents[d - 51].insert(split.test_documents[d - 51].end(), c,
+                                          static_cast<std::uint32_t>(w - 1));
+    }
+  }
+  const std::string w = std::to_string(words);
+  split.train = dir.write("train.txt", "50\n" + w + "\n" + std::to_string(train_entries) + "\n" + train_body);
+  split.test = dir.write("test.txt", "10\n" + w + "\n" + std::to_string(test_entries) + "\n" + test_body);
+  return split;
+}
+
+double perplexity_of(const Output& out) {
+  std::smatch match;
+  if (!std::regex_search(out.text, match, std::regex("held-out perplexity ([-+0-9.eE]+)"))) return NAN;
+  return std::stod(match[1]);
+}
+
+// With one topic every document is the unigram model p(w) = (n_w + beta) / (N + W beta), whatever the
+// sampler does: document completion scores the odd positions of each held-out document with it.
+TEST(LdaHeldOut, OneTopicPerplexityIsTheUnigramModels) {
+  testing::ScratchDir dir;
+  const SplitCorpus split = split_sotu(dir);
+  const double beta = 0.01;
+  double log_likelihood = 0, held_out = 0;
+  for (const auto& words : split.test_documents) {
+    for (std::size_t position = 1; position < words.size(); position += 2) {
+      log_likelihood +=
+          std::log((split.train_word_counts[words[position]] + beta) /
+                   (split.train_tokens + beta * static_cast<double>(split.train_word_counts.size())));
+      held_out += 1;
+    }
+  }
+  const double expected = std::exp(-log_likelihood / held_out);
+  for (int ranks : {1, 3}) {
+    const Output trained =
+        run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + split.train + " --test " + split.test +
+            " --topics 1 --iterations 3 --progress_seconds 0 --output " + dir.file("one"));
+    ASSERT_EQ(trained.status, 0) << trained.text;
+    EXPECT_NEAR(perplexity_of(trained), expected, expected * 1e-9) << "np " << ranks;
+  }
+  const Output inferred =
+      run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("one") + " --data " + split.test);
+  ASSERT_EQ(inferred.status, 0) << inferred.text;
+  EXPECT_NEAR(perplexity_of(inferred), expected, expected * 1e-9);
+}
+
+// With topics, the held-out perplexity in the trace (one sample of the fold-in) and infer's (averaged
+// over samples) agree, fall below the unigram model's, and infer's proportions are distributions.
+TEST(LdaHeldOut, TopicsPredictHeldOutWordsAndInferAgreesWithTraining) {
+  testing::ScratchDir dir;
+  const SplitCorpus split = split_sotu(dir);
+  const Output unigram = run(mpirun(1) + SCHMP_LDA_BIN + " --data " + split.train + " --test " + split.test +
+                             " --topics 1 --iterations 2 --progress_seconds 0");
+  ASSERT_EQ(unigram.status, 0) << unigram.text;
+  for (int ranks : {1, 3, 5}) {
+    const std::string prefix = dir.file("model" + std::to_string(ranks));
+    const Output trained =
+        run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + split.train + " --test " + split.test +
+            " --topics 20 --iterations 100 --eval_every 25 --progress_seconds 0" + " --trace " +
+            dir.file("trace.csv") + " --output " + prefix);
+    ASSERT_EQ(trained.status, 0) << trained.text;
+    const auto rows = read_trace(dir.file("trace.csv")).rows;
+    ASSERT_EQ(rows.size(), 5u) << "an evaluation every 25 iterations and at the start";
+    EXPECT_EQ(rows[4][3], 100);
+    EXPECT_TRUE(std::isnan(rows[0][6])) << "no perplexity before the first round";
+    EXPECT_NEAR(rows[4][6], perplexity_of(trained), 1e-3) << "the trace's last perplexity is the one printed";
+    EXPECT_GT(rows[4][4], 0) << "tokens per second";
+    // Measured: unigram 5426; 20 topics about 4650 in training and 4640 from infer.
+    EXPECT_LT(perplexity_of(trained), 0.9 * perplexity_of(unigram)) << "np " << ranks;
+    const std::string proportions = dir.file("proportions" + std::to_string(ranks));
+    const Output inferred = run(std::string(SCHMP_LDA_BIN) + " infer --model " + prefix + " --data " +
+                                split.test + " --output " + proportions);
+    ASSERT_EQ(inferred.status, 0) << inferred.text;
+    EXPECT_NEAR(perplexity_of(inferred), perplexity_of(trained), 0.02 * perplexity_of(trained))
+        << "np " << ranks;
+    std::istringstream lines(read_text(proportions));
+    int documents = 0;
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream values(line);
+      int id = 0;
+      values >> id;
+      EXPECT_EQ(id, ++documents);
+      double sum = 0;
+      int topics = 0;
+      for (double value; values >> value; ++topics) sum += value;
+      EXPECT_EQ(topics, 20);
+      EXPECT_NEAR(sum, 1.0, 1e-8);
+    }
+    EXPECT_EQ(documents, 10);
+  }
+}
+
+// infer cuts the documents into a fixed number of groups, each with its own random stream: the
+// threads change nothing.
+TEST(LdaHeldOut, InferIsTheSameOnAnyNumberOfThreads) {
+  testing::ScratchDir dir;
+  const SplitCorpus split = split_sotu(dir);
+  const Output trained = run(mpirun(2) + SCHMP_LDA_BIN + " --data " + split.train +
+                             " --topics 8 --iterations 20 --progress_seconds 0 --output " + dir.file("m"));
+  ASSERT_EQ(trained.status, 0) << trained.text;
+  std::vector<std::string> outputs;
+  for (const std::string threads : {"1", "2", "4"}) {
+    const std::string output = dir.file("proportions" + threads);
+    const Output inferred =
+        run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("m") + " --data " + split.test +
+            " --iterations 30 --seed 9 --threads " + threads + " --output " + output);
+    ASSERT_EQ(inferred.status, 0) << inferred.text;
+    outputs.push_back(read_text(output));
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_EQ(outputs[0], outputs[2]);
+}
+
+// Text documents are read against the vocabulary the training run wrote; unknown words are left out
+// and counted.
+TEST(LdaHeldOut, TextDocumentsUseTheTrainingVocabulary) {
+  testing::ScratchDir dir;
+  auto documents = [](int count, const std::string& extra) {
+    std::string text;
+    for (int d = 0; d < count; ++d) {
+      text += "doc" + std::to_string(d) + " x";
+      for (int t = 0; t < 30; ++t)
+        text += (d % 2 == 0) ? (t % 3 == 0 ? " apple" : " pear") : (t % 2 ? " car" : " road");
+      text += extra + "\n";
+    }
+    return text;
+  };
+  const std::string train = dir.write("train.txt", documents(40, ""));
+  const std::string test = dir.write("test.txt", documents(6, " zebra"));
+  const Output trained = run(mpirun(2) + SCHMP_LDA_BIN + " --text " + train + " --test " + test +
+                             " --topics 2 --iterations 30 --progress_seconds 0 --output " + dir.file("m"));
+  ASSERT_EQ(trained.status, 0) << trained.text;
+  EXPECT_NE(trained.text.find("6 tokens of words the training corpus does not have are left out"),
+            std::string::npos)
+      << trained.text;
+  EXPECT_EQ(read_text(dir.file("m.vocab")), "apple\npear\nroad\ncar\n");
+  const Output inferred =
+      run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("m") + " --text " + test);
+  ASSERT_EQ(inferred.status, 0) << inferred.text;
+  EXPECT_NE(inferred.text.find("6 tokens of words the model does not know were left out"), std::string::npos)
+      << inferred.text;
+  // Two topics that separate fruit from roads leave about two equally likely words per document.
+  EXPECT_LT(perplexity_of(inferred), 2.5) << inferred.text;
+  EXPECT_LT(perplexity_of(trained), 2.5) << trained.text;
+}
+
+TEST(LdaHeldOut, InferRefusesBadModelsAndDocuments) {
+  testing::ScratchDir dir;
+  const std::string documents = dir.write("docs.txt", "1\n3\n1\n1 3 4\n");
+  const std::string not_a_model = dir.write("bad.word_topic", "1 2 3\n");
+  Output out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("bad") + " --data " + documents);
+  testing::expect_clean_failure(out,
+                                "schmp-lda: error: " + not_a_model +
+                                    ":1: expected '# schmp-lda word-topic counts: W words, K topics, alpha "
+                                    "A, beta B': not a schmp-lda model");
+  const std::string short_model = dir.write(
+      "short.word_topic", "# schmp-lda word-topic counts: 2 words, 2 topics, alpha 0.1, beta 0.01\n1 2\n");
+  out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("short") + " --data " + documents);
+  testing::expect_clean_failure(out, "schmp-lda: error: " + short_model + ":3: missing the counts of word 2");
+  dir.write("two.word_topic",
+            "# schmp-lda word-topic counts: 2 words, 2 topics, alpha 0.1, beta 0.01\n1 2\n0 3\n");
+  out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("two") + " --data " + documents);
+  testing::expect_clean_failure(
+      out, "schmp-lda: error: " + documents + ":4: word id 3 beyond the model's 2 words");
+}
+
+TEST(LdaHeldOut, TrainingRefusesHeldOutWordsTheCorpusLacks) {
+  testing::ScratchDir dir;
+  const std::string train = dir.write("train.txt", "2\n3\n2\n1 1 2\n2 3 1\n");
+  const std::string test = dir.write("test.txt", "1\n4\n1\n1 4 2\n");
+  for (int ranks : {1, 3}) {
+    const Output out = run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + train + " --test " + test +
+                           " --topics 2 --iterations 2 --progress_seconds 0");
+    testing::expect_clean_failure(out,
+                                  "schmp-lda: error: " + test + ":4: word id 4 beyond the model's 3 words");
+  }
 }
 
 class LdaBadInput : public ::testing::TestWithParam<testing::BadInput> {};

@@ -1,4 +1,5 @@
-// LDA pieces: the exact and the word-by-word collapsed Gibbs steps sample the collapsed conditional.
+// LDA pieces: the exact and the word-by-word collapsed Gibbs steps sample the collapsed conditional;
+// fold-in samples it with the model fixed; the predictive probability is sum_k theta_dk phi_kw.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -34,6 +35,23 @@ std::vector<double> exact_conditional(const TinyModel& rest) {
   return p;
 }
 
+double chi_square(const std::vector<double>& seen, const std::vector<double>& p, int draws) {
+  double sum = 0;
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    const double expected = draws * p[k];
+    sum += (seen[k] - expected) * (seen[k] - expected) / expected;
+  }
+  return sum;
+}
+
+std::vector<std::uint32_t> nonzero_topics(const std::vector<std::uint32_t>& document) {
+  std::vector<std::uint32_t> topics;
+  for (std::uint32_t k = 0; k < document.size(); ++k) {
+    if (document[k] > 0) topics.push_back(k);
+  }
+  return topics;
+}
+
 TEST(ExactSampler, DrawsFromTheCollapsedConditional) {
   TinyModel model;
   const std::vector<double> p = exact_conditional(model);
@@ -52,14 +70,9 @@ TEST(ExactSampler, DrawsFromTheCollapsedConditional) {
     topic = kernels::resample_exact(model.counts(), topic, uniform(random), scratch);
     seen[topic] += 1;
   }
-  double chi_square = 0;
-  for (std::size_t k = 0; k < p.size(); ++k) {
-    const double expected = kDraws * p[k];
-    chi_square += (seen[k] - expected) * (seen[k] - expected) / expected;
-  }
   // 5 degrees of freedom: P(chi-square > 36) is below 1e-6. Sampling with the token left in the
   // counts gives about 800 here.
-  EXPECT_LT(chi_square, 36.0);
+  EXPECT_LT(chi_square(seen, p, kDraws), 36.0);
 
   // The counts hold the token once, wherever it is.
   EXPECT_EQ(std::accumulate(model.document.begin(), model.document.end(), 0u), 8u);
@@ -74,10 +87,7 @@ TEST(WordByWordSampler, DrawsFromTheCollapsedConditional) {
   ++model.document[topic];
   ++model.word[topic];
   ++model.totals[topic];
-  std::vector<std::uint32_t> document_topics;
-  for (std::uint32_t k = 0; k < 6; ++k) {
-    if (model.document[k] > 0) document_topics.push_back(k);
-  }
+  std::vector<std::uint32_t> document_topics = nonzero_topics(model.document);
   kernels::WordByWordSampler sampler(6);
   sampler.start_word(model.word, model.totals, 0.5, 0.05, 1000 * 0.05);
   std::mt19937_64 random(23);
@@ -89,23 +99,53 @@ TEST(WordByWordSampler, DrawsFromTheCollapsedConditional) {
     seen[topic] += 1;
     // The document's topic list names exactly its topics with a nonzero count.
     if (draw % 1000 == 0) {
-      std::vector<std::uint32_t> nonzero;
-      for (std::uint32_t k = 0; k < 6; ++k) {
-        if (model.document[k] > 0) nonzero.push_back(k);
-      }
       std::vector<std::uint32_t> listed = document_topics;
       std::sort(listed.begin(), listed.end());
-      ASSERT_EQ(listed, nonzero);
+      ASSERT_EQ(listed, nonzero_topics(model.document));
     }
   }
-  double chi_square = 0;
-  for (std::size_t k = 0; k < p.size(); ++k) {
-    const double expected = kDraws * p[k];
-    chi_square += (seen[k] - expected) * (seen[k] - expected) / expected;
-  }
-  EXPECT_LT(chi_square, 36.0);  // as for the exact sampler: 5 degrees of freedom, P < 1e-6
+  EXPECT_LT(chi_square(seen, p, kDraws), 36.0);  // as for the exact sampler: 5 degrees of freedom, P < 1e-6
   EXPECT_EQ(std::accumulate(model.word.begin(), model.word.end(), 0u), 9u);
   EXPECT_EQ(std::accumulate(model.totals.begin(), model.totals.end(), std::int64_t{0}), 168);
+}
+
+// Fold-in: the token belongs to a document the model does not learn from, so the word's counts and
+// the totals never held it and never change; only the document's counts leave it out.
+TEST(WordByWordSampler, FoldsInWithTheModelFixed) {
+  TinyModel model;
+  const std::vector<double> p = exact_conditional(model);
+  const TinyModel untouched = model;
+  std::uint32_t topic = 4;
+  ++model.document[topic];
+  std::vector<std::uint32_t> document_topics = nonzero_topics(model.document);
+  kernels::WordByWordSampler sampler(6);
+  sampler.start_word(model.word, model.totals, 0.5, 0.05, 1000 * 0.05);
+  std::mt19937_64 random(29);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<double> seen(6, 0.0);
+  constexpr int kDraws = 300000;
+  for (int draw = 0; draw < kDraws; ++draw) {
+    topic = sampler.fold_in(model.document, document_topics, topic, uniform(random));
+    seen[topic] += 1;
+  }
+  EXPECT_LT(chi_square(seen, p, kDraws), 36.0);
+  EXPECT_EQ(model.word, untouched.word);
+  EXPECT_EQ(model.totals, untouched.totals);
+  EXPECT_EQ(std::accumulate(model.document.begin(), model.document.end(), 0u), 8u);
+}
+
+TEST(WordByWordSampler, PredictiveProbabilityIsSumOfThetaTimesPhi) {
+  TinyModel model;
+  kernels::WordByWordSampler sampler(6);
+  sampler.start_word(model.word, model.totals, 0.5, 0.05, 1000 * 0.05);
+  const double length = std::accumulate(model.document.begin(), model.document.end(), 0.0);
+  double expected = 0;
+  for (std::size_t k = 0; k < 6; ++k) {
+    const double theta = (model.document[k] + 0.5) / (length + 6 * 0.5);
+    const double phi = (model.word[k] + 0.05) / (static_cast<double>(model.totals[k]) + 1000 * 0.05);
+    expected += theta * phi;
+  }
+  EXPECT_NEAR(sampler.predictive(model.document, nonzero_topics(model.document), length), expected, 1e-15);
 }
 
 TEST(ExactSampler, UniformEndsPickTheFirstAndLastTopics) {

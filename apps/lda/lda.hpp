@@ -10,13 +10,21 @@
 // Two samplers of the same exact collapsed conditional (kernels/topic_kernels.hpp): `sparse` (the
 // default) takes a worker's tokens word by word, O(K_d + log K) per token (F+LDA); `exact` computes all
 // K weights per token, the reference.
+//
+// Held-out documents (--test) are split among the workers like the training ones and folded in as the
+// blocks pass (their topics are resampled with the model fixed, every round); rounds followed by an
+// evaluation also score their held-out halves (documents.hpp), for the perplexity in the trace.
 #pragma once
 
+#include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "documents.hpp"
 #include "kernels/topic_kernels.hpp"
 #include "schmp/io.hpp"
 #include "schmp/program.hpp"
@@ -24,9 +32,11 @@
 namespace schmp::lda {
 
 struct Config {
-  std::string data;   // UCI docword.txt
-  std::string text;   // or documents one per line, Mallet's format
-  std::string vocab;  // UCI vocab.txt, for the topics' top words
+  std::string data;              // UCI docword.txt
+  std::string text;              // or documents one per line, Mallet's format
+  std::string vocab;             // UCI vocab.txt, for the topics' top words
+  std::string test;              // held-out documents, in the training corpus's format
+  std::uint64_t eval_every = 0;  // rounds between evaluations (0: every round)
   int topics = 10;
   double alpha = 0.1;  // per topic
   double beta = 0.01;  // per word
@@ -38,31 +48,26 @@ struct Config {
 
 void check(const Config& config);
 
-// One token of a worker's documents: its document (row in the worker), its word (row in its block) and
-// its topic.
-struct Token {
-  std::uint32_t document = 0;
-  std::uint32_t word = 0;
-  std::uint32_t topic = 0;
-};
-
 struct Lda {
   using Config = lda::Config;
 
   struct Setup {
     std::vector<double> topic_counts;  // n_k of the starting topics
     double tokens = 0;
-    double words = 0;  // W, the same on every worker (summed: W times P)
+    double words = 0;            // W, the same on every worker (summed: W times P)
+    double held_out_tokens = 0;  // of the --test documents
+    double unknown_tokens = 0;   // of the --test documents, words the training corpus does not have
     template <class V>
     void visit(V& v) {
-      v(topic_counts, tokens, words);
+      v(topic_counts, tokens, words, held_out_tokens, unknown_tokens);
     }
   };
   struct Step {
     std::uint64_t iteration = 0;
+    bool score = false;  // score the held-out tokens: an evaluation follows
     template <class V>
     void visit(V& v) {
-      v(iteration);
+      v(iteration, score);
     }
   };
   struct Shared {
@@ -73,10 +78,11 @@ struct Lda {
     }
   };
   struct Partial {
-    double moved = 0;  // tokens that changed topic
+    double moved = 0;                    // tokens that changed topic
+    double held_out_log_likelihood = 0;  // sum of log p(w | d) over the held-out tokens, when scored
     template <class V>
     void visit(V& v) {
-      v(moved);
+      v(moved, held_out_log_likelihood);
     }
   };
   struct Stats {
@@ -121,18 +127,16 @@ struct Lda {
     Part part(const Block& home) const;
 
    private:
-    void add_document(std::uint32_t id, const std::vector<std::uint32_t>& words);
-
     Config config_;
     WorkerContext context_;
-    std::uint32_t words_ = 0;                                  // W
-    std::vector<std::vector<Token>> by_block_;                 // its tokens, by the block of their word
-    std::vector<std::uint32_t> documents_;                     // ids of its documents
-    std::vector<std::uint32_t> document_topic_;                // n_dk, K per document
-    std::vector<std::vector<std::uint32_t>> document_topics_;  // each document's topics with n_dk > 0
-    std::vector<std::int64_t> totals_;                         // n_k as this worker sees it
-    std::vector<std::int64_t> synced_totals_;                  // n_k at the last sum
-    std::vector<double> weights_;                              // exact sampler scratch
+    Priors priors_;
+    std::uint32_t words_ = 0;                   // W
+    DocumentShard documents_;                   // the documents it owns
+    std::optional<HeldOutDocuments> held_out_;  // its share of the --test documents
+    std::uint64_t unknown_tokens_ = 0;          // of those, left out
+    std::vector<std::int64_t> totals_;          // n_k as this worker sees it
+    std::vector<std::int64_t> synced_totals_;   // n_k at the last sum
+    std::vector<double> weights_;               // exact sampler scratch
     kernels::WordByWordSampler sampler_;
     std::mt19937_64 random_;
     double moved_ = 0;
@@ -141,20 +145,26 @@ struct Lda {
   class Coordinator {
    public:
     Coordinator(const Config& config, const Setup& summed, int blocks);
-    std::vector<std::string> trace_columns() const { return {"iteration", "moved"}; }
-    Step schedule() { return Step{iterations_}; }
-    void aggregate(const Step&, const Partial& summed);
-    bool wants_evaluation() const { return true; }
+    std::vector<std::string> trace_columns() const;
+    Step schedule();
+    void aggregate(const Step& step, const Partial& summed);
+    bool wants_evaluation() const { return evaluates_after(iterations_); }
     Report report(const Stats& summed);
     void finish(const Summary& summary, const std::vector<Part>& parts);
 
    private:
+    // Whether an evaluation follows iteration `iteration`: every --eval_every, and after the last.
+    bool evaluates_after(std::uint64_t iteration) const;
+
     Config config_;
     int blocks_;
-    double tokens_;
+    Setup setup_;
     std::uint32_t words_;
     std::uint64_t iterations_ = 0;
     double moved_ = 0;
+    double tokens_per_second_ = 0;  // of the last round
+    double perplexity_ = NAN;       // held-out, from the last scored round
+    std::chrono::steady_clock::time_point round_started_;
   };
 };
 

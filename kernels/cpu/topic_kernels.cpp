@@ -42,14 +42,21 @@ void WordByWordSampler::count(std::uint32_t topic, int change) {
   tree_.set(topic, alpha_ * coefficient(topic));
 }
 
-std::uint32_t WordByWordSampler::resample(std::span<std::uint32_t> document,
-                                          std::vector<std::uint32_t>& document_topics,
-                                          std::uint32_t old_topic, double uniform) {
-  if (--document[old_topic] == 0) {
-    *std::find(document_topics.begin(), document_topics.end(), old_topic) = document_topics.back();
+void WordByWordSampler::uncount(std::span<std::uint32_t> document,
+                                std::vector<std::uint32_t>& document_topics, std::uint32_t topic) {
+  if (--document[topic] == 0) {
+    *std::find(document_topics.begin(), document_topics.end(), topic) = document_topics.back();
     document_topics.pop_back();
   }
-  count(old_topic, -1);
+}
+
+void WordByWordSampler::recount(std::span<std::uint32_t> document,
+                                std::vector<std::uint32_t>& document_topics, std::uint32_t topic) {
+  if (document[topic]++ == 0) document_topics.push_back(topic);
+}
+
+std::uint32_t WordByWordSampler::draw(std::span<const std::uint32_t> document,
+                                      const std::vector<std::uint32_t>& document_topics, double uniform) {
   double document_part = 0;
   for (std::size_t i = 0; i < document_topics.size(); ++i) {
     const std::uint32_t k = document_topics[i];
@@ -58,18 +65,41 @@ std::uint32_t WordByWordSampler::resample(std::span<std::uint32_t> document,
   }
   const double tree_part = tree_.total();
   const double target = uniform * (document_part + tree_part);
-  std::uint32_t topic = 0;
   if (target < document_part) {
     std::size_t i = 0;
     while (i + 1 < document_topics.size() && weights_[i] <= target) ++i;
-    topic = document_topics[i];
-  } else {
-    topic = static_cast<std::uint32_t>(
-        tree_.sample(std::min((target - document_part) / tree_part, 0.9999999999999999)));
+    return document_topics[i];
   }
-  if (document[topic]++ == 0) document_topics.push_back(topic);
+  return static_cast<std::uint32_t>(
+      tree_.sample(std::min((target - document_part) / tree_part, 0.9999999999999999)));
+}
+
+std::uint32_t WordByWordSampler::resample(std::span<std::uint32_t> document,
+                                          std::vector<std::uint32_t>& document_topics,
+                                          std::uint32_t old_topic, double uniform) {
+  uncount(document, document_topics, old_topic);
+  count(old_topic, -1);
+  const std::uint32_t topic = draw(document, document_topics, uniform);
+  recount(document, document_topics, topic);
   count(topic, +1);
   return topic;
+}
+
+std::uint32_t WordByWordSampler::fold_in(std::span<std::uint32_t> document,
+                                         std::vector<std::uint32_t>& document_topics, std::uint32_t old_topic,
+                                         double uniform) {
+  uncount(document, document_topics, old_topic);
+  const std::uint32_t topic = draw(document, document_topics, uniform);
+  recount(document, document_topics, topic);
+  return topic;
+}
+
+double WordByWordSampler::predictive(std::span<const std::uint32_t> document,
+                                     const std::vector<std::uint32_t>& document_topics, double length) const {
+  // The draw's normaliser: sum_k n_dk c_k over the document's topics, plus the tree's alpha sum_k c_k.
+  double sum = tree_.total();
+  for (const std::uint32_t k : document_topics) sum += document[k] * coefficient(k);
+  return sum / (length + alpha_ * static_cast<double>(weights_.size()));
 }
 
 }  // namespace schmp::kernels

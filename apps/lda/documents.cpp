@@ -1,0 +1,177 @@
+#include "documents.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace schmp::lda {
+
+std::uint32_t starting_topic(std::uint64_t seed, std::uint64_t document, std::uint64_t position, int topics) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + document * 0xBF58476D1CE4E5B9ull + position;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<std::uint32_t>((z ^ (z >> 31)) % static_cast<std::uint64_t>(topics));
+}
+
+void DocumentShard::add(std::uint32_t id, std::span<const std::uint32_t> words, std::uint64_t seed) {
+  const auto row = static_cast<std::uint32_t>(ids.size());
+  const auto blocks = static_cast<std::uint32_t>(by_block.size());
+  ids.push_back(id);
+  lengths.push_back(static_cast<std::uint32_t>(words.size()));
+  counts.resize(counts.size() + static_cast<std::size_t>(topics), 0);
+  const std::span<std::uint32_t> counts_of_row = document(row);
+  for (std::size_t position = 0; position < words.size(); ++position) {
+    const std::uint32_t topic = starting_topic(seed, id, position, topics);
+    by_block[words[position] % blocks].push_back(Token{row, words[position] / blocks, topic});
+    ++counts_of_row[topic];
+  }
+}
+
+void DocumentShard::finish() {
+  for (auto& tokens : by_block) {
+    std::stable_sort(tokens.begin(), tokens.end(),
+                     [](const Token& a, const Token& b) { return a.word < b.word; });
+  }
+  nonzero.assign(ids.size(), {});
+  for (std::uint32_t row = 0; row < ids.size(); ++row) {
+    const auto counts_of_row = document(row);
+    for (std::uint32_t k = 0; k < counts_of_row.size(); ++k) {
+      if (counts_of_row[k] > 0) nonzero[row].push_back(k);
+    }
+  }
+}
+
+std::uint64_t DocumentShard::sweep(std::uint32_t block, std::span<std::uint32_t> block_counts,
+                                   std::span<std::int64_t> totals, const Priors& priors, bool learn,
+                                   kernels::WordByWordSampler& sampler, std::mt19937_64& random) {
+  const auto width = static_cast<std::size_t>(topics);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::uint64_t moved = 0;
+  std::uint32_t current_word = UINT32_MAX;
+  for (Token& token : by_block[block]) {
+    if (token.word != current_word) {
+      current_word = token.word;
+      sampler.start_word(block_counts.subspan(token.word * width, width), totals, priors.alpha, priors.beta,
+                         priors.beta_sum);
+    }
+    const std::uint32_t topic = learn ? sampler.resample(document(token.document), nonzero[token.document],
+                                                         token.topic, uniform(random))
+                                      : sampler.fold_in(document(token.document), nonzero[token.document],
+                                                        token.topic, uniform(random));
+    moved += topic != token.topic;
+    token.topic = topic;
+  }
+  return moved;
+}
+
+void HeldOutDocuments::add(std::uint32_t id, std::span<const std::uint32_t> words, std::uint64_t seed) {
+  const auto row = static_cast<std::uint32_t>(observed_.ids.size());
+  const auto blocks = static_cast<std::uint32_t>(held_out_.size());
+  std::vector<std::uint32_t> observed;
+  for (std::size_t position = 0; position < words.size(); ++position) {
+    const std::uint32_t word = words[position];
+    if (position % 2 == 0) {
+      observed.push_back(word);
+    } else {
+      held_out_[word % blocks].push_back(HeldOutToken{row, word / blocks, 0.0});
+    }
+  }
+  observed_.add(id, observed, seed);
+}
+
+void HeldOutDocuments::finish() {
+  observed_.finish();
+  for (auto& tokens : held_out_) {
+    std::stable_sort(tokens.begin(), tokens.end(),
+                     [](const HeldOutToken& a, const HeldOutToken& b) { return a.word < b.word; });
+  }
+}
+
+void HeldOutDocuments::score(std::uint32_t block, std::span<std::uint32_t> block_counts,
+                             std::span<std::int64_t> totals, const Priors& priors,
+                             kernels::WordByWordSampler& sampler) {
+  const auto width = static_cast<std::size_t>(observed_.topics);
+  std::uint32_t current_word = UINT32_MAX;
+  for (HeldOutToken& token : held_out_[block]) {
+    if (token.word != current_word) {
+      current_word = token.word;
+      sampler.start_word(block_counts.subspan(token.word * width, width), totals, priors.alpha, priors.beta,
+                         priors.beta_sum);
+    }
+    token.probability_sum +=
+        sampler.predictive(observed_.document(token.document), observed_.nonzero[token.document],
+                           observed_.lengths[token.document]);
+  }
+}
+
+double HeldOutDocuments::log_likelihood(int samples) const {
+  double sum = 0;
+  for (const auto& tokens : held_out_) {
+    for (const HeldOutToken& token : tokens) sum += std::log(token.probability_sum / samples);
+  }
+  return sum;
+}
+
+void HeldOutDocuments::clear_scores() {
+  for (auto& tokens : held_out_) {
+    for (HeldOutToken& token : tokens) token.probability_sum = 0;
+  }
+}
+
+std::uint64_t HeldOutDocuments::held_out_tokens() const {
+  std::uint64_t count = 0;
+  for (const auto& tokens : held_out_) count += tokens.size();
+  return count;
+}
+
+std::uint64_t HeldOutDocuments::observed_tokens() const {
+  std::uint64_t count = 0;
+  for (const std::uint32_t length : observed_.lengths) count += length;
+  return count;
+}
+
+CorpusRead read_documents(
+    const CorpusFiles& files, io::Vocabulary& vocabulary, bool grow, std::uint32_t known_words,
+    const std::function<bool(std::uint32_t id)>& wanted,
+    const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit) {
+  CorpusRead read;
+  if (!files.text.empty()) {
+    std::uint32_t id = 0;
+    read.unknown_tokens =
+        io::read_text_documents(files.text, vocabulary, grow, [&](const io::TextDocument& document) {
+          if (wanted(id)) visit(id, document.words);
+          ++id;
+        });
+    read.words = vocabulary.size();
+    return read;
+  }
+  // UCI files list documents in order; a document's words are gathered, then visited.
+  std::vector<std::uint32_t> words;
+  std::uint32_t previous = 0;
+  bool open = false;
+  const io::CorpusSize size = io::read_bag_of_words(files.data, [&](const io::WordCount& entry) {
+    if (entry.document < previous) {
+      throw io::InputError(files.data, entry.line,
+                           "document " + std::to_string(entry.document + 1) + " after document " +
+                               std::to_string(previous + 1) + ": documents must come in order");
+    }
+    if (entry.word >= known_words) {
+      throw io::InputError(files.data, entry.line,
+                           "word id " + std::to_string(entry.word + 1) + " beyond the model's " +
+                               std::to_string(known_words) + " words");
+    }
+    if (open && entry.document != previous) {
+      visit(previous, words);
+      words.clear();
+      open = false;
+    }
+    previous = entry.document;
+    if (!wanted(entry.document)) return;
+    open = true;
+    words.insert(words.end(), entry.count, entry.word);
+  });
+  if (open) visit(previous, words);
+  read.words = static_cast<std::uint32_t>(size.words);
+  return read;
+}
+
+}  // namespace schmp::lda

@@ -1,0 +1,130 @@
+// Documents in the layout LDA's samplers want, for the corpus a worker learns from and for documents
+// the model only reads (held-out documents during training, unseen ones in `schmp-lda infer`).
+//
+// Word v belongs to block v mod B and is row v / B there (B = 1 outside a rotation). Tokens are grouped
+// by block and sorted word by word inside it, so the word's counts row stays hot and the word-by-word
+// sampler builds its tree once per word. Each document keeps its topic counts n_dk (dense, K per
+// document) and the list of its topics with n_dk > 0.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/topic_kernels.hpp"
+#include "schmp/io.hpp"
+
+namespace schmp::lda {
+
+struct Priors {
+  double alpha = 0.1;     // per topic
+  double beta = 0.01;     // per word
+  double beta_sum = 1.0;  // W beta
+};
+
+// The starting topic of a token: a hash of the seed, its document and its place there, so that the
+// start does not depend on the rank count.
+std::uint32_t starting_topic(std::uint64_t seed, std::uint64_t document, std::uint64_t position, int topics);
+
+struct DocumentShard {
+  struct Token {
+    std::uint32_t document = 0;  // row in the shard
+    std::uint32_t word = 0;      // row in its block
+    std::uint32_t topic = 0;
+  };
+
+  DocumentShard(int topics, int blocks) : topics(topics), by_block(static_cast<std::size_t>(blocks)) {}
+
+  // Appends a document with starting topics drawn from the seed.
+  void add(std::uint32_t id, std::span<const std::uint32_t> words, std::uint64_t seed);
+  // Call once every document is in: sorts the tokens word by word and lists each document's topics.
+  void finish();
+
+  std::span<std::uint32_t> document(std::uint32_t row) {
+    return {counts.data() + static_cast<std::size_t>(row) * static_cast<std::size_t>(topics),
+            static_cast<std::size_t>(topics)};
+  }
+  std::span<const std::uint32_t> document(std::uint32_t row) const {
+    return {counts.data() + static_cast<std::size_t>(row) * static_cast<std::size_t>(topics),
+            static_cast<std::size_t>(topics)};
+  }
+
+  // One Gibbs sweep, word by word, over the tokens of `block`, whose counts rows (K per row) are
+  // `block_counts`. When `learn`, the word-topic counts and totals move with the tokens (training);
+  // otherwise only the documents' counts do (fold-in). Returns the number of tokens that changed topic.
+  std::uint64_t sweep(std::uint32_t block, std::span<std::uint32_t> block_counts,
+                      std::span<std::int64_t> totals, const Priors& priors, bool learn,
+                      kernels::WordByWordSampler& sampler, std::mt19937_64& random);
+
+  int topics = 0;
+  std::vector<std::vector<Token>> by_block;
+  std::vector<std::uint32_t> ids;                   // each row's document id
+  std::vector<std::uint32_t> lengths;               // each row's token count
+  std::vector<std::uint32_t> counts;                // n_dk, K per row
+  std::vector<std::vector<std::uint32_t>> nonzero;  // each row's topics with n_dk > 0
+};
+
+// Documents the model does not learn from, scored by document completion (Wallach, Murray,
+// Salakhutdinov and Mimno, 2009): in each document the tokens at even positions are observed and
+// folded in (Gibbs sampling of their topics with the model fixed); those at odd positions are held
+// out and scored by p(w | d) = sum_k theta_dk phi_kw, theta from the observed half's topics and phi
+// from the word-topic counts. Perplexity is exp(-sum log p(w | d) / held-out tokens).
+class HeldOutDocuments {
+ public:
+  HeldOutDocuments(int topics, int blocks)
+      : observed_(topics, blocks), held_out_(static_cast<std::size_t>(blocks)) {}
+
+  void add(std::uint32_t id, std::span<const std::uint32_t> words, std::uint64_t seed);
+  void finish();
+
+  // One fold-in sweep over the observed tokens of `block`.
+  void fold_in(std::uint32_t block, std::span<std::uint32_t> block_counts, std::span<std::int64_t> totals,
+               const Priors& priors, kernels::WordByWordSampler& sampler, std::mt19937_64& random) {
+    observed_.sweep(block, block_counts, totals, priors, false, sampler, random);
+  }
+  // Adds p(w | d), under the documents' current topics, to each held-out token of `block`: one sample
+  // of the posterior. Averaging over several samples gives a better estimate.
+  void score(std::uint32_t block, std::span<std::uint32_t> block_counts, std::span<std::int64_t> totals,
+             const Priors& priors, kernels::WordByWordSampler& sampler);
+  // sum log (mean p(w | d)) over the held-out tokens, the means over the `samples` scores since the
+  // last clear.
+  double log_likelihood(int samples) const;
+  void clear_scores();
+  std::uint64_t held_out_tokens() const;
+  std::uint64_t observed_tokens() const;
+
+ private:
+  struct HeldOutToken {
+    std::uint32_t document = 0;  // row in observed_
+    std::uint32_t word = 0;      // row in its block
+    double probability_sum = 0;
+  };
+
+  DocumentShard observed_;
+  std::vector<std::vector<HeldOutToken>> held_out_;  // by block, sorted word by word
+};
+
+// Where a corpus is: UCI bag-of-words (`data`) or documents one per line, Mallet's format (`text`).
+struct CorpusFiles {
+  std::string data;
+  std::string text;
+  const std::string& path() const { return data.empty() ? text : data; }
+};
+
+struct CorpusRead {
+  std::uint32_t words = 0;           // UCI: the header's W; text: the vocabulary's size
+  std::uint64_t unknown_tokens = 0;  // text tokens left out, not in a vocabulary that may not grow
+};
+
+// Calls visit(id, words) for each document of the corpus that `wanted` accepts, ids from 0 in file
+// order. Text words take their ids from `vocabulary`, which grows when `grow`. A UCI word id of
+// `known_words` or more is an error naming its line (documents read against a trained model).
+CorpusRead read_documents(
+    const CorpusFiles& files, io::Vocabulary& vocabulary, bool grow, std::uint32_t known_words,
+    const std::function<bool(std::uint32_t id)>& wanted,
+    const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit);
+
+}  // namespace schmp::lda

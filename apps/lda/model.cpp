@@ -1,0 +1,132 @@
+#include "model.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <ostream>
+
+#include "schmp/output.hpp"
+
+namespace schmp::lda {
+
+namespace {
+
+constexpr char kHeader[] = "# schmp-lda word-topic counts: ";
+
+}  // namespace
+
+std::vector<std::int64_t> Model::totals() const {
+  const auto width = static_cast<std::size_t>(topics);
+  std::vector<std::int64_t> totals(width, 0);
+  for (std::size_t i = 0; i < word_topic.size(); ++i) totals[i % width] += word_topic[i];
+  return totals;
+}
+
+void write_model(const std::string& prefix, const Model& model) {
+  const auto width = static_cast<std::size_t>(model.topics);
+  io::write_file_atomically(prefix + ".word_topic", [&](std::ostream& out) {
+    out << kHeader << model.words << " words, " << model.topics << " topics, alpha ";
+    char number[32];
+    const auto write_number = [&](auto value) {
+      out.write(number, std::to_chars(number, number + sizeof number, value).ptr - number);
+    };
+    write_number(model.alpha);
+    out << ", beta ";
+    write_number(model.beta);
+    out << '\n';
+    for (std::size_t word = 0; word < model.words; ++word) {
+      for (std::size_t k = 0; k < width; ++k) {
+        if (k) out << ' ';
+        write_number(model.word_topic[word * width + k]);
+      }
+      out << '\n';
+    }
+  });
+  const bool named = model.vocabulary.size() >= model.words;
+  if (named) {
+    io::write_file_atomically(prefix + ".vocab", [&](std::ostream& out) {
+      for (std::uint32_t word = 0; word < model.words; ++word) out << model.vocabulary.word(word) << '\n';
+    });
+  }
+  const std::vector<std::int64_t> totals = model.totals();
+  io::write_file_atomically(prefix + ".topics", [&](std::ostream& out) {
+    const double beta_sum = model.beta * model.words;
+    std::vector<std::size_t> order(model.words);
+    const std::size_t shown = std::min<std::size_t>(10, model.words);
+    for (std::size_t k = 0; k < width; ++k) {
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shown), order.end(),
+                        [&](std::size_t a, std::size_t b) {
+                          const auto ca = model.word_topic[a * width + k],
+                                     cb = model.word_topic[b * width + k];
+                          return ca != cb ? ca > cb : a < b;
+                        });
+      out << "topic " << k << " (" << totals[k] << " tokens):";
+      for (std::size_t i = 0; i < shown; ++i) {
+        const std::size_t word = order[i];
+        const double p =
+            (model.word_topic[word * width + k] + model.beta) / (static_cast<double>(totals[k]) + beta_sum);
+        out << ' '
+            << (named ? model.vocabulary.word(static_cast<std::uint32_t>(word)) : std::to_string(word + 1))
+            << ' ' << p;
+      }
+      out << '\n';
+    }
+  });
+}
+
+Model read_model(const std::string& prefix) {
+  const std::string path = prefix + ".word_topic";
+  std::ifstream in(path);
+  if (!in) throw io::InputError(path, 0, "cannot open");
+  Model model;
+  std::string line;
+  std::uint64_t number = 1;
+  auto fail = [&](const std::string& message) { throw io::InputError(path, number, message); };
+  if (!std::getline(in, line)) fail("empty: not a schmp-lda model");
+  unsigned long long words = 0;
+  int topics = 0;
+  const std::string format = std::string(kHeader) + "%llu words, %d topics, alpha %lf, beta %lf";
+  if (std::sscanf(line.c_str(), format.c_str(), &words, &topics, &model.alpha, &model.beta) != 4 ||
+      line.rfind(kHeader, 0) != 0) {
+    fail("expected '" + std::string(kHeader) + "W words, K topics, alpha A, beta B': not a schmp-lda model");
+  }
+  if (words == 0 || words > UINT32_MAX || topics < 1 || !(model.alpha > 0) || !(model.beta > 0))
+    fail("bad sizes or priors in the header");
+  model.words = static_cast<std::uint32_t>(words);
+  model.topics = topics;
+  const auto width = static_cast<std::size_t>(topics);
+  model.word_topic.assign(model.words * width, 0);
+  for (std::size_t word = 0; word < model.words; ++word) {
+    ++number;
+    if (!std::getline(in, line)) fail("missing the counts of word " + std::to_string(word + 1));
+    const char* cursor = line.data();
+    const char* end = line.data() + line.size();
+    for (std::size_t k = 0; k < width; ++k) {
+      while (cursor < end && *cursor == ' ') ++cursor;
+      const auto [next, error] = std::from_chars(cursor, end, model.word_topic[word * width + k]);
+      if (error != std::errc()) fail("expected " + std::to_string(width) + " counts");
+      cursor = next;
+    }
+    while (cursor < end && (*cursor == ' ' || *cursor == '\r')) ++cursor;
+    if (cursor != end) fail("more than " + std::to_string(width) + " counts");
+  }
+  ++number;
+  if (std::getline(in, line) && !line.empty())
+    fail("more than the " + std::to_string(words) + " words the header declares");
+  std::ifstream vocabulary(prefix + ".vocab");
+  if (vocabulary) {
+    model.vocabulary = io::read_vocabulary(prefix + ".vocab");
+    if (model.vocabulary.size() != model.words) {
+      throw io::InputError(prefix + ".vocab", 0,
+                           "holds " + std::to_string(model.vocabulary.size()) + " words, the model " +
+                               std::to_string(model.words));
+    }
+  }
+  return model;
+}
+
+}  // namespace schmp::lda

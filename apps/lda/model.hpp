@@ -1,0 +1,36 @@
+// A trained LDA model as schmp-lda writes it, and reading it back for `schmp-lda infer`.
+//
+//   PREFIX.word_topic   # schmp-lda word-topic counts: W words, K topics, alpha A, beta B
+//                       then W lines of K counts n_kw (line w + 1: word w); numpy.loadtxt reads it as is
+//   PREFIX.vocab        the words, one per line (line w + 1: word w), when the corpus named them
+//   PREFIX.doc_topic    one line per training document: its id (1-based) and K proportions
+//   PREFIX.topics       each topic's top words with p(word | topic), readable text
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schmp/io.hpp"
+
+namespace schmp::lda {
+
+struct Model {
+  std::uint32_t words = 0;  // W
+  int topics = 0;           // K
+  double alpha = 0.1;
+  double beta = 0.01;
+  std::vector<std::uint32_t> word_topic;  // n_kw, K per word
+  io::Vocabulary vocabulary;              // empty when the corpus had no words' names
+
+  std::vector<std::int64_t> totals() const;  // n_k
+};
+
+// Writes PREFIX.word_topic, PREFIX.vocab (when the vocabulary names every word) and PREFIX.topics,
+// each atomically.
+void write_model(const std::string& prefix, const Model& model);
+
+// io::InputError naming the file and line when PREFIX.word_topic is not such a model.
+Model read_model(const std::string& prefix);
+
+}  // namespace schmp::lda
