@@ -11,9 +11,16 @@
 #include <span>
 #include <vector>
 
+#include "fast_random.hpp"
 #include "weighted_sampler.hpp"
 
 namespace schmp::kernels {
+
+struct TopicPriors {
+  double alpha = 0.1;     // per topic
+  double beta = 0.01;     // per word
+  double beta_sum = 1.0;  // W beta
+};
 
 struct TopicCounts {
   std::span<std::uint32_t> document;  // n_dk of the token's document, one per topic
@@ -40,7 +47,10 @@ std::uint32_t resample_exact(const TopicCounts& counts, std::uint32_t old_topic,
 // draws from.
 class WordByWordSampler {
  public:
-  explicit WordByWordSampler(int topics) : weights_(static_cast<std::size_t>(topics), 1.0), tree_(weights_) {}
+  explicit WordByWordSampler(int topics)
+      : coefficients_(static_cast<std::size_t>(topics), 0.0),
+        weights_(static_cast<std::size_t>(topics), 1.0),
+        tree_(weights_) {}
 
   // The word whose tokens come next: its counts row and the totals, read and updated in place.
   void start_word(std::span<std::uint32_t> word, std::span<std::int64_t> totals, double alpha, double beta,
@@ -74,6 +84,9 @@ class WordByWordSampler {
   }
   void count(std::uint32_t topic, int change);
 
+  // c_k of the current word, kept in step with its counts: the document terms then cost a multiply
+  // each, not a division (the division was most of a token's time).
+  std::vector<double> coefficients_;
   std::vector<double> weights_;  // scratch: the tree's starting weights, the document terms' running sums
   WeightedSampler tree_;
   std::span<std::uint32_t> word_;
@@ -82,5 +95,40 @@ class WordByWordSampler {
   double beta_ = 0;
   double beta_sum_ = 1;
 };
+
+// Metropolis-Hastings with cycle proposals (LightLDA: Yuan et al., 2015), each drawn in O(1) without
+// tables by picking a random token (WarpLDA: Chen et al., 2016). A token's move alternates, `steps`
+// times, between
+//
+//   the word proposal      q(k) ∝ m_kw + beta: the topic of a random token of the word among those
+//                          being swept (m: their counts), or a uniform topic; and
+//   the document proposal  q(k) ∝ n_dk + alpha: the topic of a random token of its document, or a
+//                          uniform topic,
+//
+// each accepted with the Metropolis-Hastings ratio for the exact collapsed conditional (the token out
+// of every count), so every step leaves the conditional invariant. A step costs a few random reads,
+// not O(K_d): fast, at the price of mixing more slowly per sweep than an exact Gibbs draw.
+struct TopicToken {
+  std::uint32_t document = 0;  // row among the documents
+  std::uint32_t word = 0;      // row in the block of word-topic counts
+  std::uint32_t topic = 0;
+  std::uint32_t slot = 0;  // its place in DocumentTopics::topics
+};
+
+// Documents' topics as the document proposal reads them: n_dk (K per document), and every token's
+// topic by slot, document d holding slots [offsets[d], offsets[d + 1]).
+struct DocumentTopics {
+  std::span<std::uint32_t> counts;
+  std::span<std::uint32_t> topics;
+  std::span<const std::uint32_t> offsets;
+};
+
+// One sweep over `tokens` (sorted by word) whose words' counts rows (K per row) are `block_counts`.
+// Moves the tokens and every count with them; `local` is K zeros of scratch, left zero. Returns the
+// number of tokens whose topic changed.
+std::uint64_t metropolis_hastings_sweep(std::span<TopicToken> tokens, std::span<std::uint32_t> block_counts,
+                                        std::span<std::int64_t> totals, const DocumentTopics& documents,
+                                        const TopicPriors& priors, int steps, FastRandom& random,
+                                        std::span<std::uint32_t> local);
 
 }  // namespace schmp::kernels

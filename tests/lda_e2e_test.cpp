@@ -139,18 +139,20 @@ TEST(LdaEndToEnd, RecoversTheTopicsOfAKnownModel) {
   testing::ScratchDir dir;
   const std::string corpus = dir.file("generated.txt");
   const Output made = run(std::string(SCHMP_GENERATE_BIN) + " lda --documents 500 --words 100 --topics 5" +
-                          " --document_length 100 --alpha 0.1 --beta 0.05 --seed 3 --out " + corpus);
+                          " --document_length 200 --alpha 0.1 --beta 0.05 --seed 3 --out " + corpus);
   ASSERT_EQ(made.status, 0) << made.text;
   const Topics truth = read_truth(corpus + ".truth");
-  const std::vector<std::pair<int, std::string>> runs{
-      {1, "sparse"}, {3, "sparse"}, {5, "sparse"}, {3, "exact"}};
+  const std::vector<std::pair<int, std::string>> runs{{1, "sparse"}, {3, "sparse"}, {5, "sparse"},
+                                                      {3, "exact"},  {1, "mh"},     {3, "mh"}};
   for (const auto& [ranks, sampler] : runs) {
     const Output out =
         run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + corpus + " --sampler " + sampler +
             " --topics 5 --alpha 0.1 --beta 0.05 --iterations 100 --progress_seconds 0 --output " +
             dir.file("model"));
     ASSERT_EQ(out.status, 0) << out.text;
-    // Measured: about 0.02 at every rank count; the random starting topics are 0.73 away.
+    // Measured: about 0.02 at every rank count and sampler; the random starting topics are 0.73 away.
+    // Documents of 200 tokens: with 100, about one run in six (any sampler, rank count or seed) sticks
+    // in a local mode where two true topics share one learned topic.
     EXPECT_LT(worst_matched_distance(truth, learned_topics(dir.file("model.word_topic"), 0.05)), 0.1)
         << "np " << ranks << ", " << sampler << " sampler";
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace schmp::lda {
 
@@ -15,13 +16,16 @@ std::uint32_t starting_topic(std::uint64_t seed, std::uint64_t document, std::ui
 void DocumentShard::add(std::uint32_t id, std::span<const std::uint32_t> words, std::uint64_t seed) {
   const auto row = static_cast<std::uint32_t>(ids.size());
   const auto blocks = static_cast<std::uint32_t>(by_block.size());
+  const std::uint32_t first_slot = offsets.back();
   ids.push_back(id);
-  lengths.push_back(static_cast<std::uint32_t>(words.size()));
+  offsets.push_back(first_slot + static_cast<std::uint32_t>(words.size()));
   counts.resize(counts.size() + static_cast<std::size_t>(topics), 0);
   const std::span<std::uint32_t> counts_of_row = document(row);
   for (std::size_t position = 0; position < words.size(); ++position) {
     const std::uint32_t topic = starting_topic(seed, id, position, topics);
-    by_block[words[position] % blocks].push_back(Token{row, words[position] / blocks, topic});
+    const auto slot = first_slot + static_cast<std::uint32_t>(position);
+    by_block[words[position] % blocks].push_back(Token{row, words[position] / blocks, topic, slot});
+    if (slots) slot_topics.push_back(topic);
     ++counts_of_row[topic];
   }
 }
@@ -40,11 +44,48 @@ void DocumentShard::finish() {
   }
 }
 
-std::uint64_t DocumentShard::sweep(std::uint32_t block, std::span<std::uint32_t> block_counts,
-                                   std::span<std::int64_t> totals, const Priors& priors, bool learn,
-                                   kernels::WordByWordSampler& sampler, std::mt19937_64& random) {
+std::uint64_t DocumentShard::learn(std::uint32_t block, std::span<std::uint32_t> block_counts,
+                                   std::span<std::int64_t> totals, const Priors& priors,
+                                   SamplerState& sampler) {
+  switch (sampler.kind) {
+    case Sampler::kSparse:
+      return sweep_word_by_word(block, block_counts, totals, priors, true, sampler);
+    case Sampler::kMetropolisHastings:
+      if (!slots) throw std::logic_error("the Metropolis-Hastings sampler needs the documents' slots");
+      return kernels::metropolis_hastings_sweep(by_block[block], block_counts, totals,
+                                                kernels::DocumentTopics{counts, slot_topics, offsets}, priors,
+                                                sampler.steps, sampler.random, sampler.local);
+    case Sampler::kExact:
+      break;
+  }
   const auto width = static_cast<std::size_t>(topics);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::uint64_t moved = 0;
+  for (Token& token : by_block[block]) {
+    const kernels::TopicCounts counts_of_token{document(token.document),
+                                               block_counts.subspan(token.word * width, width),
+                                               totals,
+                                               priors.alpha,
+                                               priors.beta,
+                                               priors.beta_sum};
+    const std::uint32_t topic =
+        kernels::resample_exact(counts_of_token, token.topic, sampler.random.uniform(), sampler.weights);
+    moved += topic != token.topic;
+    token.topic = topic;
+    if (slots) slot_topics[token.slot] = topic;
+  }
+  return moved;
+}
+
+void DocumentShard::fold_in(std::uint32_t block, std::span<std::uint32_t> block_counts,
+                            std::span<std::int64_t> totals, const Priors& priors, SamplerState& sampler) {
+  sweep_word_by_word(block, block_counts, totals, priors, false, sampler);
+}
+
+std::uint64_t DocumentShard::sweep_word_by_word(std::uint32_t block, std::span<std::uint32_t> block_counts,
+                                                std::span<std::int64_t> totals, const Priors& priors,
+                                                bool learn, SamplerState& state) {
+  const auto width = static_cast<std::size_t>(topics);
+  kernels::WordByWordSampler& sampler = state.word_by_word;
   std::uint64_t moved = 0;
   std::uint32_t current_word = UINT32_MAX;
   for (Token& token : by_block[block]) {
@@ -53,12 +94,13 @@ std::uint64_t DocumentShard::sweep(std::uint32_t block, std::span<std::uint32_t>
       sampler.start_word(block_counts.subspan(token.word * width, width), totals, priors.alpha, priors.beta,
                          priors.beta_sum);
     }
-    const std::uint32_t topic = learn ? sampler.resample(document(token.document), nonzero[token.document],
-                                                         token.topic, uniform(random))
-                                      : sampler.fold_in(document(token.document), nonzero[token.document],
-                                                        token.topic, uniform(random));
+    const double uniform = state.random.uniform();
+    const std::uint32_t topic =
+        learn ? sampler.resample(document(token.document), nonzero[token.document], token.topic, uniform)
+              : sampler.fold_in(document(token.document), nonzero[token.document], token.topic, uniform);
     moved += topic != token.topic;
     token.topic = topic;
+    if (slots) slot_topics[token.slot] = topic;
   }
   return moved;
 }
@@ -99,7 +141,7 @@ void HeldOutDocuments::score(std::uint32_t block, std::span<std::uint32_t> block
     }
     token.probability_sum +=
         sampler.predictive(observed_.document(token.document), observed_.nonzero[token.document],
-                           observed_.lengths[token.document]);
+                           observed_.length(token.document));
   }
 }
 
@@ -123,11 +165,7 @@ std::uint64_t HeldOutDocuments::held_out_tokens() const {
   return count;
 }
 
-std::uint64_t HeldOutDocuments::observed_tokens() const {
-  std::uint64_t count = 0;
-  for (const std::uint32_t length : observed_.lengths) count += length;
-  return count;
-}
+std::uint64_t HeldOutDocuments::observed_tokens() const { return observed_.offsets.back(); }
 
 CorpusRead read_documents(
     const CorpusFiles& files, io::Vocabulary& vocabulary, bool grow, std::uint32_t known_words,

@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,10 +18,31 @@
 
 namespace schmp::lda {
 
-struct Priors {
-  double alpha = 0.1;     // per topic
-  double beta = 0.01;     // per word
-  double beta_sum = 1.0;  // W beta
+using Priors = kernels::TopicPriors;
+
+// How training draws a token's new topic (README compares them).
+enum class Sampler {
+  kSparse,              // exact Gibbs, word by word: O(K_d + log K) per token (F+LDA)
+  kExact,               // exact Gibbs, all K weights per token: the reference
+  kMetropolisHastings,  // cycle proposals, O(1) per step (LightLDA / WarpLDA)
+};
+
+// A sampler with its scratch space and random stream: one per worker, or per group of documents.
+struct SamplerState {
+  SamplerState(Sampler kind, int topics, int steps, std::uint64_t seed)
+      : kind(kind),
+        steps(steps),
+        word_by_word(topics),
+        weights(static_cast<std::size_t>(topics)),
+        local(static_cast<std::size_t>(topics), 0),
+        random(seed) {}
+
+  Sampler kind;
+  int steps;  // Metropolis-Hastings: cycles of the word and the document proposals per token
+  kernels::WordByWordSampler word_by_word;
+  std::vector<double> weights;       // the exact sampler's scratch
+  std::vector<std::uint32_t> local;  // Metropolis-Hastings scratch
+  kernels::FastRandom random;
 };
 
 // The starting topic of a token: a hash of the seed, its document and its place there, so that the
@@ -30,13 +50,11 @@ struct Priors {
 std::uint32_t starting_topic(std::uint64_t seed, std::uint64_t document, std::uint64_t position, int topics);
 
 struct DocumentShard {
-  struct Token {
-    std::uint32_t document = 0;  // row in the shard
-    std::uint32_t word = 0;      // row in its block
-    std::uint32_t topic = 0;
-  };
+  using Token = kernels::TopicToken;  // document: row in the shard; word: row in its block
 
-  DocumentShard(int topics, int blocks) : topics(topics), by_block(static_cast<std::size_t>(blocks)) {}
+  // `slots`: keep every token's topic by slot too, which only the Metropolis-Hastings sampler reads.
+  DocumentShard(int topics, int blocks, bool slots = false)
+      : topics(topics), by_block(static_cast<std::size_t>(blocks)), offsets{0}, slots(slots) {}
 
   // Appends a document with starting topics drawn from the seed.
   void add(std::uint32_t id, std::span<const std::uint32_t> words, std::uint64_t seed);
@@ -51,20 +69,31 @@ struct DocumentShard {
     return {counts.data() + static_cast<std::size_t>(row) * static_cast<std::size_t>(topics),
             static_cast<std::size_t>(topics)};
   }
+  std::uint32_t length(std::uint32_t row) const { return offsets[row + 1] - offsets[row]; }
 
-  // One Gibbs sweep, word by word, over the tokens of `block`, whose counts rows (K per row) are
-  // `block_counts`. When `learn`, the word-topic counts and totals move with the tokens (training);
-  // otherwise only the documents' counts do (fold-in). Returns the number of tokens that changed topic.
-  std::uint64_t sweep(std::uint32_t block, std::span<std::uint32_t> block_counts,
-                      std::span<std::int64_t> totals, const Priors& priors, bool learn,
-                      kernels::WordByWordSampler& sampler, std::mt19937_64& random);
+  // One sweep over the tokens of `block`, whose counts rows (K per row) are `block_counts`: the tokens,
+  // their documents' counts, the word-topic counts and the totals all move. Returns the number of
+  // tokens that changed topic.
+  std::uint64_t learn(std::uint32_t block, std::span<std::uint32_t> block_counts,
+                      std::span<std::int64_t> totals, const Priors& priors, SamplerState& sampler);
+  // One fold-in sweep (exact Gibbs, word by word): only the tokens and their documents' counts move.
+  void fold_in(std::uint32_t block, std::span<std::uint32_t> block_counts, std::span<std::int64_t> totals,
+               const Priors& priors, SamplerState& sampler);
 
   int topics = 0;
   std::vector<std::vector<Token>> by_block;
-  std::vector<std::uint32_t> ids;                   // each row's document id
-  std::vector<std::uint32_t> lengths;               // each row's token count
+  std::vector<std::uint32_t> ids;      // each row's document id
+  std::vector<std::uint32_t> offsets;  // row r's tokens have slots [offsets[r], offsets[r + 1])
+  bool slots = false;
+  std::vector<std::uint32_t> slot_topics;           // each token's topic, by slot, when `slots`
   std::vector<std::uint32_t> counts;                // n_dk, K per row
-  std::vector<std::vector<std::uint32_t>> nonzero;  // each row's topics with n_dk > 0
+  std::vector<std::vector<std::uint32_t>> nonzero;  // each row's topics with n_dk > 0 (word-by-word sampler)
+
+ private:
+  // The word-by-word Gibbs sweep, learning or folding in.
+  std::uint64_t sweep_word_by_word(std::uint32_t block, std::span<std::uint32_t> block_counts,
+                                   std::span<std::int64_t> totals, const Priors& priors, bool learn,
+                                   SamplerState& sampler);
 };
 
 // Documents the model does not learn from, scored by document completion (Wallach, Murray,
@@ -82,8 +111,8 @@ class HeldOutDocuments {
 
   // One fold-in sweep over the observed tokens of `block`.
   void fold_in(std::uint32_t block, std::span<std::uint32_t> block_counts, std::span<std::int64_t> totals,
-               const Priors& priors, kernels::WordByWordSampler& sampler, std::mt19937_64& random) {
-    observed_.sweep(block, block_counts, totals, priors, false, sampler, random);
+               const Priors& priors, SamplerState& sampler) {
+    observed_.fold_in(block, block_counts, totals, priors, sampler);
   }
   // Adds p(w | d), under the documents' current topics, to each held-out token of `block`: one sample
   // of the posterior. Averaging over several samples gives a better estimate.

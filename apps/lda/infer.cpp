@@ -18,12 +18,11 @@ constexpr std::uint32_t kGroups = 16;
 
 struct Group {
   Group(int topics, std::uint64_t seed, std::uint32_t index)
-      : whole(topics, 1), halves(topics, 1), sampler(topics), random(seed * 1000003 + index) {}
+      : whole(topics, 1), halves(topics, 1), sampler(Sampler::kSparse, topics, 0, seed * 1000003 + index) {}
 
   DocumentShard whole;      // every token, for the proportions
   HeldOutDocuments halves;  // even positions observed, odd ones scored
-  kernels::WordByWordSampler sampler;
-  std::mt19937_64 random;
+  SamplerState sampler;
   std::vector<double> count_sums;  // n_dk summed over the kept samples, K per document
 };
 
@@ -64,14 +63,14 @@ Inference infer(const Model& model, const InferConfig& config) {
     group.halves.finish();
     group.count_sums.assign(group.whole.ids.size() * width, 0.0);
     for (int sweep = 0; sweep < config.iterations; ++sweep) {
-      group.whole.sweep(0, word_topic, totals, priors, false, group.sampler, group.random);
-      group.halves.fold_in(0, word_topic, totals, priors, group.sampler, group.random);
+      group.whole.fold_in(0, word_topic, totals, priors, group.sampler);
+      group.halves.fold_in(0, word_topic, totals, priors, group.sampler);
       if (sweep < burn_in) continue;
       for (std::uint32_t row = 0; row < group.whole.ids.size(); ++row) {
         const auto counts = group.whole.document(row);
         for (const std::uint32_t k : group.whole.nonzero[row]) group.count_sums[row * width + k] += counts[k];
       }
-      group.halves.score(0, word_topic, totals, priors, group.sampler);
+      group.halves.score(0, word_topic, totals, priors, group.sampler.word_by_word);
     }
   });
 
@@ -100,7 +99,7 @@ Inference infer(const Model& model, const InferConfig& config) {
   io::write_file_atomically(config.output, [&](std::ostream& out) {
     out.precision(10);
     for (const Row& row : rows) {
-      const double length = row.group->whole.lengths[row.row];
+      const double length = row.group->whole.length(row.row);
       out << row.id + 1;
       for (std::size_t k = 0; k < width; ++k) {
         const double mean_count = row.group->count_sums[row.row * width + k] / samples;

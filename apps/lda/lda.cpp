@@ -19,13 +19,14 @@ void check(const Config& config) {
   if (!(config.alpha > 0) || !(config.beta > 0))
     throw std::runtime_error("--alpha and --beta must be positive");
   if (config.iterations < 1) throw std::runtime_error("--iterations must be at least 1");
+  if (config.mh_steps < 1) throw std::runtime_error("--mh_steps must be at least 1");
 }
 
 Lda::Worker::Worker(const Config& config, const WorkerContext& context)
     : config_(config),
       context_(context),
-      documents_(config.topics, context.count),
-      sampler_(std::max(1, config.topics)) {
+      documents_(config.topics, context.count, config.sampler == Sampler::kMetropolisHastings),
+      sampler_(config.sampler, config.topics, config.mh_steps, config.seed * 1000003 + context.index) {
   check(config);
   const auto workers = static_cast<std::uint32_t>(context.count);
   const auto me = static_cast<std::uint32_t>(context.index);
@@ -51,8 +52,6 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
     held_out.finish();
   }
   priors_ = Priors{config.alpha, config.beta, config.beta * words_};
-  weights_.resize(static_cast<std::size_t>(config.topics));
-  random_.seed(config.seed * 1000003 + me);
 }
 
 Lda::Setup Lda::Worker::setup() const {
@@ -90,27 +89,10 @@ void Lda::Worker::prepare(std::uint32_t block, Block& held) {
 void Lda::Worker::update(const Step& step, std::uint32_t block, Block& held) {
   if (held_out_) {
     // Scored first, against the model as the last round left it, then folded in further.
-    if (step.score) held_out_->score(block, held.counts, totals_, priors_, sampler_);
-    held_out_->fold_in(block, held.counts, totals_, priors_, sampler_, random_);
+    if (step.score) held_out_->score(block, held.counts, totals_, priors_, sampler_.word_by_word);
+    held_out_->fold_in(block, held.counts, totals_, priors_, sampler_);
   }
-  if (config_.sparse_sampler) {
-    moved_ +=
-        static_cast<double>(documents_.sweep(block, held.counts, totals_, priors_, true, sampler_, random_));
-    return;
-  }
-  const auto topics = static_cast<std::size_t>(config_.topics);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  for (auto& token : documents_.by_block[block]) {
-    const kernels::TopicCounts counts{documents_.document(token.document),
-                                      std::span<std::uint32_t>(&held.counts[token.word * topics], topics),
-                                      totals_,
-                                      priors_.alpha,
-                                      priors_.beta,
-                                      priors_.beta_sum};
-    const std::uint32_t topic = kernels::resample_exact(counts, token.topic, uniform(random_), weights_);
-    if (topic != token.topic) moved_ += 1;
-    token.topic = topic;
-  }
+  moved_ += static_cast<double>(documents_.learn(block, held.counts, totals_, priors_, sampler_));
 }
 
 Lda::Shared Lda::Worker::share() {

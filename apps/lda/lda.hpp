@@ -20,7 +20,6 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -41,7 +40,8 @@ struct Config {
   double alpha = 0.1;  // per topic
   double beta = 0.01;  // per word
   int iterations = 100;
-  bool sparse_sampler = true;
+  Sampler sampler = Sampler::kSparse;
+  int mh_steps = 2;  // Metropolis-Hastings: proposal cycles per token
   std::uint64_t seed = 1;
   std::string output;  // prefix
 };
@@ -136,9 +136,7 @@ struct Lda {
     std::uint64_t unknown_tokens_ = 0;          // of those, left out
     std::vector<std::int64_t> totals_;          // n_k as this worker sees it
     std::vector<std::int64_t> synced_totals_;   // n_k at the last sum
-    std::vector<double> weights_;               // exact sampler scratch
-    kernels::WordByWordSampler sampler_;
-    std::mt19937_64 random_;
+    SamplerState sampler_;
     double moved_ = 0;
   };
 

@@ -29,8 +29,10 @@ DEFINE_double(beta, 0.01, "Dirichlet prior of topic-word distributions, per word
 DEFINE_int32(iterations, 100, "Gibbs sweeps over every token (infer: fold-in sweeps, half of them burn-in)");
 DEFINE_string(
     sampler, "sparse",
-    "sparse: word by word, O(K_d + log K) per token (F+LDA); exact: all K weights per token. Both draw "
-    "from the exact collapsed conditional");
+    "sparse: exact Gibbs, word by word, O(K_d + log K) per token (F+LDA); exact: exact Gibbs, all K "
+    "weights per token; mh: Metropolis-Hastings with word and document proposals, O(1) per step "
+    "(LightLDA/WarpLDA): faster sweeps that mix more slowly");
+DEFINE_int32(mh_steps, 2, "mh: cycles of the word and the document proposal per token and sweep");
 DEFINE_string(output, "",
               "Training: write PREFIX.word_topic, PREFIX.topics, PREFIX.doc_topic (and PREFIX.vocab when the "
               "words have names). infer: the documents' topic proportions, one line each");
@@ -85,12 +87,18 @@ int main(int argc, char** argv) {
   config.alpha = FLAGS_alpha;
   config.beta = FLAGS_beta;
   config.iterations = FLAGS_iterations;
-  if (FLAGS_sampler != "sparse" && FLAGS_sampler != "exact") {
-    std::fprintf(stderr, "schmp-lda: error: --sampler must be sparse or exact, not '%s'\n",
+  if (FLAGS_sampler == "sparse") {
+    config.sampler = schmp::lda::Sampler::kSparse;
+  } else if (FLAGS_sampler == "exact") {
+    config.sampler = schmp::lda::Sampler::kExact;
+  } else if (FLAGS_sampler == "mh") {
+    config.sampler = schmp::lda::Sampler::kMetropolisHastings;
+  } else {
+    std::fprintf(stderr, "schmp-lda: error: --sampler must be sparse, exact or mh, not '%s'\n",
                  FLAGS_sampler.c_str());
     return 1;
   }
-  config.sparse_sampler = FLAGS_sampler == "sparse";
+  config.mh_steps = FLAGS_mh_steps;
   config.seed = FLAGS_seed;
   config.output = FLAGS_output;
   return job.run<schmp::lda::Lda>(config);

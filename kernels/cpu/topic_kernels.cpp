@@ -32,43 +32,78 @@ void WordByWordSampler::start_word(std::span<std::uint32_t> word, std::span<std:
   alpha_ = alpha;
   beta_ = beta;
   beta_sum_ = beta_sum;
-  for (std::uint32_t k = 0; k < weights_.size(); ++k) weights_[k] = alpha_ * coefficient(k);
+  for (std::uint32_t k = 0; k < weights_.size(); ++k) {
+    coefficients_[k] = coefficient(k);
+    weights_[k] = alpha_ * coefficients_[k];
+  }
   tree_.assign(weights_);
 }
 
 void WordByWordSampler::count(std::uint32_t topic, int change) {
   word_[topic] = static_cast<std::uint32_t>(static_cast<std::int64_t>(word_[topic]) + change);
   totals_[topic] += change;
-  tree_.set(topic, alpha_ * coefficient(topic));
+  coefficients_[topic] = coefficient(topic);
+  tree_.set(topic, alpha_ * coefficients_[topic]);
 }
 
+// A document's topic list is kept in decreasing order of n_dk (SparseLDA's trick): the topics a token
+// leaves and joins are mostly near the front, and so is the draw's stopping point.
 void WordByWordSampler::uncount(std::span<std::uint32_t> document,
                                 std::vector<std::uint32_t>& document_topics, std::uint32_t topic) {
-  if (--document[topic] == 0) {
-    *std::find(document_topics.begin(), document_topics.end(), topic) = document_topics.back();
-    document_topics.pop_back();
+  const std::uint32_t count = --document[topic];
+  std::size_t i = static_cast<std::size_t>(std::find(document_topics.begin(), document_topics.end(), topic) -
+                                           document_topics.begin());
+  while (i + 1 < document_topics.size() && document[document_topics[i + 1]] > count) {
+    document_topics[i] = document_topics[i + 1];
+    ++i;
   }
+  document_topics[i] = topic;
+  if (count == 0) document_topics.pop_back();
 }
 
 void WordByWordSampler::recount(std::span<std::uint32_t> document,
                                 std::vector<std::uint32_t>& document_topics, std::uint32_t topic) {
-  if (document[topic]++ == 0) document_topics.push_back(topic);
+  const std::uint32_t count = ++document[topic];
+  std::size_t i = 0;
+  if (count == 1) {
+    i = document_topics.size();
+    document_topics.push_back(topic);
+  } else {
+    i = static_cast<std::size_t>(std::find(document_topics.begin(), document_topics.end(), topic) -
+                                 document_topics.begin());
+  }
+  while (i > 0 && document[document_topics[i - 1]] < count) {
+    document_topics[i] = document_topics[i - 1];
+    --i;
+  }
+  document_topics[i] = topic;
 }
 
 std::uint32_t WordByWordSampler::draw(std::span<const std::uint32_t> document,
                                       const std::vector<std::uint32_t>& document_topics, double uniform) {
-  double document_part = 0;
-  for (std::size_t i = 0; i < document_topics.size(); ++i) {
-    const std::uint32_t k = document_topics[i];
-    document_part += document[k] * coefficient(k);
-    weights_[i] = document_part;
+  // The total first, in four independent sums (a single running sum waits on each add), then a walk
+  // that mostly stops within the first, heaviest topics.
+  const std::size_t size = document_topics.size();
+  double sums[4] = {0, 0, 0, 0};
+  std::size_t i = 0;
+  for (; i + 4 <= size; i += 4) {
+    for (std::size_t lane = 0; lane < 4; ++lane) {
+      const std::uint32_t k = document_topics[i + lane];
+      sums[lane] += document[k] * coefficients_[k];
+    }
   }
+  for (; i < size; ++i) sums[0] += document[document_topics[i]] * coefficients_[document_topics[i]];
+  const double document_part = (sums[0] + sums[1]) + (sums[2] + sums[3]);
   const double tree_part = tree_.total();
   const double target = uniform * (document_part + tree_part);
   if (target < document_part) {
-    std::size_t i = 0;
-    while (i + 1 < document_topics.size() && weights_[i] <= target) ++i;
-    return document_topics[i];
+    double running = 0;
+    for (i = 0; i + 1 < size; ++i) {
+      const std::uint32_t k = document_topics[i];
+      running += document[k] * coefficients_[k];
+      if (running > target) return k;
+    }
+    return document_topics[size - 1];
   }
   return static_cast<std::uint32_t>(
       tree_.sample(std::min((target - document_part) / tree_part, 0.9999999999999999)));
@@ -98,8 +133,103 @@ double WordByWordSampler::predictive(std::span<const std::uint32_t> document,
                                      const std::vector<std::uint32_t>& document_topics, double length) const {
   // The draw's normaliser: sum_k n_dk c_k over the document's topics, plus the tree's alpha sum_k c_k.
   double sum = tree_.total();
-  for (const std::uint32_t k : document_topics) sum += document[k] * coefficient(k);
+  for (const std::uint32_t k : document_topics) sum += document[k] * coefficients_[k];
   return sum / (length + alpha_ * static_cast<double>(weights_.size()));
+}
+
+std::uint64_t metropolis_hastings_sweep(std::span<TopicToken> tokens, std::span<std::uint32_t> block_counts,
+                                        std::span<std::int64_t> totals, const DocumentTopics& documents,
+                                        const TopicPriors& priors, int steps, FastRandom& random,
+                                        std::span<std::uint32_t> local) {
+  const std::size_t topics = totals.size();
+  const auto last_topic = static_cast<std::uint32_t>(topics - 1);
+  const double alpha = priors.alpha;
+  const double beta = priors.beta;
+  const double beta_sum = priors.beta_sum;
+  // A uniform draw past the tokens' share picks a uniform topic: (u - tokens) / prior in [0, K).
+  auto topic_of_excess = [&](double excess, double prior) {
+    return std::min(static_cast<std::uint32_t>(excess / prior), last_topic);
+  };
+
+  // The document proposal reads a random token of a random document: a cache miss nearly every time,
+  // which was most of a step's cost. Its random slot does not depend on the chain's state, so it is
+  // drawn kLookahead tokens early and its cache line fetched while the tokens before it are moved.
+  // Each planned proposal is a slot, or a topic with kUniformTopic set (the prior's share).
+  constexpr std::size_t kLookahead = 16;
+  constexpr std::uint32_t kUniformTopic = 0x80000000u;
+  const auto per_token = static_cast<std::size_t>(steps);
+  std::vector<std::uint32_t> planned(kLookahead * per_token);
+  auto plan = [&](std::size_t i) {
+    const TopicToken& token = tokens[i];
+    const std::uint32_t first_slot = documents.offsets[token.document];
+    const auto length = static_cast<double>(documents.offsets[token.document + 1] - first_slot);
+    std::uint32_t* proposals = &planned[(i % kLookahead) * per_token];
+    for (std::size_t step = 0; step < per_token; ++step) {
+      const double u = random.uniform() * (length + alpha * static_cast<double>(topics));
+      if (u < length) {
+        proposals[step] = first_slot + static_cast<std::uint32_t>(u);
+        __builtin_prefetch(&documents.topics[proposals[step]]);
+      } else {
+        proposals[step] = kUniformTopic | topic_of_excess(u - length, alpha);
+      }
+    }
+  };
+  for (std::size_t i = 0; i < std::min(kLookahead, tokens.size()); ++i) plan(i);
+
+  std::uint64_t moved = 0;
+  for (std::size_t begin = 0; begin < tokens.size();) {
+    const std::uint32_t word_row = tokens[begin].word;
+    std::size_t end = begin;
+    while (end < tokens.size() && tokens[end].word == word_row) ++local[tokens[end++].topic];
+    const auto word_tokens = static_cast<double>(end - begin);
+    std::uint32_t* word = &block_counts[word_row * topics];
+    for (std::size_t i = begin; i < end; ++i) {
+      TopicToken& token = tokens[i];
+      std::uint32_t* document = &documents.counts[token.document * topics];
+      const std::uint32_t old_topic = token.topic;
+      --document[old_topic];
+      --word[old_topic];
+      --totals[old_topic];
+      --local[old_topic];
+      // While the token moves it stays at its current topic s in the word's and the document's token
+      // lists, which is what the proposals' reverse moves need.
+      std::uint32_t s = old_topic;
+      auto move_to = [&](std::uint32_t t) {
+        s = t;
+        token.topic = t;
+        documents.topics[token.slot] = t;
+      };
+      const std::uint32_t* proposals = &planned[(i % kLookahead) * per_token];
+      for (std::size_t step = 0; step < per_token; ++step) {
+        const double u = random.uniform() * (word_tokens + beta * static_cast<double>(topics));
+        std::uint32_t t = u < word_tokens ? tokens[begin + static_cast<std::size_t>(u)].topic
+                                          : topic_of_excess(u - word_tokens, beta);
+        if (t != s) {
+          const double forward = (document[t] + alpha) * (word[t] + beta) *
+                                 (static_cast<double>(totals[s]) + beta_sum) * (local[s] + beta);
+          const double backward = (document[s] + alpha) * (word[s] + beta) *
+                                  (static_cast<double>(totals[t]) + beta_sum) * (local[t] + beta);
+          if (random.uniform() * backward < forward) move_to(t);
+        }
+        const std::uint32_t proposal = proposals[step];
+        t = proposal & kUniformTopic ? proposal & ~kUniformTopic : documents.topics[proposal];
+        if (t != s) {
+          const double forward = (word[t] + beta) * (static_cast<double>(totals[s]) + beta_sum);
+          const double backward = (word[s] + beta) * (static_cast<double>(totals[t]) + beta_sum);
+          if (random.uniform() * backward < forward) move_to(t);
+        }
+      }
+      if (i + kLookahead < tokens.size()) plan(i + kLookahead);
+      ++document[s];
+      ++word[s];
+      ++totals[s];
+      ++local[s];
+      moved += s != old_topic;
+    }
+    for (std::size_t i = begin; i < end; ++i) --local[tokens[i].topic];
+    begin = end;
+  }
+  return moved;
 }
 
 }  // namespace schmp::kernels
