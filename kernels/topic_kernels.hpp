@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "fast_random.hpp"
-#include "weighted_sampler.hpp"
 
 namespace schmp::kernels {
 
@@ -42,15 +41,16 @@ std::uint32_t resample_exact(const TopicCounts& counts, std::uint32_t old_topic,
 //
 //   (n_dk + alpha) c_k  =  n_dk c_k  (over the document's topics, usually few)  +  alpha c_k
 //
-// and alpha c_k lives in a Fenwick tree built once per word and updated at the two topics each token
-// move touches: O(K_d + log K) per token and O(K) per word, exactly the distribution resample_exact
-// draws from.
+// c_k is computed once per word and updated at the two topics a token move touches. The prior terms
+// alpha c_k are summed in buckets of sqrt(K) topics or so: an update costs O(1), and a draw that lands
+// in them (rarely, once documents have settled) O(sqrt K). The document part's total costs O(K_d) for
+// the first token of a document and is then updated in O(1) for the document's next tokens of the same
+// word, which come right after it (a word occurs about three times in each document that has it, in
+// long documents). A token costs O(K_d) at most and a word O(K), drawing exactly from the
+// distribution resample_exact draws from.
 class WordByWordSampler {
  public:
-  explicit WordByWordSampler(int topics)
-      : coefficients_(static_cast<std::size_t>(topics), 0.0),
-        weights_(static_cast<std::size_t>(topics), 1.0),
-        tree_(weights_) {}
+  explicit WordByWordSampler(int topics);
 
   // The word whose tokens come next: its counts row and the totals, read and updated in place.
   void start_word(std::span<std::uint32_t> word, std::span<std::int64_t> totals, double alpha, double beta,
@@ -72,23 +72,38 @@ class WordByWordSampler {
                     const std::vector<std::uint32_t>& document_topics, double length) const;
 
  private:
-  // Draws a topic for a token already taken out of the document's counts.
+  // Takes the token out of the document's counts (and the model's, when `learn`), draws its topic, and
+  // counts it there.
+  std::uint32_t move(std::span<std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
+                     std::uint32_t old_topic, double uniform, bool learn);
+  // sum_k n_dk c_k over the document's topics.
+  double document_part(std::span<const std::uint32_t> document,
+                       const std::vector<std::uint32_t>& document_topics) const;
+  // Draws a topic for a token already taken out of the counts, `part` being document_part(). The
+  // document's topic list may still name the token's old topic with a count now 0; that topic then
+  // weighs only its prior term.
   std::uint32_t draw(std::span<const std::uint32_t> document,
-                     const std::vector<std::uint32_t>& document_topics, double uniform);
-  static void uncount(std::span<std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
-                      std::uint32_t topic);
-  static void recount(std::span<std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
-                      std::uint32_t topic);
+                     const std::vector<std::uint32_t>& document_topics, double part, double uniform) const;
+  std::uint32_t draw_prior(double target) const;
+  // After a move from `old_topic` (count already lowered) to `new_topic` (already raised): restores
+  // the list's order by decreasing count and drops a topic whose count fell to 0.
+  static void reorder(std::span<const std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
+                      std::uint32_t old_topic, std::uint32_t new_topic);
   double coefficient(std::uint32_t k) const {
     return (word_[k] + beta_) / (static_cast<double>(totals_[k]) + beta_sum_);
   }
   void count(std::uint32_t topic, int change);
 
   // c_k of the current word, kept in step with its counts: the document terms then cost a multiply
-  // each, not a division (the division was most of a token's time).
+  // each, not a division.
   std::vector<double> coefficients_;
-  std::vector<double> weights_;  // scratch: the tree's starting weights, the document terms' running sums
-  WeightedSampler tree_;
+  int bucket_shift_ = 0;  // buckets of 2^shift topics: an update's bucket is a shift, not a division
+  std::vector<double> bucket_sums_;  // sum of alpha c_k over each bucket
+  double prior_sum_ = 0;             // alpha sum_k c_k
+  // The document of the last token moved, and its document part then: the next token of the same
+  // document starts from it.
+  const std::uint32_t* last_document_ = nullptr;
+  double last_part_ = 0;
   std::span<std::uint32_t> word_;
   std::span<std::int64_t> totals_;
   double alpha_ = 0;

@@ -44,11 +44,14 @@ double chi_square(const std::vector<double>& seen, const std::vector<double>& p,
   return sum;
 }
 
+// The document's topics with a nonzero count, heaviest first (the word-by-word sampler's order).
 std::vector<std::uint32_t> nonzero_topics(const std::vector<std::uint32_t>& document) {
   std::vector<std::uint32_t> topics;
   for (std::uint32_t k = 0; k < document.size(); ++k) {
     if (document[k] > 0) topics.push_back(k);
   }
+  std::stable_sort(topics.begin(), topics.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return document[a] > document[b]; });
   return topics;
 }
 
@@ -97,11 +100,17 @@ TEST(WordByWordSampler, DrawsFromTheCollapsedConditional) {
   for (int draw = 0; draw < kDraws; ++draw) {
     topic = sampler.resample(model.document, document_topics, topic, uniform(random));
     seen[topic] += 1;
-    // The document's topic list names exactly its topics with a nonzero count.
+    // The document's topic list names exactly its topics with a nonzero count, heaviest first.
     if (draw % 1000 == 0) {
+      ASSERT_TRUE(std::is_sorted(
+          document_topics.begin(), document_topics.end(),
+          [&](std::uint32_t a, std::uint32_t b) { return model.document[a] > model.document[b]; }))
+          << "the list is in decreasing order of count";
       std::vector<std::uint32_t> listed = document_topics;
+      std::vector<std::uint32_t> expected = nonzero_topics(model.document);
       std::sort(listed.begin(), listed.end());
-      ASSERT_EQ(listed, nonzero_topics(model.document));
+      std::sort(expected.begin(), expected.end());
+      ASSERT_EQ(listed, expected);
     }
   }
   EXPECT_LT(chi_square(seen, p, kDraws), 36.0);  // as for the exact sampler: 5 degrees of freedom, P < 1e-6

@@ -41,6 +41,9 @@ void DocumentShard::finish() {
     for (std::uint32_t k = 0; k < counts_of_row.size(); ++k) {
       if (counts_of_row[k] > 0) nonzero[row].push_back(k);
     }
+    // Heaviest first, the order the word-by-word sampler keeps.
+    std::stable_sort(nonzero[row].begin(), nonzero[row].end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return counts_of_row[a] > counts_of_row[b]; });
   }
 }
 

@@ -87,7 +87,7 @@ struct DocumentShard {
   bool slots = false;
   std::vector<std::uint32_t> slot_topics;           // each token's topic, by slot, when `slots`
   std::vector<std::uint32_t> counts;                // n_dk, K per row
-  std::vector<std::vector<std::uint32_t>> nonzero;  // each row's topics with n_dk > 0 (word-by-word sampler)
+  std::vector<std::vector<std::uint32_t>> nonzero;  // each row's topics with n_dk > 0, heaviest first
 
  private:
   // The word-by-word Gibbs sweep, learning or folding in.

@@ -1,6 +1,9 @@
 #include "kernels/topic_kernels.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <numeric>
 
 namespace schmp::kernels {
 
@@ -25,6 +28,11 @@ std::uint32_t resample_exact(const TopicCounts& counts, std::uint32_t old_topic,
   return static_cast<std::uint32_t>(topic);
 }
 
+WordByWordSampler::WordByWordSampler(int topics)
+    : coefficients_(static_cast<std::size_t>(topics), 0.0),
+      bucket_shift_(std::bit_width(static_cast<unsigned>(std::sqrt(static_cast<double>(topics)))) - 1),
+      bucket_sums_(((static_cast<std::size_t>(topics) - 1) >> bucket_shift_) + 1, 0.0) {}
+
 void WordByWordSampler::start_word(std::span<std::uint32_t> word, std::span<std::int64_t> totals,
                                    double alpha, double beta, double beta_sum) {
   word_ = word;
@@ -32,57 +40,41 @@ void WordByWordSampler::start_word(std::span<std::uint32_t> word, std::span<std:
   alpha_ = alpha;
   beta_ = beta;
   beta_sum_ = beta_sum;
-  for (std::uint32_t k = 0; k < weights_.size(); ++k) {
-    coefficients_[k] = coefficient(k);
-    weights_[k] = alpha_ * coefficients_[k];
+  // Sums start afresh at each word, so the rounding of their running updates never builds up.
+  std::fill(bucket_sums_.begin(), bucket_sums_.end(), 0.0);
+  for (std::size_t k = 0; k < coefficients_.size(); ++k) {
+    coefficients_[k] = coefficient(static_cast<std::uint32_t>(k));
+    bucket_sums_[k >> bucket_shift_] += alpha_ * coefficients_[k];
   }
-  tree_.assign(weights_);
+  prior_sum_ = std::accumulate(bucket_sums_.begin(), bucket_sums_.end(), 0.0);
+  last_document_ = nullptr;
 }
 
 void WordByWordSampler::count(std::uint32_t topic, int change) {
   word_[topic] = static_cast<std::uint32_t>(static_cast<std::int64_t>(word_[topic]) + change);
   totals_[topic] += change;
+  const double previous = coefficients_[topic];
   coefficients_[topic] = coefficient(topic);
-  tree_.set(topic, alpha_ * coefficients_[topic]);
+  const double delta = alpha_ * (coefficients_[topic] - previous);
+  bucket_sums_[topic >> bucket_shift_] += delta;
+  prior_sum_ += delta;
 }
 
-// A document's topic list is kept in decreasing order of n_dk (SparseLDA's trick): the topics a token
-// leaves and joins are mostly near the front, and so is the draw's stopping point.
-void WordByWordSampler::uncount(std::span<std::uint32_t> document,
-                                std::vector<std::uint32_t>& document_topics, std::uint32_t topic) {
-  const std::uint32_t count = --document[topic];
-  std::size_t i = static_cast<std::size_t>(std::find(document_topics.begin(), document_topics.end(), topic) -
-                                           document_topics.begin());
-  while (i + 1 < document_topics.size() && document[document_topics[i + 1]] > count) {
-    document_topics[i] = document_topics[i + 1];
-    ++i;
+std::uint32_t WordByWordSampler::draw_prior(double target) const {
+  std::size_t bucket = 0;
+  while (bucket + 1 < bucket_sums_.size() && target >= bucket_sums_[bucket]) target -= bucket_sums_[bucket++];
+  const std::size_t end = std::min(coefficients_.size(), (bucket + 1) << bucket_shift_);
+  std::size_t k = bucket << bucket_shift_;
+  for (; k + 1 < end; ++k) {
+    target -= alpha_ * coefficients_[k];
+    if (target < 0) break;
   }
-  document_topics[i] = topic;
-  if (count == 0) document_topics.pop_back();
+  return static_cast<std::uint32_t>(k);
 }
 
-void WordByWordSampler::recount(std::span<std::uint32_t> document,
-                                std::vector<std::uint32_t>& document_topics, std::uint32_t topic) {
-  const std::uint32_t count = ++document[topic];
-  std::size_t i = 0;
-  if (count == 1) {
-    i = document_topics.size();
-    document_topics.push_back(topic);
-  } else {
-    i = static_cast<std::size_t>(std::find(document_topics.begin(), document_topics.end(), topic) -
-                                 document_topics.begin());
-  }
-  while (i > 0 && document[document_topics[i - 1]] < count) {
-    document_topics[i] = document_topics[i - 1];
-    --i;
-  }
-  document_topics[i] = topic;
-}
-
-std::uint32_t WordByWordSampler::draw(std::span<const std::uint32_t> document,
-                                      const std::vector<std::uint32_t>& document_topics, double uniform) {
-  // The total first, in four independent sums (a single running sum waits on each add), then a walk
-  // that mostly stops within the first, heaviest topics.
+double WordByWordSampler::document_part(std::span<const std::uint32_t> document,
+                                        const std::vector<std::uint32_t>& document_topics) const {
+  // Four independent sums: a single running sum waits on each add.
   const std::size_t size = document_topics.size();
   double sums[4] = {0, 0, 0, 0};
   std::size_t i = 0;
@@ -93,48 +85,99 @@ std::uint32_t WordByWordSampler::draw(std::span<const std::uint32_t> document,
     }
   }
   for (; i < size; ++i) sums[0] += document[document_topics[i]] * coefficients_[document_topics[i]];
-  const double document_part = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-  const double tree_part = tree_.total();
-  const double target = uniform * (document_part + tree_part);
-  if (target < document_part) {
-    double running = 0;
-    for (i = 0; i + 1 < size; ++i) {
-      const std::uint32_t k = document_topics[i];
-      running += document[k] * coefficients_[k];
-      if (running > target) return k;
-    }
-    return document_topics[size - 1];
+  return (sums[0] + sums[1]) + (sums[2] + sums[3]);
+}
+
+std::uint32_t WordByWordSampler::draw(std::span<const std::uint32_t> document,
+                                      const std::vector<std::uint32_t>& document_topics, double part,
+                                      double uniform) const {
+  const double target = uniform * (part + prior_sum_);
+  if (target >= part) return draw_prior(target - part);
+  // The walk mostly stops within the first, heaviest topics.
+  double running = 0;
+  std::uint32_t last_positive = document_topics[0];
+  for (const std::uint32_t k : document_topics) {
+    if (document[k] == 0) continue;
+    running += document[k] * coefficients_[k];
+    if (running > target) return k;
+    last_positive = k;
   }
-  return static_cast<std::uint32_t>(
-      tree_.sample(std::min((target - document_part) / tree_part, 0.9999999999999999)));
+  return last_positive;  // rounding: the walk's sum fell just short of the total
+}
+
+// A document's topic list is kept in decreasing order of n_dk (SparseLDA's trick): the topics a token
+// leaves and joins are mostly near the front, and so is the draw's stopping point.
+void WordByWordSampler::reorder(std::span<const std::uint32_t> document,
+                                std::vector<std::uint32_t>& document_topics, std::uint32_t old_topic,
+                                std::uint32_t new_topic) {
+  // The old topic sinks past the topics that now outnumber it.
+  std::size_t i = static_cast<std::size_t>(
+      std::find(document_topics.begin(), document_topics.end(), old_topic) - document_topics.begin());
+  while (i + 1 < document_topics.size() && document[document_topics[i + 1]] > document[old_topic]) {
+    document_topics[i] = document_topics[i + 1];
+    ++i;
+  }
+  document_topics[i] = old_topic;
+  if (document[old_topic] == 0) document_topics.pop_back();
+  // The new topic rises past those it now outnumbers.
+  if (document[new_topic] == 1) {
+    i = document_topics.size();
+    document_topics.push_back(new_topic);
+  } else {
+    i = static_cast<std::size_t>(std::find(document_topics.begin(), document_topics.end(), new_topic) -
+                                 document_topics.begin());
+  }
+  while (i > 0 && document[document_topics[i - 1]] < document[new_topic]) {
+    document_topics[i] = document_topics[i - 1];
+    --i;
+  }
+  document_topics[i] = new_topic;
+}
+
+std::uint32_t WordByWordSampler::move(std::span<std::uint32_t> document,
+                                      std::vector<std::uint32_t>& document_topics, std::uint32_t old_topic,
+                                      double uniform, bool learn) {
+  // The document part follows each change of one topic's term n_dk c_k once it is known: carried
+  // over from the document's previous token, or summed afresh.
+  bool known = document.data() == last_document_;
+  double part = last_part_;
+  auto change_topic = [&](std::uint32_t k, int change) {
+    if (known) part -= document[k] * coefficients_[k];
+    document[k] = static_cast<std::uint32_t>(static_cast<std::int64_t>(document[k]) + change);
+    if (learn) count(k, change);
+    if (known) part += document[k] * coefficients_[k];
+  };
+  change_topic(old_topic, -1);
+  if (!known) {
+    part = document_part(document, document_topics);
+    known = true;
+  }
+  const std::uint32_t topic = draw(document, document_topics, part, uniform);
+  change_topic(topic, +1);
+  last_document_ = document.data();
+  last_part_ = part;
+  // Most tokens stay where they were, and then the list's order stands.
+  if (topic != old_topic) reorder(document, document_topics, old_topic, topic);
+  return topic;
 }
 
 std::uint32_t WordByWordSampler::resample(std::span<std::uint32_t> document,
                                           std::vector<std::uint32_t>& document_topics,
                                           std::uint32_t old_topic, double uniform) {
-  uncount(document, document_topics, old_topic);
-  count(old_topic, -1);
-  const std::uint32_t topic = draw(document, document_topics, uniform);
-  recount(document, document_topics, topic);
-  count(topic, +1);
-  return topic;
+  return move(document, document_topics, old_topic, uniform, true);
 }
 
 std::uint32_t WordByWordSampler::fold_in(std::span<std::uint32_t> document,
                                          std::vector<std::uint32_t>& document_topics, std::uint32_t old_topic,
                                          double uniform) {
-  uncount(document, document_topics, old_topic);
-  const std::uint32_t topic = draw(document, document_topics, uniform);
-  recount(document, document_topics, topic);
-  return topic;
+  return move(document, document_topics, old_topic, uniform, false);
 }
 
 double WordByWordSampler::predictive(std::span<const std::uint32_t> document,
                                      const std::vector<std::uint32_t>& document_topics, double length) const {
-  // The draw's normaliser: sum_k n_dk c_k over the document's topics, plus the tree's alpha sum_k c_k.
-  double sum = tree_.total();
-  for (const std::uint32_t k : document_topics) sum += document[k] * coefficients_[k];
-  return sum / (length + alpha_ * static_cast<double>(weights_.size()));
+  // The draw's normaliser: sum_k n_dk c_k over the document's topics, plus alpha sum_k c_k.
+  return (document_part(document, document_topics) + prior_sum_) /
+         (length + alpha_ * static_cast<double>(coefficients_.size()));
 }
 
 std::uint64_t metropolis_hastings_sweep(std::span<TopicToken> tokens, std::span<std::uint32_t> block_counts,
