@@ -170,6 +170,35 @@ std::uint64_t HeldOutDocuments::held_out_tokens() const {
 
 std::uint64_t HeldOutDocuments::observed_tokens() const { return observed_.offsets.back(); }
 
+std::vector<std::uint32_t> encode_rows(std::span<const std::uint32_t> dense, int topics) {
+  const auto width = static_cast<std::size_t>(topics);
+  std::vector<std::uint32_t> encoded;
+  for (std::size_t first = 0; first < dense.size(); first += width) {
+    const std::size_t header = encoded.size();
+    encoded.push_back(0);
+    for (std::size_t k = 0; k < width; ++k) {
+      if (dense[first + k] == 0) continue;
+      encoded.push_back(static_cast<std::uint32_t>(k));
+      encoded.push_back(dense[first + k]);
+    }
+    encoded[header] = static_cast<std::uint32_t>((encoded.size() - header - 1) / 2);
+  }
+  return encoded;
+}
+
+void decode_rows(std::span<const std::uint32_t> encoded, int topics, std::span<std::uint32_t> dense) {
+  const auto width = static_cast<std::size_t>(topics);
+  std::fill(dense.begin(), dense.end(), 0u);
+  std::size_t at = 0;
+  for (std::size_t first = 0; first < dense.size(); first += width) {
+    if (at >= encoded.size()) throw std::logic_error("a word-topic block's encoding ends early");
+    const std::uint32_t pairs = encoded[at++];
+    for (std::uint32_t i = 0; i < pairs; ++i, at += 2) dense[first + encoded[at]] = encoded[at + 1];
+  }
+  if (at != encoded.size())
+    throw std::logic_error("a word-topic block's encoding has more rows than its block");
+}
+
 CorpusRead read_documents(
     const CorpusFiles& files, io::Vocabulary& vocabulary, bool grow, std::uint32_t known_words,
     const std::function<bool(std::uint32_t id)>& wanted,

@@ -52,6 +52,7 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
     held_out.finish();
   }
   priors_ = Priors{config.alpha, config.beta, config.beta * words_};
+  dense_.resize(static_cast<std::size_t>(rows(0)) * static_cast<std::size_t>(config.topics));
 }
 
 Lda::Setup Lda::Worker::setup() const {
@@ -73,26 +74,46 @@ void Lda::Worker::start(const Setup& summed) {
   synced_totals_ = totals_;
 }
 
-Lda::Block Lda::Worker::make_block() const {
+std::uint32_t Lda::Worker::rows(std::uint32_t block) const {
   const auto workers = static_cast<std::uint32_t>(context_.count);
-  const auto home = static_cast<std::uint32_t>(context_.index);
-  const std::uint32_t rows = words_ > home ? (words_ - home + workers - 1) / workers : 0;
-  return Block{std::vector<std::uint32_t>(
-      static_cast<std::size_t>(rows) * static_cast<std::size_t>(config_.topics), 0)};
+  return words_ > block ? (words_ - block + workers - 1) / workers : 0;
+}
+
+std::span<std::uint32_t> Lda::Worker::load(std::uint32_t block, const Block& held) {
+  const std::span<std::uint32_t> dense(
+      dense_.data(), static_cast<std::size_t>(rows(block)) * static_cast<std::size_t>(config_.topics));
+  decode_rows(held.encoded, config_.topics, dense);
+  return dense;
+}
+
+void Lda::Worker::store(std::uint32_t block, Block& held) const {
+  held.encoded =
+      encode_rows(std::span<const std::uint32_t>(dense_.data(), static_cast<std::size_t>(rows(block)) *
+                                                                    static_cast<std::size_t>(config_.topics)),
+                  config_.topics);
+}
+
+Lda::Block Lda::Worker::make_block() const {
+  // Every row empty: no pairs.
+  return Block{std::vector<std::uint32_t>(rows(static_cast<std::uint32_t>(context_.index)), 0)};
 }
 
 void Lda::Worker::prepare(std::uint32_t block, Block& held) {
   const auto topics = static_cast<std::size_t>(config_.topics);
-  for (const auto& token : documents_.by_block[block]) ++held.counts[token.word * topics + token.topic];
+  const std::span<std::uint32_t> counts = load(block, held);
+  for (const auto& token : documents_.by_block[block]) ++counts[token.word * topics + token.topic];
+  store(block, held);
 }
 
 void Lda::Worker::update(const Step& step, std::uint32_t block, Block& held) {
+  const std::span<std::uint32_t> counts = load(block, held);
   if (held_out_) {
     // Scored first, against the model as the last round left it, then folded in further.
-    if (step.score) held_out_->score(block, held.counts, totals_, priors_, sampler_.word_by_word);
-    held_out_->fold_in(block, held.counts, totals_, priors_, sampler_);
+    if (step.score) held_out_->score(block, counts, totals_, priors_, sampler_.word_by_word);
+    held_out_->fold_in(block, counts, totals_, priors_, sampler_);
   }
-  moved_ += static_cast<double>(documents_.learn(block, held.counts, totals_, priors_, sampler_));
+  moved_ += static_cast<double>(documents_.learn(block, counts, totals_, priors_, sampler_));
+  store(block, held);
 }
 
 Lda::Shared Lda::Worker::share() {
@@ -127,9 +148,14 @@ Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
   const double alpha = config_.alpha;
   const double beta = config_.beta;
   Stats stats;
-  for (const std::uint32_t count : home.counts) {
-    stats.word_tokens += count;
-    if (count > 0) stats.log_likelihood += std::lgamma(count + beta) - std::lgamma(beta);
+  // The encoding lists exactly the nonzero counts.
+  for (std::size_t at = 0; at < home.encoded.size();) {
+    const std::uint32_t pairs = home.encoded[at++];
+    for (std::uint32_t i = 0; i < pairs; ++i, at += 2) {
+      const std::uint32_t count = home.encoded[at + 1];
+      stats.word_tokens += count;
+      stats.log_likelihood += std::lgamma(count + beta) - std::lgamma(beta);
+    }
   }
   if (context_.index == 0) {
     const double beta_sum = beta * words_;
@@ -153,7 +179,11 @@ Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
 }
 
 Lda::Part Lda::Worker::part(const Block& home) const {
-  return Part{home.counts, documents_.counts, documents_.ids};
+  const auto home_block = static_cast<std::uint32_t>(context_.index);
+  std::vector<std::uint32_t> word_topic(static_cast<std::size_t>(rows(home_block)) *
+                                        static_cast<std::size_t>(config_.topics));
+  decode_rows(home.encoded, config_.topics, word_topic);
+  return Part{std::move(word_topic), documents_.counts, documents_.ids};
 }
 
 Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blocks)

@@ -94,12 +94,13 @@ struct Lda {
       v(log_likelihood, word_tokens, document_tokens);
     }
   };
-  // n_kw of a block's words: word v of block b is row v / P, K counts per row.
+  // n_kw of a block's words (word v of block b is row v / P), encoded as it travels (encode_rows).
+  // The worker holding it decodes it into dense rows while it samples.
   struct Block {
-    std::vector<std::uint32_t> counts;
+    std::vector<std::uint32_t> encoded;
     template <class V>
     void visit(V& v) {
-      v(counts);
+      v(encoded);
     }
   };
   struct Part {
@@ -127,6 +128,11 @@ struct Lda {
     Part part(const Block& home) const;
 
    private:
+    std::uint32_t rows(std::uint32_t block) const;  // the words of a block
+    // The held block's rows, dense, to be worked on; store() encodes them back into it.
+    std::span<std::uint32_t> load(std::uint32_t block, const Block& held);
+    void store(std::uint32_t block, Block& held) const;
+
     Config config_;
     WorkerContext context_;
     Priors priors_;
@@ -136,6 +142,7 @@ struct Lda {
     std::uint64_t unknown_tokens_ = 0;          // of those, left out
     std::vector<std::int64_t> totals_;          // n_k as this worker sees it
     std::vector<std::int64_t> synced_totals_;   // n_k at the last sum
+    std::vector<std::uint32_t> dense_;          // the held block's rows, decoded (room for the largest)
     SamplerState sampler_;
     double moved_ = 0;
   };
