@@ -91,7 +91,17 @@ std::uint64_t DocumentShard::sweep_word_by_word(std::uint32_t block, std::span<s
   kernels::WordByWordSampler& sampler = state.word_by_word;
   std::uint64_t moved = 0;
   std::uint32_t current_word = UINT32_MAX;
-  for (Token& token : by_block[block]) {
+  const std::span<Token> tokens = by_block[block];
+  // Consecutive tokens mostly belong to scattered documents: a later token's count and topic list
+  // are fetched while this one is drawn.
+  constexpr std::size_t kAhead = 4;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    Token& token = tokens[i];
+    if (i + kAhead < tokens.size()) {
+      const Token& later = tokens[i + kAhead];
+      __builtin_prefetch(&counts[later.document * width + later.topic]);
+      __builtin_prefetch(nonzero[later.document].data());
+    }
     if (token.word != current_word) {
       current_word = token.word;
       sampler.start_word(block_counts.subspan(token.word * width, width), totals, priors.alpha, priors.beta,
