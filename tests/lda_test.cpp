@@ -45,6 +45,19 @@ double chi_square(const std::vector<double>& seen, const std::vector<double>& p,
   return sum;
 }
 
+constexpr int kDraws = 300000;
+
+// How often each of the tiny model's 6 topics comes out of kDraws calls of draw(uniform, index),
+// uniform in [0, 1).
+template <class Draw>
+std::vector<double> histogram(std::uint64_t seed, Draw draw) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<double> seen(6, 0.0);
+  for (int i = 0; i < kDraws; ++i) seen[draw(uniform(random), i)] += 1;
+  return seen;
+}
+
 double total_variation(const std::vector<double>& seen, const std::vector<double>& p, int draws) {
   double sum = 0;
   for (std::size_t k = 0; k < p.size(); ++k) sum += std::abs(seen[k] / draws - p[k]);
@@ -71,15 +84,10 @@ TEST(ExactSampler, DrawsFromTheCollapsedConditional) {
   ++model.document[topic];
   ++model.word[topic];
   ++model.totals[topic];
-  std::mt19937_64 random(17);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
   std::vector<double> scratch(6);
-  std::vector<double> seen(6, 0.0);
-  constexpr int kDraws = 300000;
-  for (int draw = 0; draw < kDraws; ++draw) {
-    topic = kernels::resample_exact(model.counts(), topic, uniform(random), scratch);
-    seen[topic] += 1;
-  }
+  const std::vector<double> seen = histogram(17, [&](double uniform, int) {
+    return topic = kernels::resample_exact(model.counts(), topic, uniform, scratch);
+  });
   // 5 degrees of freedom: P(chi-square > 36) is below 1e-6. Sampling with the token left in the
   // counts gives about 800 here.
   EXPECT_LT(chi_square(seen, p, kDraws), 36.0);
@@ -100,16 +108,11 @@ TEST(WordByWordSampler, DrawsFromTheCollapsedConditional) {
   std::vector<std::uint32_t> document_topics = nonzero_topics(model.document);
   kernels::WordByWordSampler sampler(6);
   sampler.start_word(model.word, model.totals, 0.5, 0.05, 1000 * 0.05);
-  std::mt19937_64 random(23);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  std::vector<double> seen(6, 0.0);
-  constexpr int kDraws = 300000;
-  for (int draw = 0; draw < kDraws; ++draw) {
-    topic = sampler.resample(model.document, document_topics, topic, uniform(random));
-    seen[topic] += 1;
+  const std::vector<double> seen = histogram(23, [&](double uniform, int draw) {
+    topic = sampler.resample(model.document, document_topics, topic, uniform);
     // The document's topic list names exactly its topics with a nonzero count, heaviest first.
     if (draw % 1000 == 0) {
-      ASSERT_TRUE(std::is_sorted(
+      EXPECT_TRUE(std::is_sorted(
           document_topics.begin(), document_topics.end(),
           [&](std::uint32_t a, std::uint32_t b) { return model.document[a] > model.document[b]; }))
           << "the list is in decreasing order of count";
@@ -117,9 +120,10 @@ TEST(WordByWordSampler, DrawsFromTheCollapsedConditional) {
       std::vector<std::uint32_t> expected = nonzero_topics(model.document);
       std::sort(listed.begin(), listed.end());
       std::sort(expected.begin(), expected.end());
-      ASSERT_EQ(listed, expected);
+      EXPECT_EQ(listed, expected);
     }
-  }
+    return topic;
+  });
   EXPECT_LT(chi_square(seen, p, kDraws), 36.0);  // as for the exact sampler: 5 degrees of freedom, P < 1e-6
   EXPECT_EQ(std::accumulate(model.word.begin(), model.word.end(), 0u), 9u);
   EXPECT_EQ(std::accumulate(model.totals.begin(), model.totals.end(), std::int64_t{0}), 168);
@@ -137,7 +141,7 @@ TEST(WordByWordSampler, StaysExactWithManyTopicsAndRunsOfTokens) {
   std::vector<std::int64_t> totals(kTopics, 0);
   for (std::size_t k = 0; k < kTopics; ++k) totals[k] = 200 + static_cast<std::int64_t>(random() % 400);
   for (int i = 0; i < 600; ++i) ++word[random() % kTopics];  // every bucket carries weight
-  std::vector<std::uint32_t> tokens;                   // the document's tokens of the word
+  std::vector<std::uint32_t> tokens;                         // the document's tokens of the word
   for (int i = 0; i < 5; ++i) tokens.push_back(static_cast<std::uint32_t>(random() % 40));
   for (int i = 0; i < 40; ++i) ++document[random() % 12];  // its other tokens
   for (const std::uint32_t topic : tokens) {
@@ -193,14 +197,9 @@ TEST(WordByWordSampler, FoldsInWithTheModelFixed) {
   std::vector<std::uint32_t> document_topics = nonzero_topics(model.document);
   kernels::WordByWordSampler sampler(6);
   sampler.start_word(model.word, model.totals, 0.5, 0.05, 1000 * 0.05);
-  std::mt19937_64 random(29);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  std::vector<double> seen(6, 0.0);
-  constexpr int kDraws = 300000;
-  for (int draw = 0; draw < kDraws; ++draw) {
-    topic = sampler.fold_in(model.document, document_topics, topic, uniform(random));
-    seen[topic] += 1;
-  }
+  const std::vector<double> seen = histogram(29, [&](double uniform, int) {
+    return topic = sampler.fold_in(model.document, document_topics, topic, uniform);
+  });
   EXPECT_LT(chi_square(seen, p, kDraws), 36.0);
   EXPECT_EQ(model.word, untouched.word);
   EXPECT_EQ(model.totals, untouched.totals);
