@@ -22,12 +22,21 @@ void check(const Config& config) {
   if (config.mh_steps < 1) throw std::runtime_error("--mh_steps must be at least 1");
 }
 
+namespace {
+
+// The configuration, once checked: the members built from it come after.
+const Config& checked(const Config& config) {
+  check(config);
+  return config;
+}
+
+}  // namespace
+
 Lda::Worker::Worker(const Config& config, const WorkerContext& context)
-    : config_(config),
+    : config_(checked(config)),
       context_(context),
       documents_(config.topics, context.count, config.sampler == Sampler::kMetropolisHastings),
       sampler_(config.sampler, config.topics, config.mh_steps, config.seed * 1000003 + context.index) {
-  check(config);
   const auto workers = static_cast<std::uint32_t>(context.count);
   const auto me = static_cast<std::uint32_t>(context.index);
   auto mine = [&](std::uint32_t id) { return id % workers == me; };
