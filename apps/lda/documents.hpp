@@ -22,7 +22,7 @@ using Priors = kernels::TopicPriors;
 
 // How training draws a token's new topic (README compares them).
 enum class Sampler {
-  kSparse,              // exact Gibbs, word by word: O(K_d + log K) per token (F+LDA)
+  kSparse,              // exact Gibbs, word by word: O(K_d) per token (F+LDA)
   kExact,               // exact Gibbs, all K weights per token: the reference
   kMetropolisHastings,  // cycle proposals, O(1) per step (LightLDA / WarpLDA)
 };

@@ -7,9 +7,11 @@
 // sub-round of the others' moves. Totals are sums over many words, so a sub-round's moves shift them
 // by a small fraction; this is the approximation of AD-LDA (Newman et al., 2009) with a shorter lag.
 //
-// Two samplers of the same exact collapsed conditional (kernels/topic_kernels.hpp): `sparse` (the
-// default) takes a worker's tokens word by word, O(K_d + log K) per token (F+LDA); `exact` computes all
-// K weights per token, the reference.
+// Samplers (kernels/topic_kernels.hpp, chosen in documents.hpp): `sparse` (the default) draws from the
+// exact collapsed conditional word by word, O(K_d) per token (F+LDA); `mh` takes Metropolis-Hastings
+// steps, O(1) each but slower to mix; `exact` computes all K weights per token, the reference. The
+// block a worker holds travels encoded (nonzero counts only) and is decoded into dense rows while the
+// worker samples.
 //
 // Held-out documents (--test) are split among the workers like the training ones and folded in as the
 // blocks pass (their topics are resampled with the model fixed, every round); rounds followed by an

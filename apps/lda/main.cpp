@@ -27,11 +27,10 @@ DEFINE_double(alpha, 0.1,
               "Dirichlet prior of document-topic proportions, per topic (Mallet's --alpha is K times it)");
 DEFINE_double(beta, 0.01, "Dirichlet prior of topic-word distributions, per word");
 DEFINE_int32(iterations, 100, "Gibbs sweeps over every token (infer: fold-in sweeps, half of them burn-in)");
-DEFINE_string(
-    sampler, "sparse",
-    "sparse: exact Gibbs, word by word, O(K_d + log K) per token (F+LDA); exact: exact Gibbs, all K "
-    "weights per token; mh: Metropolis-Hastings with word and document proposals, O(1) per step "
-    "(LightLDA/WarpLDA): faster sweeps that mix more slowly");
+DEFINE_string(sampler, "sparse",
+              "sparse: exact Gibbs, word by word, O(K_d) per token (F+LDA); exact: exact Gibbs, all K "
+              "weights per token; mh: Metropolis-Hastings with word and document proposals, O(1) per step "
+              "(LightLDA/WarpLDA), slower to mix per sweep (README compares them)");
 DEFINE_int32(mh_steps, 2, "mh: cycles of the word and the document proposal per token and sweep");
 DEFINE_string(output, "",
               "Training: write PREFIX.word_topic, PREFIX.topics, PREFIX.doc_topic (and PREFIX.vocab when the "
