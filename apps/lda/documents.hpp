@@ -3,8 +3,8 @@
 //
 // Word v belongs to block v mod B and is row v / B there (B = 1 outside a rotation). Tokens are grouped
 // by block and sorted word by word inside it, so the word's counts row stays hot and the word-by-word
-// sampler builds its tree once per word. Each document keeps its topic counts n_dk (dense, K per
-// document) and the list of its topics with n_dk > 0.
+// sampler computes its coefficients once per word. Each document keeps its topic counts n_dk (dense, K
+// per document) and the list of its topics with n_dk > 0.
 #pragma once
 
 #include <cstdint>
@@ -87,7 +87,7 @@ struct DocumentShard {
   bool slots = false;
   std::vector<std::uint32_t> slot_topics;           // each token's topic, by slot, when `slots`
   std::vector<std::uint32_t> counts;                // n_dk, K per row
-  std::vector<std::vector<std::uint32_t>> nonzero;  // each row's topics with n_dk > 0, heaviest first
+  std::vector<std::vector<std::uint32_t>> nonzero;  // topics with n_dk > 0, heaviest first (sparse sampler)
 
  private:
   // The word-by-word Gibbs sweep, learning or folding in.
