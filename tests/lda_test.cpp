@@ -273,6 +273,41 @@ TEST(WordTopicRows, EncodeAndDecodeRoundTrip) {
   }
 }
 
+TEST(WordLayout, DealsWordsSoBlocksWeighAlike) {
+  // Zipf-like word counts: word v has about 10000 / (v + 1) tokens.
+  std::vector<std::uint64_t> tokens(2000);
+  for (std::size_t v = 0; v < tokens.size(); ++v) tokens[v] = 10000 / (v + 1) + 1;
+  const std::uint64_t total = std::accumulate(tokens.begin(), tokens.end(), std::uint64_t{0});
+  for (const int blocks : {2, 5, 16}) {
+    const lda::WordLayout layout(tokens, blocks);
+    std::vector<std::uint64_t> load(static_cast<std::size_t>(blocks), 0);
+    std::size_t placed = 0;
+    for (std::uint32_t b = 0; b < layout.words.size(); ++b) {
+      for (std::uint32_t row = 0; row < layout.words[b].size(); ++row) {
+        const std::uint32_t word = layout.words[b][row];
+        EXPECT_EQ(layout.block[word], b);
+        EXPECT_EQ(layout.row[word], row);
+        load[b] += tokens[word];
+        ++placed;
+      }
+    }
+    EXPECT_EQ(placed, tokens.size()) << "every word in one block";
+    // Dealt heaviest first, the blocks end within one of the last (6-token) words of each other;
+    // with 16 blocks the heaviest word (10,001 tokens) outweighs an even share, and its block is the
+    // heaviest with nothing else in it.
+    const auto [lightest, heaviest] = std::minmax_element(load.begin(), load.end());
+    const std::uint64_t share = total / static_cast<std::uint64_t>(blocks);
+    if (tokens[0] <= share) {
+      EXPECT_LE(*heaviest - *lightest, 6u) << blocks << " blocks";
+    } else {
+      EXPECT_EQ(*heaviest, tokens[0]) << blocks << " blocks";
+    }
+  }
+  const lda::WordLayout one(tokens, 1);
+  for (std::uint32_t v = 0; v < tokens.size(); ++v)
+    EXPECT_EQ(one.row[v], v) << "one block keeps the word order";
+}
+
 TEST(ExactSampler, UniformEndsPickTheFirstAndLastTopics) {
   TinyModel model;
   std::vector<double> scratch(6);

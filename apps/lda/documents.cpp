@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 namespace schmp::lda {
@@ -13,9 +14,27 @@ std::uint32_t starting_topic(std::uint64_t seed, std::uint64_t document, std::ui
   return static_cast<std::uint32_t>((z ^ (z >> 31)) % static_cast<std::uint64_t>(topics));
 }
 
+WordLayout::WordLayout(std::span<const std::uint64_t> tokens, int blocks)
+    : block(tokens.size(), 0), row(tokens.size(), 0), words(static_cast<std::size_t>(blocks)) {
+  std::vector<std::uint32_t> order(tokens.size());
+  std::iota(order.begin(), order.end(), 0u);
+  if (blocks > 1) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return tokens[a] > tokens[b]; });
+  }
+  std::vector<std::uint64_t> load(static_cast<std::size_t>(blocks), 0);
+  for (const std::uint32_t word : order) {
+    const auto lightest =
+        static_cast<std::uint32_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[lightest] += tokens[word];
+    block[word] = lightest;
+    row[word] = static_cast<std::uint32_t>(words[lightest].size());
+    words[lightest].push_back(word);
+  }
+}
+
 void DocumentShard::add(std::uint32_t id, std::span<const std::uint32_t> words, std::uint64_t seed) {
   const auto row = static_cast<std::uint32_t>(ids.size());
-  const auto blocks = static_cast<std::uint32_t>(by_block.size());
   const std::uint32_t first_slot = offsets.back();
   ids.push_back(id);
   offsets.push_back(first_slot + static_cast<std::uint32_t>(words.size()));
@@ -23,14 +42,20 @@ void DocumentShard::add(std::uint32_t id, std::span<const std::uint32_t> words, 
   const std::span<std::uint32_t> counts_of_row = document(row);
   for (std::size_t position = 0; position < words.size(); ++position) {
     const std::uint32_t topic = starting_topic(seed, id, position, topics);
-    const auto slot = first_slot + static_cast<std::uint32_t>(position);
-    by_block[words[position] % blocks].push_back(Token{row, words[position] / blocks, topic, slot});
+    added.push_back(Token{row, words[position], topic, first_slot + static_cast<std::uint32_t>(position)});
     if (slots) slot_topics.push_back(topic);
     ++counts_of_row[topic];
   }
 }
 
-void DocumentShard::finish() {
+void DocumentShard::finish(const WordLayout& layout) {
+  by_block.assign(layout.words.size(), {});
+  for (Token token : added) {
+    const std::uint32_t word = token.word;
+    token.word = layout.row[word];
+    by_block[layout.block[word]].push_back(token);
+  }
+  added = {};
   for (auto& tokens : by_block) {
     std::stable_sort(tokens.begin(), tokens.end(),
                      [](const Token& a, const Token& b) { return a.word < b.word; });
@@ -120,21 +145,26 @@ std::uint64_t DocumentShard::sweep_word_by_word(std::uint32_t block, std::span<s
 
 void HeldOutDocuments::add(std::uint32_t id, std::span<const std::uint32_t> words, std::uint64_t seed) {
   const auto row = static_cast<std::uint32_t>(observed_.ids.size());
-  const auto blocks = static_cast<std::uint32_t>(held_out_.size());
   std::vector<std::uint32_t> observed;
   for (std::size_t position = 0; position < words.size(); ++position) {
-    const std::uint32_t word = words[position];
     if (position % 2 == 0) {
-      observed.push_back(word);
+      observed.push_back(words[position]);
     } else {
-      held_out_[word % blocks].push_back(HeldOutToken{row, word / blocks, 0.0});
+      added_.push_back(HeldOutToken{row, words[position], 0.0});
     }
   }
   observed_.add(id, observed, seed);
 }
 
-void HeldOutDocuments::finish() {
-  observed_.finish();
+void HeldOutDocuments::finish(const WordLayout& layout) {
+  observed_.finish(layout);
+  held_out_.assign(layout.words.size(), {});
+  for (HeldOutToken token : added_) {
+    const std::uint32_t word = token.word;
+    token.word = layout.row[word];
+    held_out_[layout.block[word]].push_back(token);
+  }
+  added_ = {};
   for (auto& tokens : held_out_) {
     std::stable_sort(tokens.begin(), tokens.end(),
                      [](const HeldOutToken& a, const HeldOutToken& b) { return a.word < b.word; });

@@ -45,6 +45,20 @@ struct SamplerState {
   kernels::FastRandom random;
 };
 
+// Where each word's counts live: its block and its row there. Words are dealt to blocks by token
+// count, heaviest first, each to the block with the fewest tokens so far: a sub-round lasts as long as
+// its busiest worker, and word v mod B left blocks 10% apart on techdocs. One block: row = word.
+struct WordLayout {
+  // `tokens[v]`: word v's tokens in the whole corpus (the same on every worker, so every worker deals
+  // the same layout).
+  WordLayout() = default;
+  WordLayout(std::span<const std::uint64_t> tokens, int blocks);
+
+  std::vector<std::uint32_t> block;               // each word's block
+  std::vector<std::uint32_t> row;                 // each word's row in its block
+  std::vector<std::vector<std::uint32_t>> words;  // each block's words, by row
+};
+
 // The starting topic of a token: a hash of the seed, its document and its place there, so that the
 // start does not depend on the rank count.
 std::uint32_t starting_topic(std::uint64_t seed, std::uint64_t document, std::uint64_t position, int topics);
@@ -53,13 +67,13 @@ struct DocumentShard {
   using Token = kernels::TopicToken;  // document: row in the shard; word: row in its block
 
   // `slots`: keep every token's topic by slot too, which only the Metropolis-Hastings sampler reads.
-  DocumentShard(int topics, int blocks, bool slots = false)
-      : topics(topics), by_block(static_cast<std::size_t>(blocks)), offsets{0}, slots(slots) {}
+  explicit DocumentShard(int topics, bool slots = false) : topics(topics), offsets{0}, slots(slots) {}
 
   // Appends a document with starting topics drawn from the seed.
   void add(std::uint32_t id, std::span<const std::uint32_t> words, std::uint64_t seed);
-  // Call once every document is in: sorts the tokens word by word and lists each document's topics.
-  void finish();
+  // Call once every document is in: puts the tokens in their words' blocks, sorted word by word, and
+  // lists each document's topics.
+  void finish(const WordLayout& layout);
 
   std::span<std::uint32_t> document(std::uint32_t row) {
     return {counts.data() + static_cast<std::size_t>(row) * static_cast<std::size_t>(topics),
@@ -81,6 +95,7 @@ struct DocumentShard {
                const Priors& priors, SamplerState& sampler);
 
   int topics = 0;
+  std::vector<Token> added;  // tokens until finish(), word = the word's id
   std::vector<std::vector<Token>> by_block;
   std::vector<std::uint32_t> ids;      // each row's document id
   std::vector<std::uint32_t> offsets;  // row r's tokens have slots [offsets[r], offsets[r + 1])
@@ -103,11 +118,10 @@ struct DocumentShard {
 // from the word-topic counts. Perplexity is exp(-sum log p(w | d) / held-out tokens).
 class HeldOutDocuments {
  public:
-  HeldOutDocuments(int topics, int blocks)
-      : observed_(topics, blocks), held_out_(static_cast<std::size_t>(blocks)) {}
+  explicit HeldOutDocuments(int topics) : observed_(topics) {}
 
   void add(std::uint32_t id, std::span<const std::uint32_t> words, std::uint64_t seed);
-  void finish();
+  void finish(const WordLayout& layout);
 
   // One fold-in sweep over the observed tokens of `block`.
   void fold_in(std::uint32_t block, std::span<std::uint32_t> block_counts, std::span<std::int64_t> totals,
@@ -133,6 +147,7 @@ class HeldOutDocuments {
   };
 
   DocumentShard observed_;
+  std::vector<HeldOutToken> added_;                  // until finish(), word = the word's id
   std::vector<std::vector<HeldOutToken>> held_out_;  // by block, sorted word by word
 };
 

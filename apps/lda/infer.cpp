@@ -18,7 +18,7 @@ constexpr std::uint32_t kGroups = 16;
 
 struct Group {
   Group(int topics, std::uint64_t seed, std::uint32_t index)
-      : whole(topics, 1), halves(topics, 1), sampler(Sampler::kSparse, topics, 0, seed * 1000003 + index) {}
+      : whole(topics), halves(topics), sampler(Sampler::kSparse, topics, 0, seed * 1000003 + index) {}
 
   DocumentShard whole;      // every token, for the proportions
   HeldOutDocuments halves;  // even positions observed, odd ones scored
@@ -57,10 +57,12 @@ Inference infer(const Model& model, const InferConfig& config) {
   std::vector<std::int64_t> totals = model.totals();
   const Priors priors{model.alpha, model.beta, model.beta * model.words};
   const int burn_in = config.iterations / 2;
+  // One block, the model's rows as they are: row = word.
+  const WordLayout layout(std::vector<std::uint64_t>(model.words, 0), 1);
   tbb::parallel_for(std::size_t{0}, groups.size(), [&](std::size_t g) {
     Group& group = groups[g];
-    group.whole.finish();
-    group.halves.finish();
+    group.whole.finish(layout);
+    group.halves.finish(layout);
     group.count_sums.assign(group.whole.ids.size() * width, 0.0);
     for (int sweep = 0; sweep < config.iterations; ++sweep) {
       group.whole.fold_in(0, word_topic, totals, priors, group.sampler);

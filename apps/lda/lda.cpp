@@ -52,33 +52,44 @@ class LogGammaRatio {
 Lda::Worker::Worker(const Config& config, const WorkerContext& context)
     : config_(checked(config)),
       context_(context),
-      documents_(config.topics, context.count, config.sampler == Sampler::kMetropolisHastings),
+      documents_(config.topics, config.sampler == Sampler::kMetropolisHastings),
       sampler_(config.sampler, config.topics, config.mh_steps, config.seed * 1000003 + context.index) {
   const auto workers = static_cast<std::uint32_t>(context.count);
   const auto me = static_cast<std::uint32_t>(context.index);
   auto mine = [&](std::uint32_t id) { return id % workers == me; };
-  // Every worker reads a text corpus whole, so that all number its words alike.
+  // Every worker reads the whole corpus, keeping its own documents and counting every word's tokens,
+  // so that all number a text corpus's words alike and deal the words to blocks alike.
   io::Vocabulary vocabulary;
+  std::vector<std::uint64_t> word_tokens;
   const CorpusFiles corpus{config.data, config.text};
-  words_ = read_documents(corpus, vocabulary, true, UINT32_MAX, mine,
-                          [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
-                            documents_.add(id, words, config.seed);
-                          })
+  words_ = read_documents(
+               corpus, vocabulary, true, UINT32_MAX, [](std::uint32_t) { return true; },
+               [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+                 for (const std::uint32_t word : words) {
+                   if (word >= word_tokens.size()) word_tokens.resize(word + 1, 0);
+                   ++word_tokens[word];
+                 }
+                 if (mine(id)) documents_.add(id, words, config.seed);
+               })
                .words;
   if (words_ == 0) throw io::InputError(corpus.path(), 0, "no words");
-  documents_.finish();
+  word_tokens.resize(words_, 0);
+  layout_ = WordLayout(word_tokens, context.count);
+  documents_.finish(layout_);
   if (!config.test.empty()) {
     const CorpusFiles test{config.data.empty() ? "" : config.test, config.text.empty() ? "" : config.test};
-    HeldOutDocuments& held_out = held_out_.emplace(config.topics, context.count);
+    HeldOutDocuments& held_out = held_out_.emplace(config.topics);
     unknown_tokens_ = read_documents(test, vocabulary, false, words_, mine,
                                      [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
                                        held_out.add(id, words, config.seed + 1);
                                      })
                           .unknown_tokens;
-    held_out.finish();
+    held_out.finish(layout_);
   }
   priors_ = Priors{config.alpha, config.beta, config.beta * words_};
-  dense_.resize(static_cast<std::size_t>(rows(0)) * static_cast<std::size_t>(config.topics));
+  std::size_t most_rows = 0;
+  for (const auto& words : layout_.words) most_rows = std::max(most_rows, words.size());
+  dense_.resize(most_rows * static_cast<std::size_t>(config.topics));
 }
 
 Lda::Setup Lda::Worker::setup() const {
@@ -101,8 +112,7 @@ void Lda::Worker::start(const Setup& summed) {
 }
 
 std::uint32_t Lda::Worker::rows(std::uint32_t block) const {
-  const auto workers = static_cast<std::uint32_t>(context_.count);
-  return words_ > block ? (words_ - block + workers - 1) / workers : 0;
+  return static_cast<std::uint32_t>(layout_.words[block].size());
 }
 
 std::span<std::uint32_t> Lda::Worker::load(std::uint32_t block, const Block& held) {
@@ -211,14 +221,11 @@ Lda::Part Lda::Worker::part(const Block& home) const {
   std::vector<std::uint32_t> word_topic(static_cast<std::size_t>(rows(home_block)) *
                                         static_cast<std::size_t>(config_.topics));
   decode_rows(home.encoded, config_.topics, word_topic);
-  return Part{std::move(word_topic), documents_.counts, documents_.ids};
+  return Part{std::move(word_topic), layout_.words[home_block], documents_.counts, documents_.ids};
 }
 
 Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blocks)
-    : config_(config),
-      blocks_(blocks),
-      setup_(summed),
-      words_(static_cast<std::uint32_t>(summed.words / blocks)) {
+    : config_(config), setup_(summed), words_(static_cast<std::uint32_t>(summed.words / blocks)) {
   if (!(setup_.tokens > 0)) throw std::runtime_error("the corpus has no tokens");
   if (!config.test.empty()) {
     if (!(setup_.held_out_tokens > 0))
@@ -283,20 +290,18 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
               summary.stopped_by.c_str());
   if (config_.output.empty()) return;
 
-  // The whole word-topic matrix, word by word: word v is row v / P of worker v mod P's block.
+  // The whole word-topic matrix, word by word.
   const auto topics = static_cast<std::size_t>(config_.topics);
-  const auto blocks = static_cast<std::size_t>(blocks_);
   Model model{words_,
               config_.topics,
               config_.alpha,
               config_.beta,
               std::vector<std::uint32_t>(static_cast<std::size_t>(words_) * topics, 0),
               {}};
-  for (std::size_t b = 0; b < parts.size(); ++b) {
-    const auto& rows = parts[b].word_topic;
-    for (std::size_t row = 0; row * topics < rows.size(); ++row) {
-      std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(row * topics), topics,
-                  model.word_topic.begin() + static_cast<std::ptrdiff_t>((row * blocks + b) * topics));
+  for (const Part& part : parts) {
+    for (std::size_t row = 0; row < part.words.size(); ++row) {
+      std::copy_n(part.word_topic.begin() + static_cast<std::ptrdiff_t>(row * topics), topics,
+                  model.word_topic.begin() + static_cast<std::ptrdiff_t>(part.words[row] * topics));
     }
   }
   // Text corpora number words in order of first appearance: reading the file again gives the same.

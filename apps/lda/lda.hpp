@@ -1,7 +1,8 @@
 // Latent Dirichlet allocation by collapsed Gibbs sampling, as a rotation program (STRADS's schedule):
 // worker w owns the documents d with d mod P = w, their tokens' topics and their document-topic
-// counts n_dk; the word-topic counts n_kw are cut into P blocks of words (word v in block v mod P) that
-// rotate around the workers, so no two workers ever sample tokens of the same word at once. The topic
+// counts n_dk; the word-topic counts n_kw are cut into P blocks of words (dealt by token count, so the
+// blocks weigh alike: WordLayout) that rotate around the workers, so no two workers ever sample tokens
+// of the same word at once. The topic
 // totals n_k change with every token anywhere: each worker samples against its own copy, and the
 // copies are summed after every sub-round (a Shared message), so a worker's totals miss at most one
 // sub-round of the others' moves. Totals are sums over many words, so a sub-round's moves shift them
@@ -96,7 +97,7 @@ struct Lda {
       v(log_likelihood, word_tokens, document_tokens);
     }
   };
-  // n_kw of a block's words (word v of block b is row v / P), encoded as it travels (encode_rows).
+  // n_kw of a block's words (WordLayout gives their rows), encoded as it travels (encode_rows).
   // The worker holding it decodes it into dense rows while it samples.
   struct Block {
     std::vector<std::uint32_t> encoded;
@@ -107,11 +108,12 @@ struct Lda {
   };
   struct Part {
     std::vector<std::uint32_t> word_topic;      // its home block's rows
+    std::vector<std::uint32_t> words;           // their words
     std::vector<std::uint32_t> document_topic;  // its documents' rows
     std::vector<std::uint32_t> documents;       // their ids
     template <class V>
     void visit(V& v) {
-      v(word_topic, document_topic, documents);
+      v(word_topic, words, document_topic, documents);
     }
   };
 
@@ -139,6 +141,7 @@ struct Lda {
     WorkerContext context_;
     Priors priors_;
     std::uint32_t words_ = 0;                   // W
+    WordLayout layout_;                         // the words' blocks and rows
     DocumentShard documents_;                   // the documents it owns
     std::optional<HeldOutDocuments> held_out_;  // its share of the --test documents
     std::uint64_t unknown_tokens_ = 0;          // of those, left out
@@ -164,7 +167,6 @@ struct Lda {
     bool evaluates_after(std::uint64_t iteration) const;
 
     Config config_;
-    int blocks_;
     Setup setup_;
     std::uint32_t words_;
     std::uint64_t iterations_ = 0;
