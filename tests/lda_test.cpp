@@ -273,6 +273,15 @@ TEST(WordTopicRows, EncodeAndDecodeRoundTrip) {
   }
 }
 
+TEST(DocumentDealer, GivesEachDocumentToTheLightestWorker) {
+  lda::DocumentDealer dealer(3);
+  // Loads after each deal: {50}, {50, 10}, {50, 10, 10}, {50, 30, 10}, {50, 30, 40}, {50, 35, 40}.
+  const std::vector<std::size_t> lengths{50, 10, 10, 20, 30, 5};
+  const std::vector<std::uint32_t> expected{0, 1, 2, 1, 2, 1};
+  for (std::size_t i = 0; i < lengths.size(); ++i)
+    EXPECT_EQ(dealer.deal(lengths[i]), expected[i]) << "document " << i;
+}
+
 TEST(WordLayout, DealsWordsSoBlocksWeighAlike) {
   // Zipf-like word counts: word v has about 10000 / (v + 1) tokens.
   std::vector<std::uint64_t> tokens(2000);

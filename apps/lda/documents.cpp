@@ -241,16 +241,12 @@ void decode_rows(std::span<const std::uint32_t> encoded, int topics, std::span<s
 
 CorpusRead read_documents(
     const CorpusFiles& files, io::Vocabulary& vocabulary, bool grow, std::uint32_t known_words,
-    const std::function<bool(std::uint32_t id)>& wanted,
     const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit) {
   CorpusRead read;
   if (!files.text.empty()) {
     std::uint32_t id = 0;
-    read.unknown_tokens =
-        io::read_text_documents(files.text, vocabulary, grow, [&](const io::TextDocument& document) {
-          if (wanted(id)) visit(id, document.words);
-          ++id;
-        });
+    read.unknown_tokens = io::read_text_documents(
+        files.text, vocabulary, grow, [&](const io::TextDocument& document) { visit(id++, document.words); });
     read.words = vocabulary.size();
     return read;
   }
@@ -275,7 +271,6 @@ CorpusRead read_documents(
       open = false;
     }
     previous = entry.document;
-    if (!wanted(entry.document)) return;
     open = true;
     words.insert(words.end(), entry.count, entry.word);
   });

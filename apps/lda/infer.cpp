@@ -39,17 +39,15 @@ Inference infer(const Model& model, const InferConfig& config) {
   Inference inference;
   io::Vocabulary vocabulary = model.vocabulary;
   std::uint32_t order = 0;
-  inference.unknown_tokens =
-      read_documents(
-          config.corpus, vocabulary, false, model.words, [](std::uint32_t) { return true; },
-          [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
-            Group& group = groups[order++ % kGroups];
-            group.whole.add(id, words, config.seed);
-            group.halves.add(id, words, config.seed + 1);
-            ++inference.documents;
-            inference.tokens += words.size();
-          })
-          .unknown_tokens;
+  inference.unknown_tokens = read_documents(config.corpus, vocabulary, false, model.words,
+                                            [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+                                              Group& group = groups[order++ % kGroups];
+                                              group.whole.add(id, words, config.seed);
+                                              group.halves.add(id, words, config.seed + 1);
+                                              ++inference.documents;
+                                              inference.tokens += words.size();
+                                            })
+                                 .unknown_tokens;
   if (inference.documents == 0) throw io::InputError(config.corpus.path(), 0, "no documents");
 
   // Read only, but the sampler's interface is the training one, which takes its rows to update.

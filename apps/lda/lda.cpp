@@ -54,23 +54,22 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
       context_(context),
       documents_(config.topics, config.sampler == Sampler::kMetropolisHastings),
       sampler_(config.sampler, config.topics, config.mh_steps, config.seed * 1000003 + context.index) {
-  const auto workers = static_cast<std::uint32_t>(context.count);
   const auto me = static_cast<std::uint32_t>(context.index);
-  auto mine = [&](std::uint32_t id) { return id % workers == me; };
-  // Every worker reads the whole corpus, keeping its own documents and counting every word's tokens,
-  // so that all number a text corpus's words alike and deal the words to blocks alike.
+  // Every worker reads the whole corpus, keeping the documents dealt to it and counting every word's
+  // tokens, so that all number a text corpus's words, deal the documents and deal the words to blocks
+  // alike.
   io::Vocabulary vocabulary;
   std::vector<std::uint64_t> word_tokens;
+  DocumentDealer dealer(context.count);
   const CorpusFiles corpus{config.data, config.text};
-  words_ = read_documents(
-               corpus, vocabulary, true, UINT32_MAX, [](std::uint32_t) { return true; },
-               [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
-                 for (const std::uint32_t word : words) {
-                   if (word >= word_tokens.size()) word_tokens.resize(word + 1, 0);
-                   ++word_tokens[word];
-                 }
-                 if (mine(id)) documents_.add(id, words, config.seed);
-               })
+  words_ = read_documents(corpus, vocabulary, true, UINT32_MAX,
+                          [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+                            for (const std::uint32_t word : words) {
+                              if (word >= word_tokens.size()) word_tokens.resize(word + 1, 0);
+                              ++word_tokens[word];
+                            }
+                            if (dealer.deal(words.size()) == me) documents_.add(id, words, config.seed);
+                          })
                .words;
   if (words_ == 0) throw io::InputError(corpus.path(), 0, "no words");
   word_tokens.resize(words_, 0);
@@ -79,9 +78,11 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
   if (!config.test.empty()) {
     const CorpusFiles test{config.data.empty() ? "" : config.test, config.text.empty() ? "" : config.test};
     HeldOutDocuments& held_out = held_out_.emplace(config.topics);
-    unknown_tokens_ = read_documents(test, vocabulary, false, words_, mine,
+    DocumentDealer held_out_dealer(context.count);
+    unknown_tokens_ = read_documents(test, vocabulary, false, words_,
                                      [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
-                                       held_out.add(id, words, config.seed + 1);
+                                       if (held_out_dealer.deal(words.size()) == me)
+                                         held_out.add(id, words, config.seed + 1);
                                      })
                           .unknown_tokens;
     held_out.finish(layout_);

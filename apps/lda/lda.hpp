@@ -1,12 +1,12 @@
 // Latent Dirichlet allocation by collapsed Gibbs sampling, as a rotation program (STRADS's schedule):
-// worker w owns the documents d with d mod P = w, their tokens' topics and their document-topic
-// counts n_dk; the word-topic counts n_kw are cut into P blocks of words (dealt by token count, so the
-// blocks weigh alike: WordLayout) that rotate around the workers, so no two workers ever sample tokens
-// of the same word at once. The topic
-// totals n_k change with every token anywhere: each worker samples against its own copy, and the
-// copies are summed after every sub-round (a Shared message), so a worker's totals miss at most one
-// sub-round of the others' moves. Totals are sums over many words, so a sub-round's moves shift them
-// by a small fraction; this is the approximation of AD-LDA (Newman et al., 2009) with a shorter lag.
+// each worker owns the documents dealt to it (by token count: DocumentDealer), their tokens' topics
+// and their document-topic counts n_dk; the word-topic counts n_kw are cut into P blocks of words (dealt by
+// token count, so the blocks weigh alike: WordLayout) that rotate around the workers, so no two workers ever
+// sample tokens of the same word at once. The topic totals n_k change with every token anywhere: each worker
+// samples against its own copy, and the copies are summed after every sub-round (a Shared message), so a
+// worker's totals miss at most one sub-round of the others' moves. Totals are sums over many words, so a
+// sub-round's moves shift them by a small fraction; this is the approximation of AD-LDA (Newman et al., 2009)
+// with a shorter lag.
 //
 // Samplers (kernels/topic_kernels.hpp, chosen in documents.hpp): `sparse` (the default) draws from the
 // exact collapsed conditional word by word, O(K_d) per token (F+LDA); `mh` takes Metropolis-Hastings
