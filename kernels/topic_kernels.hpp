@@ -25,9 +25,7 @@ struct TopicCounts {
   std::span<std::uint32_t> document;  // n_dk of the token's document, one per topic
   std::span<std::uint32_t> word;      // n_kw of the token's word, one per topic
   std::span<std::int64_t> totals;     // n_k, one per topic
-  double alpha = 0.1;                 // per topic
-  double beta = 0.01;                 // per word
-  double beta_sum = 1;                // W beta
+  TopicPriors priors;
 };
 
 // Takes the token (now of topic `old_topic`, and counted) out of the counts, draws its new topic from
@@ -53,8 +51,7 @@ class WordByWordSampler {
   explicit WordByWordSampler(int topics);
 
   // The word whose tokens come next: its counts row and the totals, read and updated in place.
-  void start_word(std::span<std::uint32_t> word, std::span<std::int64_t> totals, double alpha, double beta,
-                  double beta_sum);
+  void start_word(std::span<std::uint32_t> word, std::span<std::int64_t> totals, const TopicPriors& priors);
 
   // Moves one token of the word in a document (its counts, and the list of its topics with a nonzero
   // count, kept in step) from `old_topic` to a topic drawn with `uniform` in [0, 1); returns it.
@@ -90,7 +87,7 @@ class WordByWordSampler {
   static void reorder(std::span<const std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
                       std::uint32_t old_topic, std::uint32_t new_topic);
   double coefficient(std::uint32_t k) const {
-    return (word_[k] + beta_) / (static_cast<double>(totals_[k]) + beta_sum_);
+    return (word_[k] + priors_.beta) / (static_cast<double>(totals_[k]) + priors_.beta_sum);
   }
   void count(std::uint32_t topic, int change);
 
@@ -106,9 +103,7 @@ class WordByWordSampler {
   double last_part_ = 0;
   std::span<std::uint32_t> word_;
   std::span<std::int64_t> totals_;
-  double alpha_ = 0;
-  double beta_ = 0;
-  double beta_sum_ = 1;
+  TopicPriors priors_;
 };
 
 // Metropolis-Hastings with cycle proposals (LightLDA: Yuan et al., 2015), each drawn in O(1) without

@@ -14,14 +14,21 @@
 namespace schmp {
 namespace {
 
+// The tiny model's priors: alpha 0.5, beta 0.05, W = 1000.
+constexpr kernels::TopicPriors kPriors{0.5, 0.05, 1000 * 0.05};
+
 // Small counts, so that leaving the token itself out of them (or not) changes the conditional a lot.
 struct TinyModel {
   std::vector<std::uint32_t> document{1, 0, 3, 0, 2, 1};
   std::vector<std::uint32_t> word{0, 2, 1, 0, 4, 1};
   std::vector<std::int64_t> totals{20, 35, 12, 50, 41, 9};
-  kernels::TopicCounts counts() {
-    return kernels::TopicCounts{document, word, totals, 0.5, 0.05, 1000 * 0.05};
+  // Counts one more token of the word in the document, at `topic`.
+  void add_token(std::uint32_t topic) {
+    ++document[topic];
+    ++word[topic];
+    ++totals[topic];
   }
+  kernels::TopicCounts counts() { return kernels::TopicCounts{document, word, totals, kPriors}; }
 };
 
 // p(z = k | everything else) with the token already out of the counts.
@@ -81,9 +88,7 @@ TEST(ExactSampler, DrawsFromTheCollapsedConditional) {
   // The token starts counted at topic 2; every draw takes it out, so the rest never changes and the
   // draws are independent samples of p.
   std::uint32_t topic = 2;
-  ++model.document[topic];
-  ++model.word[topic];
-  ++model.totals[topic];
+  model.add_token(topic);
   std::vector<double> scratch(6);
   const std::vector<double> seen = histogram(17, [&](double uniform, int) {
     return topic = kernels::resample_exact(model.counts(), topic, uniform, scratch);
@@ -102,12 +107,10 @@ TEST(WordByWordSampler, DrawsFromTheCollapsedConditional) {
   TinyModel model;
   const std::vector<double> p = exact_conditional(model);
   std::uint32_t topic = 2;
-  ++model.document[topic];
-  ++model.word[topic];
-  ++model.totals[topic];
+  model.add_token(topic);
   std::vector<std::uint32_t> document_topics = nonzero_topics(model.document);
   kernels::WordByWordSampler sampler(6);
-  sampler.start_word(model.word, model.totals, 0.5, 0.05, 1000 * 0.05);
+  sampler.start_word(model.word, model.totals, kPriors);
   const std::vector<double> seen = histogram(23, [&](double uniform, int draw) {
     topic = sampler.resample(model.document, document_topics, topic, uniform);
     // The document's topic list names exactly its topics with a nonzero count, heaviest first.
@@ -157,7 +160,7 @@ TEST(WordByWordSampler, StaysExactWithManyTopicsAndRunsOfTokens) {
   std::vector<double> expected(kTopics, 0.0);
   constexpr int kRounds = 160000;
   for (int round = 0; round < kRounds; ++round) {
-    sampler.start_word(word, totals, 1.0, 0.01, 5000 * 0.01);
+    sampler.start_word(word, totals, kernels::TopicPriors{1.0, 0.01, 5000 * 0.01});
     for (std::uint32_t& topic : tokens) {
       --document[topic];
       --word[topic];
@@ -196,7 +199,7 @@ TEST(WordByWordSampler, FoldsInWithTheModelFixed) {
   ++model.document[topic];
   std::vector<std::uint32_t> document_topics = nonzero_topics(model.document);
   kernels::WordByWordSampler sampler(6);
-  sampler.start_word(model.word, model.totals, 0.5, 0.05, 1000 * 0.05);
+  sampler.start_word(model.word, model.totals, kPriors);
   const std::vector<double> seen = histogram(29, [&](double uniform, int) {
     return topic = sampler.fold_in(model.document, document_topics, topic, uniform);
   });
@@ -209,7 +212,7 @@ TEST(WordByWordSampler, FoldsInWithTheModelFixed) {
 TEST(WordByWordSampler, PredictiveProbabilityIsSumOfThetaTimesPhi) {
   TinyModel model;
   kernels::WordByWordSampler sampler(6);
-  sampler.start_word(model.word, model.totals, 0.5, 0.05, 1000 * 0.05);
+  sampler.start_word(model.word, model.totals, kPriors);
   const double length = std::accumulate(model.document.begin(), model.document.end(), 0.0);
   double expected = 0;
   for (std::size_t k = 0; k < 6; ++k) {
@@ -231,9 +234,7 @@ TEST(MetropolisHastings, ChainStaysOnTheCollapsedConditional) {
     const std::vector<std::uint32_t> offsets{0, 8};
     std::vector<kernels::TopicToken> token{{0, 0, 1, 7}};
     slot_topics.push_back(1);
-    ++model.document[1];
-    ++model.word[1];
-    ++model.totals[1];
+    model.add_token(1);
     std::vector<std::uint32_t> local(6, 0);
     kernels::FastRandom random(31);
     std::vector<double> seen(6, 0.0);
@@ -241,7 +242,7 @@ TEST(MetropolisHastings, ChainStaysOnTheCollapsedConditional) {
     for (int sweep = 0; sweep < kSweeps; ++sweep) {
       kernels::metropolis_hastings_sweep(token, model.word, model.totals,
                                          kernels::DocumentTopics{model.document, slot_topics, offsets},
-                                         kernels::TopicPriors{0.5, 0.05, 1000 * 0.05}, steps, random, local);
+                                         kPriors, steps, random, local);
       seen[token[0].topic] += 1;
     }
     // Measured 0.0007 (1 step) and 0.001 (2 steps); sampling with the token left in the counts would

@@ -89,12 +89,8 @@ std::uint64_t DocumentShard::learn(std::uint32_t block, std::span<std::uint32_t>
   const auto width = static_cast<std::size_t>(topics);
   std::uint64_t moved = 0;
   for (Token& token : by_block[block]) {
-    const kernels::TopicCounts counts_of_token{document(token.document),
-                                               block_counts.subspan(token.word * width, width),
-                                               totals,
-                                               priors.alpha,
-                                               priors.beta,
-                                               priors.beta_sum};
+    const kernels::TopicCounts counts_of_token{
+        document(token.document), block_counts.subspan(token.word * width, width), totals, priors};
     const std::uint32_t topic =
         kernels::resample_exact(counts_of_token, token.topic, sampler.random.uniform(), sampler.weights);
     moved += topic != token.topic;
@@ -129,8 +125,7 @@ std::uint64_t DocumentShard::sweep_word_by_word(std::uint32_t block, std::span<s
     }
     if (token.word != current_word) {
       current_word = token.word;
-      sampler.start_word(block_counts.subspan(token.word * width, width), totals, priors.alpha, priors.beta,
-                         priors.beta_sum);
+      sampler.start_word(block_counts.subspan(token.word * width, width), totals, priors);
     }
     const double uniform = state.random.uniform();
     const std::uint32_t topic =
@@ -179,8 +174,7 @@ void HeldOutDocuments::score(std::uint32_t block, std::span<std::uint32_t> block
   for (HeldOutToken& token : held_out_[block]) {
     if (token.word != current_word) {
       current_word = token.word;
-      sampler.start_word(block_counts.subspan(token.word * width, width), totals, priors.alpha, priors.beta,
-                         priors.beta_sum);
+      sampler.start_word(block_counts.subspan(token.word * width, width), totals, priors);
     }
     token.probability_sum +=
         sampler.predictive(observed_.document(token.document), observed_.nonzero[token.document],

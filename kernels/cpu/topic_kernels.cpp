@@ -15,8 +15,8 @@ std::uint32_t resample_exact(const TopicCounts& counts, std::uint32_t old_topic,
   const std::size_t topics = counts.totals.size();
   double total = 0;
   for (std::size_t k = 0; k < topics; ++k) {
-    total += (counts.document[k] + counts.alpha) * (counts.word[k] + counts.beta) /
-             (static_cast<double>(counts.totals[k]) + counts.beta_sum);
+    total += (counts.document[k] + counts.priors.alpha) * (counts.word[k] + counts.priors.beta) /
+             (static_cast<double>(counts.totals[k]) + counts.priors.beta_sum);
     weights[k] = total;  // running sums: the draw is the first topic whose sum passes u * total
   }
   const double target = uniform * total;
@@ -34,17 +34,15 @@ WordByWordSampler::WordByWordSampler(int topics)
       bucket_sums_(((static_cast<std::size_t>(topics) - 1) >> bucket_shift_) + 1, 0.0) {}
 
 void WordByWordSampler::start_word(std::span<std::uint32_t> word, std::span<std::int64_t> totals,
-                                   double alpha, double beta, double beta_sum) {
+                                   const TopicPriors& priors) {
   word_ = word;
   totals_ = totals;
-  alpha_ = alpha;
-  beta_ = beta;
-  beta_sum_ = beta_sum;
+  priors_ = priors;
   // Sums start afresh at each word, so the rounding of their running updates never builds up.
   std::fill(bucket_sums_.begin(), bucket_sums_.end(), 0.0);
   for (std::size_t k = 0; k < coefficients_.size(); ++k) {
     coefficients_[k] = coefficient(static_cast<std::uint32_t>(k));
-    bucket_sums_[k >> bucket_shift_] += alpha_ * coefficients_[k];
+    bucket_sums_[k >> bucket_shift_] += priors_.alpha * coefficients_[k];
   }
   prior_sum_ = std::accumulate(bucket_sums_.begin(), bucket_sums_.end(), 0.0);
   last_document_ = nullptr;
@@ -55,7 +53,7 @@ void WordByWordSampler::count(std::uint32_t topic, int change) {
   totals_[topic] += change;
   const double previous = coefficients_[topic];
   coefficients_[topic] = coefficient(topic);
-  const double delta = alpha_ * (coefficients_[topic] - previous);
+  const double delta = priors_.alpha * (coefficients_[topic] - previous);
   bucket_sums_[topic >> bucket_shift_] += delta;
   prior_sum_ += delta;
 }
@@ -66,7 +64,7 @@ std::uint32_t WordByWordSampler::draw_prior(double target) const {
   const std::size_t end = std::min(coefficients_.size(), (bucket + 1) << bucket_shift_);
   std::size_t k = bucket << bucket_shift_;
   for (; k + 1 < end; ++k) {
-    target -= alpha_ * coefficients_[k];
+    target -= priors_.alpha * coefficients_[k];
     if (target < 0) break;
   }
   return static_cast<std::uint32_t>(k);
@@ -177,7 +175,7 @@ double WordByWordSampler::predictive(std::span<const std::uint32_t> document,
                                      const std::vector<std::uint32_t>& document_topics, double length) const {
   // The draw's normaliser: sum_k n_dk c_k over the document's topics, plus alpha sum_k c_k.
   return (document_part(document, document_topics) + prior_sum_) /
-         (length + alpha_ * static_cast<double>(coefficients_.size()));
+         (length + priors_.alpha * static_cast<double>(coefficients_.size()));
 }
 
 std::uint64_t metropolis_hastings_sweep(std::span<TopicToken> tokens, std::span<std::uint32_t> block_counts,
