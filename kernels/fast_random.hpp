@@ -8,6 +8,17 @@
 
 namespace schmp::kernels {
 
+// The splitmix64 finaliser (Steele, Lea and Flood, 2014): 64 well-mixed bits from any 64, so that
+// hashes of seeds and ids serve as random starting values.
+constexpr std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// splitmix64: the next value of a stream whose state is `state`.
+constexpr std::uint64_t splitmix64(std::uint64_t& state) { return mix64(state += 0x9E3779B97F4A7C15ull); }
+
 class FastRandom {
  public:
   using result_type = std::uint64_t;
@@ -15,13 +26,7 @@ class FastRandom {
   static constexpr result_type max() { return std::numeric_limits<result_type>::max(); }
 
   explicit FastRandom(std::uint64_t seed = 1) {
-    for (std::uint64_t& word : state_) {
-      seed += 0x9E3779B97F4A7C15ull;
-      std::uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      word = z ^ (z >> 31);
-    }
+    for (std::uint64_t& word : state_) word = splitmix64(seed);
   }
 
   result_type operator()() {

@@ -5,13 +5,13 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "kernels/fast_random.hpp"
+
 namespace schmp::lda {
 
 std::uint32_t starting_topic(std::uint64_t seed, std::uint64_t document, std::uint64_t position, int topics) {
-  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + document * 0xBF58476D1CE4E5B9ull + position;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return static_cast<std::uint32_t>((z ^ (z >> 31)) % static_cast<std::uint64_t>(topics));
+  const std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + document * 0xBF58476D1CE4E5B9ull + position;
+  return static_cast<std::uint32_t>(kernels::mix64(z) % static_cast<std::uint64_t>(topics));
 }
 
 WordLayout::WordLayout(std::span<const std::uint64_t> tokens, int blocks)

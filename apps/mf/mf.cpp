@@ -8,21 +8,13 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "kernels/fast_random.hpp"
 #include "model.hpp"
 #include "schmp/output.hpp"
 
 namespace schmp::mf {
 
 namespace {
-
-// A few bits of a hash per factor entry: a row's starting values depend on the seed and the id alone,
-// never on how many workers there are.
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 double sum_of(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0);
@@ -200,10 +192,11 @@ void MatrixFactorization::Worker::start(const Setup& summed) {
 
 void MatrixFactorization::Worker::initialise(double* row, std::uint64_t id, bool user, bool random) const {
   // Latent entries U(0, 1) / sqrt(rank) in internal units, as LIBMF starts; biases 0 beside their 1.
+  // They are hashed from the seed and the id alone, so they do not depend on how many workers there are.
   std::uint64_t state = context_.seed * 0x2545F4914F6CDD1Dull + id * 2 + (user ? 0 : 1);
   const double scale = 1.0 / std::sqrt(static_cast<double>(layout_.rank));
   for (int d = 0; d < layout_.rank; ++d) {
-    row[d] = random ? static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53 * scale : 0.0;
+    row[d] = random ? static_cast<double>(kernels::splitmix64(state) >> 11) * 0x1.0p-53 * scale : 0.0;
   }
   if (layout_.biases) {
     row[layout_.user_bias()] = user ? 0.0 : 1.0;
