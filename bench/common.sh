@@ -27,6 +27,17 @@ parse_arguments() {
   done
 }
 
+# require_built TOOL...: stops with a message when a schmp binary has not been built.
+require_built() {
+  local tool
+  for tool in "$@"; do
+    if [[ ! -x $tool ]]; then
+      echo "$(basename "$0" .sh): $tool not found: build first (scripts/build.sh), or set SCHMP_BUILD" >&2
+      exit 1
+    fi
+  done
+}
+
 # timed NAME COMMAND...: runs COMMAND under `timeout`, stdout and stderr to $runs/NAME.{out,err}.
 # Sets WALL (whole-process seconds, ">LIMIT" or "failed(rc)") and STATUS ("ok", "timeout" or "failed(rc)"); never exits the script.
 timed() {

@@ -28,12 +28,7 @@ generate=$build/tools/schmp-generate
 cache=$repo/bench/.cache   # generated data sets, kept between runs
 runs=$cache/last-run       # traces, models and logs of the latest run of this script
 
-for tool in "$lasso" "$generate"; do
-  if [[ ! -x $tool ]]; then
-    echo "lasso_vs_sklearn: $tool not found: build first (scripts/build.sh), or set SCHMP_BUILD" >&2
-    exit 1
-  fi
-done
+require_built "$lasso" "$generate"
 if ! "$python" -c 'import sklearn, numpy, scipy' 2>/dev/null; then
   echo "lasso_vs_sklearn: $python cannot import sklearn/numpy/scipy: run scripts/setup.sh --bench" >&2
   exit 1

@@ -43,12 +43,7 @@ cache=$repo/bench/.cache
 runs=$cache/last-run-lda
 tomotopy_lib=$cache/tomotopy-lib
 
-for tool in "$lda" "$generate"; do
-  if [[ ! -x $tool ]]; then
-    echo "lda_vs_peers: $tool not found: build first (scripts/build.sh), or set SCHMP_BUILD" >&2
-    exit 1
-  fi
-done
+require_built "$lda" "$generate"
 mkdir -p "$cache"
 rm -rf "$runs"
 mkdir -p "$runs"

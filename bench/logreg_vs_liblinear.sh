@@ -31,12 +31,7 @@ generate=$build/tools/schmp-generate
 cache=$repo/bench/.cache   # generated data sets, kept between runs
 runs=$cache/last-run-logreg
 
-for tool in "$logreg" "$generate"; do
-  if [[ ! -x $tool ]]; then
-    echo "logreg_vs_liblinear: $tool not found: build first (scripts/build.sh), or set SCHMP_BUILD" >&2
-    exit 1
-  fi
-done
+require_built "$logreg" "$generate"
 if ! command -v liblinear-train >/dev/null; then
   echo "logreg_vs_liblinear: liblinear-train not found: run scripts/setup.sh" >&2
   exit 1

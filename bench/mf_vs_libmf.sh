@@ -38,12 +38,7 @@ cache=$repo/bench/.cache
 runs=$cache/last-run-mf
 libmf=$cache/libmf-driver
 
-for tool in "$mf" "$generate"; do
-  if [[ ! -x $tool ]]; then
-    echo "mf_vs_libmf: $tool not found: build first (scripts/build.sh), or set SCHMP_BUILD" >&2
-    exit 1
-  fi
-done
+require_built "$mf" "$generate"
 mkdir -p "$cache"
 rm -rf "$runs"
 mkdir -p "$runs"
