@@ -18,7 +18,6 @@ namespace schmp {
 namespace {
 
 using testing::mpirun;
-using testing::objective_of;
 using testing::Output;
 using testing::read_text;
 using testing::read_trace;
