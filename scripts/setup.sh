@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages schmp builds and tests with. Idempotent: packages already present are
 # left alone, and apt-get is not touched at all when nothing is missing.
 #   scripts/setup.sh           build and test dependencies (liblinear-tools: the tests check that
-#                              liblinear-predict reads schmp-logreg's models)
+#                              liblinear-predict reads schmp-logreg's models; python3-matplotlib:
+#                              schmp-trace plots; clang and its runtime: the libFuzzer targets)
 #   scripts/setup.sh --bench   also the peers the benchmarks compare against (scikit-learn)
 set -euo pipefail
 
@@ -10,7 +11,9 @@ packages=(cmake g++ make pkg-config
   libopenmpi-dev openmpi-bin
   libeigen3-dev libtbb-dev libgflags-dev libgoogle-glog-dev
   libgtest-dev libgmock-dev
-  liblinear-tools)
+  liblinear-tools
+  python3-matplotlib
+  clang libclang-rt-14-dev)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-sklearn python3-numpy python3-scipy)
 fi
