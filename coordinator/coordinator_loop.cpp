@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../runtime/protocol.hpp"
+#include "../runtime/signals.hpp"
 #include "../runtime/trace.hpp"
 
 namespace schmp::detail {
@@ -46,6 +47,7 @@ void check_params(const Priorities& priorities, std::size_t num_params) {
 std::string stop_reason(const Report& last, std::uint64_t rounds, double seconds, const RunOptions& options) {
   if (last.converged) return "converged";
   if (last.finished) return "finished";
+  if (StopSignals::requested()) return "signal";
   if (rounds >= options.max_rounds) return "max_rounds";
   if (seconds >= options.max_seconds) return "max_seconds";
   return "";
@@ -66,8 +68,14 @@ std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_siz
 }
 
 Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, WorkerGroup& workers,
-                        TraceWriter& trace, const RunOptions& options, std::size_t num_params) {
+                        TraceWriter& trace, const RunOptions& options, std::size_t num_params,
+                        Checkpoints& checkpoints, std::optional<Resumed> resumed) {
   const auto started = Clock::now();
+  // A resumed run goes on counting rounds and seconds from its checkpoint; its schedulers count their
+  // own rounds from 0.
+  const std::uint64_t first_round = resumed ? resumed->state.round : 0;
+  const double earlier_seconds = resumed ? resumed->state.seconds : 0;
+  auto elapsed = [&] { return earlier_seconds + seconds_since(started); };
   // Parameters not yet retired: an evaluation sweep is measured in them.
   std::size_t live_params = num_params;
   std::vector<bool> retired(num_params, false);
@@ -81,53 +89,77 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     return rounds_since_evaluation >= every;
   };
   ProgressLog progress(options.progress_seconds, program.trace_columns());
-  TimeSplit time;
+  TimeSplit time = resumed ? time_split_from(resumed->state.time_split) : TimeSplit{};
   const double per_worker = 1.0 / workers.count();
 
-  Bytes pending_commit;   // shipped with the next message, so a round costs one broadcast
-  Priorities priorities;  // what the schedulers learn with the next round's feedback
-  auto evaluate = [&](std::uint64_t round) {
-    const auto sent = Clock::now();
-    workers.send(make_message(Command::kEvaluate, pending_commit));
-    const WorkerReply reply = workers.collect();
-    const auto received = Clock::now();
-    Report report = program.report(reply.summed, priorities);
+  // The last change of every parameter: the schedulers' weights, which a checkpoint keeps.
+  std::vector<double> changes = resumed ? std::move(resumed->state.changes) : program.initial_changes();
+  if (changes.size() != num_params) {
+    throw std::logic_error("the program's initial_changes() has " + std::to_string(changes.size()) +
+                           " entries for " + std::to_string(num_params) + " parameters");
+  }
+  // What the program reported about the parameters: checked, and kept in the bookkeeping above.
+  auto note = [&](const Priorities& priorities) {
     check_params(priorities, num_params);
+    for (const auto& [param, change] : priorities.changes()) changes[param] = change;
     for (ParamIndex param : priorities.retired()) {
       if (!retired[param]) {
         retired[param] = true;
         --live_params;
       }
     }
+  };
+
+  // Shipped with the next message, so a round costs one broadcast.
+  Bytes pending_commit = resumed ? std::move(resumed->commit) : Bytes{};
+  // What the schedulers learn with the next round's feedback.
+  Priorities priorities = resumed ? std::move(resumed->priorities) : Priorities{};
+  note(priorities);
+  auto evaluate = [&](std::uint64_t round, bool traced) {
+    const auto sent = Clock::now();
+    workers.send(make_message(Command::kEvaluate, pending_commit));
+    const WorkerReply reply = workers.collect();
+    const auto received = Clock::now();
+    Report report = program.report(reply.summed, priorities);
+    note(priorities);
     const double compute = reply.compute_seconds * per_worker;
     time.compute += compute;
     time.communication += std::max(0.0, std::chrono::duration<double>(received - sent).count() - compute);
     time.idle += seconds_since(received);
-    const double elapsed = seconds_since(started);
-    trace.row(round, elapsed, report, time);
-    progress.maybe_log(round, elapsed, report);
+    if (traced) {
+      trace.row(round, elapsed(), report, time);
+      progress.maybe_log(round, elapsed(), report);
+    }
     return report;
   };
+  auto save_checkpoint = [&](std::uint64_t round) {
+    io::CheckpointState state;
+    state.num_params = num_params;
+    state.round = round;
+    state.seconds = elapsed();
+    state.time_split = to_values(time);
+    state.changes = changes;
+    state.trace_header = trace.header();
+    state.trace_rows = trace.rows();
+    state.coordinator = program.save();
+    checkpoints.write(std::move(state), seconds_since(started));
+  };
 
-  const std::vector<double> initial_changes = program.initial_changes();
-  if (initial_changes.size() != num_params) {
-    throw std::logic_error("the program's initial_changes() has " + std::to_string(initial_changes.size()) +
-                           " entries for " + std::to_string(num_params) + " parameters");
-  }
-  schedulers.start(initial_changes);
+  schedulers.start(changes);
   Summary summary;
-  summary.last = evaluate(0);
-  std::uint64_t round = 0;
+  std::uint64_t round = first_round;
+  // A resumed run's first evaluation repeats the checkpoint's last trace row: it is not traced again.
+  summary.last = evaluate(round, !resumed);
   std::uint64_t rounds_since_evaluation = 0;
   for (;;) {
-    summary.stopped_by = stop_reason(summary.last, round, seconds_since(started), options);
+    summary.stopped_by = stop_reason(summary.last, round, elapsed(), options);
     if (!summary.stopped_by.empty()) break;
     const auto asked = Clock::now();
-    Schedule schedule = schedulers.next(round);
+    Schedule schedule = schedulers.next(round - first_round);
     const auto scheduled = Clock::now();
     time.scheduler += std::chrono::duration<double>(scheduled - asked).count();
     if (schedule.params.empty()) {
-      schedulers.feedback(round, priorities);
+      schedulers.feedback(round - first_round, priorities);
       summary.stopped_by = "no parameter left to schedule";
       break;
     }
@@ -135,8 +167,8 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     const WorkerReply reply = workers.collect();
     const auto received = Clock::now();
     pending_commit = program.aggregate(schedule, reply.summed, priorities);
-    check_params(priorities, num_params);
-    schedulers.feedback(round, priorities);
+    note(priorities);
+    schedulers.feedback(round - first_round, priorities);
     priorities.clear();
     const double compute = reply.compute_seconds * per_worker;
     time.compute += compute;
@@ -145,14 +177,16 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     time.idle += seconds_since(received);
     ++round;
     if (evaluation_due(++rounds_since_evaluation)) {
-      summary.last = evaluate(round);
+      summary.last = evaluate(round, true);
       rounds_since_evaluation = 0;
+      if (checkpoints.due(seconds_since(started))) save_checkpoint(round);
     }
   }
-  if (!pending_commit.empty()) summary.last = evaluate(round);
+  if (!pending_commit.empty()) summary.last = evaluate(round, true);
+  if (checkpoints.enabled()) save_checkpoint(round);
   workers.send(make_message(Command::kStop, pending_commit));
   schedulers.stop();
-  close_summary(summary, round, seconds_since(started));
+  close_summary(summary, round, elapsed());
   program.finish(summary);
   return summary;
 }

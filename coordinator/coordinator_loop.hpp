@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
+#include "../io/checkpoint_file.hpp"
+#include "../runtime/checkpoints.hpp"
 #include "../runtime/trace.hpp"
 #include "schedule_source.hpp"
 #include "schmp/detail/roles.hpp"
@@ -30,9 +33,18 @@ std::string stop_reason(const Report& last, std::uint64_t rounds, double seconds
 // Records how long a run went and warns when it stopped before converging.
 void close_summary(Summary& summary, std::uint64_t rounds, double seconds);
 
-// Runs the rounds after the program's coordinator has been set up; returns how the run ended (the
-// program's finish() has been called with it).
+// Where a resumed run starts: its checkpoint, and what the program's restore() made of it (the commit
+// that brings the workers to the restored model, and the retirements it implies).
+struct Resumed {
+  io::CheckpointState state;
+  Bytes commit;
+  Priorities priorities;
+};
+
+// Runs the rounds after the program's coordinator has been set up (and restored, when resuming);
+// returns how the run ended (the program's finish() has been called with it).
 Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, WorkerGroup& workers,
-                        TraceWriter& trace, const RunOptions& options, std::size_t num_params);
+                        TraceWriter& trace, const RunOptions& options, std::size_t num_params,
+                        Checkpoints& checkpoints, std::optional<Resumed> resumed);
 
 }  // namespace schmp::detail

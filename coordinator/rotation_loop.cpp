@@ -19,9 +19,13 @@ double seconds_since(Clock::time_point start) {
 
 Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorkerRole& own_worker,
                                  const Ring& ring, TraceWriter& trace, const RunOptions& options,
-                                 Waiter& waiter) {
+                                 Waiter& waiter, Checkpoints& checkpoints,
+                                 std::optional<io::CheckpointState> resumed) {
   const auto started = Clock::now();
-  TimeSplit time;
+  // A resumed run goes on counting rounds and seconds from its checkpoint.
+  const double earlier_seconds = resumed ? resumed->seconds : 0;
+  auto elapsed = [&] { return earlier_seconds + seconds_since(started); };
+  TimeSplit time = resumed ? time_split_from(resumed->time_split) : TimeSplit{};
   ProgressLog progress(options.progress_seconds, program.trace_columns());
 
   // A command without a reply, to every worker but this one.
@@ -46,7 +50,7 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     time.communication += std::max(0.0, seconds_since(sent) - compute);
     return reply;
   };
-  auto evaluate = [&](std::uint64_t round) {
+  auto evaluate = [&](std::uint64_t round, bool traced) {
     RoundMessage message;
     message.command = Command::kEvaluate;
     const WorkerReply reply = play_round(std::move(message));
@@ -57,10 +61,26 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
       own_worker.keep();
     }
     time.idle += seconds_since(received);
-    const double elapsed = seconds_since(started);
-    trace.row(round, elapsed, report, time);
-    progress.maybe_log(round, elapsed, report);
+    if (traced) {
+      trace.row(round, elapsed(), report, time);
+      progress.maybe_log(round, elapsed(), report);
+    }
     return report;
+  };
+  // Every worker's share, then the coordinator's state, the clock and the trace.
+  auto save_checkpoint = [&](std::uint64_t round) {
+    io::CheckpointState state;
+    tell_other_workers(Command::kSave);
+    state.workers.push_back(own_worker.save());
+    for (int worker = 1; worker < ring.count; ++worker)
+      state.workers.push_back(receive_bytes(ring.comm, worker, kTagSaved, waiter));
+    state.round = round;
+    state.seconds = elapsed();
+    state.time_split = to_values(time);
+    state.trace_header = trace.header();
+    state.trace_rows = trace.rows();
+    state.coordinator = program.save();
+    checkpoints.write(std::move(state), seconds_since(started));
   };
 
   if (own_worker.prepares()) {
@@ -69,11 +89,13 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     play_round(std::move(prepare));
   }
   Summary summary;
-  summary.last = evaluate(0);
-  std::uint64_t round = 0;
+  std::uint64_t round = resumed ? resumed->round : 0;
+  // A resumed run's first evaluation repeats the checkpoint's last trace row: it is not traced again.
+  summary.last = evaluate(round, !resumed);
+  resumed.reset();
   std::uint64_t rounds_since_evaluation = 0;
   for (;;) {
-    summary.stopped_by = stop_reason(summary.last, round, seconds_since(started), options);
+    summary.stopped_by = stop_reason(summary.last, round, elapsed(), options);
     if (!summary.stopped_by.empty()) break;
     const auto asked = Clock::now();
     RoundMessage message;
@@ -88,18 +110,20 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     ++rounds_since_evaluation;
     if (program.wants_evaluation() ||
         (options.eval_every > 0 && rounds_since_evaluation >= options.eval_every)) {
-      summary.last = evaluate(round);
+      summary.last = evaluate(round, true);
       rounds_since_evaluation = 0;
+      if (checkpoints.due(seconds_since(started))) save_checkpoint(round);
     }
   }
-  if (rounds_since_evaluation > 0) summary.last = evaluate(round);
+  if (rounds_since_evaluation > 0) summary.last = evaluate(round, true);
+  if (checkpoints.enabled()) save_checkpoint(round);
 
   std::vector<Bytes> parts;
   parts.push_back(own_worker.part());
   tell_other_workers(Command::kStop);
   for (int worker = 1; worker < ring.count; ++worker)
     parts.push_back(receive_bytes(ring.comm, worker, kTagPart, waiter));
-  close_summary(summary, round, seconds_since(started));
+  close_summary(summary, round, elapsed());
   program.finish(summary, parts);
   return summary;
 }

@@ -4,6 +4,10 @@
 // converges or a limit is reached.
 #pragma once
 
+#include <optional>
+
+#include "../io/checkpoint_file.hpp"
+#include "../runtime/checkpoints.hpp"
 #include "../runtime/trace.hpp"
 #include "../workers/rotation_worker.hpp"
 #include "schmp/detail/roles.hpp"
@@ -12,8 +16,10 @@
 
 namespace schmp::detail {
 
+// A resumed run passes its checkpoint (the program and its workers restored from it already).
 Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorkerRole& own_worker,
                                  const Ring& ring, TraceWriter& trace, const RunOptions& options,
-                                 Waiter& waiter);
+                                 Waiter& waiter, Checkpoints& checkpoints,
+                                 std::optional<io::CheckpointState> resumed);
 
 }  // namespace schmp::detail

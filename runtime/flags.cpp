@@ -18,6 +18,12 @@ DEFINE_uint64(eval_every, 0,
               "parameters, at least 8)");
 DEFINE_string(trace, "", "Write the convergence trace (CSV) to this file as the run goes");
 DEFINE_double(progress_seconds, 2, "Seconds between progress lines on stderr (0 = none)");
+DEFINE_string(checkpoint, "",
+              "Keep the run's state in this file: rewritten atomically every --checkpoint_every seconds, at "
+              "the end, and on SIGINT or SIGTERM");
+DEFINE_double(checkpoint_every, 600,
+              "Seconds between checkpoints, taken at evaluations (0 = at every evaluation)");
+DEFINE_string(resume, "", "Go on from this checkpoint, with this run's rank count");
 
 namespace schmp {
 
@@ -36,6 +42,9 @@ RunOptions run_options_from_flags() {
   options.eval_every = FLAGS_eval_every;
   options.trace = FLAGS_trace;
   options.progress_seconds = FLAGS_progress_seconds;
+  options.checkpoint = FLAGS_checkpoint;
+  options.checkpoint_every = FLAGS_checkpoint_every;
+  options.resume = FLAGS_resume;
   return options;
 }
 

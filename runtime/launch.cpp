@@ -19,10 +19,12 @@
 #include "../scheduler/scheduler_rank.hpp"
 #include "../workers/rotation_worker.hpp"
 #include "../workers/worker_loop.hpp"
+#include "checkpoints.hpp"
 #include "layout.hpp"
 #include "mpi.hpp"
 #include "schmp/detail/roles.hpp"
 #include "schmp/io.hpp"
+#include "signals.hpp"
 #include "trace.hpp"
 
 namespace schmp::detail {
@@ -58,6 +60,31 @@ void guarded(std::optional<Failure>& failure, const std::function<void()>& step)
     failure = Failure{e.line(), e.what()};
   } catch (const std::exception& e) {
     failure = Failure{0, e.what()};
+  }
+}
+
+// Rank 0's checkpoints, refused up front for a program that cannot save its state.
+std::unique_ptr<Checkpoints> start_checkpoints(const std::string& program_name,
+                                               const std::vector<std::string>& inputs, bool program_saves,
+                                               const RunOptions& options) {
+  if ((!options.checkpoint.empty() || !options.resume.empty()) && !program_saves)
+    throw std::runtime_error(program_name + " cannot checkpoint (--checkpoint, --resume)");
+  return std::make_unique<Checkpoints>(options, program_name, inputs);
+}
+
+// Runs a program's restore(): state that passed the checksum but does not decode as this program's
+// is a checkpoint of another version or build, and is refused as such; a program's own refusal (the
+// checkpoint was made with other settings) names the checkpoint too.
+template <class Restore>
+auto restore_program(const std::string& path, Restore restore) {
+  try {
+    return restore();
+  } catch (const MessageError&) {
+    throw io::InputError(path, 0, "corrupt checkpoint: the program's state does not decode");
+  } catch (const io::InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw io::InputError(path, 0, e.what());
   }
 }
 
@@ -97,9 +124,12 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
   });
   if (agree_on_failure(world, failure, roles.program_name)) return 1;
 
-  // Setup: the workers' summed Setup reaches the coordinator, which builds the program's coordinator.
+  // Setup: the workers' summed Setup reaches the coordinator, which builds the program's coordinator
+  // (and, resuming, restores it from the checkpoint).
   std::unique_ptr<CoordinatorRole> program;
   std::unique_ptr<TraceWriter> trace;
+  std::unique_ptr<Checkpoints> checkpoints;
+  std::optional<Resumed> resumed;
   std::unique_ptr<WorkerGroup> group;
   RoundMessage setup;
   setup.command = Command::kSetup;
@@ -115,7 +145,24 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     guarded(failure, [&] {
       program = roles.make_coordinator();
       program->setup(num_params, reply.summed);
+      checkpoints = start_checkpoints(roles.program_name, roles.inputs, program->saves(), options);
+      std::optional<io::CheckpointState> state;
+      if (!options.resume.empty()) {
+        state = checkpoints->load();
+        if (state->num_params != num_params || state->changes.size() != num_params) {
+          throw io::InputError(options.resume, 0,
+                               "was made for " + std::to_string(state->num_params) +
+                                   " parameters, this data has " + std::to_string(num_params));
+        }
+      }
       trace = std::make_unique<TraceWriter>(options.trace, program->trace_columns());
+      if (state) {
+        restore_program(options.resume, [&] { trace->resume(state->trace_header, state->trace_rows); });
+        Resumed& r = resumed.emplace();
+        r.commit = restore_program(options.resume,
+                                   [&] { return program->restore(state->coordinator, r.priorities); });
+        r.state = std::move(*state);
+      }
     });
   } else if (layout.is_worker()) {
     Outbox outbox;
@@ -131,7 +178,8 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     } else {
       schedulers = std::make_unique<RemoteSchedulers>(world, ranges, options, waiter);
     }
-    run_coordinator(*program, *schedulers, *group, *trace, options, num_params);
+    run_coordinator(*program, *schedulers, *group, *trace, options, num_params, *checkpoints,
+                    std::move(resumed));
   } else if (layout.is_scheduler_rank()) {
     run_scheduler_rank(world, 0, ranges[layout.scheduler_index()], dependencies.front().get(), options,
                        layout.scheduler_index(), waiter);
@@ -151,6 +199,7 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
     int ranks_on_host = 1;
     const bool oversubscribed = host_oversubscribed(MPI_COMM_WORLD, &ranks_on_host);
     Waiter waiter(!oversubscribed);
+    const StopSignals stop_signals;
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int threads = options.threads > 0 ? options.threads : std::max(1, cores / ranks_on_host);
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
@@ -185,16 +234,36 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
   }
   std::unique_ptr<RotationCoordinatorRole> program;
   std::unique_ptr<TraceWriter> trace;
+  std::unique_ptr<Checkpoints> checkpoints;
+  std::optional<io::CheckpointState> resumed;
   guarded(failure, [&] {
     worker->start(summed);
     if (ring.index != 0) return;
     program = roles.make_coordinator(summed, ring.count);
+    checkpoints = start_checkpoints(roles.program_name, roles.inputs, worker->saves(), options);
+    if (!options.resume.empty()) resumed = checkpoints->load();
     trace = std::make_unique<TraceWriter>(options.trace, program->trace_columns());
+    if (resumed) {
+      restore_program(options.resume, [&] { trace->resume(resumed->trace_header, resumed->trace_rows); });
+      restore_program(options.resume, [&] { program->restore(resumed->coordinator); });
+    }
   });
   if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
 
+  // Resuming, every worker takes its share of the model from the checkpointed run's, which rank 0 read.
+  if (!options.resume.empty()) {
+    Bytes shares = resumed ? serialize(resumed->workers) : Bytes{};
+    if (resumed) resumed->workers.clear();
+    broadcast_bytes(ring.comm, 0, shares, waiter);
+    guarded(failure, [&] {
+      restore_program(options.resume, [&] { worker->restore(deserialize<std::vector<Bytes>>(shares)); });
+    });
+    if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
+  }
+
   if (ring.index == 0) {
-    run_rotation_coordinator(*program, *worker, ring, *trace, options, waiter);
+    run_rotation_coordinator(*program, *worker, ring, *trace, options, waiter, *checkpoints,
+                             std::move(resumed));
   } else {
     run_rotation_worker_rank(*worker, ring, waiter);
   }

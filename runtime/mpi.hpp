@@ -25,6 +25,7 @@ enum Tag : int {
   kTagReply = 4,
   kTagBlock = 5,  // a rotation program's model block, passed around the ring
   kTagPart = 6,   // a rotation worker's share of the final model
+  kTagSaved = 7,  // a rotation worker's share of a checkpoint
 };
 
 // Throws std::runtime_error naming the call when an MPI call fails.

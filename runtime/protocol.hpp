@@ -20,6 +20,7 @@ enum class Command : std::uint8_t {
   kStop = 3,      // no reply: leave the loop
   kKeep = 4,      // rotation programs, no reply: keep a copy of the model as it stands
   kPrepare = 5,   // rotation programs: the rotation that fills the blocks before the first evaluation
+  kSave = 6,      // rotation programs, no reply: send this worker's share of a checkpoint to rank 0
 };
 
 struct RoundMessage {

@@ -11,22 +11,45 @@ namespace schmp::detail {
 
 TraceWriter::TraceWriter(const std::string& path, const std::vector<std::string>& program_columns)
     : path_(path) {
+  header_ = "round,seconds,objective";
+  for (const std::string& column : program_columns) header_ += "," + column;
+  header_ += ",scheduler_s,compute_s,communication_s,idle_s\n";
   if (path.empty()) return;
   file_.reset(std::fopen(path.c_str(), "w"));
   if (!file_) throw std::runtime_error(path + ": cannot write trace: " + std::strerror(errno));
-  std::fprintf(file_.get(), "round,seconds,objective");
-  for (const std::string& column : program_columns) std::fprintf(file_.get(), ",%s", column.c_str());
-  std::fprintf(file_.get(), ",scheduler_s,compute_s,communication_s,idle_s\n");
-  std::fflush(file_.get());
+  write(header_);
+}
+
+void TraceWriter::write(const std::string& text) {
+  if (!file_) return;
+  if (std::fputs(text.c_str(), file_.get()) < 0 || std::fflush(file_.get()) != 0)
+    throw std::runtime_error(path_ + ": cannot write trace: " + std::strerror(errno));
 }
 
 void TraceWriter::row(std::uint64_t round, double seconds, const Report& report, const TimeSplit& time) {
-  if (!file_) return;
-  std::FILE* f = file_.get();
-  std::fprintf(f, "%llu,%.6f,%.15g", static_cast<unsigned long long>(round), seconds, report.objective);
-  for (double value : report.columns) std::fprintf(f, ",%.10g", value);
-  std::fprintf(f, ",%.6f,%.6f,%.6f,%.6f\n", time.scheduler, time.compute, time.communication, time.idle);
-  if (std::fflush(f) != 0) throw std::runtime_error(path_ + ": cannot write trace: " + std::strerror(errno));
+  char cell[64];
+  std::snprintf(cell, sizeof cell, "%llu,%.6f,%.15g", static_cast<unsigned long long>(round), seconds,
+                report.objective);
+  std::string line = cell;
+  for (double value : report.columns) {
+    std::snprintf(cell, sizeof cell, ",%.10g", value);
+    line += cell;
+  }
+  std::snprintf(cell, sizeof cell, ",%.6f,%.6f,%.6f,%.6f\n", time.scheduler, time.compute, time.communication,
+                time.idle);
+  line += cell;
+  rows_ += line;
+  write(line);
+}
+
+void TraceWriter::resume(const std::string& header, const std::string& rows) {
+  if (header != header_) {
+    auto columns = [](const std::string& h) { return h.substr(0, h.find_last_not_of('\n') + 1); };
+    throw std::runtime_error("the checkpoint's trace has the columns " + columns(header) + ", this run's " +
+                             columns(header_) + " (give the flags the checkpointed run had)");
+  }
+  rows_ = rows;
+  write(rows);
 }
 
 void ProgressLog::maybe_log(std::uint64_t round, double seconds, const Report& report) {

@@ -25,18 +25,29 @@ struct TimeSplit {
   double idle = 0;
 };
 
+// The trace is also kept in memory, header and rows, so that a checkpoint carries it and a resumed run
+// writes it out again before its own rows.
 class TraceWriter {
  public:
-  // An empty path writes nothing.
+  // An empty path writes nothing to disk.
   TraceWriter(const std::string& path, const std::vector<std::string>& program_columns);
   void row(std::uint64_t round, double seconds, const Report& report, const TimeSplit& time);
+  // The rows of the run a checkpoint came from: written before this run's own. Throws unless `header`
+  // is this trace's (a run with other columns, e.g. without --test, cannot continue it).
+  void resume(const std::string& header, const std::string& rows);
+  const std::string& header() const { return header_; }
+  const std::string& rows() const { return rows_; }
 
  private:
+  void write(const std::string& text);
+
   struct Close {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
   std::unique_ptr<std::FILE, Close> file_;
   std::string path_;
+  std::string header_;
+  std::string rows_;
 };
 
 // The progress line on stderr, at most every `interval` seconds (0: never).

@@ -73,6 +73,12 @@ void run_rotation_worker_rank(RotationWorkerRole& worker, const Ring& ring, Wait
       worker.keep();
       continue;
     }
+    if (message.command == Command::kSave) {
+      Outbox outbox;
+      outbox.send(ring.comm, 0, kTagSaved, worker.save());
+      outbox.drain(waiter);
+      continue;
+    }
     WorkerReply reply = rotate(worker, message, ring, waiter);
     sum_onto_first(reply, ring, waiter);
   }

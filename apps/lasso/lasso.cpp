@@ -218,6 +218,46 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   return report;
 }
 
+Lasso::Saved Lasso::Coordinator::save() const {
+  Saved saved;
+  saved.lambda = lambda_;
+  saved.beta.assign(beta_.data(), beta_.data() + beta_.size());
+  for (std::size_t j = 0; j < retired_.size(); ++j) {
+    if (retired_[j]) saved.retired.push_back(static_cast<ParamIndex>(j));
+  }
+  return saved;
+}
+
+Lasso::Commit Lasso::Coordinator::restore(const Saved& saved, Priorities& priorities) {
+  // lambda_max is a sum over workers, so it may differ in its last bits with another rank count.
+  if (std::abs(saved.lambda - lambda_) > 1e-9 * lambda_) {
+    throw std::runtime_error("the checkpoint was fitted for lambda " + std::to_string(saved.lambda) +
+                             ", this run asks for " + std::to_string(lambda_));
+  }
+  if (saved.beta.size() != static_cast<std::size_t>(beta_.size()))
+    throw std::runtime_error("the checkpoint has " + std::to_string(saved.beta.size()) + " coefficients");
+  // The workers start from beta = 0 (r = y): the commit moves them to the saved coefficients and drops
+  // the retired ones, as a commit of the run itself would have.
+  Commit commit;
+  for (std::size_t j = 0; j < saved.beta.size(); ++j) {
+    beta_[static_cast<Eigen::Index>(j)] = saved.beta[j];
+    if (saved.beta[j] == 0) continue;
+    commit.params.push_back(static_cast<ParamIndex>(j));
+    commit.delta.push_back(saved.beta[j]);
+  }
+  if (!std::is_sorted(saved.retired.begin(), saved.retired.end()))
+    throw std::runtime_error("the checkpoint's retired coefficients are out of order");
+  for (ParamIndex j : saved.retired) {
+    if (j >= retired_.size() || retired_[j])
+      throw std::runtime_error("the checkpoint retires a bad coefficient");
+    retired_[j] = true;
+    priorities.retire(j);
+  }
+  commit.retired = saved.retired;
+  remove_retired(active_, commit.retired);
+  return commit;
+}
+
 void Lasso::Coordinator::finish(const Summary& summary) {
   const double gap = summary.last.columns[0];
   const double relative = summary.last.columns[1];

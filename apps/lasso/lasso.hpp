@@ -38,6 +38,8 @@ struct Config {
   double rho = 0.1;    // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
   std::string output;  // model file
   std::string trace;   // named in the closing message only
+
+  std::vector<std::string> inputs() const { return {data, labels}; }  // what a checkpoint is tied to
 };
 
 double soft_threshold(double z, double threshold);
@@ -84,6 +86,17 @@ struct Lasso {
     }
   };
 
+  // A checkpoint: the coefficients, those screened out, and the lambda they were fitted for.
+  struct Saved {
+    double lambda = 0;
+    std::vector<double> beta;
+    std::vector<ParamIndex> retired;
+    template <class V>
+    void visit(V& v) {
+      v(lambda, beta, retired);
+    }
+  };
+
   class Worker {
    public:
     Worker(const Config& config, const WorkerContext& context);
@@ -110,6 +123,8 @@ struct Lasso {
     Commit aggregate(const Schedule& schedule, const Partial& summed, Priorities& priorities);
     Report report(const Stats& summed, Priorities& priorities);
     void finish(const Summary& summary);
+    Saved save() const;
+    Commit restore(const Saved& saved, Priorities& priorities);
 
    private:
     // How much a change of beta_j moves the fitted values, relative to ||y||: the priority.

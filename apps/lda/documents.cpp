@@ -60,6 +60,10 @@ void DocumentShard::finish(const WordLayout& layout) {
     std::stable_sort(tokens.begin(), tokens.end(),
                      [](const Token& a, const Token& b) { return a.word < b.word; });
   }
+  list_topics();
+}
+
+void DocumentShard::list_topics() {
   nonzero.assign(ids.size(), {});
   for (std::uint32_t row = 0; row < ids.size(); ++row) {
     const auto counts_of_row = document(row);
@@ -70,6 +74,27 @@ void DocumentShard::finish(const WordLayout& layout) {
     std::stable_sort(nonzero[row].begin(), nonzero[row].end(),
                      [&](std::uint32_t a, std::uint32_t b) { return counts_of_row[a] > counts_of_row[b]; });
   }
+}
+
+std::vector<std::uint32_t> DocumentShard::topics_by_slot() const {
+  std::vector<std::uint32_t> by_slot(offsets.back());
+  for (const auto& tokens : by_block) {
+    for (const Token& token : tokens) by_slot[token.slot] = token.topic;
+  }
+  return by_slot;
+}
+
+void DocumentShard::set_topics(std::span<const std::uint32_t> by_slot) {
+  std::fill(counts.begin(), counts.end(), 0);
+  const auto width = static_cast<std::size_t>(topics);
+  for (auto& tokens : by_block) {
+    for (Token& token : tokens) {
+      token.topic = by_slot[token.slot];
+      ++counts[token.document * width + token.topic];
+    }
+  }
+  if (slots) slot_topics.assign(by_slot.begin(), by_slot.end());
+  list_topics();
 }
 
 std::uint64_t DocumentShard::learn(std::uint32_t block, std::span<std::uint32_t> block_counts,

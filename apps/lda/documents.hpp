@@ -104,6 +104,11 @@ struct DocumentShard {
   }
   std::uint32_t length(std::uint32_t row) const { return offsets[row + 1] - offsets[row]; }
 
+  // Every token's topic by slot (rows in order, each document's tokens in file order), and back: the
+  // form a checkpoint keeps, whatever blocks the tokens sit in.
+  std::vector<std::uint32_t> topics_by_slot() const;
+  void set_topics(std::span<const std::uint32_t> by_slot);
+
   // One sweep over the tokens of `block`, whose counts rows (K per row) are `block_counts`: the tokens,
   // their documents' counts, the word-topic counts and the totals all move. Returns the number of
   // tokens that changed topic.
@@ -124,6 +129,8 @@ struct DocumentShard {
   std::vector<std::vector<std::uint32_t>> nonzero;  // topics with n_dk > 0, heaviest first (sparse sampler)
 
  private:
+  // Lists each document's topics with n_dk > 0, heaviest first.
+  void list_topics();
   // The word-by-word Gibbs sweep, learning or folding in.
   std::uint64_t sweep_word_by_word(std::uint32_t block, std::span<std::uint32_t> block_counts,
                                    std::span<std::int64_t> totals, const Priors& priors, bool learn,

@@ -217,6 +217,65 @@ Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
   return stats;
 }
 
+Lda::Saved Lda::Worker::save(const Block&) const {
+  Saved saved;
+  saved.documents = documents_.ids;
+  for (std::uint32_t row = 0; row < documents_.ids.size(); ++row)
+    saved.lengths.push_back(documents_.length(row));
+  saved.topics = documents_.topics_by_slot();
+  return saved;
+}
+
+void Lda::Worker::restore(const std::vector<Saved>& shares, Block&) {
+  auto refuse = [](const std::string& why) {
+    return std::runtime_error("the checkpoint does not fit this corpus: " + why);
+  };
+  // Where each document's topics start among the shares, by document id.
+  struct Place {
+    std::uint32_t share = UINT32_MAX;
+    std::uint64_t start = 0;
+    std::uint32_t length = 0;
+  };
+  std::vector<Place> places;
+  std::vector<std::int64_t> totals(static_cast<std::size_t>(config_.topics), 0);
+  for (std::uint32_t s = 0; s < shares.size(); ++s) {
+    const Saved& share = shares[s];
+    if (share.lengths.size() != share.documents.size())
+      throw refuse("a share lists documents and lengths apart");
+    std::uint64_t start = 0;
+    for (std::size_t i = 0; i < share.documents.size(); ++i) {
+      const std::uint32_t id = share.documents[i];
+      if (id >= places.size()) places.resize(static_cast<std::size_t>(id) + 1);
+      if (places[id].share != UINT32_MAX) throw refuse("document " + std::to_string(id) + " twice");
+      places[id] = Place{s, start, share.lengths[i]};
+      start += share.lengths[i];
+    }
+    if (start != share.topics.size()) throw refuse("a share's token count disagrees with its documents");
+    for (const std::uint32_t topic : share.topics) {
+      if (topic >= totals.size())
+        throw refuse("topic " + std::to_string(topic) + " of " + std::to_string(totals.size()));
+      ++totals[topic];
+    }
+  }
+  std::vector<std::uint32_t> by_slot(documents_.offsets.back());
+  for (std::uint32_t row = 0; row < documents_.ids.size(); ++row) {
+    const std::uint32_t id = documents_.ids[row];
+    if (id >= places.size() || places[id].share == UINT32_MAX)
+      throw refuse("document " + std::to_string(id) + " is missing");
+    const Place& place = places[id];
+    if (place.length != documents_.length(row)) {
+      throw refuse("document " + std::to_string(id) + " has " + std::to_string(place.length) +
+                   " tokens there, " + std::to_string(documents_.length(row)) + " here");
+    }
+    const auto first = shares[place.share].topics.begin() + static_cast<std::ptrdiff_t>(place.start);
+    std::copy(first, first + place.length, by_slot.begin() + documents_.offsets[row]);
+  }
+  documents_.set_topics(by_slot);
+  // Every token of the corpus is in the shares, so their topics give the totals directly.
+  totals_ = totals;
+  synced_totals_ = totals;
+}
+
 Lda::Part Lda::Worker::part(const Block& home) const {
   const auto home_block = static_cast<std::uint32_t>(context_.index);
   std::vector<std::uint32_t> word_topic(static_cast<std::size_t>(rows(home_block)) *
@@ -280,6 +339,22 @@ Report Lda::Coordinator::report(const Stats& summed) {
   if (!config_.test.empty()) report.columns.push_back(perplexity_);
   report.finished = iterations_ >= static_cast<std::uint64_t>(config_.iterations);
   return report;
+}
+
+Lda::Progress Lda::Coordinator::save() const {
+  return Progress{iterations_, perplexity_, static_cast<std::uint32_t>(config_.topics), config_.alpha,
+                  config_.beta};
+}
+
+void Lda::Coordinator::restore(const Progress& progress) {
+  if (progress.topics != static_cast<std::uint32_t>(config_.topics) || progress.alpha != config_.alpha ||
+      progress.beta != config_.beta) {
+    throw std::runtime_error("the checkpoint was made with --topics " + std::to_string(progress.topics) +
+                             " --alpha " + std::to_string(progress.alpha) + " --beta " +
+                             std::to_string(progress.beta));
+  }
+  iterations_ = progress.iterations;
+  perplexity_ = progress.perplexity;
 }
 
 void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& parts) {

@@ -47,6 +47,8 @@ struct Config {
   int mh_steps = 2;  // Metropolis-Hastings: proposal cycles per token
   std::uint64_t seed = 1;
   std::string output;  // prefix
+
+  std::vector<std::string> inputs() const { return {data, text}; }  // what a checkpoint is tied to
 };
 
 void check(const Config& config);
@@ -117,6 +119,30 @@ struct Lda {
     }
   };
 
+  // A worker's share of a checkpoint: the topics of its documents' tokens, document by document in
+  // file order. The counts follow from them.
+  struct Saved {
+    std::vector<std::uint32_t> documents;  // ids
+    std::vector<std::uint32_t> lengths;    // their token counts
+    std::vector<std::uint32_t> topics;     // every token's, the documents one after another
+    template <class V>
+    void visit(V& v) {
+      v(documents, lengths, topics);
+    }
+  };
+  // The coordinator's part: where the iterations stand, and the settings they were made with.
+  struct Progress {
+    std::uint64_t iterations = 0;
+    double perplexity = NAN;
+    std::uint32_t topics = 0;
+    double alpha = 0;
+    double beta = 0;
+    template <class V>
+    void visit(V& v) {
+      v(iterations, perplexity, topics, alpha, beta);
+    }
+  };
+
   class Worker {
    public:
     Worker(const Config& config, const WorkerContext& context);
@@ -130,6 +156,10 @@ struct Lda {
     Partial end_update(const Step& step, Block& home);
     Stats end_evaluation(const Block& home);
     Part part(const Block& home) const;
+    Saved save(const Block& home) const;
+    // Takes its documents' topics from the checkpointed run's shares; the prepare rotation then
+    // counts the blocks from them.
+    void restore(const std::vector<Saved>& shares, Block& home);
 
    private:
     std::uint32_t rows(std::uint32_t block) const;  // the words of a block
@@ -161,6 +191,8 @@ struct Lda {
     bool wants_evaluation() const { return evaluates_after(iterations_); }
     Report report(const Stats& summed);
     void finish(const Summary& summary, const std::vector<Part>& parts);
+    Progress save() const;
+    void restore(const Progress& progress);
 
    private:
     // Whether an evaluation follows iteration `iteration`: every --eval_every, and after the last.

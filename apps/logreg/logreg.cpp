@@ -452,6 +452,34 @@ void Logreg::Coordinator::score_test(std::vector<double>& columns) const {
   columns.insert(columns.end(), {quality.log_loss, quality.accuracy, quality.auc});
 }
 
+Logreg::Saved Logreg::Coordinator::save() const {
+  Saved saved;
+  saved.C = config_.C;
+  saved.penalty = static_cast<std::uint8_t>(penalty_);
+  saved.bias = config_.bias ? 1 : 0;
+  saved.w.assign(w_.data(), w_.data() + w_.size());
+  saved.initial_optimality = initial_optimality_;
+  saved.parallel = parallel_;
+  return saved;
+}
+
+Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
+  if (saved.C != config_.C || saved.penalty != static_cast<std::uint8_t>(penalty_) ||
+      saved.bias != (config_.bias ? 1 : 0)) {
+    throw std::runtime_error("the checkpoint was made with other --C, --penalty or --bias");
+  }
+  if (saved.w.size() != static_cast<std::size_t>(w_.size()) || saved.parallel == 0)
+    throw std::runtime_error("the checkpoint does not fit this data");
+  w_ = Eigen::Map<const Eigen::VectorXd>(saved.w.data(), w_.size());
+  initial_optimality_ = saved.initial_optimality;
+  parallel_ = static_cast<std::size_t>(saved.parallel);
+  // The evaluation that opens the resumed run starts a Newton iteration at w.
+  phase_ = Phase::kStart;
+  Commit commit;
+  commit.restart_from = saved.w;
+  return commit;
+}
+
 void Logreg::Coordinator::finish(const Summary& summary) {
   const auto nonzeros = static_cast<long long>(summary.last.columns[0]);
   // Labels as the data wrote them; liblinear's decision is "first label when w . x > 0".

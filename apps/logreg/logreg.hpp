@@ -54,6 +54,8 @@ struct Config {
   std::string test_labels;     // labels of a MatrixMarket test matrix
   std::string output;          // model file, liblinear's format
   std::string trace;           // named in the closing message only
+
+  std::vector<std::string> inputs() const { return {data, labels}; }  // what a checkpoint is tied to
 };
 
 // Throws std::runtime_error naming the flag when a setting is out of range.
@@ -129,6 +131,21 @@ struct Logreg {
     }
   };
 
+  // A checkpoint: the last accepted iterate w, with what the run has learned about its problem. A
+  // resumed run starts a new Newton iteration there.
+  struct Saved {
+    double C = 0;
+    std::uint8_t penalty = 0;
+    std::uint8_t bias = 0;
+    std::vector<double> w;
+    double initial_optimality = 0;  // the yardstick of --tol
+    std::uint64_t parallel = 0;     // coordinates that may move per round (after interference)
+    template <class V>
+    void visit(V& v) {
+      v(C, penalty, bias, w, initial_optimality, parallel);
+    }
+  };
+
   class Worker {
    public:
     Worker(const Config& config, const WorkerContext& context);
@@ -159,6 +176,8 @@ struct Logreg {
     Report report(const Stats& summed, Priorities& priorities);
     bool wants_evaluation() const { return evaluate_now_; }
     void finish(const Summary& summary);
+    Saved save() const;
+    Commit restore(const Saved& saved, Priorities& priorities);
 
    private:
     // Where the outer iteration stands.

@@ -393,6 +393,87 @@ MatrixFactorization::Part MatrixFactorization::Worker::part(const Block& home) c
   return part;
 }
 
+MatrixFactorization::Saved MatrixFactorization::Worker::save(const Block& home) const {
+  Saved saved;
+  saved.worker = static_cast<std::uint32_t>(context_.index);
+  saved.workers = static_cast<std::uint32_t>(context_.count);
+  saved.user_factors = user_factors_;
+  saved.user_gradient_sums = user_gradient_sums_;
+  saved.item_factors = home.factors;
+  saved.item_gradient_sums = home.gradient_sums;
+  if (kept_) {
+    saved.kept_user_factors = kept_user_factors_;
+    saved.kept_item_factors = kept_item_factors_;
+  }
+  return saved;
+}
+
+void MatrixFactorization::Worker::restore(const std::vector<Saved>& shares, Block& home) {
+  const auto width = static_cast<std::size_t>(layout_.width());
+  const auto workers = static_cast<std::uint64_t>(shares.size());
+  for (std::size_t s = 0; s < shares.size(); ++s) {
+    if (shares[s].worker != s || shares[s].workers != workers)
+      throw std::runtime_error("the checkpoint's shares are out of order");
+  }
+  const bool kept = !shares.empty() && !shares.front().kept_user_factors.empty();
+  // Row `row` of this worker's `rows_of` (users or its home items) from the share that held id `id`:
+  // width doubles of `field`, or one of a per-row field (width 1).
+  auto copy_rows = [&](std::size_t rows, auto field, std::size_t per_row, std::vector<double>& into) {
+    into.resize(rows * per_row);
+    for (std::size_t row = 0; row < rows; ++row) {
+      const std::uint64_t id =
+          row * static_cast<std::uint64_t>(context_.count) + static_cast<std::uint64_t>(context_.index);
+      const std::vector<double>& from = field(shares[id % workers]);
+      const std::size_t at = static_cast<std::size_t>(id / workers) * per_row;
+      if (at + per_row > from.size())
+        throw std::runtime_error("the checkpoint does not fit this data: row " + std::to_string(id));
+      std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(at), per_row,
+                  into.begin() + static_cast<std::ptrdiff_t>(row * per_row));
+    }
+  };
+  const std::size_t users = user_counts_.size();
+  const std::size_t items = home.factors.size() / width;
+  copy_rows(
+      users, [](const Saved& s) -> const std::vector<double>& { return s.user_factors; }, width,
+      user_factors_);
+  copy_rows(
+      items, [](const Saved& s) -> const std::vector<double>& { return s.item_factors; }, width,
+      home.factors);
+  if (config_.algorithm == Algorithm::kSgd) {
+    copy_rows(
+        users, [](const Saved& s) -> const std::vector<double>& { return s.user_gradient_sums; }, 1,
+        user_gradient_sums_);
+    copy_rows(
+        items, [](const Saved& s) -> const std::vector<double>& { return s.item_gradient_sums; }, 1,
+        home.gradient_sums);
+  }
+  kept_ = kept;
+  if (kept) {
+    copy_rows(
+        users, [](const Saved& s) -> const std::vector<double>& { return s.kept_user_factors; }, width,
+        kept_user_factors_);
+    copy_rows(
+        items, [](const Saved& s) -> const std::vector<double>& { return s.kept_item_factors; }, width,
+        kept_item_factors_);
+  }
+  if (config_.algorithm != Algorithm::kCcd) return;
+  // CCD++: every residual r - w.h with no component lifted, as at the start. The ratings meet the items
+  // of every block, whose rows are all in the shares.
+  lifted_ = -1;
+  const auto cells_per_block = static_cast<std::size_t>(train_.groups() * train_.groups());
+  for (std::size_t c = 0; c < train_.all().size(); ++c) {
+    const auto block = static_cast<std::uint64_t>(c / cells_per_block);
+    const auto& cell = train_.all()[c];
+    for (std::size_t e = 0; e < cell.size(); ++e) {
+      const std::uint64_t item = cell[e].item * static_cast<std::uint64_t>(context_.count) + block;
+      const std::vector<double>& items_there = shares[item % workers].item_factors;
+      const double* h = items_there.data() + (item / workers) * width;
+      const double* w = &user_factors_[cell[e].user * width];
+      residuals_[c][e] = cell[e].value - std::inner_product(w, w + width, h, 0.0);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Coordinator
 
@@ -499,13 +580,39 @@ Report MatrixFactorization::Coordinator::report(const Stats& summed) {
     if (iterations_ == 0 || test_rmse < best_test_rmse_) {
       best_test_rmse_ = test_rmse;
       best_iteration_ = iterations_;
-      evaluations_since_best_ = 0;
       report.keep = true;
-    } else if (++evaluations_since_best_ >= static_cast<std::uint64_t>(config_.early_stop)) {
+    } else if (iterations_ - best_iteration_ >= static_cast<std::uint64_t>(config_.early_stop)) {
       report.finished = true;
     }
   }
   return report;
+}
+
+MatrixFactorization::Progress MatrixFactorization::Coordinator::save() const {
+  return Progress{config_.algorithm, config_.rank,        static_cast<std::uint8_t>(config_.biases ? 1 : 0),
+                  config_.lambda,    component_decrease_, component_,
+                  rounds_left_,      decrease_,           component_updates_,
+                  sweep_order_,      iterations_,         best_test_rmse_,
+                  best_iteration_};
+}
+
+void MatrixFactorization::Coordinator::restore(const Progress& progress) {
+  if (progress.algorithm != config_.algorithm || progress.rank != config_.rank ||
+      progress.biases != (config_.biases ? 1 : 0) || progress.lambda != config_.lambda) {
+    throw std::runtime_error("the checkpoint was made with other --algorithm, --rank, --biases or --lambda");
+  }
+  if (progress.component_decrease.size() != component_decrease_.size() ||
+      progress.sweep_order.size() > component_decrease_.size())
+    throw std::runtime_error("the checkpoint's components do not fit --rank");
+  component_decrease_ = progress.component_decrease;
+  component_ = progress.component;
+  rounds_left_ = progress.rounds_left;
+  decrease_ = progress.decrease;
+  component_updates_ = progress.component_updates;
+  sweep_order_ = progress.sweep_order;
+  iterations_ = progress.iterations;
+  best_test_rmse_ = progress.best_test_rmse;
+  best_iteration_ = progress.best_iteration;
 }
 
 void MatrixFactorization::Coordinator::finish(const Summary& summary, const std::vector<Part>& parts) {

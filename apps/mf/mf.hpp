@@ -48,6 +48,8 @@ struct Config {
   int early_stop = 0;    // stop when the test RMSE has not improved for this many iterations; keep the best
   bool priority = true;  // ccd: order each sweep by the components' last decrease (else in turn)
   std::string output;
+
+  std::vector<std::string> inputs() const { return {data}; }  // what a checkpoint is tied to
 };
 
 // Whether a Config is usable; the error names the flag.
@@ -146,6 +148,46 @@ struct MatrixFactorization {
     }
   };
 
+  // A worker's share of a checkpoint, in internal units: the rows of its users (u = worker + workers
+  // row) and of its home block's items (j = worker + workers row), with their AdaGrad sums (sgd) and
+  // the copies early stopping keeps. CCD++'s residuals follow from the factors.
+  struct Saved {
+    std::uint32_t worker = 0;
+    std::uint32_t workers = 1;
+    std::vector<double> user_factors;
+    std::vector<double> user_gradient_sums;
+    std::vector<double> item_factors;
+    std::vector<double> item_gradient_sums;
+    std::vector<double> kept_user_factors;  // empty unless a model was kept
+    std::vector<double> kept_item_factors;
+    template <class V>
+    void visit(V& v) {
+      v(worker, workers, user_factors, user_gradient_sums, item_factors, item_gradient_sums,
+        kept_user_factors, kept_item_factors);
+    }
+  };
+  // The coordinator's part: where the sweeps stand, and the settings the model was fitted with.
+  struct Progress {
+    Algorithm algorithm = Algorithm::kCcd;
+    std::int32_t rank = 0;
+    std::uint8_t biases = 0;
+    double lambda = 0;
+    std::vector<double> component_decrease;
+    std::uint32_t component = 0;
+    std::int32_t rounds_left = 0;
+    double decrease = 0;
+    std::uint64_t component_updates = 0;
+    std::vector<std::uint32_t> sweep_order;
+    std::uint64_t iterations = 0;
+    double best_test_rmse = 0;
+    std::uint64_t best_iteration = 0;
+    template <class V>
+    void visit(V& v) {
+      v(algorithm, rank, biases, lambda, component_decrease, component, rounds_left, decrease,
+        component_updates, sweep_order, iterations, best_test_rmse, best_iteration);
+    }
+  };
+
   class Worker {
    public:
     Worker(const Config& config, const WorkerContext& context);
@@ -158,6 +200,8 @@ struct MatrixFactorization {
     Stats end_evaluation(const Block& home);
     Part part(const Block& home) const;
     void keep(const Block& home);
+    Saved save(const Block& home) const;
+    void restore(const std::vector<Saved>& shares, Block& home);
 
    private:
     std::uint32_t block_items(std::uint32_t block) const;
@@ -210,6 +254,8 @@ struct MatrixFactorization {
     bool wants_evaluation() const { return iteration_done_; }
     Report report(const Stats& summed);
     void finish(const Summary& summary, const std::vector<Part>& parts);
+    Progress save() const;
+    void restore(const Progress& progress);
 
    private:
     std::uint32_t pick_component();
@@ -233,7 +279,6 @@ struct MatrixFactorization {
     // early stopping
     double best_test_rmse_ = 0;
     std::uint64_t best_iteration_ = 0;
-    std::uint64_t evaluations_since_best_ = 0;
   };
 };
 

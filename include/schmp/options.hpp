@@ -22,6 +22,9 @@ struct RunOptions {
   std::uint64_t eval_every = 0;        // --eval_every: rounds between evaluations (0 = auto)
   std::string trace;                   // --trace: CSV file, written as the run goes
   double progress_seconds = 2;         // --progress_seconds: stderr progress line interval (0 = off)
+  std::string checkpoint;              // --checkpoint: file to keep the run's state in
+  double checkpoint_every = 600;  // --checkpoint_every: seconds between checkpoints (0 = every evaluation)
+  std::string resume;             // --resume: a checkpoint to go on from
 };
 
 // The options as the command line set them.

@@ -44,6 +44,18 @@
 // if its Coordinator has wants_evaluation(), the framework asks it after every round and evaluates
 // when it says so (and still every --eval_every rounds when that flag is given).
 //
+// Checkpoints (--checkpoint, --resume) need two optional members more, and a message:
+//
+//     struct Saved { ... visit() };              // the model, in a form any rank count resumes from
+//     Saved Coordinator::save() const;           // at an evaluation
+//     Commit Coordinator::restore(const Saved&, Priorities&);
+//
+// restore() takes the saved model (throwing std::runtime_error when it was fitted with other settings)
+// and returns the commit that brings workers fresh from their data to it; it may retire parameters.
+// The framework keeps the rest: rounds, time, the schedulers' weights and the trace. Config may name
+// its data files, `std::vector<std::string> inputs() const`, so that a checkpoint is only resumed on
+// the same data.
+//
 // and its main() is `schmp::Job job(argc, argv, usage); return job.run<P>(config);` (run.hpp). Every
 // message exchange, every MPI call and the choice of which rank plays which role belong to the
 // framework.

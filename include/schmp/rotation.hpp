@@ -59,6 +59,17 @@
 // totals) has share() called after every update sub-round on every worker; the sum over workers goes
 // back to every worker's absorb() before the blocks move on, so what it holds is at most one sub-round
 // stale.
+//
+// Checkpoints (--checkpoint, --resume) need a `struct Saved` (a worker's share of the model state, with
+// global ids), a `struct Progress` (the coordinator's own state) and four members:
+//
+//       Saved Worker::save(const Block& home) const;
+//       void Worker::restore(const std::vector<Saved>& shares, Block& home);  // after start()
+//       Progress Coordinator::save() const;
+//       void Coordinator::restore(const Progress&);
+//
+// restore() hands every worker the shares of all the workers of the checkpointed run, however many
+// there were, to take its own part from; a program with prepare() has its blocks filled again after.
 #pragma once
 
 #include <concepts>

@@ -61,6 +61,38 @@ concept BlockDependency = requires(D& d, ParamIndex j) {
   { d.admit(j) } -> std::convertible_to<bool>;
 };
 
+// Checkpoints (program.hpp, rotation.hpp): a program that can save its state and go on from it.
+template <class P>
+concept SavesDynamic = requires(const typename P::Coordinator& const_coordinator,
+                                typename P::Coordinator& coordinator, const typename P::Saved& saved,
+                                Priorities& priorities) {
+  { const_coordinator.save() } -> std::same_as<typename P::Saved>;
+  { coordinator.restore(saved, priorities) } -> std::same_as<typename P::Commit>;
+};
+template <class P>
+concept SavesRotation = requires(const typename P::Worker& const_worker, typename P::Worker& worker,
+                                 const typename P::Block& const_block, typename P::Block& block,
+                                 const std::vector<typename P::Saved>& shares,
+                                 const typename P::Coordinator& const_coordinator,
+                                 typename P::Coordinator& coordinator, const typename P::Progress& progress) {
+  { const_worker.save(const_block) } -> std::same_as<typename P::Saved>;
+  worker.restore(shares, block);
+  { const_coordinator.save() } -> std::same_as<typename P::Progress>;
+  coordinator.restore(progress);
+};
+
+// The data files a program's Config names (its optional inputs()): a checkpoint is tied to them.
+template <class Config>
+std::vector<std::string> input_files(const Config& config) {
+  if constexpr (requires {
+                  { config.inputs() } -> std::convertible_to<std::vector<std::string>>;
+                }) {
+    return config.inputs();
+  } else {
+    return {};
+  }
+}
+
 // A dependency test that never objects: for programs whose parameters never interfere.
 struct NoDependency {
   template <class Config>
@@ -92,6 +124,7 @@ class TypedCoordinator final : public CoordinatorRole {
   static constexpr bool kPaced = requires(const typename P::Coordinator& c) {
     { c.wants_evaluation() } -> std::convertible_to<bool>;
   };
+  static constexpr bool kSaves = SavesDynamic<P>;
 
  public:
   explicit TypedCoordinator(const typename P::Config& config) : config_(config) {}
@@ -113,6 +146,21 @@ class TypedCoordinator final : public CoordinatorRole {
       return coordinator_->wants_evaluation();
     } else {
       return false;
+    }
+  }
+  bool saves() const override { return kSaves; }
+  Bytes save() const override {
+    if constexpr (kSaves) {
+      return serialize(coordinator_->save());
+    } else {
+      return {};
+    }
+  }
+  Bytes restore(std::span<const std::byte> saved, Priorities& priorities) override {
+    if constexpr (kSaves) {
+      return serialize(coordinator_->restore(deserialize<typename P::Saved>(saved), priorities));
+    } else {
+      return {};
     }
   }
 
@@ -162,6 +210,7 @@ class TypedRotationWorker final : public RotationWorkerRole {
   static constexpr bool kEvaluatesBlocks = requires(typename P::Worker & w, const typename P::Block& b) {
     w.evaluate(0u, b);
   };
+  static constexpr bool kSaves = SavesRotation<P>;
 
  public:
   TypedRotationWorker(const typename P::Config& config, const WorkerContext& context)
@@ -205,6 +254,22 @@ class TypedRotationWorker final : public RotationWorkerRole {
   void keep() override {
     if constexpr (requires { worker_.keep(held_); }) worker_.keep(held_);
   }
+  bool saves() const override { return kSaves; }
+  Bytes save() const override {
+    if constexpr (kSaves) {
+      return serialize(worker_.save(held_));
+    } else {
+      return {};
+    }
+  }
+  void restore(const std::vector<Bytes>& shares) override {
+    if constexpr (kSaves) {
+      std::vector<typename P::Saved> typed;
+      typed.reserve(shares.size());
+      for (const Bytes& share : shares) typed.push_back(deserialize<typename P::Saved>(share));
+      worker_.restore(typed, held_);
+    }
+  }
 
  private:
   typename P::Worker worker_;
@@ -234,6 +299,16 @@ class TypedRotationCoordinator final : public RotationCoordinatorRole {
     typed.reserve(parts.size());
     for (const Bytes& part : parts) typed.push_back(deserialize<typename P::Part>(part));
     coordinator_.finish(summary, typed);
+  }
+  Bytes save() const override {
+    if constexpr (SavesRotation<P>) {
+      return serialize(coordinator_.save());
+    } else {
+      return {};
+    }
+  }
+  void restore(std::span<const std::byte> progress) override {
+    if constexpr (SavesRotation<P>) coordinator_.restore(deserialize<typename P::Progress>(progress));
   }
 
  private:
@@ -273,6 +348,7 @@ class Job {
       return std::make_unique<detail::TypedDependency<P>>(config, owned);
     };
     roles.program_name = name_;
+    roles.inputs = input_files(config);
     return detail::launch(roles, run_options_from_flags());
   }
 
@@ -286,6 +362,7 @@ class Job {
       return std::make_unique<detail::TypedRotationCoordinator<P>>(config, summed_setup, blocks);
     };
     roles.program_name = name_;
+    roles.inputs = input_files(config);
     return detail::launch(roles, run_options_from_flags());
   }
 

@@ -38,6 +38,11 @@ class CoordinatorRole {
   virtual bool paces_evaluations() const = 0;
   virtual bool wants_evaluation() const = 0;
   virtual void finish(const Summary& summary) = 0;
+  // Checkpoints, for programs with a Saved message: the model as bytes, and back; restore() returns
+  // the commit that brings workers fresh from their data to the restored model.
+  virtual bool saves() const = 0;
+  virtual Bytes save() const = 0;
+  virtual Bytes restore(std::span<const std::byte> saved, Priorities& priorities) = 0;
 };
 
 // The dependency filter of one scheduler, applied while a block is built.
@@ -54,7 +59,8 @@ struct ProgramRoles {
   std::function<std::unique_ptr<WorkerRole>(const WorkerContext&)> make_worker;
   std::function<std::unique_ptr<CoordinatorRole>()> make_coordinator;
   std::function<std::unique_ptr<DependencyRole>(ParamRange)> make_dependency;
-  std::string program_name;  // for messages: "schmp-lasso: error: ..."
+  std::string program_name;         // for messages: "schmp-lasso: error: ..."
+  std::vector<std::string> inputs;  // the data files a checkpoint is tied to
 };
 
 // Runs the job on this rank; returns the process exit status.
@@ -84,6 +90,11 @@ class RotationWorkerRole {
   virtual void put_block(std::span<const std::byte> block) = 0;
   virtual Bytes part() const = 0;
   virtual void keep() = 0;  // the model as it stands is the best so far
+  // Checkpoints, for programs with a Saved message: this worker's share of the model state, and the
+  // shares of every worker of the checkpointed run (any count) to take its own from, after start().
+  virtual bool saves() const = 0;
+  virtual Bytes save() const = 0;
+  virtual void restore(const std::vector<Bytes>& shares) = 0;
 };
 
 class RotationCoordinatorRole {
@@ -95,6 +106,8 @@ class RotationCoordinatorRole {
   virtual bool wants_evaluation() const = 0;
   virtual Report report(const Flat& summed) = 0;
   virtual void finish(const Summary& summary, const std::vector<Bytes>& parts) = 0;
+  virtual Bytes save() const = 0;  // the coordinator's own state (its Progress)
+  virtual void restore(std::span<const std::byte> progress) = 0;
 };
 
 struct RotationRoles {
@@ -102,6 +115,7 @@ struct RotationRoles {
   std::function<std::unique_ptr<RotationCoordinatorRole>(const Flat& summed_setup, int blocks)>
       make_coordinator;
   std::string program_name;
+  std::vector<std::string> inputs;
 };
 
 int launch(const RotationRoles& roles, const RunOptions& options);

@@ -1,0 +1,43 @@
+// Rank 0's side of checkpoint and resume (--checkpoint, --checkpoint_every, --resume): when a
+// checkpoint is due, and writing it; reading the one to resume from and refusing it unless it comes
+// from the same program and the same input files. The file format is io/checkpoint_file.hpp; what goes
+// in it is filled by the coordinator loops.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../io/checkpoint_file.hpp"
+#include "schmp/options.hpp"
+#include "trace.hpp"
+
+namespace schmp::detail {
+
+class Checkpoints {
+ public:
+  // Fingerprints the input files when the run checkpoints or resumes (only then: it reads them whole).
+  Checkpoints(const RunOptions& options, std::string program, const std::vector<std::string>& inputs);
+
+  bool enabled() const { return !path_.empty(); }
+  // At an evaluation `seconds` into the run: whether a checkpoint is due.
+  bool due(double seconds) const { return enabled() && seconds - last_ >= every_; }
+  // Fills in the program and the inputs, writes the file and restarts the interval.
+  void write(io::CheckpointState state, double seconds);
+
+  // The checkpoint named by --resume, verified to be this program's, on these inputs.
+  io::CheckpointState load() const;
+
+ private:
+  std::string path_;
+  double every_;
+  double last_ = 0;
+  std::string resume_;
+  std::string program_;
+  std::vector<io::InputFingerprint> inputs_;
+};
+
+// The time split as a checkpoint stores it, and back.
+std::vector<double> to_values(const TimeSplit& time);
+TimeSplit time_split_from(const std::vector<double>& values);
+
+}  // namespace schmp::detail

@@ -1,0 +1,24 @@
+// SIGINT and SIGTERM as a request to stop: while a StopSignals lives, either signal only raises a flag
+// that the coordinator reads between rounds, so that the run ends as it would at a limit (a last
+// evaluation, a checkpoint, the model written) instead of dying mid-round. A second signal of either
+// kind ends the process at once, as if no handler were installed.
+//
+// mpirun passes SIGINT and SIGTERM on to every rank as SIGTERM and, Open MPI by default, sends SIGKILL
+// one second later (raise it with `--mca odls_base_sigkill_timeout SECONDS`): a round must end, and the
+// checkpoint and model be written, within that time.
+#pragma once
+
+namespace schmp::detail {
+
+class StopSignals {
+ public:
+  StopSignals();   // installs the handlers
+  ~StopSignals();  // puts back the previous ones
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  // Whether SIGINT or SIGTERM has come since the handlers were installed.
+  static bool requested();
+};
+
+}  // namespace schmp::detail

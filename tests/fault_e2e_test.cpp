@@ -1,0 +1,283 @@
+// Checkpoint, resume, signals and dead ranks, end to end for every app under mpirun:
+//   - a rank killed (SIGKILL) midway ends the job within 10 s with a message naming it, and the last
+//     checkpoint resumes, with the same and with another rank count, to the final objective of an
+//     uninterrupted run;
+//   - SIGTERM to mpirun ends the run cleanly with a usable model and a checkpoint;
+//   - a checkpoint made with other settings is refused on every rank.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "e2e.hpp"
+#include "test_files.hpp"
+
+namespace schmp::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How an app runs in these tests. `{K}` in `finish` stands for an iteration count past the checkpoint.
+struct App {
+  std::string name;
+  std::string binary;
+  std::string data;       // data flags, `{dir}` standing for the suite's data directory
+  std::string long_run;   // flags of a run that goes on until it is stopped
+  std::string finish;     // flags of the runs that finish: uninterrupted and resumed
+  std::string use_model;  // a command that reads the model written at `{model}`, or "" for none
+  double tolerance;       // on the final objective: relative, or absolute when `absolute`
+  bool absolute;
+};
+void PrintTo(const App& app, std::ostream* os) { *os << app.name; }
+
+std::string replaced(std::string text, const std::string& key, const std::string& value) {
+  for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+    text.replace(at, key.size(), value);
+  return text;
+}
+
+// The command line of a process, its arguments separated by spaces, and its environment.
+std::string proc_file(int pid, const char* name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/" + name, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : text) {
+    if (c == '\0') c = '\n';
+  }
+  return text;
+}
+
+// The processes whose command line mentions `marker` (a test's own scratch directory, so that tests
+// running beside this one are never touched), filtered by `wanted(command_line, environment)`.
+template <class Wanted>
+std::vector<int> processes(const std::string& marker, Wanted wanted) {
+  std::vector<int> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int pid = std::stoi(name);
+    const std::string command = proc_file(pid, "cmdline");
+    if (command.find(marker) == std::string::npos) continue;
+    if (wanted(command, proc_file(pid, "environ"))) pids.push_back(pid);
+  }
+  return pids;
+}
+
+int rank_process(const std::string& marker, int rank) {
+  const std::string variable = "\nOMPI_COMM_WORLD_RANK=" + std::to_string(rank) + "\n";
+  const auto pids = processes(marker, [&](const std::string&, const std::string& environment) {
+    return ("\n" + environment).find(variable) != std::string::npos;
+  });
+  return pids.size() == 1 ? pids.front() : -1;
+}
+
+int mpirun_process(const std::string& marker) {
+  const std::string launcher = std::filesystem::path(SCHMP_MPIEXEC).filename().string();
+  const auto pids = processes(marker, [&](const std::string& command, const std::string&) {
+    return std::filesystem::path(command.substr(0, command.find('\n'))).filename().string() == launcher;
+  });
+  return pids.size() == 1 ? pids.front() : -1;
+}
+
+std::size_t trace_rows(const std::string& path) { return read_trace(path).rows.size(); }
+
+double final_objective(const std::string& trace_path) {
+  const Trace trace = read_trace(trace_path);
+  return trace.rows.empty() ? NAN : trace.rows.back()[2];
+}
+
+// The last value of a named trace column.
+double last_in_column(const std::string& trace_path, const std::string& column) {
+  const Trace trace = read_trace(trace_path);
+  std::istringstream names(trace.header);
+  std::size_t index = 0;
+  for (std::string name; std::getline(names, name, ','); ++index) {
+    if (name == column) return trace.rows.empty() ? NAN : trace.rows.back()[index];
+  }
+  return NAN;
+}
+
+// A command running in the background, its output collected when it ends.
+class Background {
+ public:
+  explicit Background(std::string command)
+      : thread_([this, command = std::move(command)] { output_ = run(command); }) {}
+  ~Background() {
+    if (thread_.joinable()) thread_.join();
+  }
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  Output finish() {
+    thread_.join();
+    return output_;
+  }
+
+ private:
+  Output output_;
+  std::thread thread_;
+};
+
+// Waits (up to a minute) until `ready()` holds.
+template <class Ready>
+bool wait_for(Ready ready) {
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (!ready()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+class FaultTest : public ::testing::TestWithParam<App> {
+ protected:
+  static void SetUpTestSuite() {
+    data_ = std::filesystem::temp_directory_path() / ("schmp-fault-e2e-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(data_);
+    const std::string generate = SCHMP_GENERATE_BIN;
+    for (const std::string& made :
+         {generate + " lasso --rows 300 --cols 1200 --density 0.03 --support 40 --noise 0.5 --seed 3 --out " +
+              (data_ / "lasso.svm").string(),
+          generate + " logreg --rows 400 --cols 1000 --density 0.03 --support 30 --seed 2 --out " +
+              (data_ / "logreg.svm").string(),
+          generate + " mf --users 600 --items 300 --rank 4 --ratings 30000 --test_ratings 3000 --noise 0.3" +
+              " --seed 3 --out " + (data_ / "mf.txt").string()}) {
+      const Output out = run(made);
+      ASSERT_EQ(out.status, 0) << out.text;
+    }
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(data_); }
+
+  // The app's command line on `ranks` ranks with `flags`.
+  std::string command(int ranks, const std::string& flags, int iterations = 0) const {
+    const App& app = GetParam();
+    return mpirun(ranks) + app.binary + " " + replaced(app.data, "{dir}", data_.string()) + " " +
+           replaced(flags, "{K}", std::to_string(iterations)) + " --progress_seconds 0";
+  }
+  std::string with_data(const std::string& text) const { return replaced(text, "{dir}", data_.string()); }
+
+  void expect_same_objective(double expected, double actual, const std::string& what) const {
+    const App& app = GetParam();
+    const double bound = app.absolute ? app.tolerance : app.tolerance * std::abs(expected);
+    EXPECT_NEAR(actual, expected, bound) << what;
+  }
+
+  static std::filesystem::path data_;
+  ScratchDir scratch_;
+};
+std::filesystem::path FaultTest::data_;
+
+TEST_P(FaultTest, KilledRankEndsTheJobAndTheCheckpointResumes) {
+  const App& app = GetParam();
+  const std::string checkpoint = scratch_.file("run.checkpoint");
+  const std::string killed_trace = scratch_.file("killed.csv");
+  Background job(command(
+      3, app.long_run + " --checkpoint " + checkpoint + " --checkpoint_every 0 --trace " + killed_trace));
+  ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(checkpoint) && trace_rows(killed_trace) >= 3; }));
+  const int victim = rank_process(checkpoint, 2);
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  const auto killed = Clock::now();
+  const Output out = job.finish();
+  EXPECT_LT(seconds_since(killed), 10.0) << out.text;
+  EXPECT_NE(out.status, 0) << out.text;
+  EXPECT_NE(out.text.find("rank 2"), std::string::npos) << out.text;
+
+  // Iterative apps finish a few iterations past what the killed run traced (hence the checkpoint).
+  const double traced = last_in_column(killed_trace, "iteration");
+  const int iterations = std::isnan(traced) ? 0 : static_cast<int>(traced) + 3;
+  const std::string reference_trace = scratch_.file("reference.csv");
+  const Output reference = run(command(3, app.finish + " --trace " + reference_trace, iterations));
+  ASSERT_EQ(reference.status, 0) << reference.text;
+  const double expected = final_objective(reference_trace);
+  const Trace before = read_trace(killed_trace);
+  for (const int ranks : {3, 2}) {
+    const std::string resumed_trace = scratch_.file("resumed" + std::to_string(ranks) + ".csv");
+    const Output resumed =
+        run(command(ranks, app.finish + " --resume " + checkpoint + " --trace " + resumed_trace, iterations));
+    ASSERT_EQ(resumed.status, 0) << resumed.text;
+    expect_same_objective(expected, final_objective(resumed_trace), "resumed on " + std::to_string(ranks));
+    // The trace goes on from the killed run's: its first rows are that run's.
+    const Trace after = read_trace(resumed_trace);
+    EXPECT_EQ(after.header, before.header);
+    ASSERT_GE(after.rows.size(), 3u);
+    for (std::size_t row = 0; row < 3; ++row) EXPECT_EQ(after.rows[row], before.rows[row]) << row;
+  }
+}
+
+TEST_P(FaultTest, SigtermWritesTheModelAndACheckpoint) {
+  const App& app = GetParam();
+  const std::string checkpoint = scratch_.file("run.checkpoint");
+  const std::string trace = scratch_.file("run.csv");
+  const std::string model = scratch_.file("model");
+  // No checkpoint is due within the run (--checkpoint_every 600): the one on disk is the signal's.
+  Background job(
+      command(3, app.long_run + " --checkpoint " + checkpoint + " --output " + model + " --trace " + trace));
+  ASSERT_TRUE(wait_for([&] { return trace_rows(trace) >= 3; }));
+  EXPECT_FALSE(std::filesystem::exists(checkpoint));
+  const int launcher = mpirun_process(checkpoint);
+  ASSERT_GT(launcher, 0);
+  ASSERT_EQ(::kill(launcher, SIGTERM), 0);
+  const auto signalled = Clock::now();
+  const Output out = job.finish();
+  EXPECT_LT(seconds_since(signalled), 10.0) << out.text;
+  EXPECT_NE(out.text.find("signal"), std::string::npos) << out.text;
+  EXPECT_EQ(out.text.find("error"), std::string::npos) << out.text;
+  ASSERT_TRUE(std::filesystem::exists(checkpoint)) << out.text;
+  if (!app.use_model.empty()) {
+    const Output used = run(with_data(replaced(app.use_model, "{model}", model)));
+    EXPECT_EQ(used.status, 0) << used.text;
+  }
+  // The checkpoint is the state the model was written from: resuming evaluates to the last trace row.
+  const double traced = last_in_column(trace, "iteration");
+  const int iterations = std::isnan(traced) ? 0 : static_cast<int>(traced) + 2;
+  const Output resumed = run(command(2, app.finish + " --resume " + checkpoint, iterations));
+  EXPECT_EQ(resumed.status, 0) << resumed.text;
+}
+
+const App kApps[] = {
+    {"lasso", SCHMP_LASSO_BIN, "--data {dir}/lasso.svm --lambda_ratio 0.05",
+     "--tol 1e-300 --max_rounds 1000000000", "--tol 1e-9", "grep -q '^# objective' {model}", 1e-6, false},
+    {"logreg", SCHMP_LOGREG_BIN, "--data {dir}/logreg.svm --C 1", "--tol 1e-300 --max_rounds 1000000000",
+     "--tol 1e-8", SCHMP_LOGREG_BIN " predict --model {model} --data {dir}/logreg.svm", 1e-6, false},
+    {"mf", SCHMP_MF_BIN, "--data {dir}/mf.txt --test {dir}/mf.txt.test --rank 4", "--iterations 1000000",
+     "--iterations {K}", SCHMP_MF_BIN " predict --model {model} --data {dir}/mf.txt.test", 1e-6, false},
+    {"lda", SCHMP_LDA_BIN, "--data " SCHMP_SOURCE_DIR "/data/sotu/docword.txt --topics 10",
+     "--iterations 1000000", "--iterations {K}",
+     SCHMP_LDA_BIN " infer --model {model} --data " SCHMP_SOURCE_DIR "/data/sotu/docword.txt --iterations 4",
+     0.03, true},
+};
+INSTANTIATE_TEST_SUITE_P(Apps, FaultTest, ::testing::ValuesIn(kApps),
+                         [](const ::testing::TestParamInfo<App>& info) { return info.param.name; });
+
+// Resuming with other model settings, or another app's checkpoint, is refused on every rank with one
+// line naming the checkpoint.
+TEST(CheckpointRefusal, OtherSettingsAndOtherApps) {
+  ScratchDir scratch;
+  const std::string sotu = std::string(SCHMP_SOURCE_DIR) + "/data/sotu/docword.txt";
+  const std::string lda_checkpoint = scratch.file("lda.checkpoint");
+  const Output made =
+      run(mpirun(2) + SCHMP_LDA_BIN + " --data " + sotu + " --topics 5 --iterations 2 --checkpoint " +
+          lda_checkpoint + " --progress_seconds 0");
+  ASSERT_EQ(made.status, 0) << made.text;
+  for (const int ranks : {1, 3}) {
+    expect_clean_failure(run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + sotu + " --topics 6 --resume " +
+                             lda_checkpoint + " --progress_seconds 0"),
+                         "schmp-lda: error: " + lda_checkpoint + ": the checkpoint was made with --topics 5");
+    expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + std::string(SCHMP_SOURCE_DIR) +
+            "/data/diabetes.svm --resume " + lda_checkpoint + " --progress_seconds 0"),
+        "schmp-lasso: error: " + lda_checkpoint + ": is a checkpoint of schmp-lda, not of schmp-lasso");
+    const std::string text = scratch.write("other.txt", "d1 x a b c\nd2 x c d e\n");
+    expect_clean_failure(run(mpirun(ranks) + SCHMP_LDA_BIN + " --text " + text + " --topics 5 --resume " +
+                             lda_checkpoint + " --progress_seconds 0"),
+                         "schmp-lda: error: " + lda_checkpoint + ": was made from other data");
+  }
+}
+
+}  // namespace
+}  // namespace schmp::testing
