@@ -18,7 +18,7 @@ std::string temporary_name(const std::string& path) { return path + ".tmp." + st
 
 class FileDescriptor {
  public:
-  explicit FileDescriptor(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY)) {}
+  explicit FileDescriptor(const std::string& path, int flags = O_RDONLY) : fd_(::open(path.c_str(), flags)) {}
   ~FileDescriptor() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -56,6 +56,10 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   // The data must be on disk before the name points at it, or a crash could publish an empty file.
   if (!FileDescriptor(temporary).sync()) throw fail(std::strerror(errno));
   if (std::rename(temporary.c_str(), path.c_str()) != 0) throw fail(std::strerror(errno));
+  // And the rename itself must reach the disk, or a crash could leave the old file under the name.
+  const std::filesystem::path directory = std::filesystem::path(path).parent_path();
+  if (!FileDescriptor(directory.empty() ? "." : directory.string(), O_RDONLY | O_DIRECTORY).sync())
+    throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
 }
 
 void check_writable(const std::string& path) {
