@@ -3,7 +3,6 @@
 #include <array>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
 
 #include "line_reader.hpp"
 #include "schmp/io.hpp"
@@ -61,18 +60,20 @@ InputFingerprint fingerprint(const std::string& path) {
   return print;
 }
 
+Bytes frame_checkpoint(std::span<const std::byte> payload) {
+  Bytes file(kHeaderBytes + payload.size() + kChecksumBytes);
+  put(file, 0, kMagic);
+  put(file, kMagic.size(), kFormatVersion);
+  put(file, kMagic.size() + sizeof kFormatVersion, static_cast<std::uint64_t>(payload.size()));
+  if (!payload.empty()) std::memcpy(file.data() + kHeaderBytes, payload.data(), payload.size());
+  put(file, kHeaderBytes + payload.size(), content_hash(payload));
+  return file;
+}
+
 void write_checkpoint(const std::string& path, const CheckpointState& state) {
-  const Bytes payload = serialize(state);
-  Bytes header(kHeaderBytes);
-  put(header, 0, kMagic);
-  put(header, kMagic.size(), kFormatVersion);
-  put(header, kMagic.size() + sizeof kFormatVersion, static_cast<std::uint64_t>(payload.size()));
-  Bytes checksum(kChecksumBytes);
-  put(checksum, 0, content_hash(payload));
+  const Bytes file = frame_checkpoint(serialize(state));
   write_file_atomically(path, [&](std::ostream& out) {
-    for (const Bytes* part : std::initializer_list<const Bytes*>{&header, &payload, &checksum}) {
-      out.write(reinterpret_cast<const char*>(part->data()), static_cast<std::streamsize>(part->size()));
-    }
+    out.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
   });
 }
 

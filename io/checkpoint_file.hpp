@@ -55,6 +55,9 @@ std::uint64_t content_hash(std::span<const std::byte> bytes, std::uint64_t seed 
 // The size and content hash of a file; InputError (line 0) when it cannot be read.
 InputFingerprint fingerprint(const std::string& path);
 
+// The bytes of a checkpoint file around a payload (the serialised CheckpointState): header and checksum.
+Bytes frame_checkpoint(std::span<const std::byte> payload);
+
 // Writes atomically (temporary file, fsync, rename); std::runtime_error naming the path on failure.
 void write_checkpoint(const std::string& path, const CheckpointState& state);
 
