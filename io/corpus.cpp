@@ -11,13 +11,16 @@ namespace {
 
 using internal::Where;
 
+// The most documents or words a bag-of-words header may declare.
+constexpr std::uint64_t kMostIds = 0xFFFFFFFE;
+
 // A 1-based id of at most `bound`, returned 0-based.
 std::uint32_t parse_one_based(std::string_view token, const char* what, std::uint64_t bound,
                               const Where& where) {
   const std::uint64_t id = internal::parse_count(token, what, where);
   if (id == 0) where.fail(std::string(what) + " 0 (ids are 1-based)");
   if (id > bound) {
-    where.fail(std::string(what) + " " + std::string(token) + " beyond the " + std::to_string(bound) +
+    where.fail(std::string(what) + " " + std::to_string(id) + " beyond the " + std::to_string(bound) +
                " the header declares");
   }
   return static_cast<std::uint32_t>(id - 1);
@@ -41,14 +44,17 @@ CorpusSize read_bag_of_words(const std::string& path, const std::function<void(c
     const auto value = tokens.next();
     if (!value) continue;
     *header_values[field] = internal::parse_count(*value, header_names[field], where);
+    // Ids are 32-bit: a header declaring more documents or words is an error here, not a huge model later.
+    if (field < 2 && *header_values[field] > kMostIds) {
+      where.fail(std::string(header_names[field]) + " " + std::to_string(*header_values[field]) +
+                 " out of range (largest is " + std::to_string(kMostIds) + ")");
+    }
     if (const auto extra = tokens.next()) {
       where.fail("unexpected " + internal::quoted(*extra) + " after the " + header_names[field] +
                  " (the header is three lines: D, W, NNZ)");
     }
     ++field;
   }
-  if (size.documents > 0xFFFFFFFEull || size.words > 0xFFFFFFFEull)
-    throw InputError(path, 0, "more than 2^32 - 2 documents or words");
   std::uint64_t entries = 0;
   while (const auto line = lines.next()) {
     const Where where{path, line->number};
@@ -65,7 +71,7 @@ CorpusSize read_bag_of_words(const std::string& path, const std::function<void(c
     entry.word = parse_one_based(*word, "word id", size.words, where);
     const std::uint64_t occurrences = internal::parse_count(*count, "count", where);
     if (occurrences == 0) where.fail("count 0 (an entry says how often the word occurs: at least once)");
-    if (occurrences > 0xFFFFFFFFull) where.fail("count " + std::string(*count) + " out of range");
+    if (occurrences > 0xFFFFFFFFull) where.fail("count " + std::to_string(occurrences) + " out of range");
     entry.count = static_cast<std::uint32_t>(occurrences);
     entry.line = line->number;
     ++entries;

@@ -13,12 +13,25 @@ namespace schmp::io::internal {
 namespace {
 
 // A token as shown unquoted after a colon ("value is not finite: nan"), shortened so that a runaway
-// token cannot flood the log.
+// token cannot flood the log, and with control characters escaped ("\x00", "\t") so that the message
+// stays one line of text: a NUL byte would cut it short wherever it is printed as a C string.
 std::string shown(std::string_view token) {
   constexpr std::size_t kMaxShown = 40;
-  if (token.size() <= kMaxShown) return std::string(token);
-  std::string text(token.substr(0, kMaxShown));
-  text.append("...");
+  constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (const char c : token.substr(0, kMaxShown)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte == '\t') {
+      text.append("\\t");
+    } else if (byte < 0x20 || byte == 0x7f) {
+      text.append("\\x");
+      text.push_back(kHex[byte >> 4]);
+      text.push_back(kHex[byte & 0xf]);
+    } else {
+      text.push_back(c);
+    }
+  }
+  if (token.size() > kMaxShown) text.append("...");
   return text;
 }
 

@@ -13,6 +13,11 @@ namespace {
 
 using internal::Where;
 
+// Ratings hold 32-bit ids: a bound beyond 2^32 allows no more than 2^32 does.
+constexpr std::uint64_t kMostIds = std::uint64_t{1} << 32;
+
+std::uint64_t effective_bound(std::uint64_t bound) { return std::min(bound, kMostIds); }
+
 std::uint32_t parse_id(std::string_view token, const char* what, int index_base, std::uint64_t bound,
                        const Where& where) {
   const std::uint64_t id = internal::parse_count(token, what, where);
@@ -20,9 +25,9 @@ std::uint32_t parse_id(std::string_view token, const char* what, int index_base,
     where.fail(std::string(what) + " 0 (ids are 1-based here; --index_base 0 reads 0-based ids)");
   }
   const std::uint64_t zero_based = id - static_cast<std::uint64_t>(index_base);
-  if (zero_based >= bound) {
-    where.fail(std::string(what) + " " + std::string(token) +
-               " beyond the bound: 0-based ids must be below " + std::to_string(bound));
+  if (zero_based >= effective_bound(bound)) {
+    where.fail(std::string(what) + " " + std::to_string(id) +
+               " beyond the bound: 0-based ids must be below " + std::to_string(effective_bound(bound)));
   }
   return static_cast<std::uint32_t>(zero_based);
 }
@@ -72,12 +77,13 @@ void read_ratings(const std::string& path, int index_base, const IdBounds& bound
     return;
   }
   const Coordinates entries = read_matrix_market(path);
-  if (entries.rows > bounds.users || entries.columns > bounds.items) {
+  const std::uint64_t users = effective_bound(bounds.users);
+  const std::uint64_t items = effective_bound(bounds.items);
+  if (entries.rows > users || entries.columns > items) {
     throw InputError(path, 0,
                      "declared size " + std::to_string(entries.rows) + " x " +
-                         std::to_string(entries.columns) + " beyond the bound of " +
-                         std::to_string(bounds.users) + " users x " + std::to_string(bounds.items) +
-                         " items");
+                         std::to_string(entries.columns) + " beyond the bound of " + std::to_string(users) +
+                         " users x " + std::to_string(items) + " items");
   }
   for (std::size_t e = 0; e < entries.value.size(); ++e) {
     visit(Rating{static_cast<std::uint32_t>(entries.row[e]), entries.column[e], entries.value[e],

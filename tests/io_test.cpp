@@ -885,6 +885,81 @@ TEST_F(IoTest, TextDocumentsGrowOrKeepTheVocabulary) {
                 unlabelled, 2, "expected 'name label word word ...': no label after the name"));
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Inputs found while fuzzing the readers (fuzz/, docs/fuzzing.md)
+
+std::vector<schmp::io::Rating> read_all_ratings(const std::string& path, int index_base,
+                                                const schmp::io::IdBounds& bounds) {
+  std::vector<schmp::io::Rating> ratings;
+  schmp::io::read_ratings(path, index_base, bounds, [&](const auto& rating) { ratings.push_back(rating); });
+  return ratings;
+}
+
+TEST_F(IoTest, ControlCharactersInMessagesAreEscaped) {
+  // A NUL byte in a message cut it short wherever it was printed as a C string, and other control
+  // characters (the terminal's escape sequences among them) went out raw.
+  using namespace std::string_literals;
+  const std::string libsvm = write("nul.svm", "1 1:2\n1 1:\x01\0x\n"s);
+  EXPECT_TRUE(
+      FailsWith([&] { schmp::io::read_libsvm(libsvm); }, libsvm, 2, "non-numeric value '\\x01\\x00x'"));
+  const std::string banner = write("banner.mtx", "%%Ma\x01\0rket matrix coordinate real general\n1 1 0\n"s);
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_matrix_market(banner); }, banner, 1,
+                        "missing matrixmarket banner, found '%%Ma\\x01\\x00rket'"));
+  const std::string ratings = write("ratings.txt", "1 1 5\r\n2 3\x0e\0 1"s);
+  EXPECT_TRUE(
+      FailsWith([&] { read_all_ratings(ratings, 1, {}); }, ratings, 2, "non-numeric item id '3\\x0e\\x00'"));
+  const std::string docword = write("docword.txt", "2\n3\n1\n-\x7f 2 1\n"s);
+  EXPECT_TRUE(FailsWith([&] { read_entries(docword); }, docword, 4, "non-numeric document id '-\\x7f'"));
+  const std::string vocabulary = write("vocab.txt", "apple pi\x1b[2Je\n"s);
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_vocabulary(vocabulary); }, vocabulary, 1,
+                        "unexpected 'pi\\x1b[2Je' after the word"));
+}
+
+TEST_F(IoTest, IdsWithLeadingZerosAreShownAsNumbers) {
+  // The message repeated the token, however many zeros it started with.
+  const std::string zeros(5000, '0');
+  const std::string docword = write("docword.txt", "2\n3\n1\n1 " + zeros + "4 1\n");
+  EXPECT_TRUE(
+      FailsWith([&] { read_entries(docword); }, docword, 4, "word id 4 beyond the 3 the header declares"));
+  const std::string count = write("count.txt", "2\n3\n1\n1 1 " + zeros + "4294967296\n");
+  EXPECT_TRUE(FailsWith([&] { read_entries(count); }, count, 4, "count 4294967296 out of range"));
+  const std::string ratings = write("ratings.txt", "0 " + zeros + "7 1\n");
+  const schmp::io::IdBounds bounds{10, 5};
+  EXPECT_TRUE(FailsWith([&] { read_all_ratings(ratings, 0, bounds); }, ratings, 1,
+                        "item id 7 beyond the bound: 0-based ids must be below 5"));
+}
+
+TEST_F(IoTest, BagOfWordsHeaderBeyondThirtyTwoBitIdsNamesItsLine) {
+  const std::string words = write("words.txt", "2\n1000000000000000\n1\n1 1 1\n");
+  EXPECT_TRUE(FailsWith([&] { read_entries(words); }, words, 2,
+                        "word count W 1000000000000000 out of range (largest is 4294967294)"));
+  const std::string documents = write("documents.txt", "4294967295\n3\n1\n1 1 1\n");
+  EXPECT_TRUE(FailsWith([&] { read_entries(documents); }, documents, 1,
+                        "document count D 4294967295 out of range (largest is 4294967294)"));
+  const std::string largest = write("largest.txt", "4294967294\n4294967294\n1\n4294967294 4294967294 1\n");
+  const auto entries = read_entries(largest);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].document, 4294967293u);
+  EXPECT_EQ(entries[0].word, 4294967293u);
+}
+
+TEST_F(IoTest, RatingIdsBeyondThirtyTwoBitsAreRefusedWhateverTheBound) {
+  // Bounds beyond 2^32 let such ids through, cut to 32 bits: user 2^32 became user 0.
+  const schmp::io::IdBounds huge{std::uint64_t{1} << 40, std::uint64_t{1} << 40};
+  const std::string text = write("ratings.txt", "4294967295 0 1\n4294967296 0 1\n");
+  EXPECT_TRUE(FailsWith([&] { read_all_ratings(text, 0, huge); }, text, 2,
+                        "user id 4294967296 beyond the bound: 0-based ids must be below 4294967296"));
+  const std::string one_based = write("one_based.txt", "4294967296 1 1\n");
+  const auto ratings = read_all_ratings(one_based, 1, huge);
+  ASSERT_EQ(ratings.size(), 1u);
+  EXPECT_EQ(ratings[0].user, 4294967295u);
+  const std::string matrix =
+      write("ratings.mtx", "%%MatrixMarket matrix coordinate real general\n8589934592 1 1\n1 1 5\n");
+  EXPECT_TRUE(
+      FailsWith([&] { read_all_ratings(matrix, 1, huge); }, matrix, 0,
+                "declared size 8589934592 x 1 beyond the bound of 4294967296 users x 4294967296 items"));
+}
+
 TEST(CorpusSharedData, SotuSizesMatchItsReadme) {
   const std::string dir = std::string(SCHMP_SHARED_DATA) + "/lda/sotu_lda";
   if (!fs::exists(dir + "/docword.txt")) GTEST_SKIP() << "no " << dir;
