@@ -2,6 +2,12 @@
 # The whole test suite, from a fresh machine: set-up, a build with warnings as errors, then ctest
 # (unit tests, end-to-end runs under mpirun with 1, 3 and 5 ranks, and the example program built
 # outside the tree against the installed framework).
+# Then two more stages, which SCHMP_QUICK=1 skips (for a quick local run):
+# - the same suite built with AddressSanitizer and UndefinedBehaviorSanitizer (SCHMP_SANITIZE=ON, in
+#   ${SANITIZE_BUILD_DIR:-build-asan}): any sanitizer report, or a leak that tests/sanitizers/lsan.supp
+#   does not suppress, fails the test that ran the program, MPI ranks included;
+# - the fuzz targets of the input readers, ${SCHMP_FUZZ_SECONDS:-8} seconds each (scripts/fuzz.sh,
+#   docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,3 +16,27 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 SCHMP_WERROR=ON scripts/build.sh
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --timeout 900 -j "$(nproc)"
+
+if [[ "${SCHMP_QUICK:-0}" == 1 ]]; then
+  exit 0
+fi
+
+# Warnings are not errors here: GCC warns falsely about library code under -fsanitize
+# (-Wmaybe-uninitialized in <regex>).
+sanitize_build="${SANITIZE_BUILD_DIR:-build-asan}"
+BUILD_DIR="$sanitize_build" SCHMP_WERROR=OFF scripts/build.sh -DSCHMP_SANITIZE=ON
+# mpirun passes this environment on to the ranks it starts. Leak reports on Open MPI's own allocations
+# are suppressed (tests/sanitizers/lsan.supp) by frames that only the slow unwinder reaches
+# (fast_unwind_on_malloc=0); it makes allocation-heavy programs several times slower, so the unit tests
+# that need no MPI keep the fast one, through a per-program options file (%b: the program's name).
+mkdir -p "$sanitize_build/asan-options"
+asan_options=$(cd "$sanitize_build/asan-options" && pwd)
+for program in io_test lda_test; do echo "fast_unwind_on_malloc=1" >"$asan_options/$program"; done
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1:\
+fast_unwind_on_malloc=0:include_if_exists=$asan_options/%b"
+export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+ctest --test-dir "$sanitize_build" --output-on-failure --timeout 900 -j "$(nproc)"
+unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
+
+scripts/fuzz.sh "${SCHMP_FUZZ_SECONDS:-8}"
