@@ -1,0 +1,74 @@
+// read_matrix_market: the whole file, then in byte ranges (fuzz/byte_ranges.hpp); and read_dense_vector,
+// which reads MatrixMarket arrays (or plain numbers), on the same input. Entries read must lie inside the
+// declared size and hold finite values.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "byte_ranges.hpp"
+#include "fuzz_input.hpp"
+#include "schmp/io.hpp"
+
+namespace {
+
+using schmp::fuzz::finding;
+using schmp::io::Coordinates;
+
+void check_shape(const Coordinates& entries) {
+  const std::size_t count = entries.row.size();
+  if (entries.column.size() != count || entries.value.size() != count || entries.line.size() != count) {
+    finding("inconsistent array sizes in Coordinates");
+  }
+  if (count != entries.declared_entries) finding("entry count differs from the size line's");
+  for (std::size_t e = 0; e < count; ++e) {
+    if (entries.row[e] >= entries.rows || entries.column[e] >= entries.columns)
+      finding("entry out of bounds");
+    if (!std::isfinite(entries.value[e])) finding("value not finite");
+    if (e > 0 && entries.line[e] <= entries.line[e - 1]) finding("entry lines not increasing");
+  }
+}
+
+void append(Coordinates& all, const Coordinates& part) {
+  all.rows = part.rows;
+  all.columns = part.columns;
+  all.declared_entries = part.declared_entries;
+  all.row.insert(all.row.end(), part.row.begin(), part.row.end());
+  all.column.insert(all.column.end(), part.column.begin(), part.column.end());
+  all.value.insert(all.value.end(), part.value.begin(), part.value.end());
+  all.line.insert(all.line.end(), part.line.begin(), part.line.end());
+}
+
+bool same(const Coordinates& a, const Coordinates& b) {
+  return a.rows == b.rows && a.columns == b.columns && a.declared_entries == b.declared_entries &&
+         a.row == b.row && a.column == b.column && a.value == b.value && a.line == b.line;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string& path = schmp::fuzz::write_input(data, size);
+  std::optional<Coordinates> whole{Coordinates{}};
+  auto error = schmp::fuzz::try_read(path, [&] { *whole = schmp::io::read_matrix_market(path); });
+  if (error) {
+    whole.reset();
+    // Only a read of the whole file counts the entries: ranges of such a file read without error. (The
+    // message is matched from its start: the input's text may appear later in other messages.)
+    const std::string count_mismatch = path + ":" + std::to_string(error->line()) + ": size line declares ";
+    if (std::string(error->what()).rfind(count_mismatch, 0) == 0) error.reset();
+  } else {
+    check_shape(*whole);
+  }
+  schmp::fuzz::check_ranges(
+      path, data, size, whole, error,
+      [&](schmp::io::ByteRange range) { return schmp::io::read_matrix_market(path, range); }, append, same);
+
+  schmp::fuzz::try_read(path, [&] {
+    for (const double value : schmp::io::read_dense_vector(path)) {
+      if (!std::isfinite(value)) finding("dense vector value not finite");
+    }
+  });
+  return 0;
+}
