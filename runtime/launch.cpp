@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -50,6 +51,16 @@ std::optional<Failure> check_options(const RunOptions& o) {
   return std::nullopt;
 }
 
+// What an exception says to the user: an allocation failure names its likely cause, since
+// std::bad_alloc alone does not.
+std::string explained(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+    return "out of memory: the data, or the sizes it declares (a header's counts, the largest id), need "
+           "more memory than this rank can have";
+  }
+  return e.what();
+}
+
 // Runs a start-up step, turning an exception into this rank's failure. Input errors are keyed by line
 // so that all ranks agree on the earliest one.
 void guarded(std::optional<Failure>& failure, const std::function<void()>& step) {
@@ -59,7 +70,7 @@ void guarded(std::optional<Failure>& failure, const std::function<void()>& step)
   } catch (const io::InputError& e) {
     failure = Failure{e.line(), e.what()};
   } catch (const std::exception& e) {
-    failure = Failure{0, e.what()};
+    failure = Failure{0, explained(e)};
   }
 }
 
@@ -206,7 +217,8 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
                                     static_cast<std::size_t>(threads));
     return play(waiter, threads);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: rank %d (%s): %s\n", program_name.c_str(), rank, role, e.what());
+    std::fprintf(stderr, "%s: error: rank %d (%s): %s\n", program_name.c_str(), rank, role,
+                 explained(e).c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
     return 1;
