@@ -112,8 +112,12 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
 
   // Shipped with the next message, so a round costs one broadcast.
   Bytes pending_commit = resumed ? std::move(resumed->commit) : Bytes{};
-  // What the schedulers learn with the next round's feedback.
+  // What the schedulers learn with the next round's feedback; resuming, the retirements so far (until
+  // that feedback reaches them, a block may still hold a retired parameter, as with staleness).
   Priorities priorities = resumed ? std::move(resumed->priorities) : Priorities{};
+  if (resumed) {
+    for (const ParamIndex param : resumed->state.retired) priorities.retire(param);
+  }
   note(priorities);
   auto evaluate = [&](std::uint64_t round, bool traced) {
     const auto sent = Clock::now();
@@ -133,16 +137,14 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     return report;
   };
   auto save_checkpoint = [&](std::uint64_t round) {
-    io::CheckpointState state;
+    io::CheckpointState state = checkpoints.state_at(round, elapsed(), time, trace);
     state.num_params = num_params;
-    state.round = round;
-    state.seconds = elapsed();
-    state.time_split = to_values(time);
     state.changes = changes;
-    state.trace_header = trace.header();
-    state.trace_rows = trace.rows();
+    for (std::size_t param = 0; param < num_params; ++param) {
+      if (retired[param]) state.retired.push_back(static_cast<ParamIndex>(param));
+    }
     state.coordinator = program.save();
-    checkpoints.write(std::move(state), seconds_since(started));
+    checkpoints.write(state, seconds_since(started));
   };
 
   schedulers.start(changes);

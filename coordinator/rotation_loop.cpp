@@ -69,18 +69,13 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
   };
   // Every worker's share, then the coordinator's state, the clock and the trace.
   auto save_checkpoint = [&](std::uint64_t round) {
-    io::CheckpointState state;
+    io::CheckpointState state = checkpoints.state_at(round, elapsed(), time, trace);
     tell_other_workers(Command::kSave);
     state.workers.push_back(own_worker.save());
     for (int worker = 1; worker < ring.count; ++worker)
       state.workers.push_back(receive_bytes(ring.comm, worker, kTagSaved, waiter));
-    state.round = round;
-    state.seconds = elapsed();
-    state.time_split = to_values(time);
-    state.trace_header = trace.header();
-    state.trace_rows = trace.rows();
     state.coordinator = program.save();
-    checkpoints.write(std::move(state), seconds_since(started));
+    checkpoints.write(state, seconds_since(started));
   };
 
   if (own_worker.prepares()) {

@@ -1,8 +1,8 @@
 #include "checkpoint_file.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
-#include <fstream>
 
 #include "line_reader.hpp"
 #include "schmp/io.hpp"
@@ -60,20 +60,42 @@ InputFingerprint fingerprint(const std::string& path) {
   return print;
 }
 
+namespace {
+
+// The header of a checkpoint whose payload has `payload_bytes` bytes, and the checksum after it.
+Bytes header_for(std::uint64_t payload_bytes) {
+  Bytes header(kHeaderBytes);
+  put(header, 0, kMagic);
+  put(header, kMagic.size(), kFormatVersion);
+  put(header, kMagic.size() + sizeof kFormatVersion, payload_bytes);
+  return header;
+}
+
+Bytes checksum_of(std::span<const std::byte> payload) {
+  Bytes checksum(kChecksumBytes);
+  put(checksum, 0, content_hash(payload));
+  return checksum;
+}
+
+}  // namespace
+
 Bytes frame_checkpoint(std::span<const std::byte> payload) {
-  Bytes file(kHeaderBytes + payload.size() + kChecksumBytes);
-  put(file, 0, kMagic);
-  put(file, kMagic.size(), kFormatVersion);
-  put(file, kMagic.size() + sizeof kFormatVersion, static_cast<std::uint64_t>(payload.size()));
+  Bytes file = header_for(payload.size());
+  file.resize(kHeaderBytes + payload.size() + kChecksumBytes);
   if (!payload.empty()) std::memcpy(file.data() + kHeaderBytes, payload.data(), payload.size());
   put(file, kHeaderBytes + payload.size(), content_hash(payload));
   return file;
 }
 
 void write_checkpoint(const std::string& path, const CheckpointState& state) {
-  const Bytes file = frame_checkpoint(serialize(state));
+  // The payload is written where it lies, never copied into a frame: a checkpoint may be most of rank
+  // 0's memory.
+  const Bytes payload = serialize(state);
+  const Bytes header = header_for(payload.size());
+  const Bytes checksum = checksum_of(payload);
   write_file_atomically(path, [&](std::ostream& out) {
-    out.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+    for (const Bytes* part : {&header, &payload, &checksum})
+      out.write(reinterpret_cast<const char*>(part->data()), static_cast<std::streamsize>(part->size()));
   });
 }
 

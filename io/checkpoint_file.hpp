@@ -37,6 +37,7 @@ struct CheckpointState {
   double seconds = 0;
   std::vector<double> time_split;  // scheduler, compute, communication, idle: cumulative seconds
   std::vector<double> changes;     // dynamic programs: the last change of every parameter
+  std::vector<std::uint32_t> retired;  // dynamic programs: the parameters retired for good
   std::string trace_header;        // the trace so far: its header line and its rows
   std::string trace_rows;
   Bytes coordinator;           // the program's coordinator state (P::Saved or P::Progress)

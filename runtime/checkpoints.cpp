@@ -1,8 +1,11 @@
 #include "checkpoints.hpp"
 
+#include <glog/logging.h>
+
 #include <utility>
 
 #include "schmp/io.hpp"
+#include "schmp/output.hpp"
 
 namespace schmp::detail {
 
@@ -12,18 +15,33 @@ Checkpoints::Checkpoints(const RunOptions& options, std::string program,
       every_(options.checkpoint_every),
       resume_(options.resume),
       program_(std::move(program)) {
-  if (!(every_ >= 0)) throw std::runtime_error("--checkpoint_every must be 0 or more");
+  if (!path_.empty()) io::check_writable(path_);
   if (path_.empty() && resume_.empty()) return;
   for (const std::string& input : inputs) {
     if (!input.empty()) inputs_.push_back(io::fingerprint(input));
   }
 }
 
-void Checkpoints::write(io::CheckpointState state, double seconds) {
+io::CheckpointState Checkpoints::state_at(std::uint64_t round, double seconds, const TimeSplit& time,
+                                          const TraceWriter& trace) const {
+  io::CheckpointState state;
   state.program = program_;
   state.inputs = inputs_;
-  io::write_checkpoint(path_, state);
+  state.round = round;
+  state.seconds = seconds;
+  state.time_split = {time.scheduler, time.compute, time.communication, time.idle};
+  state.trace_header = trace.header();
+  state.trace_rows = trace.rows();
+  return state;
+}
+
+void Checkpoints::write(const io::CheckpointState& state, double seconds) {
   last_ = seconds;
+  try {
+    io::write_checkpoint(path_, state);
+  } catch (const std::exception& e) {
+    LOG(WARNING) << "no checkpoint written: " << e.what();
+  }
 }
 
 io::CheckpointState Checkpoints::load() const {
@@ -46,10 +64,6 @@ io::CheckpointState Checkpoints::load() const {
   }
   if (state.time_split.size() != 4) throw refuse("corrupt checkpoint: no time split");
   return state;
-}
-
-std::vector<double> to_values(const TimeSplit& time) {
-  return {time.scheduler, time.compute, time.communication, time.idle};
 }
 
 TimeSplit time_split_from(const std::vector<double>& values) {

@@ -4,6 +4,7 @@
 // in it is filled by the coordinator loops.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,14 +16,20 @@ namespace schmp::detail {
 
 class Checkpoints {
  public:
-  // Fingerprints the input files when the run checkpoints or resumes (only then: it reads them whole).
+  // Fingerprints the input files when the run checkpoints or resumes (only then: it reads them whole),
+  // and refuses a --checkpoint path it cannot write before the run starts.
   Checkpoints(const RunOptions& options, std::string program, const std::vector<std::string>& inputs);
 
   bool enabled() const { return !path_.empty(); }
-  // At an evaluation `seconds` into the run: whether a checkpoint is due.
+  // At an evaluation `seconds` into this process's run: whether a checkpoint is due.
   bool due(double seconds) const { return enabled() && seconds - last_ >= every_; }
-  // Fills in the program and the inputs, writes the file and restarts the interval.
-  void write(io::CheckpointState state, double seconds);
+  // The framework's part of a checkpoint: this program and its inputs, where the run stands (`seconds`
+  // of solving in all, earlier runs' included) and its trace. The loops add the program's state.
+  io::CheckpointState state_at(std::uint64_t round, double seconds, const TimeSplit& time,
+                               const TraceWriter& trace) const;
+  // Writes the file and restarts the interval at `seconds` (this process's). A checkpoint that cannot
+  // be written is a warning, not the end of the run: the model is still to be written.
+  void write(const io::CheckpointState& state, double seconds);
 
   // The checkpoint named by --resume, verified to be this program's, on these inputs.
   io::CheckpointState load() const;
@@ -36,8 +43,7 @@ class Checkpoints {
   std::vector<io::InputFingerprint> inputs_;
 };
 
-// The time split as a checkpoint stores it, and back.
-std::vector<double> to_values(const TimeSplit& time);
+// The time split as a checkpoint stores it.
 TimeSplit time_split_from(const std::vector<double>& values);
 
 }  // namespace schmp::detail

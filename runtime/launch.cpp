@@ -48,6 +48,7 @@ std::optional<Failure> check_options(const RunOptions& o) {
   if (!(o.eta > 0) && o.priority) return bad("--eta must be positive");
   if (!(o.eta >= 0)) return bad("--eta must be 0 or more");
   if (!(o.max_seconds > 0)) return bad("--max_seconds must be positive");
+  if (!(o.checkpoint_every >= 0)) return bad("--checkpoint_every must be 0 or more");
   return std::nullopt;
 }
 
@@ -94,9 +95,19 @@ auto restore_program(const std::string& path, Restore restore) {
     throw io::InputError(path, 0, "corrupt checkpoint: the program's state does not decode");
   } catch (const io::InputError&) {
     throw;
-  } catch (const std::runtime_error& e) {
-    throw io::InputError(path, 0, e.what());
+  } catch (const std::exception& e) {
+    throw io::InputError(path, 0, explained(e));
   }
+}
+
+// The trace; resuming, it starts with the checkpointed run's rows, and is refused (naming the checkpoint)
+// when this run's columns differ, before the file is touched.
+std::unique_ptr<TraceWriter> open_trace(const RunOptions& options, const std::vector<std::string>& columns,
+                                        const io::CheckpointState* resumed) {
+  if (!resumed) return std::make_unique<TraceWriter>(options.trace, columns);
+  return restore_program(options.resume, [&] {
+    return std::make_unique<TraceWriter>(options.trace, columns, resumed->trace_header, resumed->trace_rows);
+  });
 }
 
 int play(const ProgramRoles& roles, const RunOptions& options, const Layout& layout, Waiter& waiter,
@@ -157,23 +168,24 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
       program = roles.make_coordinator();
       program->setup(num_params, reply.summed);
       checkpoints = start_checkpoints(roles.program_name, roles.inputs, program->saves(), options);
-      std::optional<io::CheckpointState> state;
       if (!options.resume.empty()) {
-        state = checkpoints->load();
-        if (state->num_params != num_params || state->changes.size() != num_params) {
+        Resumed& r = resumed.emplace();
+        r.state = checkpoints->load();
+        if (r.state.num_params != num_params) {
           throw io::InputError(options.resume, 0,
-                               "was made for " + std::to_string(state->num_params) +
+                               "was made for " + std::to_string(r.state.num_params) +
                                    " parameters, this data has " + std::to_string(num_params));
         }
-      }
-      trace = std::make_unique<TraceWriter>(options.trace, program->trace_columns());
-      if (state) {
-        restore_program(options.resume, [&] { trace->resume(state->trace_header, state->trace_rows); });
-        Resumed& r = resumed.emplace();
+        const bool fits = r.state.changes.size() == num_params &&
+                          std::all_of(r.state.retired.begin(), r.state.retired.end(),
+                                      [&](std::uint32_t param) { return param < num_params; });
+        if (!fits)
+          throw io::InputError(options.resume, 0, "corrupt checkpoint: the schedulers' state does not fit");
         r.commit = restore_program(options.resume,
-                                   [&] { return program->restore(state->coordinator, r.priorities); });
-        r.state = std::move(*state);
+                                   [&] { return program->restore(r.state.coordinator, r.priorities); });
       }
+      // Opened last: a resume refused above leaves the trace file as it was.
+      trace = open_trace(options, program->trace_columns(), resumed ? &resumed->state : nullptr);
     });
   } else if (layout.is_worker()) {
     Outbox outbox;
@@ -253,12 +265,11 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
     if (ring.index != 0) return;
     program = roles.make_coordinator(summed, ring.count);
     checkpoints = start_checkpoints(roles.program_name, roles.inputs, worker->saves(), options);
-    if (!options.resume.empty()) resumed = checkpoints->load();
-    trace = std::make_unique<TraceWriter>(options.trace, program->trace_columns());
-    if (resumed) {
-      restore_program(options.resume, [&] { trace->resume(resumed->trace_header, resumed->trace_rows); });
+    if (!options.resume.empty()) {
+      resumed = checkpoints->load();
       restore_program(options.resume, [&] { program->restore(resumed->coordinator); });
     }
+    trace = open_trace(options, program->trace_columns(), resumed ? &*resumed : nullptr);
   });
   if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
 

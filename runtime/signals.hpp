@@ -8,6 +8,8 @@
 // checkpoint and model be written, within that time.
 #pragma once
 
+#include <csignal>
+
 namespace schmp::detail {
 
 class StopSignals {
@@ -19,6 +21,10 @@ class StopSignals {
 
   // Whether SIGINT or SIGTERM has come since the handlers were installed.
   static bool requested();
+
+ private:
+  struct sigaction previous_interrupt_ {};
+  struct sigaction previous_terminate_ {};
 };
 
 }  // namespace schmp::detail

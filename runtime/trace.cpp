@@ -9,15 +9,22 @@
 
 namespace schmp::detail {
 
-TraceWriter::TraceWriter(const std::string& path, const std::vector<std::string>& program_columns)
+TraceWriter::TraceWriter(const std::string& path, const std::vector<std::string>& program_columns,
+                         const std::string& earlier_header, const std::string& earlier_rows)
     : path_(path) {
   header_ = "round,seconds,objective";
   for (const std::string& column : program_columns) header_ += "," + column;
   header_ += ",scheduler_s,compute_s,communication_s,idle_s\n";
+  if (!earlier_header.empty() && earlier_header != header_) {
+    auto line = [](const std::string& h) { return h.substr(0, h.find_last_not_of('\n') + 1); };
+    throw std::runtime_error("the checkpoint's trace has the columns " + line(earlier_header) +
+                             ", this run's " + line(header_) + " (give the flags the checkpointed run had)");
+  }
+  rows_ = earlier_rows;
   if (path.empty()) return;
   file_.reset(std::fopen(path.c_str(), "w"));
   if (!file_) throw std::runtime_error(path + ": cannot write trace: " + std::strerror(errno));
-  write(header_);
+  write(header_ + rows_);
 }
 
 void TraceWriter::write(const std::string& text) {
@@ -40,16 +47,6 @@ void TraceWriter::row(std::uint64_t round, double seconds, const Report& report,
   line += cell;
   rows_ += line;
   write(line);
-}
-
-void TraceWriter::resume(const std::string& header, const std::string& rows) {
-  if (header != header_) {
-    auto columns = [](const std::string& h) { return h.substr(0, h.find_last_not_of('\n') + 1); };
-    throw std::runtime_error("the checkpoint's trace has the columns " + columns(header) + ", this run's " +
-                             columns(header_) + " (give the flags the checkpointed run had)");
-  }
-  rows_ = rows;
-  write(rows);
 }
 
 void ProgressLog::maybe_log(std::uint64_t round, double seconds, const Report& report) {

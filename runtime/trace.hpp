@@ -29,12 +29,12 @@ struct TimeSplit {
 // writes it out again before its own rows.
 class TraceWriter {
  public:
-  // An empty path writes nothing to disk.
-  TraceWriter(const std::string& path, const std::vector<std::string>& program_columns);
+  // An empty path writes nothing to disk. A resumed run passes the trace of the run its checkpoint came
+  // from, written before its own rows; it throws, before opening the file, unless that trace has this
+  // one's header (a run with other columns, e.g. without --test, cannot continue it).
+  TraceWriter(const std::string& path, const std::vector<std::string>& program_columns,
+              const std::string& earlier_header = "", const std::string& earlier_rows = "");
   void row(std::uint64_t round, double seconds, const Report& report, const TimeSplit& time);
-  // The rows of the run a checkpoint came from: written before this run's own. Throws unless `header`
-  // is this trace's (a run with other columns, e.g. without --test, cannot continue it).
-  void resume(const std::string& header, const std::string& rows);
   const std::string& header() const { return header_; }
   const std::string& rows() const { return rows_; }
 

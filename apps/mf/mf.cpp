@@ -402,6 +402,7 @@ MatrixFactorization::Saved MatrixFactorization::Worker::save(const Block& home) 
   saved.item_factors = home.factors;
   saved.item_gradient_sums = home.gradient_sums;
   if (kept_) {
+    saved.kept = 1;
     saved.kept_user_factors = kept_user_factors_;
     saved.kept_item_factors = kept_item_factors_;
   }
@@ -415,7 +416,8 @@ void MatrixFactorization::Worker::restore(const std::vector<Saved>& shares, Bloc
     if (shares[s].worker != s || shares[s].workers != workers)
       throw std::runtime_error("the checkpoint's shares are out of order");
   }
-  const bool kept = !shares.empty() && !shares.front().kept_user_factors.empty();
+  if (shares.empty()) throw std::runtime_error("the checkpoint has no workers' shares");
+  const bool kept = shares.front().kept != 0;
   // Row `row` of this worker's `rows_of` (users or its home items) from the share that held id `id`:
   // width doubles of `field`, or one of a per-row field (width 1).
   auto copy_rows = [&](std::size_t rows, auto field, std::size_t per_row, std::vector<double>& into) {

@@ -158,11 +158,12 @@ struct MatrixFactorization {
     std::vector<double> user_gradient_sums;
     std::vector<double> item_factors;
     std::vector<double> item_gradient_sums;
-    std::vector<double> kept_user_factors;  // empty unless a model was kept
+    std::uint8_t kept = 0;  // early stopping has kept a model (every worker alike)
+    std::vector<double> kept_user_factors;
     std::vector<double> kept_item_factors;
     template <class V>
     void visit(V& v) {
-      v(worker, workers, user_factors, user_gradient_sums, item_factors, item_gradient_sums,
+      v(worker, workers, user_factors, user_gradient_sums, item_factors, item_gradient_sums, kept,
         kept_user_factors, kept_item_factors);
     }
   };

@@ -138,8 +138,8 @@ struct Summary {
   std::uint64_t rounds = 0;
   double seconds = 0;
   Report last;
-  // "converged", "finished" (the program's iterations are done), "max_rounds", "max_seconds", or
-  // "no parameter left to schedule" (all retired)
+  // "converged", "finished" (the program's iterations are done), "max_rounds", "max_seconds",
+  // "signal" (SIGINT or SIGTERM), or "no parameter left to schedule" (all retired)
   std::string stopped_by;
 };
 

@@ -125,6 +125,9 @@ class TypedCoordinator final : public CoordinatorRole {
     { c.wants_evaluation() } -> std::convertible_to<bool>;
   };
   static constexpr bool kSaves = SavesDynamic<P>;
+  static_assert(
+      kSaves || !requires { typename P::Saved; },
+      "a program with a Saved message needs Coordinator::save() and restore() (program.hpp)");
 
  public:
   explicit TypedCoordinator(const typename P::Config& config) : config_(config) {}
@@ -211,6 +214,9 @@ class TypedRotationWorker final : public RotationWorkerRole {
     w.evaluate(0u, b);
   };
   static constexpr bool kSaves = SavesRotation<P>;
+  static_assert(
+      kSaves || !requires { typename P::Saved; },
+      "a rotation program with a Saved message needs the save() and restore() members of rotation.hpp");
 
  public:
   TypedRotationWorker(const typename P::Config& config, const WorkerContext& context)
