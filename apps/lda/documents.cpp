@@ -48,18 +48,30 @@ void DocumentShard::add(std::uint32_t id, std::span<const std::uint32_t> words, 
   }
 }
 
-void DocumentShard::finish(const WordLayout& layout) {
-  by_block.assign(layout.words.size(), {});
-  for (Token token : added) {
+namespace {
+
+// Tokens whose `word` is a word id, dealt to their words' blocks with `word` turned into the row
+// there, each block's tokens sorted word by word (stably: a document's tokens keep their order).
+template <class Token>
+std::vector<std::vector<Token>> into_blocks(std::vector<Token> tokens, const WordLayout& layout) {
+  std::vector<std::vector<Token>> blocks(layout.words.size());
+  for (Token token : tokens) {
     const std::uint32_t word = token.word;
     token.word = layout.row[word];
-    by_block[layout.block[word]].push_back(token);
+    blocks[layout.block[word]].push_back(token);
   }
-  added = {};
-  for (auto& tokens : by_block) {
-    std::stable_sort(tokens.begin(), tokens.end(),
+  for (auto& block : blocks) {
+    std::stable_sort(block.begin(), block.end(),
                      [](const Token& a, const Token& b) { return a.word < b.word; });
   }
+  return blocks;
+}
+
+}  // namespace
+
+void DocumentShard::finish(const WordLayout& layout) {
+  by_block = into_blocks(std::move(added), layout);
+  added = {};
   list_topics();
 }
 
@@ -178,17 +190,8 @@ void HeldOutDocuments::add(std::uint32_t id, std::span<const std::uint32_t> word
 
 void HeldOutDocuments::finish(const WordLayout& layout) {
   observed_.finish(layout);
-  held_out_.assign(layout.words.size(), {});
-  for (HeldOutToken token : added_) {
-    const std::uint32_t word = token.word;
-    token.word = layout.row[word];
-    held_out_[layout.block[word]].push_back(token);
-  }
+  held_out_ = into_blocks(std::move(added_), layout);
   added_ = {};
-  for (auto& tokens : held_out_) {
-    std::stable_sort(tokens.begin(), tokens.end(),
-                     [](const HeldOutToken& a, const HeldOutToken& b) { return a.word < b.word; });
-  }
 }
 
 void HeldOutDocuments::score(std::uint32_t block, std::span<std::uint32_t> block_counts,
