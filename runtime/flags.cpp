@@ -24,6 +24,9 @@ DEFINE_string(checkpoint, "",
 DEFINE_double(checkpoint_every, 600,
               "Seconds between checkpoints, taken at evaluations (0 = at every evaluation)");
 DEFINE_string(resume, "", "Go on from this checkpoint, with this run's rank count");
+DEFINE_string(device, "cpu",
+              "Where the workers' kernels run: cpu (oneTBB) or gpu (CUDA, one GPU per worker rank: the "
+              "rank's index among its host's ranks, modulo the host's GPU count)");
 
 namespace schmp {
 
@@ -45,6 +48,7 @@ RunOptions run_options_from_flags() {
   options.checkpoint = FLAGS_checkpoint;
   options.checkpoint_every = FLAGS_checkpoint_every;
   options.resume = FLAGS_resume;
+  options.device = FLAGS_device;
   return options;
 }
 

@@ -49,6 +49,8 @@ std::optional<Failure> check_options(const RunOptions& o) {
   if (!(o.eta >= 0)) return bad("--eta must be 0 or more");
   if (!(o.max_seconds > 0)) return bad("--max_seconds must be positive");
   if (!(o.checkpoint_every >= 0)) return bad("--checkpoint_every must be 0 or more");
+  if (o.device != "cpu" && o.device != "gpu")
+    return bad("--device must be cpu or gpu, not '" + o.device + "'");
   return std::nullopt;
 }
 
@@ -110,8 +112,20 @@ std::unique_ptr<TraceWriter> open_trace(const RunOptions& options, const std::ve
   });
 }
 
+// What a rank may use on its host: oneTBB threads, and its index there (which picks its GPU).
+struct RankResources {
+  int threads = 1;
+  int index_on_host = 0;
+};
+
+WorkerContext worker_context(int index, int count, const RankResources& resources,
+                             const RunOptions& options) {
+  const Device device = options.device == "gpu" ? Device::gpu : Device::cpu;
+  return WorkerContext{index, count, resources.threads, options.seed, device, resources.index_on_host};
+}
+
 int play(const ProgramRoles& roles, const RunOptions& options, const Layout& layout, Waiter& waiter,
-         int threads) {
+         const RankResources& resources) {
   MPI_Comm world = MPI_COMM_WORLD;
   const bool many = !layout.single_process();
   // compute: the coordinator (its rank 0) and the workers; workers: the workers alone.
@@ -123,8 +137,7 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
   std::unique_ptr<WorkerRole> worker;
   guarded(failure, [&] {
     if (!layout.is_worker()) return;
-    WorkerContext context{layout.worker_index(), layout.workers(), threads, options.seed};
-    worker = roles.make_worker(context);
+    worker = roles.make_worker(worker_context(layout.worker_index(), layout.workers(), resources, options));
   });
   if (agree_on_failure(world, failure, roles.program_name)) return 1;
 
@@ -212,22 +225,21 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
   return 0;
 }
 
-// Plays a rank's part (`play(waiter, threads)`) with the waiting and threading this host allows; an
+// Plays a rank's part (`play(waiter, resources)`) with the waiting and threading this host allows; an
 // error after start-up takes the whole job down, naming the rank and its role.
 template <class Play>
 int run_rank(const std::string& program_name, const RunOptions& options, const char* role, Play play) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   try {
-    int ranks_on_host = 1;
-    const bool oversubscribed = host_oversubscribed(MPI_COMM_WORLD, &ranks_on_host);
-    Waiter waiter(!oversubscribed);
+    const HostPlacement host = host_placement(MPI_COMM_WORLD);
+    Waiter waiter(!host.oversubscribed());
     const StopSignals stop_signals;
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int threads = options.threads > 0 ? options.threads : std::max(1, cores / ranks_on_host);
+    const int threads = options.threads > 0 ? options.threads : std::max(1, cores / host.ranks);
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                     static_cast<std::size_t>(threads));
-    return play(waiter, threads);
+    return play(waiter, RankResources{threads, host.index});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: rank %d (%s): %s\n", program_name.c_str(), rank, role,
                  explained(e).c_str());
@@ -238,12 +250,11 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
 }
 
 int play_rotation(const RotationRoles& roles, const RunOptions& options, const Ring& ring, Waiter& waiter,
-                  int threads) {
+                  const RankResources& resources) {
   std::optional<Failure> failure = check_options(options);
   std::unique_ptr<RotationWorkerRole> worker;
-  guarded(failure, [&] {
-    worker = roles.make_worker(WorkerContext{ring.index, ring.count, threads, options.seed});
-  });
+  guarded(failure,
+          [&] { worker = roles.make_worker(worker_context(ring.index, ring.count, resources, options)); });
   if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
 
   // Every worker learns the summed Setup; rank 0 builds the program's coordinator from it.
@@ -302,7 +313,9 @@ int launch(const ProgramRoles& roles, const RunOptions& options) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const Layout layout = Layout::make(size, rank, std::max(1, options.schedulers));
   return run_rank(roles.program_name, options, layout.role_name(),
-                  [&](Waiter& waiter, int threads) { return play(roles, options, layout, waiter, threads); });
+                  [&](Waiter& waiter, const RankResources& resources) {
+                    return play(roles, options, layout, waiter, resources);
+                  });
 }
 
 int launch(const RotationRoles& roles, const RunOptions& options) {
@@ -310,8 +323,8 @@ int launch(const RotationRoles& roles, const RunOptions& options) {
   MPI_Comm_size(MPI_COMM_WORLD, &ring.count);
   MPI_Comm_rank(MPI_COMM_WORLD, &ring.index);
   const char* role = ring.index == 0 ? "coordinator+worker" : "worker";
-  return run_rank(roles.program_name, options, role, [&](Waiter& waiter, int threads) {
-    return play_rotation(roles, options, ring, waiter, threads);
+  return run_rank(roles.program_name, options, role, [&](Waiter& waiter, const RankResources& resources) {
+    return play_rotation(roles, options, ring, waiter, resources);
   });
 }
 

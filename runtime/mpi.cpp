@@ -205,13 +205,17 @@ bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const s
   return true;
 }
 
-bool host_oversubscribed(MPI_Comm comm, int* ranks_on_host) {
+HostPlacement host_placement(MPI_Comm comm) {
   const Communicator host = Communicator::split_by_host(comm);
-  int local = 1;
-  check_mpi(MPI_Comm_size(host.get(), &local), "MPI_Comm_size");
-  if (ranks_on_host) *ranks_on_host = local;
+  HostPlacement placement;
+  check_mpi(MPI_Comm_size(host.get(), &placement.ranks), "MPI_Comm_size");
+  check_mpi(MPI_Comm_rank(host.get(), &placement.index), "MPI_Comm_rank");
+  return placement;
+}
+
+bool HostPlacement::oversubscribed() const {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<unsigned>(local) > cores;
+  return static_cast<unsigned>(ranks) > cores;
 }
 
 }  // namespace schmp::detail

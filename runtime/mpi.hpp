@@ -110,7 +110,13 @@ struct Failure {
 // printed once, as "program: error: message", and every rank gets true.
 bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const std::string& program);
 
-// Whether this host runs more ranks than it has cores, in which case no rank should spin.
-bool host_oversubscribed(MPI_Comm comm, int* ranks_on_host = nullptr);
+// Collective: where this rank sits on its host (the ranks of `comm` that share its memory).
+struct HostPlacement {
+  int ranks = 1;  // ranks on this host
+  int index = 0;  // this rank's index among them
+  // Whether the host runs more ranks than it has cores, in which case no rank should spin.
+  bool oversubscribed() const;
+};
+HostPlacement host_placement(MPI_Comm comm);
 
 }  // namespace schmp::detail

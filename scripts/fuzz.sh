@@ -35,7 +35,7 @@ fi
 
 scripts/setup.sh
 build="${FUZZ_BUILD_DIR:-build-fuzz}"
-cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCHMP_FUZZ=ON \
+cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCHMP_FUZZ=ON -DSCHMP_CUDA=OFF \
   -DSCHMP_BUILD_TESTS=OFF >/dev/null
 cmake --build "$build" --target fuzz_targets -j "$(nproc)" >/dev/null
 build=$(cd "$build" && pwd)

@@ -25,6 +25,7 @@ struct RunOptions {
   std::string checkpoint;              // --checkpoint: file to keep the run's state in
   double checkpoint_every = 600;  // --checkpoint_every: seconds between checkpoints (0 = every evaluation)
   std::string resume;             // --resume: a checkpoint to go on from
+  std::string device = "cpu";     // --device: where workers' kernels run, "cpu" or "gpu"
 };
 
 // The options as the command line set them.

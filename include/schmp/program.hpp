@@ -95,12 +95,17 @@ struct ParamRange {
   bool contains(ParamIndex j) const { return j >= begin && j < end; }
 };
 
+// Where a worker's kernels run (--device): on its CPU cores with oneTBB, or on one CUDA GPU.
+enum class Device { cpu, gpu };
+
 // What a worker knows about its place in the job.
 struct WorkerContext {
   int index = 0;    // 0 .. count-1, in rank order
   int count = 1;    // number of workers
   int threads = 1;  // oneTBB threads this worker may use
   std::uint64_t seed = 0;
+  Device device = Device::cpu;
+  int index_on_host = 0;  // the rank's index among its host's ranks: picks its GPU (index mod GPU count)
 };
 
 // What the coordinator tells the schedulers about parameters: how much each updated one changed (the

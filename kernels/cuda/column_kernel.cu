@@ -1,0 +1,1 @@
+// The CUDA column_kernel: to be written.

@@ -1,0 +1,1 @@
+// The CUDA factor_kernels: to be written.

@@ -1,0 +1,1 @@
+// The CUDA topic_kernels: to be written.
