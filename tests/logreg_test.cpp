@@ -57,6 +57,25 @@ TEST(NewtonStep, MinimisesTheModel) {
   }
 }
 
+// A worker may hold no rows (more ranks than lines): its labels are the empty set, and every
+// logistic operation contributes nothing rather than refusing.
+TEST(CpuColumnKernel, LogisticOperationsOnAWorkerWithoutRows) {
+  const std::size_t p = 3;
+  io::SparseRows empty;
+  auto kernel = kernels::make_cpu_column_kernel(empty, p);
+  kernel->set_labels({});
+  const std::vector<ParamIndex> all{0, 1, 2};
+  std::vector<double> gradient(p, 1), curvature(p, 1), hessian_d(p, 1);
+  kernel->add_to_direction(all, std::vector<double>{0.5, -1, 2});
+  kernel->logistic_derivatives(all, gradient, curvature);
+  kernel->direction_dots(all, hessian_d);
+  kernel->step_along_direction(1);
+  EXPECT_EQ(kernel->loss_change_along_direction(1), 0.0);
+  EXPECT_EQ(gradient, std::vector<double>(p, 0.0));
+  EXPECT_EQ(curvature, std::vector<double>(p, 0.0));
+  EXPECT_EQ(hessian_d, std::vector<double>(p, 0.0));
+}
+
 // The Newton-step operations against dense arithmetic: the direction's Hessian image at the current
 // margins, a full step along it, a shortened step, and the derivatives at each point.
 TEST(CpuColumnKernel, NewtonStepOperationsMatchDenseArithmetic) {

@@ -64,11 +64,12 @@ class CpuColumnKernel final : public ColumnKernel {
   void set_vector(std::span<const double> v) override {
     if (v.size() != rows_) throw std::invalid_argument("column kernel: vector of the wrong length");
     v_ = Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
-    if (y_.size() > 0) update_q(0, rows_);
+    if (has_labels_) update_q(0, rows_);
   }
   void set_labels(std::span<const double> y) override {
     if (y.size() != rows_) throw std::invalid_argument("column kernel: labels of the wrong length");
     y_ = Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size()));
+    has_labels_ = true;
     direction_.assign(rows_, DirectionRow{});
     update_q(0, rows_);
   }
@@ -231,7 +232,7 @@ class CpuColumnKernel final : public ColumnKernel {
   }
 
   void require_labels() const {
-    if (y_.size() == 0) throw std::logic_error("column kernel: logistic operation before set_labels");
+    if (!has_labels_) throw std::logic_error("column kernel: logistic operation before set_labels");
   }
 
   void update_q(std::size_t row) {
@@ -296,7 +297,8 @@ class CpuColumnKernel final : public ColumnKernel {
   std::vector<Chunk> chunks_;
   double mean_column_nonzeros_ = 1;
   Eigen::VectorXd v_;
-  Eigen::VectorXd y_;  // labels, when the logistic loss is used
+  Eigen::VectorXd y_;        // labels, when the logistic loss is used
+  bool has_labels_ = false;  // set_labels was called (a worker without rows has labels, none of them)
   // A row's share of the Newton step: its direction state and the loss derivatives at its margin, in
   // 32 aligned bytes so that a column's update or derivative touches one cache line per row.
   // q_i = 1 / (1 + exp(y_i v_i)) at the last step_along_direction (or set_labels).
