@@ -58,4 +58,15 @@ class ColumnKernel {
 // do not depend on --threads. `columns` may exceed the columns present in `rows`.
 std::unique_ptr<ColumnKernel> make_cpu_column_kernel(const io::SparseRows& rows, std::size_t columns);
 
+// The CUDA implementation on GPU `gpu`: X, v and the Newton step's row state stay resident there; per
+// call only column indices, scales and per-column results cross the bus. Results match the CPU kernel
+// up to summation order (kernels/cuda/column_kernel.cu). Throws std::runtime_error naming --device in
+// a build without CUDA kernels.
+std::unique_ptr<ColumnKernel> make_gpu_column_kernel(const io::SparseRows& rows, std::size_t columns,
+                                                     int gpu);
+
+// The kernel for a worker whose GPU is `gpu` as pick_gpu (kernels/device.hpp) returned it: the CPU
+// kernel for -1, the GPU one otherwise.
+std::unique_ptr<ColumnKernel> make_column_kernel(int gpu, const io::SparseRows& rows, std::size_t columns);
+
 }  // namespace schmp::kernels

@@ -3,8 +3,12 @@
 // are RowLayout::width() doubles each, row-major; a rating names its user and item by their rows there.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <utility>
+#include <vector>
 
 namespace schmp::kernels {
 
@@ -63,5 +67,57 @@ struct ErrorSums {
 };
 ErrorSums error_sums(std::span<const CellRating> cell, const double* user_factors, const double* item_factors,
                      int width);
+
+// The GPU side of one matrix-factorization worker (--device gpu). Uploaded once and resident there: the
+// worker's cells of training and test ratings, the CCD++ residuals, the worker's user rows with their
+// AdaGrad sums (SGD) or their CCD++ sums (numerator and denominator of a user round). The item rows
+// travel between workers over MPI in host memory (Open MPI here is not CUDA-aware), so each call stages
+// them in through pinned memory and copies back out what it changed. Every call has finished its GPU
+// work when it returns; an object must not be used by two threads at once.
+//
+// The kernels keep the CPU functions' semantics but not their order of operations: sums are added up
+// in parallel (atomics and tree reductions: equal up to rounding), and sgd_pass is parallel within the
+// cell, Hogwild-style as cuMF_SGD runs it: the same steps on the same objective, but ratings of
+// different users for one item are taken at the same time, so a step may read an item row that another
+// is writing and one of two overlapping updates may be lost. Each warp takes a contiguous run of the
+// cell's ratings, which are sorted by user, so one user's ratings are nearly always taken in order.
+class FactorDevice {
+ public:
+  virtual ~FactorDevice() = default;
+
+  // The user rows (width() doubles each) and, for SGD, their AdaGrad sums (empty for CCD++).
+  virtual void set_users(std::span<const double> factors, std::span<const double> gradient_sums) = 0;
+  // Copies of them as they stand.
+  virtual std::vector<double> user_factors() const = 0;
+  virtual std::vector<double> user_gradient_sums() const = 0;
+  // CCD++: a residual per training rating, cell by cell (as ccd_gather keeps them).
+  virtual void set_residuals(std::span<const std::vector<double>> residuals) = 0;
+
+  // sgd_pass over training cell `cell` with the user rows here and these item rows.
+  virtual double sgd_pass(std::size_t cell, std::span<double> item_factors,
+                          std::span<double> item_gradient_sums, double lambda, double learning_rate) = 0;
+  // ccd_gather over training cell `cell`: the user rows here, with the round's `component` and `lifted`
+  // columns, and `item_count` item rows as `items` says (items.rows in host memory). Gathering users, the
+  // sums stay here for ccd_solve_users; gathering items, they are added to item_numerator and
+  // item_denominator (item_count each; untouched when gathering users).
+  virtual void ccd_gather(std::size_t cell, int component, int lifted, FactorColumns items,
+                          std::size_t item_count, bool relift, bool gather_users,
+                          std::span<double> item_numerator, std::span<double> item_denominator) = 0;
+  // The end of a CCD++ user round: every user with ratings gets the exact minimiser of its entry
+  // `component`, numerator / (lambda n + denominator), n its rating count; the sums return to zero.
+  // Returns the objective decrease, sum of (lambda n + denominator) (old - new)^2.
+  virtual double ccd_solve_users(int component, double lambda) = 0;
+  // error_sums of training cell `cell` and of test cell `cell` against these (full) item rows.
+  virtual std::pair<ErrorSums, ErrorSums> error_sums(std::size_t cell,
+                                                     std::span<const double> item_factors) = 0;
+};
+
+// A FactorDevice on GPU `gpu` (kernels::pick_gpu) for a worker whose cells are `train` and `test`
+// (the same cell indices) and whose users have `user_counts` training ratings each. Throws
+// std::runtime_error when this build has no CUDA kernels or a CUDA call fails.
+std::unique_ptr<FactorDevice> make_factor_device(int gpu, RowLayout layout,
+                                                 std::span<const std::vector<CellRating>> train,
+                                                 std::span<const std::vector<CellRating>> test,
+                                                 std::span<const double> user_counts);
 
 }  // namespace schmp::kernels

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -140,5 +141,71 @@ std::uint64_t metropolis_hastings_sweep(std::span<TopicToken> tokens, std::span<
                                         std::span<std::int64_t> totals, const DocumentTopics& documents,
                                         const TopicPriors& priors, int steps, FastRandom& random,
                                         std::span<std::uint32_t> local);
+
+// The collapsed Gibbs sampler on a CUDA GPU (--device gpu), after SaberLDA (Li, Chen, Chen, Zhu and
+// Zhang, 2017) and CuLDA (Xie, Liang, Li and Tan, 2019). A worker's tokens (by block, sorted by word),
+// their topics and its documents' counts n_dk stay on the GPU; a sub-round's travelling block of word-topic
+// counts and the topic totals go up through pinned staging memory, the block's tokens are sampled, and
+// both come back down before the block travels on.
+//
+// One warp draws one token from the exact conditional (n_dk + alpha)(n_kw + beta)/(n_k + W beta), the
+// token left out of all three counts, in chunks of 32 topics: a warp prefix sum gives the chunk's
+// running weights, and the chunk replaces the draw so far with probability (chunk's weight) / (weight
+// of the chunks so far), the topic inside it found by a warp vote on the same uniform number. The last
+// chunk to replace the draw holds topic k with probability w_k / (chunk's sum) * (chunk's sum / the sum
+// so far) * prod over later chunks of (1 - their share) = w_k / sum_k w_k: exactly the conditional,
+// reading each count once. Warps move their tokens at once, so a draw may miss the moves of the
+// tokens being drawn alongside it (of its document, its word, and in the totals; thousands of warps
+// run at once on a large GPU, against the millions of tokens of a block): the staleness the
+// rotation's totals already have (lda.hpp), within a sub-round. Moves are atomic, so the counts stay
+// exact; a token's own count is in every value it reads, so leaving it out never goes below zero.
+//
+// Random numbers are counter-based (splitmix64 of the seed, the iteration and the token's index), so a
+// run repeats for a given seed up to the order of the atomic updates.
+//
+// GPU memory: 12 bytes per token (document row, word row, topic), 4 K bytes per document (n_dk,
+// dense), 4 K bytes per row of the largest block and 8 K bytes of totals; pinned host memory: twice
+// the largest block (one buffer up, one down, so that neither is rewritten while a copy reads it).
+struct GpuTopicModel {
+  int topics = 0;
+  TopicPriors priors;
+  std::uint64_t seed = 0;
+  std::span<const std::vector<TopicToken>> blocks;  // each block's tokens (word: its row there), by word
+  std::span<const std::uint32_t> block_rows;        // each block's words
+  std::span<const std::uint32_t> document_counts;   // n_dk, K per document, counting the tokens
+};
+
+// What a sweep leaves: the block's new counts (valid until the next start_sweep) and how many tokens
+// changed topic.
+struct GpuSweep {
+  std::span<const std::uint32_t> block_counts;
+  std::uint64_t moved = 0;
+};
+
+class GpuTopicSampler {
+ public:
+  virtual ~GpuTopicSampler() = default;
+
+  // Pinned host memory for the dense rows (rows x K) of `block`, to be filled before start_sweep; not
+  // to be written while a sweep is in flight.
+  virtual std::span<std::uint32_t> block_staging(std::uint32_t block) = 0;
+  // Sends the staged block and the totals (K) up, samples the block's tokens, and queues the block and
+  // the totals' way back; returns without waiting, so that the caller can work meanwhile.
+  virtual void start_sweep(std::uint32_t block, std::span<const std::int64_t> totals,
+                           std::uint64_t iteration) = 0;
+  // Waits for the sweep and writes the totals it left into `totals`.
+  virtual GpuSweep finish_sweep(std::span<std::int64_t> totals) = 0;
+
+  // The tokens' topics (into the blocks given at construction, in the same order) and n_dk, from the
+  // GPU; and the other way, for a restored state.
+  virtual void download(std::span<std::vector<TopicToken>> blocks,
+                        std::span<std::uint32_t> document_counts) = 0;
+  virtual void upload(std::span<const std::vector<TopicToken>> blocks,
+                      std::span<const std::uint32_t> document_counts) = 0;
+};
+
+// A sampler on GPU `gpu` (kernels::pick_gpu) holding `model`. Throws std::runtime_error naming
+// --device in a build without CUDA kernels.
+std::unique_ptr<GpuTopicSampler> make_gpu_topic_sampler(int gpu, const GpuTopicModel& model);
 
 }  // namespace schmp::kernels

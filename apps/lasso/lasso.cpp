@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "kernels/device.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/output.hpp"
 
@@ -46,13 +47,14 @@ void check_config(const Config& config) {
 }
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
-    : rows_((check_config(config),
+    : gpu_(kernels::pick_gpu(context)),
+      rows_((check_config(config),
              io::read_rows_part(config.data, config.labels, context.index, context.count))),
       columns_in_data_(rows_.columns()) {}
 
 void Lasso::Worker::start(std::size_t num_params) {
   y_ = Eigen::Map<const Eigen::VectorXd>(rows_.labels.data(), static_cast<Eigen::Index>(rows_.labels.size()));
-  kernel_ = kernels::make_cpu_column_kernel(rows_, num_params);
+  kernel_ = kernels::make_column_kernel(gpu_, rows_, num_params);
   kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});  // beta = 0: the residual is y
   rows_ = io::SparseRows{};
   active_.resize(num_params);

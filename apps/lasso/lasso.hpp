@@ -108,6 +108,7 @@ struct Lasso {
     void apply(const Commit& commit);
 
    private:
+    int gpu_;              // the kernel's GPU (-1: the CPU), picked before any data is read
     io::SparseRows rows_;  // released once the kernel holds the data
     std::size_t columns_in_data_ = 0;
     Eigen::VectorXd y_;

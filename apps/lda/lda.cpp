@@ -6,6 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "kernels/device.hpp"
 #include "kernels/topic_kernels.hpp"
 #include "model.hpp"
 #include "schmp/output.hpp"
@@ -52,7 +53,9 @@ class LogGammaRatio {
 Lda::Worker::Worker(const Config& config, const WorkerContext& context)
     : config_(checked(config)),
       context_(context),
-      documents_(config.topics, config.sampler == Sampler::kMetropolisHastings),
+      // Before any data is read: --device gpu on a host without one fails at once.
+      gpu_(kernels::pick_gpu(context)),
+      documents_(config.topics, config.sampler == Sampler::kMetropolisHastings && gpu_ < 0),
       sampler_(config.sampler, config.topics, config.mh_steps, config.seed * 1000003 + context.index) {
   const auto me = static_cast<std::uint32_t>(context.index);
   // Every worker reads the whole corpus, keeping the documents dealt to it and counting every word's
@@ -91,6 +94,13 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
   std::size_t most_rows = 0;
   for (const auto& words : layout_.words) most_rows = std::max(most_rows, words.size());
   dense_.resize(most_rows * static_cast<std::size_t>(config.topics));
+  if (gpu_ >= 0) {
+    std::vector<std::uint32_t> block_rows;
+    for (const auto& words : layout_.words) block_rows.push_back(static_cast<std::uint32_t>(words.size()));
+    gpu_sampler_ = kernels::make_gpu_topic_sampler(
+        gpu_, kernels::GpuTopicModel{config.topics, priors_, config.seed * 1000003 + context.index,
+                                     documents_.by_block, block_rows, documents_.counts});
+  }
 }
 
 Lda::Setup Lda::Worker::setup() const {
@@ -143,6 +153,10 @@ void Lda::Worker::prepare(std::uint32_t block, Block& held) {
 }
 
 void Lda::Worker::update(const Step& step, std::uint32_t block, Block& held) {
+  if (gpu_sampler_) {
+    update_on_gpu(step, block, held);
+    return;
+  }
   const std::span<std::uint32_t> counts = load(block, held);
   if (held_out_) {
     // Scored first, against the model as the last round left it, then folded in further.
@@ -151,6 +165,23 @@ void Lda::Worker::update(const Step& step, std::uint32_t block, Block& held) {
   }
   moved_ += static_cast<double>(documents_.learn(block, counts, totals_, priors_, sampler_));
   store(block, held);
+}
+
+void Lda::Worker::update_on_gpu(const Step& step, std::uint32_t block, Block& held) {
+  // Decoded straight into the pinned staging memory the block goes up from.
+  const std::span<std::uint32_t> counts = gpu_sampler_->block_staging(block);
+  decode_rows(held.encoded, config_.topics, counts);
+  gpu_sampler_->start_sweep(block, totals_, step.iteration);
+  if (held_out_) {
+    // On the CPU while the GPU samples, against the block and the totals as they were before the sweep
+    // (the staging copy, which the GPU only reads from, and totals_, which finish_sweep rewrites): what
+    // the CPU path reads too. Folding in moves neither.
+    if (step.score) held_out_->score(block, counts, totals_, priors_, sampler_.word_by_word);
+    held_out_->fold_in(block, counts, totals_, priors_, sampler_);
+  }
+  const kernels::GpuSweep sweep = gpu_sampler_->finish_sweep(totals_);
+  moved_ += static_cast<double>(sweep.moved);
+  held.encoded = encode_rows(sweep.block_counts, config_.topics);
 }
 
 Lda::Shared Lda::Worker::share() {
@@ -169,6 +200,9 @@ void Lda::Worker::absorb(const Shared& summed) {
 }
 
 Lda::Partial Lda::Worker::end_update(const Step& step, Block&) {
+  // The GPU's topics and n_dk, for whatever reads the host copies next: an evaluation, a checkpoint,
+  // the output. A round's copy is 4 bytes per token and 4 K per document, small beside its sampling.
+  if (gpu_sampler_) gpu_sampler_->download(documents_.by_block, documents_.counts);
   Partial partial{moved_, 0.0};
   moved_ = 0;
   if (held_out_ && step.score) {
@@ -271,6 +305,7 @@ void Lda::Worker::restore(const std::vector<Saved>& shares, Block&) {
     std::copy(first, first + place.length, by_slot.begin() + documents_.offsets[row]);
   }
   documents_.set_topics(by_slot);
+  if (gpu_sampler_) gpu_sampler_->upload(documents_.by_block, documents_.counts);
   // Every token of the corpus is in the shares, so their topics give the totals directly.
   totals_ = totals;
   synced_totals_ = totals;

@@ -14,6 +14,13 @@
 // block a worker holds travels encoded (nonzero counts only) and is decoded into dense rows while the
 // worker samples.
 //
+// With --device gpu the worker's training tokens are sampled on its GPU (kernels::GpuTopicSampler: the
+// exact collapsed conditional, one warp per token, whatever --sampler says, which picks among the CPU
+// samplers): its tokens' topics and n_dk stay there, the held block goes up and comes back each
+// sub-round, and the host copies of the topics and n_dk are brought up to date at the end of every
+// update round, for the evaluation, checkpoints and the output to read. Held-out documents are folded in
+// and scored on the CPU, while the GPU samples, and `schmp-lda infer` runs on the CPU.
+//
 // Held-out documents (--test) are split among the workers like the training ones and folded in as the
 // blocks pass (their topics are resampled with the model fixed, every round); rounds followed by an
 // evaluation also score their held-out halves (documents.hpp), for the perplexity in the trace.
@@ -22,6 +29,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -166,9 +174,12 @@ struct Lda {
     // The held block's rows, dense, to be worked on; store() encodes them back into it.
     std::span<std::uint32_t> load(std::uint32_t block, const Block& held);
     void store(std::uint32_t block, Block& held) const;
+    // update() on the GPU.
+    void update_on_gpu(const Step& step, std::uint32_t block, Block& held);
 
     Config config_;
     WorkerContext context_;
+    int gpu_ = -1;  // kernels::pick_gpu: -1 on the CPU
     Priors priors_;
     std::uint32_t words_ = 0;                   // W
     WordLayout layout_;                         // the words' blocks and rows
@@ -179,6 +190,7 @@ struct Lda {
     std::vector<std::int64_t> synced_totals_;   // n_k at the last sum
     std::vector<std::uint32_t> dense_;          // the held block's rows, decoded (room for the largest)
     SamplerState sampler_;
+    std::unique_ptr<kernels::GpuTopicSampler> gpu_sampler_;  // with --device gpu
     double moved_ = 0;
   };
 

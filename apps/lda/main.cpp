@@ -30,7 +30,8 @@ DEFINE_int32(iterations, 100, "Gibbs sweeps over every token (infer: fold-in swe
 DEFINE_string(sampler, "sparse",
               "sparse: exact Gibbs, word by word, O(K_d) per token (F+LDA); exact: exact Gibbs, all K "
               "weights per token; mh: Metropolis-Hastings with word and document proposals, O(1) per step "
-              "(LightLDA/WarpLDA), slower to mix per sweep (README compares them)");
+              "(LightLDA/WarpLDA), slower to mix per sweep (README compares them). The CPU's samplers: "
+              "--device gpu draws exactly, all K weights per token, one warp each");
 DEFINE_int32(mh_steps, 2, "mh: cycles of the word and the document proposal per token and sweep");
 DEFINE_string(output, "",
               "Training: write PREFIX.word_topic, PREFIX.topics, PREFIX.doc_topic (and PREFIX.vocab when the "

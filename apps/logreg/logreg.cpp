@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/device.hpp"
 #include "predict.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/output.hpp"
@@ -118,7 +119,8 @@ double violation(Penalty penalty, double w, double g) {
 // ---------------------------------------------------------------------------------------------- worker
 
 Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
-    : rows_((check_config(config),
+    : gpu_(kernels::pick_gpu(context)),
+      rows_((check_config(config),
              io::read_rows_part(config.data, config.labels, context.index, context.count))),
       columns_in_data_(rows_.columns()),
       bias_(config.bias) {
@@ -147,7 +149,7 @@ void Logreg::Worker::start(std::size_t num_params) {
     }
     rows_ = std::move(with_bias);
   }
-  kernel_ = kernels::make_cpu_column_kernel(rows_, num_params);
+  kernel_ = kernels::make_column_kernel(gpu_, rows_, num_params);
   kernel_->set_labels({y_.data(), static_cast<std::size_t>(y_.size())});  // margins start at 0
   rows_ = io::SparseRows{};
   all_.resize(num_params);

@@ -157,6 +157,7 @@ struct Logreg {
     void apply(const Commit& commit);
 
    private:
+    int gpu_;              // the kernel's GPU (-1: the CPU), picked before any data is read
     io::SparseRows rows_;  // released once the kernel holds the data
     std::size_t columns_in_data_ = 0;
     bool bias_ = false;

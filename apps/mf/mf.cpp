@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "kernels/device.hpp"
 #include "kernels/fast_random.hpp"
 #include "model.hpp"
 #include "schmp/output.hpp"
@@ -57,11 +58,16 @@ void check(const Config& config) {
 // Worker
 
 MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& context)
-    : config_(config), layout_{config.rank, config.biases}, context_(context) {
+    // The GPU first: --device gpu where none can be used fails at once, before the data is read.
+    : config_(config),
+      layout_{config.rank, config.biases},
+      context_(context),
+      gpu_(kernels::pick_gpu(context)) {
   check(config);
   const auto workers = static_cast<std::uint32_t>(context.count);
   const auto me = static_cast<std::uint32_t>(context.index);
-  const int groups = grid_groups(context.threads);
+  // On a GPU a block is one cell: the kernels are parallel within it.
+  const int groups = gpu_ >= 0 ? 1 : grid_groups(context.threads);
 
   // Every worker reads the whole file, for the job's sizes and item counts, and keeps its own users.
   std::vector<io::Rating> mine;
@@ -188,6 +194,26 @@ void MatrixFactorization::Worker::start(const Setup& summed) {
   error_by_group_.assign(groups, 0.0);
   absolute_by_group_.assign(groups, 0.0);
   test_error_by_group_.assign(groups, 0.0);
+  if (gpu_ >= 0) {
+    device_ = kernels::make_factor_device(gpu_, layout_, train_.all(), test_.all(), user_counts_);
+    move_users_to_gpu();
+  }
+}
+
+void MatrixFactorization::Worker::move_users_to_gpu() {
+  device_->set_users(user_factors_, user_gradient_sums_);
+  if (config_.algorithm == Algorithm::kCcd) device_->set_residuals(residuals_);
+  user_factors_ = {};
+  user_gradient_sums_ = {};
+  residuals_ = {};
+}
+
+std::vector<double> MatrixFactorization::Worker::current_user_factors() const {
+  return device_ ? device_->user_factors() : user_factors_;
+}
+
+std::vector<double> MatrixFactorization::Worker::current_user_gradient_sums() const {
+  return device_ ? device_->user_gradient_sums() : user_gradient_sums_;
 }
 
 void MatrixFactorization::Worker::initialise(double* row, std::uint64_t id, bool user, bool random) const {
@@ -245,7 +271,14 @@ void MatrixFactorization::Worker::for_each_cell(std::uint32_t block, Work work) 
 }
 
 void MatrixFactorization::Worker::update(const Step& step, std::uint32_t block, Block& held) {
+  // On a GPU the block is one cell (see the constructor).
+  const std::size_t gpu_cell = train_.index(static_cast<int>(block), 0, 0);
   if (step.algorithm == Algorithm::kSgd) {
+    if (device_) {
+      error_by_group_[0] +=
+          device_->sgd_pass(gpu_cell, held.factors, held.gradient_sums, lambda_, config_.learning_rate);
+      return;
+    }
     for_each_cell(block, [&](std::size_t cell, int group) {
       error_by_group_[static_cast<std::size_t>(group)] += kernels::sgd_pass(
           train_.all()[cell], {user_factors_.data(), user_gradient_sums_.data()},
@@ -258,10 +291,15 @@ void MatrixFactorization::Worker::update(const Step& step, std::uint32_t block, 
   const int lifted = relift ? lifted_ : -1;
   if (block == static_cast<std::uint32_t>(context_.index) && context_.count > 1)
     narrow(held, component, lifted);
-  const kernels::FactorColumns users{user_factors_.data(), layout_.width(), component, lifted};
   const kernels::FactorColumns items =
       narrow_ ? kernels::FactorColumns{held.factors.data(), lifted >= 0 ? 2 : 1, 0, lifted >= 0 ? 1 : -1}
               : kernels::FactorColumns{held.factors.data(), layout_.width(), component, lifted};
+  if (device_) {
+    device_->ccd_gather(gpu_cell, component, lifted, items, held.numerator.size(), relift, step.users,
+                        held.numerator, held.denominator);
+    return;
+  }
+  const kernels::FactorColumns users{user_factors_.data(), layout_.width(), component, lifted};
   double* numerator = step.users ? numerator_.data() : held.numerator.data();
   double* denominator = step.users ? denominator_.data() : held.denominator.data();
   for_each_cell(block, [&](std::size_t cell, int) {
@@ -316,7 +354,9 @@ MatrixFactorization::Partial MatrixFactorization::Worker::end_update(const Step&
       denominator[row] = 0;
     }
   };
-  if (step.users) {
+  if (step.users && device_) {
+    partial.decrease = device_->ccd_solve_users(static_cast<int>(step.component), lambda_);
+  } else if (step.users) {
     solve(user_factors_, numerator_, denominator_, [&](std::size_t row) { return user_counts_[row]; });
   } else {
     const std::uint64_t home_block = static_cast<std::uint64_t>(context_.index);
@@ -329,6 +369,13 @@ MatrixFactorization::Partial MatrixFactorization::Worker::end_update(const Step&
 }
 
 void MatrixFactorization::Worker::evaluate(std::uint32_t block, const Block& held) {
+  if (device_) {
+    const auto [train, test] = device_->error_sums(train_.index(static_cast<int>(block), 0, 0), held.factors);
+    error_by_group_[0] += train.squared;
+    test_error_by_group_[0] += test.squared;
+    absolute_by_group_[0] += test.absolute;
+    return;
+  }
   const int width = layout_.width();
   for_each_cell(block, [&](std::size_t cell, int group) {
     const auto g = static_cast<std::size_t>(group);
@@ -360,8 +407,10 @@ MatrixFactorization::Stats MatrixFactorization::Worker::end_evaluation(const Blo
   };
   const int user_fixed = layout_.biases ? layout_.item_bias() : -1;
   const int item_fixed = layout_.biases ? layout_.user_bias() : -1;
+  const std::vector<double> downloaded = device_ ? device_->user_factors() : std::vector<double>{};
+  const std::vector<double>& user_factors = device_ ? downloaded : user_factors_;
   for (std::size_t row = 0; row < user_counts_.size(); ++row)
-    stats.penalty += user_counts_[row] * squared_norm(user_factors_, row, user_fixed);
+    stats.penalty += user_counts_[row] * squared_norm(user_factors, row, user_fixed);
   const std::size_t home_rows = home.factors.size() / width;
   for (std::size_t row = 0; row < home_rows; ++row) {
     stats.penalty += item_counts_[row * static_cast<std::size_t>(context_.count) +
@@ -373,7 +422,7 @@ MatrixFactorization::Stats MatrixFactorization::Worker::end_evaluation(const Blo
 
 void MatrixFactorization::Worker::keep(const Block& home) {
   kept_ = true;
-  kept_user_factors_ = user_factors_;
+  kept_user_factors_ = current_user_factors();
   kept_item_factors_ = home.factors;
 }
 
@@ -381,7 +430,7 @@ MatrixFactorization::Part MatrixFactorization::Worker::part(const Block& home) c
   Part part;
   part.users = users_;
   part.items = items_;
-  part.user_factors = kept_ ? kept_user_factors_ : user_factors_;
+  part.user_factors = kept_ ? kept_user_factors_ : current_user_factors();
   for (const double count : user_counts_) part.user_trained.push_back(count > 0 ? 1 : 0);
   part.item_factors = kept_ ? kept_item_factors_ : home.factors;
   const std::size_t rows = home.factors.size() / static_cast<std::size_t>(layout_.width());
@@ -397,8 +446,8 @@ MatrixFactorization::Saved MatrixFactorization::Worker::save(const Block& home) 
   Saved saved;
   saved.worker = static_cast<std::uint32_t>(context_.index);
   saved.workers = static_cast<std::uint32_t>(context_.count);
-  saved.user_factors = user_factors_;
-  saved.user_gradient_sums = user_gradient_sums_;
+  saved.user_factors = current_user_factors();
+  saved.user_gradient_sums = current_user_gradient_sums();
   saved.item_factors = home.factors;
   saved.item_gradient_sums = home.gradient_sums;
   if (kept_) {
@@ -458,22 +507,27 @@ void MatrixFactorization::Worker::restore(const std::vector<Saved>& shares, Bloc
         items, [](const Saved& s) -> const std::vector<double>& { return s.kept_item_factors; }, width,
         kept_item_factors_);
   }
-  if (config_.algorithm != Algorithm::kCcd) return;
-  // CCD++: every residual r - w.h with no component lifted, as at the start. The ratings meet the items
-  // of every block, whose rows are all in the shares.
-  lifted_ = -1;
-  const auto cells_per_block = static_cast<std::size_t>(train_.groups() * train_.groups());
-  for (std::size_t c = 0; c < train_.all().size(); ++c) {
-    const auto block = static_cast<std::uint64_t>(c / cells_per_block);
-    const auto& cell = train_.all()[c];
-    for (std::size_t e = 0; e < cell.size(); ++e) {
-      const std::uint64_t item = cell[e].item * static_cast<std::uint64_t>(context_.count) + block;
-      const std::vector<double>& items_there = shares[item % workers].item_factors;
-      const double* h = items_there.data() + (item / workers) * width;
-      const double* w = &user_factors_[cell[e].user * width];
-      residuals_[c][e] = cell[e].value - std::inner_product(w, w + width, h, 0.0);
+  if (config_.algorithm == Algorithm::kCcd) {
+    // CCD++: every residual r - w.h with no component lifted, as at the start. The ratings meet the
+    // items of every block, whose rows are all in the shares. (With --device gpu the host's residuals
+    // were dropped: they are made anew here.)
+    lifted_ = -1;
+    const auto cells_per_block = static_cast<std::size_t>(train_.groups() * train_.groups());
+    residuals_.resize(train_.all().size());
+    for (std::size_t c = 0; c < train_.all().size(); ++c) {
+      const auto block = static_cast<std::uint64_t>(c / cells_per_block);
+      const auto& cell = train_.all()[c];
+      residuals_[c].resize(cell.size());
+      for (std::size_t e = 0; e < cell.size(); ++e) {
+        const std::uint64_t item = cell[e].item * static_cast<std::uint64_t>(context_.count) + block;
+        const std::vector<double>& items_there = shares[item % workers].item_factors;
+        const double* h = items_there.data() + (item / workers) * width;
+        const double* w = &user_factors_[cell[e].user * width];
+        residuals_[c][e] = cell[e].value - std::inner_product(w, w + width, h, 0.0);
+      }
     }
   }
+  if (device_) move_users_to_gpu();
 }
 
 // ---------------------------------------------------------------------------------------------------

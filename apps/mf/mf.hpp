@@ -18,9 +18,16 @@
 //
 // Internally ratings are divided by their standard deviation s (as LIBMF does), so that one learning
 // rate suits every rating scale; factors are s^(1/2) times the internal ones.
+//
+// With --device gpu each worker runs its cells' work on a GPU (kernels::FactorDevice): its ratings,
+// residuals and user rows stay there, the travelling item blocks are staged in and out at each
+// sub-round. A block is then one cell (the GPU's parallelism is within the cell, not a grid of cells
+// on threads). CCD++ gives the CPU's result up to rounding; SGD's steps within a cell run in parallel,
+// Hogwild-style (see FactorDevice), so it follows a different path to a comparable model.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -214,10 +221,19 @@ struct MatrixFactorization {
     void initialise(double* row, std::uint64_t id, bool user, bool random) const;
     // Swaps the home block's rows for a copy of two of their columns, for a CCD++ round's travels.
     void narrow(Block& home, int component, int lifted);
+    // The user rows and their AdaGrad sums as they stand: copies of the host's, or downloaded from the
+    // GPU, which holds them with --device gpu.
+    std::vector<double> current_user_factors() const;
+    std::vector<double> current_user_gradient_sums() const;
+    // With --device gpu: hands the user rows (and CCD++'s residuals) to the GPU, which holds them from
+    // here on, and drops the host's copies, so that none can be read stale.
+    void move_users_to_gpu();
 
     Config config_;
     kernels::RowLayout layout_;
     WorkerContext context_;
+    int gpu_ = -1;  // --device gpu: the GPU's ordinal (kernels::pick_gpu); -1 on the CPU
+    std::unique_ptr<kernels::FactorDevice> device_;  // --device gpu, from start() on
     std::uint32_t users_ = 0;  // of the whole job: 1 + the largest id in the training data
     std::uint32_t items_ = 0;
     std::vector<double> user_counts_;  // its users
@@ -228,10 +244,10 @@ struct MatrixFactorization {
     double cold_squared_error_ = 0;  // theirs, predicted by the mean
     double cold_absolute_error_ = 0;
     double mean_ = 0;
-    std::vector<std::vector<double>> residuals_;  // ccd: one per training rating, cell by cell
+    std::vector<std::vector<double>> residuals_;  // ccd: one per training rating, cell by cell (CPU)
     double scale_ = 1;                            // rating_scale()
     double lambda_ = 0;                           // in internal units
-    std::vector<double> user_factors_;
+    std::vector<double> user_factors_;  // on the CPU; with --device gpu only until they are on the GPU
     std::vector<double> user_gradient_sums_;
     std::vector<double> numerator_;  // ccd, while a user round gathers
     std::vector<double> denominator_;

@@ -18,12 +18,18 @@ void check(cusparseStatus_t status, const char* what) {
   throw std::runtime_error(std::string("cuSPARSE: ") + what + ": " + cusparseGetErrorString(status));
 }
 
-DeviceScope::DeviceScope(int gpu) {
-  check(cudaGetDevice(&previous_), "cudaGetDevice");
-  if (gpu != previous_) check(cudaSetDevice(gpu), "cudaSetDevice");
+void use_gpu(int gpu) {
+  int current = -1;
+  check(cudaGetDevice(&current), "cudaGetDevice");
+  if (current != gpu) check(cudaSetDevice(gpu), "cudaSetDevice");
 }
 
-DeviceScope::~DeviceScope() { cudaSetDevice(previous_); }
+void use_gpu_quietly(int gpu) noexcept {
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess || (current != gpu && cudaSetDevice(gpu) != cudaSuccess)) {
+    cudaGetLastError();
+  }
+}
 
 Stream::Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
 

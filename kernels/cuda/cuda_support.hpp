@@ -21,17 +21,13 @@ void check(cusparseStatus_t status, const char* what);
 // After a kernel launch: a bad launch configuration shows at once, not at the next call.
 inline void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
 
-// Makes `gpu` the calling thread's current device for the scope, and restores the previous one.
-class DeviceScope {
- public:
-  explicit DeviceScope(int gpu);
-  ~DeviceScope();
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int previous_ = 0;
-};
+// Makes `gpu` the calling thread's current device. Every public method of a GPU kernel starts with
+// it: the worker's threads never switch to another GPU, so after the first call it is a cheap no-op,
+// and nothing ever touches (and so opens a context on) a GPU the rank was not given.
+void use_gpu(int gpu);
+// The same in a destructor, where a failure can only be ignored; the error is cleared, so that it is
+// not reported later under another call's name.
+void use_gpu_quietly(int gpu) noexcept;
 
 // n elements of device memory, uninitialised.
 template <class T>
