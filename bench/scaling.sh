@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Benchmark: how each app scales with worker ranks on one machine (or, with MPIRUN_FLAGS naming a
+# hostfile, on a cluster).
+#
+#   bench/scaling.sh [--quick] [-- EXTRA_FLAGS...]
+#
+# Strong scaling: the same problem on 1, 2, 4, ... worker ranks (powers of two up to the cores, or
+# SCHMP_WORKERS="1 2 4 8 16"), each one thread (--threads 1), a fixed amount of work per run. MF and
+# LDA make every rank a worker; Lasso adds the coordinator and a scheduler rank (workers + 2 ranks,
+# README "How a round works"). Weak scaling: the data grows with the workers (rows, users or documents
+# in proportion), the same work per worker. Then the scheduler at the most workers: Lasso with
+# lock-step rounds (--staleness 0) against pipelined ones (--staleness 2), and with two scheduler
+# ranks (--schedulers 2).
+#
+# Problems (generated once into bench/.cache; --quick: a twentieth):
+#   lasso  400,000 x 200,000, 50 nonzeros per row (20M nonzeros); 3,000 rounds of 256 coordinates
+#   mf     400,000 users x 40,000 items, 20M ratings, rank 16, CCD++; 3 iterations
+#   lda    100,000 documents x 100 tokens (10M tokens), 20,000 words, K = 100; 20 iterations
+# Weak scaling takes the problem of one worker to be the strong problem divided by the most workers.
+#
+# Each row: seconds per round (the trace's solve seconds over its rounds, or iterations for MF and
+# LDA), speedup and parallel efficiency against one rank (weak: efficiency = t1 / tN), and where the
+# time went (the trace's cumulative split, README "The convergence trace") as shares of the solve time.
+# More ranks than cores run unbound; timings from such rows measure oversubscription, not scaling.
+#
+# Environment: SCHMP_BUILD (default <repo>/build), SCHMP_BENCH_TIMEOUT (seconds per run, default 600),
+# SCHMP_WORKERS (worker counts), MPIRUN_FLAGS (extra mpirun flags, e.g. "--hostfile hosts").
+# Arguments after `--` are passed to every run.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/common.sh
+source "$repo/bench/common.sh"
+parse_arguments "$@"
+
+lasso=$build/apps/lasso/schmp-lasso
+mf=$build/apps/mf/schmp-mf
+lda=$build/apps/lda/schmp-lda
+generate=$build/tools/schmp-generate
+cache=$repo/bench/.cache
+runs=$cache/last-run-scaling
+require_built "$lasso" "$mf" "$lda" "$generate"
+mkdir -p "$cache"
+rm -rf "$runs"
+mkdir -p "$runs"
+
+cores=$(nproc)
+if [[ -n ${SCHMP_WORKERS:-} ]]; then
+  read -r -a worker_counts <<<"$SCHMP_WORKERS"
+else
+  worker_counts=()
+  for ((n = 1; n <= cores; n *= 2)); do worker_counts+=("$n"); done
+fi
+largest=${worker_counts[-1]}
+scale=1
+if ((quick)); then scale=20; fi
+
+launcher=(mpirun --bind-to core)
+if [[ $(id -u) -eq 0 ]]; then launcher+=(--allow-run-as-root); fi
+# More ranks than cores (the scheduler ranks at the largest count) must be allowed, and then not bound.
+launcher+=(--oversubscribe)
+read -r -a user_mpirun_flags <<<"${MPIRUN_FLAGS:-}"
+launcher+=("${user_mpirun_flags[@]}")
+
+# generated NAME KIND FLAGS...: the path of a generated data set, made on first use.
+generated() {
+  local name=$1 kind=$2
+  shift 2
+  local file=$cache/scaling-$name-s$scale.txt
+  if [[ ! -s $file ]]; then
+    log "generating $file"
+    "$generate" "$kind" "$@" --seed 1 --out "$file.tmp" >&2
+    local extra
+    for extra in truth test; do if [[ -e $file.tmp.$extra ]]; then mv "$file.tmp.$extra" "$file.$extra"; fi; done
+    mv "$file.tmp" "$file"
+  fi
+  echo "$file"
+}
+
+# last TRACE COLUMN: the value of COLUMN in the trace's last row.
+last() {
+  awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next } { v = $c }
+    END { print v }' "$1"
+}
+
+# measure NAME RANKS COUNTER COMMAND...: runs COMMAND on RANKS ranks with a trace; sets PER_ROUND
+# (seconds per COUNTER step, or "-") and SPLIT (the four time shares as table cells).
+measure() {
+  local name=$1 ranks=$2 counter=$3
+  shift 3
+  local trace=$runs/$name.csv
+  local bind=()
+  if ((ranks > cores)); then bind=(--bind-to none); fi
+  timed "$name" "${launcher[@]}" "${bind[@]}" -np "$ranks" "$@" --threads 1 --trace "$trace" \
+    --progress_seconds 0 "${extra_flags[@]}"
+  PER_ROUND=-
+  SPLIT="- | - | - | -"
+  [[ $STATUS == ok && -s $trace ]] || return 0
+  local seconds steps
+  seconds=$(last "$trace" seconds)
+  steps=$(last "$trace" "$counter")
+  PER_ROUND=$(awk -v s="$seconds" -v n="$steps" 'BEGIN { if (n > 0) printf "%.4g", s / n; else print "-" }')
+  SPLIT=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { for (k in c) v[k] = $c[k] }
+    END { t = v["seconds"]; if (t <= 0) t = 1
+          printf "%.1f%% | %.1f%% | %.1f%% | %.1f%%", 100 * v["scheduler_s"] / t, 100 * v["compute_s"] / t,
+                 100 * v["communication_s"] / t, 100 * v["idle_s"] / t }' "$trace")
+}
+
+table_header() {
+  echo
+  echo "### $1"
+  echo
+  echo "| workers (ranks) | seconds per $2 | speedup | efficiency | scheduler | compute | communication | idle |"
+  echo "|---|---|---|---|---|---|---|---|"
+}
+
+# series KIND APP COUNTER EXTRA_RANKS: the strong or weak scaling table of one app, whose runs take
+# EXTRA_RANKS ranks beside the workers.
+series() {
+  local kind=$1 app=$2 counter=$3 extra_ranks=$4
+  local base=- workers
+  table_header "$app: $kind scaling" "$counter"
+  for workers in "${worker_counts[@]}"; do
+    local command ranks=$((workers + extra_ranks))
+    command=$("command_$app" "$kind" "$workers")
+    # shellcheck disable=SC2086
+    measure "$app-$kind-$workers" "$ranks" "$counter" $command
+    if [[ $workers == "${worker_counts[0]}" ]]; then base=$PER_ROUND; fi
+    local speedup efficiency
+    speedup=$(ratio "$base" "$PER_ROUND")
+    if [[ $kind == strong ]]; then
+      efficiency=$(awk -v s="$speedup" -v n="$workers" -v n0="${worker_counts[0]}" \
+        'BEGIN { if (s ~ /^[0-9.]+$/) printf "%.0f%%", 100 * s * n0 / n; else print "-" }')
+    else
+      efficiency=$(awk -v s="$speedup" 'BEGIN { if (s ~ /^[0-9.]+$/) printf "%.0f%%", 100 * s; else print "-" }')
+    fi
+    echo "| $workers ($ranks) | $PER_ROUND | $speedup | $efficiency | $SPLIT |"
+  done
+}
+
+# command_APP KIND WORKERS: the app's command line for a series, its data generated on first use.
+command_lasso() {
+  local rows=$((400000 / scale))
+  if [[ $1 == weak ]]; then rows=$((rows * $2 / largest)); fi
+  local data
+  data=$(generated "lasso-$rows" lasso --rows "$rows" --cols $((200000 / scale)) \
+    --density "$(awk -v s="$scale" 'BEGIN { printf "%.8g", 50 / (200000 / s) }')" --support 2000 --noise 0.1)
+  echo "$lasso --data $data --lambda_ratio 0.05 --schedule_size 256 --max_rounds 3000 --tol 1e-12"
+}
+command_mf() {
+  local users=$((400000 / scale)) ratings=$((20000000 / scale))
+  if [[ $1 == weak ]]; then
+    users=$((users * $2 / largest))
+    ratings=$((ratings * $2 / largest))
+  fi
+  local data
+  data=$(generated "mf-$users" mf --users "$users" --items $((40000 / scale)) --rank 16 --ratings "$ratings" \
+    --test_ratings 0 --noise 0.5 --zipf 0.8)
+  echo "$mf --data $data --algorithm ccd --rank 16 --lambda 0.05 --iterations 3"
+}
+command_lda() {
+  local documents=$((100000 / scale))
+  if [[ $1 == weak ]]; then documents=$((documents * $2 / largest)); fi
+  local data
+  data=$(generated "lda-$documents" lda --documents "$documents" --words 20000 --topics 100 \
+    --document_length 100 --alpha 0.1 --beta 0.01)
+  echo "$lda --data $data --topics 100 --iterations 20"
+}
+
+echo "## Scaling on $(hostname): $cores cores, workers ${worker_counts[*]}"
+if ((largest < 16)); then
+  echo
+  echo "(At most $largest workers here: this machine has $cores cores.)"
+fi
+
+series strong lasso round 2
+series strong mf iteration 0
+series strong lda iteration 0
+series weak lasso round 2
+series weak mf iteration 0
+series weak lda iteration 0
+
+# The scheduler at the most workers: pipelining, and a second scheduler rank.
+table_header "lasso with $largest workers: the scheduler" round
+for setting in "--staleness 0" "--staleness 2" "--staleness 2 --schedulers 2"; do
+  ranks=$((largest + 2))
+  if [[ $setting == *"--schedulers 2"* ]]; then ranks=$((largest + 3)); fi
+  # shellcheck disable=SC2046,SC2086
+  measure "lasso-scheduler-${setting// /}" "$ranks" round $(command_lasso strong "$largest") $setting
+  echo "| $largest ($ranks; $setting) | $PER_ROUND | - | - | $SPLIT |"
+done
