@@ -1,6 +1,10 @@
 // Text corpora for topic models: UCI bag-of-words files, vocabularies, and Mallet-style documents.
+#include <algorithm>
+#include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "line_reader.hpp"
 #include "schmp/io.hpp"
@@ -30,16 +34,21 @@ std::uint32_t parse_one_based(std::string_view token, const char* what, std::uin
 
 CorpusSize read_bag_of_words(const std::string& path, const std::function<void(const WordCount&)>& visit) {
   const internal::RangeText text = internal::read_range(path, ByteRange{});
-  internal::LineCursor lines(text.text(), text.first_line);
+  internal::LineCursor lines(text);
   CorpusSize size;
   const char* header_names[] = {"document count D", "word count W", "entry count NNZ"};
   std::uint64_t* header_values[] = {&size.documents, &size.words, &size.entries};
+  // The last line read, where a header that stops short is reported: the file's line 0 when it is empty.
+  const std::string* last_file = &path;
   std::uint64_t last_line = 0;
   for (int field = 0; field < 3;) {
     const auto line = lines.next();
-    if (!line) throw InputError(path, last_line, std::string("missing the header's ") + header_names[field]);
+    if (!line) {
+      throw InputError(*last_file, last_line, std::string("missing the header's ") + header_names[field]);
+    }
+    last_file = line->file;
     last_line = line->number;
-    const Where where{path, line->number};
+    const Where where = line->where();
     internal::Tokenizer tokens(line->text);
     const auto value = tokens.next();
     if (!value) continue;
@@ -57,7 +66,7 @@ CorpusSize read_bag_of_words(const std::string& path, const std::function<void(c
   }
   std::uint64_t entries = 0;
   while (const auto line = lines.next()) {
-    const Where where{path, line->number};
+    const Where where = line->where();
     internal::Tokenizer tokens(line->text);
     const auto document = tokens.next();
     if (!document) continue;
@@ -108,27 +117,42 @@ std::uint32_t Vocabulary::add(std::string_view word) {
 
 Vocabulary read_vocabulary(const std::string& path) {
   const internal::RangeText text = internal::read_range(path, ByteRange{});
-  internal::LineCursor lines(text.text(), text.first_line);
+  internal::LineCursor lines(text);
   Vocabulary vocabulary;
   // Blank lines at the end are only the file's end; one before a word would shift every id after it.
-  std::uint64_t blank_line = 0;
+  std::optional<internal::Line> blank;
+  // Where each file's words start (a directory's parts each hold a run of consecutive words): the line
+  // of a word follows from its id without keeping a line per word.
+  struct FirstWord {
+    std::uint32_t id;
+    internal::Line line;
+  };
+  std::vector<FirstWord> file_starts;
   while (const auto line = lines.next()) {
-    const Where where{path, line->number};
+    const Where where = line->where();
     internal::Tokenizer tokens(line->text);
     const auto word = tokens.next();
     if (!word) {
-      if (blank_line == 0) blank_line = line->number;
+      if (!blank) blank = line;
       continue;
     }
-    if (blank_line != 0) {
-      Where{path, blank_line}.fail("blank line: line i names word i, so every line must hold a word");
-    }
+    if (blank) blank->where().fail("blank line: line i names word i, so every line must hold a word");
     if (const auto extra = tokens.next())
       where.fail("unexpected " + internal::quoted(*extra) + " after the word");
+    if (file_starts.empty() || file_starts.back().line.file != line->file) {
+      file_starts.push_back(FirstWord{vocabulary.size(), *line});
+    }
     const std::uint32_t before = vocabulary.size();
-    if (vocabulary.add(*word) != before) {
-      where.fail("repeated word " + internal::quoted(*word) + " (first on line " +
-                 std::to_string(text.first_line + vocabulary.find(*word)) + ")");
+    const std::uint32_t id = vocabulary.add(*word);
+    if (id != before) {
+      const auto start = std::prev(
+          std::upper_bound(file_starts.begin(), file_starts.end(), id,
+                           [](std::uint32_t value, const FirstWord& first) { return value < first.id; }));
+      const std::uint64_t first_line = start->line.number + (id - start->id);
+      const std::string at = start->line.file == line->file
+                                 ? "line " + std::to_string(first_line)
+                                 : *start->line.file + ":" + std::to_string(first_line);
+      where.fail("repeated word " + internal::quoted(*word) + " (first on " + at + ")");
     }
   }
   return vocabulary;
@@ -137,11 +161,11 @@ Vocabulary read_vocabulary(const std::string& path) {
 std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
                                   const std::function<void(const TextDocument&)>& visit) {
   const internal::RangeText text = internal::read_range(path, ByteRange{});
-  internal::LineCursor lines(text.text(), text.first_line);
+  internal::LineCursor lines(text);
   std::uint64_t left_out = 0;
   TextDocument document;
   while (const auto line = lines.next()) {
-    const Where where{path, line->number};
+    const Where where = line->where();
     internal::Tokenizer tokens(line->text);
     const auto name = tokens.next();
     if (!name) continue;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -27,11 +26,9 @@ InputError::InputError(std::string file, std::uint64_t line, const std::string& 
 std::uint64_t file_size(const std::string& path) { return internal::InputFile(path).size(); }
 
 bool is_matrix_market(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "cannot open file");
-  std::string banner(14, '\0');
-  in.read(banner.data(), static_cast<std::streamsize>(banner.size()));
-  banner.resize(static_cast<std::size_t>(in.gcount()));
+  internal::InputFile file(path);
+  std::string banner;
+  file.append(0, static_cast<std::size_t>(std::min<std::uint64_t>(14, file.size())), banner);
   // The banner's words are case-insensitive, as read_matrix_market reads them.
   std::transform(banner.begin(), banner.end(), banner.begin(),
                  [](unsigned char c) { return std::tolower(c); });

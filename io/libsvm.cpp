@@ -67,12 +67,12 @@ SparseRows read_libsvm(const std::string& path, ByteRange range) {
   rows.line.reserve(lines_in_text);
   rows.row_start.reserve(lines_in_text + 1);
   std::vector<std::pair<std::uint32_t, double>> scratch;
-  internal::LineCursor lines(all, text.first_line);
+  internal::LineCursor lines(text);
   while (const auto line = lines.next()) {
     internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
     const auto label_token = tokens.next();
     if (!label_token) continue;  // blank, or only a comment
-    const Where where{path, line->number};
+    const Where where = line->where();
     if (label_token->find(':') != std::string_view::npos) {
       where.fail("missing label before " + internal::quoted(*label_token));
     }

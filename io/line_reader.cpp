@@ -1,32 +1,100 @@
-// Reading the lines of a byte range of a file.
+// Reading the lines of a byte range of a file, or of a directory's part files taken together.
 #include "line_reader.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
+#include <vector>
 
 namespace schmp::io::internal {
 
-InputFile::InputFile(const std::string& path) : path_(path) {
-  // An ifstream opens a directory without complaint and only fails on the first read; say what is wrong.
+namespace {
+
+// The part files of a directory of shards, in name order, with their sizes; nothing else in it counts.
+std::vector<PartFile> list_parts(const std::string& directory) {
+  std::vector<PartFile> parts;
   std::error_code error;
-  if (std::filesystem::is_directory(path, error)) throw InputError(path, 0, "is a directory, not a file");
+  for (std::filesystem::directory_iterator entry(directory, error), end; !error && entry != end;
+       entry.increment(error)) {
+    std::error_code kind_error;
+    if (entry->path().filename().string().starts_with(kPartPrefix) && entry->is_regular_file(kind_error)) {
+      parts.push_back(PartFile{entry->path().string(), 0, 0});
+    }
+  }
+  if (error) throw InputError(directory, 0, "cannot list the directory: " + error.message());
+  if (parts.empty()) {
+    throw InputError(directory, 0, "is a directory without part files (part-*): nothing to read");
+  }
+  // Directory order is arbitrary; the shards' order is their names'.
+  std::sort(parts.begin(), parts.end(), [](const PartFile& a, const PartFile& b) { return a.path < b.path; });
+  std::uint64_t begin = 0;
+  for (PartFile& part : parts) {
+    const std::uintmax_t size = std::filesystem::file_size(part.path, error);
+    if (error) throw InputError(part.path, 0, "cannot read file");
+    part.begin = begin;
+    part.size = size;
+    begin += size;
+  }
+  return parts;
+}
+
+}  // namespace
+
+InputFile::InputFile(const std::string& path) {
+  std::error_code error;
+  directory_ = std::filesystem::is_directory(path, error);
+  if (directory_) {
+    parts_ = list_parts(path);
+    size_ = parts_.back().begin + parts_.back().size;
+    return;
+  }
   stream_.open(path, std::ios::binary);
   if (!stream_) throw InputError(path, 0, "cannot open file");
   stream_.seekg(0, std::ios::end);
   const std::streamoff end = stream_.tellg();
   if (!stream_ || end < 0) throw InputError(path, 0, "cannot read file");
   size_ = static_cast<std::uint64_t>(end);
+  parts_.push_back(PartFile{path, 0, size_});
+}
+
+std::size_t InputFile::part_at(std::uint64_t offset) const {
+  // The last part that starts at or before `offset`: an empty part starts where the next one does, so
+  // this is the part that holds the byte.
+  const auto after =
+      std::upper_bound(parts_.begin(), parts_.end(), offset,
+                       [](std::uint64_t value, const PartFile& part) { return value < part.begin; });
+  return static_cast<std::size_t>(after - parts_.begin()) - 1;
+}
+
+void InputFile::open(std::size_t part) {
+  if (stream_.is_open() && open_part_ == part) return;
+  stream_.close();
+  stream_.clear();
+  stream_.open(parts_[part].path, std::ios::binary);
+  if (!stream_) throw InputError(parts_[part].path, 0, "cannot open file");
+  open_part_ = part;
 }
 
 void InputFile::read(std::uint64_t offset, std::size_t length, char* destination) {
-  if (length == 0) return;
-  stream_.clear();
-  stream_.seekg(static_cast<std::streamoff>(offset));
-  stream_.read(destination, static_cast<std::streamsize>(length));
-  // Only bytes below the size measured at opening are asked for, so a short read means the file
-  // shrank or the device failed.
-  if (stream_.gcount() != static_cast<std::streamsize>(length)) throw InputError(path_, 0, "read error");
+  while (length > 0) {
+    const std::size_t index = part_at(offset);
+    const PartFile& part = parts_[index];
+    const std::uint64_t part_end = part.begin + part.size;
+    const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(length, part_end - offset));
+    open(index);
+    stream_.clear();
+    stream_.seekg(static_cast<std::streamoff>(offset - part.begin));
+    stream_.read(destination, static_cast<std::streamsize>(count));
+    // Only bytes below the sizes measured at opening are asked for, so a short read means the file
+    // shrank or the device failed.
+    if (stream_.gcount() != static_cast<std::streamsize>(count)) throw InputError(part.path, 0, "read error");
+    if (directory_ && offset + count == part_end && destination[count - 1] != '\n') {
+      throw InputError(part.path, 0, "does not end with a newline (a line may not span two part files)");
+    }
+    offset += count;
+    destination += count;
+    length -= count;
+  }
 }
 
 void InputFile::append(std::uint64_t offset, std::size_t length, std::string& out) {
@@ -56,14 +124,14 @@ std::uint64_t count_newlines(const char* data, std::size_t size) {
   return count + static_cast<std::uint64_t>(std::count(data + k, data + size, '\n'));
 }
 
-// Newlines in the first `length` bytes of the file: the number of lines before a range. Read in blocks
-// so that a worker far into a big file does not hold the whole prefix in memory.
-std::uint64_t count_newlines(InputFile& file, std::uint64_t length) {
+// Newlines in the bytes [from, to) of the data: the number of lines before a range. Read in blocks so
+// that a worker far into a big file does not hold the whole prefix in memory.
+std::uint64_t count_newlines(InputFile& file, std::uint64_t from, std::uint64_t to) {
   constexpr std::size_t kBlock = std::size_t{1} << 20;
-  std::string block(static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, length)), '\0');
+  std::string block(static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, to - from)), '\0');
   std::uint64_t newlines = 0;
-  for (std::uint64_t offset = 0; offset < length; offset += kBlock) {
-    const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, length - offset));
+  for (std::uint64_t offset = from; offset < to; offset += kBlock) {
+    const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, to - offset));
     file.read(offset, count, block.data());
     newlines += count_newlines(block.data(), count);
   }
@@ -99,12 +167,15 @@ RangeText read_range(const std::string& path, ByteRange range) {
   const std::uint64_t end = std::min(range.end, file.size());
   if (range.begin >= end) return result;
 
-  // A line belongs to the range that holds its first byte. Past the file start, the first line of the
-  // range is the one after the first '\n' at or after begin - 1: reading from begin - 1 lets a range
-  // that starts exactly at a line start keep that line, since the byte before it is then a '\n'.
-  const std::uint64_t read_from = range.begin == 0 ? 0 : range.begin - 1;
+  // A line belongs to the range that holds its first byte. Past the start of the data, the first line
+  // of the range is the one after the first '\n' at or after begin - 1: reading from begin - 1 lets a
+  // range that starts exactly at a line start keep that line, since the byte before it is then a '\n'.
+  // A part file starts at a line start (the one before it ends with a newline), so a range starting
+  // there needs no byte of the part before and never opens it.
+  const bool at_line_start = file.parts()[file.part_at(range.begin)].begin == range.begin;
+  const std::uint64_t read_from = at_line_start ? range.begin : range.begin - 1;
   file.append(read_from, static_cast<std::size_t>(end - read_from), result.bytes);
-  if (range.begin > 0) {
+  if (!at_line_start) {
     const void* newline = std::memchr(result.bytes.data(), '\n', result.bytes.size());
     const std::size_t first =
         newline == nullptr
@@ -120,8 +191,23 @@ RangeText read_range(const std::string& path, ByteRange range) {
   }
   if (result.bytes.back() != '\n') append_rest_of_line(file, end, result.bytes);
 
-  // Exactly one '\n' lies between read_from and the first line when begin > 0: the one found above.
-  result.first_line = 1 + count_newlines(file, read_from) + (range.begin > 0 ? 1 : 0);
+  const std::uint64_t text_begin = read_from + result.start;
+  const std::uint64_t text_end = read_from + result.bytes.size();
+  const std::vector<PartFile>& parts = file.parts();
+  const std::size_t first_part = file.part_at(text_begin);
+  const PartFile& part = parts[first_part];
+  // Line numbers count from the start of the part that holds the first line. When that line starts
+  // after the part's first byte, the part starts at or before read_from (the part before it ends with a
+  // newline, which the search above would have stopped at), and exactly one '\n' lies between read_from
+  // and the first line: the one found above.
+  const std::uint64_t lines_before =
+      text_begin == part.begin ? 0 : count_newlines(file, part.begin, read_from) + 1;
+  result.segments.push_back(TextSegment{0, part.path, 1 + lines_before});
+  for (std::size_t next = first_part + 1; next < parts.size() && parts[next].begin < text_end; ++next) {
+    if (parts[next].size == 0) continue;
+    result.segments.push_back(
+        TextSegment{static_cast<std::size_t>(parts[next].begin - text_begin), parts[next].path, 1});
+  }
   return result;
 }
 

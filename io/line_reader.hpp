@@ -1,5 +1,6 @@
-// Private to schmp_io: reading the lines of a byte range of a file, splitting them into tokens and
-// turning tokens into numbers with InputError messages that name the file line.
+// Private to schmp_io: reading the lines of a byte range of a file (or of a directory of part files,
+// taken as their concatenation), splitting them into tokens and turning tokens into numbers with
+// InputError messages that name the file (or part file) and its line.
 #pragma once
 
 #include <cstddef>
@@ -9,59 +10,110 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "schmp/io.hpp"
 
 namespace schmp::io::internal {
 
-// An input file opened for reading at arbitrary offsets; closed by its destructor. Every failure is an
-// InputError at line 0, since it concerns the whole file.
+// One file behind a data path, and where its bytes lie in the data.
+struct PartFile {
+  std::string path;
+  std::uint64_t begin = 0;  // offset of its first byte in the concatenation of the parts
+  std::uint64_t size = 0;
+};
+
+// The prefix that marks a part file in a directory of shards.
+inline constexpr std::string_view kPartPrefix = "part-";
+
+// The data a path names, opened for reading at arbitrary offsets: a file, or a directory standing for
+// the concatenation of its part files (regular files named part-*, in name order). Parts are opened only
+// when bytes of theirs are read, so a reader of one byte range never touches the others. Every failure
+// is an InputError at line 0 naming the file it concerns: the path, or the part file.
 class InputFile {
  public:
   explicit InputFile(const std::string& path);
 
   std::uint64_t size() const { return size_; }
 
-  // Reads exactly `length` bytes at `offset` into `destination`.
+  // The files behind the path in order: the file itself, or the directory's part files.
+  const std::vector<PartFile>& parts() const { return parts_; }
+
+  // The index of the part that holds byte `offset` (below size()).
+  std::size_t part_at(std::uint64_t offset) const;
+
+  // Reads exactly `length` bytes at `offset` into `destination`. A read that takes the last byte of a
+  // part file of a directory checks that it is a newline: a line may not span two parts.
   void read(std::uint64_t offset, std::size_t length, char* destination);
 
   // Reads exactly `length` bytes at `offset` and appends them to `out`.
   void append(std::uint64_t offset, std::size_t length, std::string& out);
 
  private:
-  std::string path_;
+  // Makes `stream_` read part `part`.
+  void open(std::size_t part);
+
+  bool directory_ = false;
+  std::vector<PartFile> parts_;
+  std::size_t open_part_ = 0;  // the part `stream_` reads, when it is open
   std::ifstream stream_;
   std::uint64_t size_ = 0;
 };
 
-// The lines of a file that start inside a byte range, read in one go.
+// Where the lines of one file begin in a RangeText, and the number of the first of them in that file.
+struct TextSegment {
+  std::size_t offset = 0;        // in RangeText::text()
+  std::string file;              // the file, or the part file of a directory
+  std::uint64_t first_line = 1;  // 1-based, in `file`
+};
+
+// The lines of a file (or of a directory's parts) that start inside a byte range, read in one go.
 struct RangeText {
-  std::string bytes;             // holds the lines from offset `start` on
-  std::size_t start = 0;         // where the first line begins in `bytes`
-  std::uint64_t first_line = 1;  // file line number (1-based) of the first line
-  std::uint64_t file_size = 0;   // size of the whole file
+  std::string bytes;                  // holds the lines from offset `start` on
+  std::size_t start = 0;              // where the first line begins in `bytes`
+  std::vector<TextSegment> segments;  // one per file the lines come from, in order; none when no lines
+  std::uint64_t file_size = 0;        // size of the whole data: the file, or all the parts together
 
   // Whole lines, each ending in '\n' except perhaps the last one of the file.
   std::string_view text() const { return std::string_view(bytes).substr(start); }
 };
 
-// Reads the lines whose first byte lies in `range` (clamped to the file), plus the rest of the last
-// such line, and counts the newlines before them so that line numbers are those of the file.
-// InputError (line 0) if the file cannot be opened or read.
+// Reads the lines whose first byte lies in `range` (clamped to the data), plus the rest of the last
+// such line, and finds where each line lies: its file and its line number there. For a single file
+// that counts the newlines before the range; for a directory only those of the part where the range's
+// first line lies, before it: the other parts are not read. InputError (line 0) if the data cannot be
+// opened or read.
 RangeText read_range(const std::string& path, ByteRange range);
 
-struct Line {
-  std::string_view text;  // without the line ending ("\n" or "\r\n")
-  std::uint64_t number;   // 1-based file line number
+// The position of a line, to raise InputError there.
+struct Where {
+  const std::string& file;
+  std::uint64_t line;
+
+  [[noreturn]] void fail(const std::string& message) const { throw InputError(file, line, message); }
 };
 
-// Walks over the lines of a text, numbering them from `first_line`.
+struct Line {
+  std::string_view text;    // without the line ending ("\n" or "\r\n")
+  std::uint64_t number;     // 1-based line number in its file
+  const std::string* file;  // the file, or the part file of a directory, that holds the line
+
+  Where where() const { return Where{*file, number}; }
+};
+
+// Walks over the lines of a RangeText, each with its file and line number.
 class LineCursor {
  public:
-  LineCursor(std::string_view text, std::uint64_t first_line) : text_(text), next_number_(first_line) {}
+  explicit LineCursor(const RangeText& text) : text_(text.text()), segments_(text.segments) {}
 
   std::optional<Line> next() {
     if (position_ >= text_.size()) return std::nullopt;
+    // Every part ends with a newline, so a new segment always starts at a line start.
+    while (next_segment_ < segments_.size() && segments_[next_segment_].offset <= position_) {
+      file_ = &segments_[next_segment_].file;
+      next_number_ = segments_[next_segment_].first_line;
+      ++next_segment_;
+    }
     const char* begin = text_.data() + position_;
     const std::size_t remaining = text_.size() - position_;
     // memchr is much faster than a byte loop on long lines.
@@ -71,13 +123,19 @@ class LineCursor {
     position_ += length + 1;
     std::string_view line(begin, length);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return Line{line, next_number_++};
+    return Line{line, next_number_++, file_};
   }
+
+  // Where the next line starts in the text (one past its end once a last line without '\n' was read).
+  std::size_t position() const { return position_; }
 
  private:
   std::string_view text_;
+  const std::vector<TextSegment>& segments_;
+  std::size_t next_segment_ = 0;
   std::size_t position_ = 0;
-  std::uint64_t next_number_;
+  const std::string* file_ = nullptr;
+  std::uint64_t next_number_ = 1;
 };
 
 inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
@@ -119,14 +177,6 @@ inline std::string_view trim_front(std::string_view line) {
 
 // A token quoted for a message, shortened so that a runaway token cannot flood the log.
 std::string quoted(std::string_view token);
-
-// The position of a line, to raise InputError there.
-struct Where {
-  const std::string& file;
-  std::uint64_t line;
-
-  [[noreturn]] void fail(const std::string& message) const { throw InputError(file, line, message); }
-};
 
 // A finite double; `what` names the field in messages ("non-numeric value 'abc'", "value is not
 // finite: nan"). A leading '+' is accepted because LIBSVM labels are often written "+1".

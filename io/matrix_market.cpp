@@ -1,7 +1,7 @@
 // MatrixMarket coordinate files, and dense vectors (MatrixMarket arrays or one number per line).
 #include <algorithm>
 #include <cctype>
-#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,8 +22,13 @@ enum class Field { real, integer, pattern };
 struct Header {
   Field field = Field::real;
   std::vector<std::uint64_t> sizes;  // the numbers of the size line
-  std::uint64_t size_line = 0;       // its line number
+  std::string size_file;             // the file (or part file of a directory) that holds the size line
+  std::uint64_t size_line = 0;       // its line number there
   std::uint64_t body_begin = 0;      // byte offset of the line after it
+
+  [[noreturn]] void fail_at_size_line(const std::string& message) const {
+    throw InputError(size_file, size_line, message);
+  }
 };
 
 std::string lowercase(std::string_view word) {
@@ -75,38 +80,34 @@ Field parse_banner(std::string_view line, Format format, const Where& where) {
   return field;
 }
 
-// Reads the banner, comments and size line from the start of the file, whatever range is read later:
-// every worker needs the declared size to check its entries.
-Header read_header(const std::string& path, Format format) {
-  internal::InputFile{path};  // raises the same errors as the other readers for a missing file or a directory
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw InputError(path, 0, "cannot open file");
+// Reads the banner, comments and size line from the lines of `lines`, which start at the data's first
+// byte; `complete` says whether they run to its end. Returns nothing when they end before the size line
+// but the data goes on.
+std::optional<Header> parse_header(const std::string& path, internal::LineCursor& lines, Format format,
+                                   bool complete) {
+  const auto banner = lines.next();
+  if (!banner) {
+    if (!complete) return std::nullopt;
+    throw InputError(path, 0, "empty file, no matrixmarket banner");
+  }
   Header header;
-  std::string line;
-  std::uint64_t number = 0;
-  std::uint64_t offset = 0;
-  const auto next_line = [&] {
-    if (!std::getline(stream, line)) return false;
-    ++number;
-    offset += line.size() + 1;  // one past the end on a last line without '\n'; harmless as an offset
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    return true;
-  };
-  if (!next_line()) throw InputError(path, 0, "empty file, no matrixmarket banner");
-  header.field = parse_banner(line, format, Where{path, 1});
-  bool found = false;
-  while (next_line()) {
-    if (!is_skipped(line)) {
-      found = true;
+  header.field = parse_banner(banner->text, format, banner->where());
+  std::optional<internal::Line> size_line;
+  while (const auto line = lines.next()) {
+    if (!is_skipped(line->text)) {
+      size_line = line;
       break;
     }
   }
-  if (!found) throw InputError(path, 0, "missing size line");
+  if (!size_line) {
+    if (!complete) return std::nullopt;
+    throw InputError(path, 0, "missing size line");
+  }
 
-  const Where where{path, number};
+  const Where where = size_line->where();
   const std::size_t expected = format == Format::coordinate ? 3 : 2;
   const char* const names[] = {"row count", "column count", "entry count"};
-  internal::Tokenizer tokens(line);
+  internal::Tokenizer tokens(size_line->text);
   bool too_many = false;
   while (const auto token = tokens.next()) {
     if (header.sizes.size() == expected) {
@@ -118,11 +119,23 @@ Header read_header(const std::string& path, Format format) {
   if (too_many || header.sizes.size() != expected) {
     where.fail(std::string(format == Format::coordinate ? "size line needs 3 integers (rows columns entries)"
                                                         : "size line needs 2 integers (rows columns)") +
-               ", found " + quoted(line));
+               ", found " + quoted(size_line->text));
   }
-  header.size_line = number;
-  header.body_begin = offset;
+  header.size_file = *size_line->file;
+  header.size_line = size_line->number;
+  header.body_begin = lines.position();
   return header;
+}
+
+// Reads the header from the start of the data, whatever range is read later: every worker needs the
+// declared size to check its entries. Comments may make the header long, so a growing prefix is read
+// until it holds the size line.
+Header read_header(const std::string& path, Format format) {
+  for (std::uint64_t length = std::uint64_t{1} << 16;; length *= 2) {
+    const internal::RangeText text = internal::read_range(path, ByteRange{0, length});
+    internal::LineCursor lines(text);
+    if (auto header = parse_header(path, lines, format, length >= text.file_size)) return *std::move(header);
+  }
 }
 
 // Reads the value of an entry as the field says.
@@ -150,9 +163,8 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
   result.declared_entries = header.sizes[2];
   // Columns are stored 0-based in 32 bits.
   if (result.columns > std::uint64_t{4294967295}) {
-    throw InputError(
-        path, header.size_line,
-        "column count " + std::to_string(result.columns) + " out of range (largest is 4294967295)");
+    header.fail_at_size_line("column count " + std::to_string(result.columns) +
+                             " out of range (largest is 4294967295)");
   }
 
   // Lines before body_begin are the header; entries are the lines from there on.
@@ -169,10 +181,10 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
     result.line.reserve(expected);
   }
 
-  internal::LineCursor lines(text.text(), text.first_line);
+  internal::LineCursor lines(text);
   while (const auto line = lines.next()) {
     if (is_skipped(line->text)) continue;
-    const Where where{path, line->number};
+    const Where where = line->where();
     internal::Tokenizer tokens(line->text);
     const auto row_token = tokens.next();
     const auto column_token = tokens.next();
@@ -193,31 +205,29 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
 
   // Only a reader that saw every entry can tell whether the count is right.
   if (whole_file && result.row.size() != result.declared_entries) {
-    throw InputError(path, header.size_line,
-                     "size line declares " + std::to_string(result.declared_entries) +
-                         " entries but the file has " + std::to_string(result.row.size()));
+    header.fail_at_size_line("size line declares " + std::to_string(result.declared_entries) +
+                             " entries but the file has " + std::to_string(result.row.size()));
   }
   return result;
 }
 
 namespace {
 
-// The values of a MatrixMarket `matrix array` file with one column.
-std::vector<double> read_array_vector(const std::string& path, const internal::RangeText& text) {
-  const Header header = read_header(path, Format::array);
+// The values of a MatrixMarket `matrix array` file with one column, whose lines `lines` walks from the
+// first.
+std::vector<double> read_array_vector(const std::string& path, const internal::RangeText& text,
+                                      internal::LineCursor& lines) {
+  const Header header = *parse_header(path, lines, Format::array, true);
   const std::uint64_t declared = header.sizes[0];
   if (header.sizes[1] != 1) {
-    throw InputError(path, header.size_line,
-                     "a dense vector needs 1 column, size line says " + std::to_string(header.sizes[1]));
+    header.fail_at_size_line("a dense vector needs 1 column, size line says " +
+                             std::to_string(header.sizes[1]));
   }
   std::vector<double> values;
   values.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(declared, text.text().size() / 2 + 1)));
-  const std::string_view body = text.text().substr(
-      static_cast<std::size_t>(std::min<std::uint64_t>(header.body_begin, text.text().size())));
-  internal::LineCursor lines(body, header.size_line + 1);
   while (const auto line = lines.next()) {
     if (is_skipped(line->text)) continue;
-    const Where where{path, line->number};
+    const Where where = line->where();
     if (values.size() == declared)
       where.fail("more values than the " + std::to_string(declared) + " declared");
     internal::Tokenizer tokens(line->text);
@@ -225,22 +235,21 @@ std::vector<double> read_array_vector(const std::string& path, const internal::R
     if (const auto extra = tokens.next()) where.fail("unexpected text " + quoted(*extra) + " after value");
   }
   if (values.size() != declared) {
-    throw InputError(path, header.size_line,
-                     "size line declares " + std::to_string(declared) + " values but the file has " +
-                         std::to_string(values.size()));
+    header.fail_at_size_line("size line declares " + std::to_string(declared) + " values but the file has " +
+                             std::to_string(values.size()));
   }
   return values;
 }
 
 // One number per line; `#` starts a comment.
-std::vector<double> read_text_vector(const std::string& path, const internal::RangeText& text) {
+std::vector<double> read_text_vector(const internal::RangeText& text) {
   std::vector<double> values;
-  internal::LineCursor lines(text.text(), text.first_line);
+  internal::LineCursor lines(text);
   while (const auto line = lines.next()) {
     internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
     const auto token = tokens.next();
     if (!token) continue;  // blank, or only a comment
-    const Where where{path, line->number};
+    const Where where = line->where();
     values.push_back(internal::parse_finite(*token, "value", where));
     if (const auto extra = tokens.next()) where.fail("unexpected text " + quoted(*extra) + " after value");
   }
@@ -251,10 +260,12 @@ std::vector<double> read_text_vector(const std::string& path, const internal::Ra
 
 std::vector<double> read_dense_vector(const std::string& path) {
   const internal::RangeText text = internal::read_range(path, ByteRange{});
-  internal::LineCursor lines(text.text(), text.first_line);
-  const auto first = lines.next();
-  if (first && is_banner(first->text)) return read_array_vector(path, text);
-  return read_text_vector(path, text);
+  const auto first = internal::LineCursor(text).next();
+  if (first && is_banner(first->text)) {
+    internal::LineCursor lines(text);
+    return read_array_vector(path, text, lines);
+  }
+  return read_text_vector(text);
 }
 
 }  // namespace schmp::io

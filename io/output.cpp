@@ -10,25 +10,15 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "file_descriptor.hpp"
+
 namespace schmp::io {
 
 namespace {
 
 std::string temporary_name(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
 
-class FileDescriptor {
- public:
-  explicit FileDescriptor(const std::string& path, int flags = O_RDONLY) : fd_(::open(path.c_str(), flags)) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  bool sync() const { return fd_ >= 0 && ::fsync(fd_) == 0; }
-
- private:
-  int fd_;
-};
+using internal::FileDescriptor;
 
 }  // namespace
 

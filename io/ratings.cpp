@@ -36,11 +36,11 @@ std::uint32_t parse_id(std::string_view token, const char* what, int index_base,
 std::vector<Rating> read_text_range(const std::string& path, ByteRange range, int index_base,
                                     const IdBounds& bounds) {
   const internal::RangeText text = internal::read_range(path, range);
-  internal::LineCursor lines(text.text(), text.first_line);
+  internal::LineCursor lines(text);
   std::vector<Rating> ratings;
   ratings.reserve(static_cast<std::size_t>(std::count(text.text().begin(), text.text().end(), '\n')) + 1);
   while (const auto line = lines.next()) {
-    const Where where{path, line->number};
+    const Where where = line->where();
     internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
     const auto user = tokens.next();
     if (!user) continue;

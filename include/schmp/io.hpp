@@ -4,12 +4,21 @@
 // belongs to the range that holds its first byte. Line numbers in errors are the file's real line
 // numbers (1-based), whatever range was read. Blank lines, comment lines and CRLF endings are accepted
 // everywhere; anything else that is not well-formed raises InputError.
+//
+// Wherever a path is read, it may name a directory of shards instead of a file: the directory stands
+// for the concatenation of its part files (regular files named part-*, in name order; nothing else in
+// it counts), so it reads exactly as the file it was split from, byte ranges and sizes included. A
+// reader opens only the part files that its byte range overlaps. Every part must end with a newline,
+// so that no line spans two parts. Errors name the part file and its own line number, and so do the
+// `line` fields of what the readers return: for a directory, a line number there counts from the start
+// of its part file (docs/sharding.md).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -37,7 +46,8 @@ struct ByteRange {
   std::uint64_t end = std::numeric_limits<std::uint64_t>::max();
 };
 
-// Size of a file in bytes; InputError if it cannot be opened.
+// Size of a file in bytes (of a directory of shards: of its part files together); InputError if it
+// cannot be opened.
 std::uint64_t file_size(const std::string& path);
 
 // Whether a file starts with the MatrixMarket banner; InputError if it cannot be opened.
@@ -160,5 +170,37 @@ std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabular
 // A dense vector: either a MatrixMarket `matrix array` file with one column, or plain text holding
 // one number per line.
 std::vector<double> read_dense_vector(const std::string& path);
+
+// How write_shards finds the header lines that stay in the first part.
+enum class ShardFormat {
+  automatic,      // matrix_market when the file starts with its banner, docword when it looks like one
+  libsvm,         // no header
+  ratings,        // no header (a MatrixMarket ratings file is matrix_market)
+  docword,        // the first three non-blank lines: D, W and NNZ
+  matrix_market,  // the banner, the comment and blank lines after it, and the size line
+  text,           // no header: Mallet documents, vocabularies, dense vectors
+};
+
+// Parses "auto", "libsvm", "ratings", "docword", "matrix_market" or "text"; std::invalid_argument else.
+ShardFormat parse_shard_format(const std::string& name);
+
+struct ShardOptions {
+  std::string input;   // a file, or a directory of shards to split again
+  int parts = 1;       // at least 1
+  std::string output;  // the directory of shards to create
+  ShardFormat format = ShardFormat::automatic;
+  // Header lines to keep in the first part, counted as plain lines; when set, `format` is not used.
+  std::optional<std::uint64_t> header_lines;
+  bool force = false;  // replace an existing non-empty output directory
+};
+
+// Splits `input` at line starts into `parts` files part-00000, part-00001, ... (five digits, more when
+// `parts` needs them) of nearly equal sizes, the header lines all in the first part; parts may be
+// empty when lines are long or few. A final newline is added when the input lacks one, so that every
+// part ends with one. The parts are written and flushed into a hidden directory beside `output` and
+// renamed to `output` only when complete: a failure leaves no `output` behind. Returns the paths of the
+// parts. InputError for an unreadable input; std::runtime_error naming `output` when it exists and is
+// not an empty directory (without `force`), is not a directory, or cannot be written.
+std::vector<std::string> write_shards(const ShardOptions& options);
 
 }  // namespace schmp::io

@@ -1,0 +1,430 @@
+// Directories of shards as inputs, and schmp-shard: a file split into part files reads exactly as the
+// file, whatever the number of shards and of workers; errors name the part file and its own line; the
+// tool never leaves a half-written directory; schmp-lasso gives the same objective from either.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "e2e.hpp"
+#include "schmp/dataset.hpp"
+#include "schmp/io.hpp"
+#include "test_files.hpp"
+
+namespace schmp {
+namespace {
+
+namespace fs = std::filesystem;
+using io::InputError;
+using io::SparseRows;
+
+const std::string kSourceDir = SCHMP_SOURCE_DIR;
+const std::string kHeartScale = kSourceDir + "/data/heart_scale.svm";
+const std::string kDocword = kSourceDir + "/data/sotu/docword.txt";
+
+constexpr int kShardCounts[] = {1, 3, 7};
+constexpr int kWorkerCounts[] = {1, 2, 3, 5};
+
+std::string shard(const std::string& input, int parts, const std::string& out) {
+  io::ShardOptions options;
+  options.input = input;
+  options.parts = parts;
+  options.output = out;
+  io::write_shards(options);
+  return out;
+}
+
+// The message of the InputError that `read` throws ("" when none).
+std::string error_of(const std::function<void()>& read) {
+  try {
+    read();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// Rows as parsed, without the line numbers (which count from each part's start in a directory).
+void expect_same_rows(const SparseRows& actual, const SparseRows& expected) {
+  EXPECT_EQ(actual.labels, expected.labels);
+  EXPECT_EQ(actual.row_start, expected.row_start);
+  EXPECT_EQ(actual.index, expected.index);
+  EXPECT_EQ(actual.value, expected.value);
+}
+
+// Every worker's rows from the directory equal its rows from the file.
+void expect_same_rows_per_worker(const std::string& file, const std::string& directory) {
+  for (const int workers : kWorkerCounts) {
+    for (int part = 0; part < workers; ++part) {
+      SCOPED_TRACE(std::to_string(part) + " of " + std::to_string(workers) + " workers");
+      expect_same_rows(io::read_rows_part(directory, "", part, workers),
+                       io::read_rows_part(file, "", part, workers));
+    }
+  }
+}
+
+class ShardTest : public ::testing::Test {
+ protected:
+  std::string dir(const std::string& name) const { return scratch_.file(name); }
+  std::string write(const std::string& name, const std::string& content) const {
+    return scratch_.write(name, content);
+  }
+  // A directory holding these files, by name.
+  std::string directory(const std::string& name,
+                        const std::vector<std::pair<std::string, std::string>>& files) {
+    fs::create_directories(dir(name));
+    for (const auto& [file, content] : files) write(name + "/" + file, content);
+    return dir(name);
+  }
+
+  testing::ScratchDir scratch_;
+};
+
+TEST_F(ShardTest, LibsvmShardsReadAsTheFileForEveryWorkerCount) {
+  for (const int shards : kShardCounts) {
+    SCOPED_TRACE(std::to_string(shards) + " shards");
+    const std::string directory = shard(kHeartScale, shards, dir("heart" + std::to_string(shards)));
+    EXPECT_EQ(io::file_size(directory), io::file_size(kHeartScale));
+    expect_same_rows_per_worker(kHeartScale, directory);
+  }
+}
+
+TEST_F(ShardTest, FewLinesInManyShardsLeaveEmptyPartsThatReadAsTheFile) {
+  // Three long rows and a short one in seven shards: most parts are empty, and the workers' ranges hold
+  // no line start at all or several parts at once.
+  std::string content;
+  for (int row = 0; row < 3; ++row) {
+    content += std::to_string(row) + " ";
+    for (int index = 1; index <= 60; ++index)
+      content += std::to_string(index) + ":" + std::to_string(row) + " ";
+    content += "\n";
+  }
+  content += "-1 7:0.5";  // no final newline: the tool adds one
+  const std::string file = write("few.svm", content);
+  for (const int shards : kShardCounts) {
+    SCOPED_TRACE(std::to_string(shards) + " shards");
+    const std::string directory = shard(file, shards, dir("few" + std::to_string(shards)));
+    int empty_parts = 0;
+    for (const auto& entry : fs::directory_iterator(directory))
+      empty_parts += fs::file_size(entry.path()) == 0;
+    if (shards == 7) {
+      EXPECT_GE(empty_parts, 3);
+    }
+    expect_same_rows_per_worker(file, directory);
+  }
+}
+
+TEST_F(ShardTest, LineNumbersCountFromEachPartAndOnlyOverlappingPartsAreRead) {
+  // part-00000 lacks its final newline and part-00001 holds no rows: a range over part-00002 alone
+  // reads neither, and numbers its rows from that part's first line.
+  const std::string shards = directory(
+      "shards",
+      {{"part-00000", "1 1:1\ngarbage"}, {"part-00001", ""}, {"part-00002", "# comment\n2 2:2\n3 3:3\n"}});
+  const std::uint64_t begin = io::file_size(shards + "/part-00000");
+  const SparseRows rows = io::read_libsvm(shards, io::ByteRange{begin, io::file_size(shards)});
+  EXPECT_EQ(rows.labels, (std::vector<double>{2, 3}));
+  EXPECT_EQ(rows.line, (std::vector<std::uint64_t>{2, 3}));
+  // A range that starts inside part-00002 counts the lines of that part only.
+  const SparseRows later = io::read_libsvm(shards, io::ByteRange{begin + 12, io::file_size(shards)});
+  EXPECT_EQ(later.line, (std::vector<std::uint64_t>{3}));
+}
+
+TEST_F(ShardTest, RatingsShardsReadAsTheFile) {
+  std::mt19937 random(5);
+  std::string content = "# user item rating\n";
+  for (int k = 0; k < 400; ++k) {
+    content += std::to_string(random() % 50) + " " + std::to_string(random() % 30) + " " +
+               std::to_string(static_cast<int>(random() % 5) + 1) + (k % 7 == 0 ? "\r\n" : "\n");
+  }
+  const std::string file = write("ratings.txt", content);
+  using Seen = std::vector<std::tuple<std::uint32_t, std::uint32_t, double>>;
+  const auto read = [](const std::string& path) {
+    Seen seen;
+    io::read_ratings(path, 0, io::IdBounds{},
+                     [&](const io::Rating& r) { seen.emplace_back(r.user, r.item, r.value); });
+    return seen;
+  };
+  const Seen expected = read(file);
+  ASSERT_EQ(expected.size(), 400u);
+  for (const int shards : kShardCounts) {
+    EXPECT_EQ(read(shard(file, shards, dir("ratings" + std::to_string(shards)))), expected)
+        << shards << " shards";
+  }
+}
+
+TEST_F(ShardTest, DocwordShardsKeepTheHeaderInTheFirstPartAndReadAsTheFile) {
+  using Seen = std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>>;
+  const auto read = [](const std::string& path, io::CorpusSize& size) {
+    Seen seen;
+    size = io::read_bag_of_words(
+        path, [&](const io::WordCount& w) { seen.emplace_back(w.document, w.word, w.count); });
+    return seen;
+  };
+  io::CorpusSize expected_size;
+  const Seen expected = read(kDocword, expected_size);
+  for (const int shards : kShardCounts) {
+    SCOPED_TRACE(std::to_string(shards) + " shards");
+    const std::string directory = shard(kDocword, shards, dir("sotu" + std::to_string(shards)));
+    std::ifstream first(directory + "/part-00000");
+    std::uint64_t documents = 0, words = 0, entries = 0;
+    first >> documents >> words >> entries;
+    EXPECT_EQ(documents, expected_size.documents);
+    EXPECT_EQ(entries, expected_size.entries);
+    io::CorpusSize size;
+    EXPECT_EQ(read(directory, size), expected);
+    EXPECT_EQ(size.documents, expected_size.documents);
+    EXPECT_EQ(size.words, expected_size.words);
+    EXPECT_EQ(size.entries, expected_size.entries);
+  }
+}
+
+TEST_F(ShardTest, TextDocumentsAndVocabularyShardsReadAsTheFile) {
+  std::mt19937 random(9);
+  std::string documents;
+  std::string vocabulary;
+  for (int w = 0; w < 40; ++w) vocabulary += "word" + std::to_string(w) + "\n";
+  for (int d = 0; d < 60; ++d) {
+    documents += "doc" + std::to_string(d) + " label";
+    for (std::uint32_t t = 0, length = random() % 20; t < length; ++t)
+      documents += " word" + std::to_string(random() % 45);
+    documents += "\n";
+  }
+  const std::string text_file = write("documents.txt", documents);
+  const std::string vocabulary_file = write("vocab.txt", vocabulary);
+  using Seen = std::vector<std::pair<std::string, std::vector<std::uint32_t>>>;
+  const auto read = [](const std::string& text, const std::string& vocab) {
+    io::Vocabulary words = io::read_vocabulary(vocab);
+    Seen seen;
+    const std::uint64_t left_out = io::read_text_documents(
+        text, words, false, [&](const io::TextDocument& d) { seen.emplace_back(d.name, d.words); });
+    return std::make_pair(seen, left_out);
+  };
+  const auto expected = read(text_file, vocabulary_file);
+  for (const int shards : kShardCounts) {
+    SCOPED_TRACE(std::to_string(shards) + " shards");
+    const std::string suffix = std::to_string(shards);
+    EXPECT_EQ(read(shard(text_file, shards, dir("text" + suffix)),
+                   shard(vocabulary_file, shards, dir("vocab" + suffix))),
+              expected);
+  }
+}
+
+TEST_F(ShardTest, MatrixMarketShardsKeepTheHeaderInTheFirstPart) {
+  std::string content = "%%MatrixMarket matrix coordinate real general\n% a comment\n%\n4 3 6\n";
+  content += "1 1 1.5\n1 3 2\n2 2 -1\n3 1 4\n4 2 0.5\n4 3 7\n";
+  const std::string file = write("matrix.mtx", content);
+  const std::string labels = write("labels.txt", "1\n2\n3\n4\n");
+  for (const int shards : kShardCounts) {
+    SCOPED_TRACE(std::to_string(shards) + " shards");
+    const std::string directory = shard(file, shards, dir("matrix" + std::to_string(shards)));
+    std::ifstream first(directory + "/part-00000");
+    std::string line;
+    for (int k = 0; k < 4 && std::getline(first, line);) ++k;
+    EXPECT_EQ(line, "4 3 6");
+    const io::Coordinates whole = io::read_matrix_market(file);
+    const io::Coordinates sharded = io::read_matrix_market(directory);
+    EXPECT_EQ(sharded.row, whole.row);
+    EXPECT_EQ(sharded.column, whole.column);
+    EXPECT_EQ(sharded.value, whole.value);
+    for (const int workers : kWorkerCounts) {
+      for (int part = 0; part < workers; ++part) {
+        expect_same_rows(io::read_rows_part(directory, labels, part, workers),
+                         io::read_rows_part(file, labels, part, workers));
+      }
+    }
+  }
+}
+
+TEST_F(ShardTest, ErrorsNameThePartFileAndItsOwnLine) {
+  const std::string libsvm =
+      directory("libsvm", {{"part-00000", "1 1:1\n2 2:2\n"}, {"part-00001", "3 3:3\n4 0:1\n"}});
+  const std::string expected = libsvm + "/part-00001:2: feature index 0 (indices are 1-based)";
+  EXPECT_EQ(error_of([&] { io::read_libsvm(libsvm); }), expected);
+  // Whichever worker holds the bad line reports it at the same place.
+  for (const int workers : kWorkerCounts) {
+    std::string first;
+    for (int part = 0; part < workers && first.empty(); ++part) {
+      first = error_of([&] { io::read_rows_part(libsvm, "", part, workers); });
+    }
+    EXPECT_EQ(first, expected) << workers << " workers";
+  }
+
+  const std::string ratings =
+      directory("ratings", {{"part-00000", "1 1 5\n"}, {"part-00001", "2 2 4\n\n2 x 3\n"}});
+  EXPECT_EQ(error_of([&] { io::read_ratings(ratings, 1, io::IdBounds{}, [](const io::Rating&) {}); }),
+            ratings + "/part-00001:3: non-numeric item id 'x'");
+
+  const std::string docword =
+      directory("docword", {{"part-00000", "2\n3\n3\n1 1 2\n"}, {"part-00001", "2 3 1\n2 4 1\n"}});
+  EXPECT_EQ(error_of([&] { io::read_bag_of_words(docword, [](const io::WordCount&) {}); }),
+            docword + "/part-00001:2: word id 4 beyond the 3 the header declares");
+
+  const std::string vocabulary = directory("vocab", {{"part-00000", "a\nb\n"}, {"part-00001", "c\na\n"}});
+  EXPECT_EQ(error_of([&] { io::read_vocabulary(vocabulary); }),
+            vocabulary + "/part-00001:2: repeated word 'a' (first on " + vocabulary + "/part-00000:1)");
+
+  const std::string matrix =
+      directory("matrix", {{"part-00000", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n"},
+                           {"part-00001", "\n2 3 1\n"}});
+  EXPECT_EQ(error_of([&] { io::read_matrix_market(matrix); }),
+            matrix + "/part-00001:2: column 3 outside 1..2");
+}
+
+TEST_F(ShardTest, APartWithoutAFinalNewlineIsRefused) {
+  const std::string shards = directory("shards", {{"part-00000", "1 1:1\n"}, {"part-00001", "2 2:2"}});
+  EXPECT_EQ(error_of([&] { io::read_libsvm(shards); }),
+            shards + "/part-00001: does not end with a newline (a line may not span two part files)");
+  // Every worker count: the worker that reads the part's end refuses it.
+  for (const int workers : kWorkerCounts) {
+    std::string first;
+    for (int part = 0; part < workers && first.empty(); ++part) {
+      first = error_of([&] { io::read_rows_part(shards, "", part, workers); });
+    }
+    EXPECT_NE(first.find("part-00001: does not end with a newline"), std::string::npos)
+        << workers << " workers";
+  }
+}
+
+TEST_F(ShardTest, OnlyRegularPartFilesCountAndTheyGoInNameOrder) {
+  const std::string shards = directory("shards", {{"part-00010", "3 3:3\n"},
+                                                  {"part-00002", "2 2:2\n"},
+                                                  {"README", "not data\n"},
+                                                  {".part-00000.crc", "x\n"},
+                                                  {"_SUCCESS", ""}});
+  fs::create_directories(shards + "/part-00005");
+  EXPECT_EQ(io::read_libsvm(shards).labels, (std::vector<double>{2, 3}));
+}
+
+TEST_F(ShardTest, ADirectoryWithoutPartFilesIsRefused) {
+  const std::string empty = directory("empty", {});
+  EXPECT_EQ(error_of([&] { io::file_size(empty); }),
+            empty + ": is a directory without part files (part-*): nothing to read");
+  const std::string others = directory("others", {{"data.svm", "1 1:1\n"}, {".part-00000", "1 1:1\n"}});
+  EXPECT_EQ(error_of([&] { io::read_rows_part(others, "", 0, 1); }),
+            others + ": is a directory without part files (part-*): nothing to read");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// schmp-shard
+
+TEST_F(ShardTest, ToolBalancesParts) {
+  const std::vector<std::string> parts = [&] {
+    io::ShardOptions options;
+    options.input = kHeartScale;
+    options.parts = 3;
+    options.output = dir("heart") + "/";
+    return io::write_shards(options);
+  }();
+  ASSERT_EQ(parts.size(), 3u);
+  const double share = static_cast<double>(io::file_size(kHeartScale)) / 3;
+  for (const std::string& part : parts)
+    EXPECT_NEAR(static_cast<double>(fs::file_size(part)), share, 200) << part;
+  EXPECT_EQ(fs::path(parts[2]).filename(), "part-00002");
+}
+
+TEST_F(ShardTest, ToolKeepsTheHeaderLinesAskedFor) {
+  const std::string file = write("table.txt", "name value\nunit count\n1\n2\n3\n4\n");
+  io::ShardOptions options;
+  options.input = file;
+  options.parts = 4;
+  options.output = dir("table");
+  options.header_lines = 2;
+  io::write_shards(options);
+  std::ifstream first(options.output + "/part-00000");
+  std::string line;
+  std::getline(first, line);
+  std::getline(first, line);
+  EXPECT_EQ(line, "unit count");
+  EXPECT_EQ(io::parse_shard_format("docword"), io::ShardFormat::docword);
+  EXPECT_THROW(io::parse_shard_format("csv"), std::invalid_argument);
+}
+
+TEST_F(ShardTest, ToolFailureLeavesNoDirectory) {
+  // The input is itself a directory whose second part lacks its final newline: the tool fails while
+  // copying, after it has written the first part.
+  const std::string input = directory("input", {{"part-00000", "1 1:1\n2 2:2\n"}, {"part-00001", "3 3:3"}});
+  io::ShardOptions options;
+  options.input = input;
+  options.parts = 2;
+  options.output = dir("out");
+  EXPECT_THROW(io::write_shards(options), InputError);
+  EXPECT_FALSE(fs::exists(options.output));
+  for (const auto& entry : fs::directory_iterator(dir(""))) {
+    EXPECT_EQ(entry.path().filename().string().find(".out.shard"), std::string::npos) << entry.path();
+  }
+  options.input = dir("missing.svm");
+  EXPECT_THROW(io::write_shards(options), InputError);
+  EXPECT_FALSE(fs::exists(options.output));
+}
+
+TEST_F(ShardTest, ToolRefusesANonEmptyDirectoryUnlessForced) {
+  const std::string out = directory("out", {{"keep.txt", "mine\n"}});
+  io::ShardOptions options;
+  options.input = kHeartScale;
+  options.parts = 2;
+  options.output = out;
+  try {
+    io::write_shards(options);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_EQ(std::string(error.what()), out + ": exists and is not empty (--force replaces it)");
+  }
+  EXPECT_TRUE(fs::exists(out + "/keep.txt"));
+  options.force = true;
+  io::write_shards(options);
+  EXPECT_FALSE(fs::exists(out + "/keep.txt"));
+  expect_same_rows(io::read_libsvm(out), io::read_libsvm(kHeartScale));
+  // An empty directory is taken as it is; a file is never replaced.
+  options.force = false;
+  options.output = directory("empty", {});
+  io::write_shards(options);
+  EXPECT_TRUE(fs::exists(options.output + "/part-00001"));
+  options.output = write("file", "x\n");
+  options.force = true;
+  EXPECT_THROW(io::write_shards(options), std::runtime_error);
+  EXPECT_EQ(testing::read_text(options.output), "x\n");
+}
+
+TEST_F(ShardTest, ToolBinaryFailsWithOneLine) {
+  const testing::Output out = testing::run(std::string(SCHMP_SHARD_BIN) + " --input " + dir("missing.svm") +
+                                           " --parts 2 --out " + dir("out"));
+  EXPECT_EQ(out.status, 1);
+  EXPECT_EQ(out.text, "schmp-shard: error: " + dir("missing.svm") + ": cannot open file\n");
+  const testing::Output made =
+      testing::run(std::string(SCHMP_SHARD_BIN) + " --input " + kDocword + " --parts 3 --out " + dir("sotu"));
+  EXPECT_EQ(made.status, 0) << made.text;
+  EXPECT_TRUE(fs::exists(dir("sotu") + "/part-00002"));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// End to end
+
+TEST_F(ShardTest, LassoReadsADirectoryAsTheFileItWasSplitFrom) {
+  const std::string directory = shard(kSourceDir + "/data/diabetes.svm", 4, dir("diabetes"));
+  const std::string flags = " --lambda_ratio 0.01 --tol 1e-8 --progress_seconds 0";
+  const testing::Output from_file = testing::run(testing::mpirun(3) + SCHMP_LASSO_BIN + " --data " +
+                                                 kSourceDir + "/data/diabetes.svm" + flags);
+  const testing::Output from_directory =
+      testing::run(testing::mpirun(3) + SCHMP_LASSO_BIN + " --data " + directory + "/" + flags);
+  ASSERT_EQ(from_file.status, 0) << from_file.text;
+  ASSERT_EQ(from_directory.status, 0) << from_directory.text;
+  ASSERT_FALSE(std::isnan(testing::objective_of(from_file))) << from_file.text;
+  // The same rows on every worker: the same run, to the last bit.
+  EXPECT_EQ(testing::objective_of(from_directory), testing::objective_of(from_file));
+
+  // A bad row in a shard stops the job with one line naming the part file and its line.
+  write("diabetes/part-00002", "1 0:1\n");
+  const testing::Output bad =
+      testing::run(testing::mpirun(3) + SCHMP_LASSO_BIN + " --data " + directory + flags);
+  testing::expect_clean_failure(bad, directory + "/part-00002:1: feature index 0 (indices are 1-based)");
+}
+
+}  // namespace
+}  // namespace schmp

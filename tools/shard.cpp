@@ -1,0 +1,50 @@
+// schmp-shard: splits a text input into a directory of part files that every app reads as the file.
+//
+//   schmp-shard --input FILE --parts N --out DIR [--format auto|libsvm|ratings|docword|matrix_market|text]
+//               [--header_lines K] [--force]
+//
+// The work is schmp::io::write_shards (schmp/io.hpp); docs/sharding.md is the manual.
+#include <gflags/gflags.h>
+
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+#include "schmp/io.hpp"
+
+DEFINE_string(input, "", "The file to split (or a directory of shards to split again)");
+DEFINE_int32(parts, 0, "Number of part files");
+DEFINE_string(out, "", "The directory of shards to create");
+DEFINE_string(
+    format, "auto",
+    "What header stays in the first part: auto, libsvm, ratings, docword (D, W, NNZ), matrix_market "
+    "(banner, comments and size line) or text");
+DEFINE_uint64(header_lines, 0,
+              "Lines kept in the first part as the header; when given, --format is not used");
+DEFINE_bool(force, false, "Replace an existing non-empty --out directory");
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage(
+      "usage: schmp-shard --input FILE --parts N --out DIR [--format auto|libsvm|ratings|docword|"
+      "matrix_market|text] [--header_lines K] [--force]");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  try {
+    if (argc > 1) throw std::invalid_argument("unexpected argument '" + std::string(argv[1]) + "'");
+    if (FLAGS_input.empty()) throw std::invalid_argument("no input (--input FILE)");
+    schmp::io::ShardOptions options;
+    options.input = FLAGS_input;
+    options.parts = FLAGS_parts;
+    options.output = FLAGS_out;
+    options.format = schmp::io::parse_shard_format(FLAGS_format);
+    if (!gflags::GetCommandLineFlagInfoOrDie("header_lines").is_default)
+      options.header_lines = FLAGS_header_lines;
+    options.force = FLAGS_force;
+    const auto parts = schmp::io::write_shards(options);
+    std::printf("schmp-shard: wrote %zu parts to %s\n", parts.size(), FLAGS_out.c_str());
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "schmp-shard: error: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}
