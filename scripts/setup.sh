@@ -3,7 +3,8 @@
 # left alone, and apt-get is not touched at all when nothing is missing.
 #   scripts/setup.sh           build and test dependencies (liblinear-tools: the tests check that
 #                              liblinear-predict reads schmp-logreg's models; python3-matplotlib:
-#                              schmp-trace plots; clang and its runtime: the libFuzzer targets)
+#                              schmp-trace plots; clang and its runtime: the libFuzzer targets;
+#                              iproute2: scripts/netns-cluster's simulated hosts)
 #   scripts/setup.sh --bench   also the peers the benchmarks compare against (scikit-learn)
 set -euo pipefail
 
@@ -13,7 +14,8 @@ packages=(cmake g++ make pkg-config
   libgtest-dev libgmock-dev
   liblinear-tools
   python3-matplotlib
-  clang libclang-rt-14-dev)
+  clang libclang-rt-14-dev
+  iproute2)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-sklearn python3-numpy python3-scipy)
 fi
