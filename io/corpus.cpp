@@ -8,6 +8,7 @@
 
 #include "line_reader.hpp"
 #include "schmp/io.hpp"
+#include "whole_file_readers.hpp"
 
 namespace schmp::io {
 
@@ -32,34 +33,37 @@ std::uint32_t parse_one_based(std::string_view token, const char* what, std::uin
 
 }  // namespace
 
-CorpusSize read_bag_of_words(const std::string& path, const std::function<void(const WordCount&)>& visit) {
-  const internal::RangeText text = internal::read_range(path, ByteRange{});
-  internal::LineCursor lines(text);
+namespace internal {
+
+CorpusSize read_bag_of_words(const std::string& path, const std::function<void(const WordCount&)>& visit,
+                             std::uint64_t chunk_bytes) {
+  LineStream lines(path, chunk_bytes);
   CorpusSize size;
   const char* header_names[] = {"document count D", "word count W", "entry count NNZ"};
   std::uint64_t* header_values[] = {&size.documents, &size.words, &size.entries};
   // The last line read, where a header that stops short is reported: the file's line 0 when it is empty.
-  const std::string* last_file = &path;
+  // A copy, since a line's file lives only as long as its chunk.
+  std::string last_file = path;
   std::uint64_t last_line = 0;
   for (int field = 0; field < 3;) {
     const auto line = lines.next();
     if (!line) {
-      throw InputError(*last_file, last_line, std::string("missing the header's ") + header_names[field]);
+      throw InputError(last_file, last_line, std::string("missing the header's ") + header_names[field]);
     }
-    last_file = line->file;
+    last_file = *line->file;
     last_line = line->number;
     const Where where = line->where();
-    internal::Tokenizer tokens(line->text);
+    Tokenizer tokens(line->text);
     const auto value = tokens.next();
     if (!value) continue;
-    *header_values[field] = internal::parse_count(*value, header_names[field], where);
+    *header_values[field] = parse_count(*value, header_names[field], where);
     // Ids are 32-bit: a header declaring more documents or words is an error here, not a huge model later.
     if (field < 2 && *header_values[field] > kMostIds) {
       where.fail(std::string(header_names[field]) + " " + std::to_string(*header_values[field]) +
                  " out of range (largest is " + std::to_string(kMostIds) + ")");
     }
     if (const auto extra = tokens.next()) {
-      where.fail("unexpected " + internal::quoted(*extra) + " after the " + header_names[field] +
+      where.fail("unexpected " + quoted(*extra) + " after the " + header_names[field] +
                  " (the header is three lines: D, W, NNZ)");
     }
     ++field;
@@ -67,18 +71,18 @@ CorpusSize read_bag_of_words(const std::string& path, const std::function<void(c
   std::uint64_t entries = 0;
   while (const auto line = lines.next()) {
     const Where where = line->where();
-    internal::Tokenizer tokens(line->text);
+    Tokenizer tokens(line->text);
     const auto document = tokens.next();
     if (!document) continue;
     const auto word = tokens.next();
     const auto count = tokens.next();
     if (!word || !count) where.fail("expected 'doc word count'");
     if (const auto extra = tokens.next())
-      where.fail("unexpected " + internal::quoted(*extra) + " after 'doc word count'");
+      where.fail("unexpected " + quoted(*extra) + " after 'doc word count'");
     WordCount entry;
     entry.document = parse_one_based(*document, "document id", size.documents, where);
     entry.word = parse_one_based(*word, "word id", size.words, where);
-    const std::uint64_t occurrences = internal::parse_count(*count, "count", where);
+    const std::uint64_t occurrences = parse_count(*count, "count", where);
     if (occurrences == 0) where.fail("count 0 (an entry says how often the word occurs: at least once)");
     if (occurrences > 0xFFFFFFFFull) where.fail("count " + std::to_string(occurrences) + " out of range");
     entry.count = static_cast<std::uint32_t>(occurrences);
@@ -93,6 +97,8 @@ CorpusSize read_bag_of_words(const std::string& path, const std::function<void(c
   }
   return size;
 }
+
+}  // namespace internal
 
 Vocabulary::Vocabulary(std::vector<std::string> words) {
   for (std::string& word : words) {
@@ -115,32 +121,40 @@ std::uint32_t Vocabulary::add(std::string_view word) {
   return found->second;
 }
 
-Vocabulary read_vocabulary(const std::string& path) {
-  const internal::RangeText text = internal::read_range(path, ByteRange{});
-  internal::LineCursor lines(text);
+namespace internal {
+
+Vocabulary read_vocabulary(const std::string& path, std::uint64_t chunk_bytes) {
+  LineStream lines(path, chunk_bytes);
   Vocabulary vocabulary;
+  // Positions are kept as copies: a line's file lives only as long as its chunk.
+  struct Position {
+    std::string file;
+    std::uint64_t line;
+  };
   // Blank lines at the end are only the file's end; one before a word would shift every id after it.
-  std::optional<internal::Line> blank;
+  std::optional<Position> blank;
   // Where each file's words start (a directory's parts each hold a run of consecutive words): the line
   // of a word follows from its id without keeping a line per word.
   struct FirstWord {
     std::uint32_t id;
-    internal::Line line;
+    Position position;
   };
   std::vector<FirstWord> file_starts;
   while (const auto line = lines.next()) {
     const Where where = line->where();
-    internal::Tokenizer tokens(line->text);
+    Tokenizer tokens(line->text);
     const auto word = tokens.next();
     if (!word) {
-      if (!blank) blank = line;
+      if (!blank) blank = Position{*line->file, line->number};
       continue;
     }
-    if (blank) blank->where().fail("blank line: line i names word i, so every line must hold a word");
-    if (const auto extra = tokens.next())
-      where.fail("unexpected " + internal::quoted(*extra) + " after the word");
-    if (file_starts.empty() || file_starts.back().line.file != line->file) {
-      file_starts.push_back(FirstWord{vocabulary.size(), *line});
+    if (blank) {
+      throw InputError(blank->file, blank->line,
+                       "blank line: line i names word i, so every line must hold a word");
+    }
+    if (const auto extra = tokens.next()) where.fail("unexpected " + quoted(*extra) + " after the word");
+    if (file_starts.empty() || file_starts.back().position.file != *line->file) {
+      file_starts.push_back(FirstWord{vocabulary.size(), Position{*line->file, line->number}});
     }
     const std::uint32_t before = vocabulary.size();
     const std::uint32_t id = vocabulary.add(*word);
@@ -148,25 +162,25 @@ Vocabulary read_vocabulary(const std::string& path) {
       const auto start = std::prev(
           std::upper_bound(file_starts.begin(), file_starts.end(), id,
                            [](std::uint32_t value, const FirstWord& first) { return value < first.id; }));
-      const std::uint64_t first_line = start->line.number + (id - start->id);
-      const std::string at = start->line.file == line->file
+      const std::uint64_t first_line = start->position.line + (id - start->id);
+      const std::string at = start->position.file == *line->file
                                  ? "line " + std::to_string(first_line)
-                                 : *start->line.file + ":" + std::to_string(first_line);
-      where.fail("repeated word " + internal::quoted(*word) + " (first on " + at + ")");
+                                 : start->position.file + ":" + std::to_string(first_line);
+      where.fail("repeated word " + quoted(*word) + " (first on " + at + ")");
     }
   }
   return vocabulary;
 }
 
 std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
-                                  const std::function<void(const TextDocument&)>& visit) {
-  const internal::RangeText text = internal::read_range(path, ByteRange{});
-  internal::LineCursor lines(text);
+                                  const std::function<void(const TextDocument&)>& visit,
+                                  std::uint64_t chunk_bytes) {
+  LineStream lines(path, chunk_bytes);
   std::uint64_t left_out = 0;
   TextDocument document;
   while (const auto line = lines.next()) {
     const Where where = line->where();
-    internal::Tokenizer tokens(line->text);
+    Tokenizer tokens(line->text);
     const auto name = tokens.next();
     if (!name) continue;
     if (!tokens.next()) where.fail("expected 'name label word word ...': no label after the name");
@@ -184,6 +198,21 @@ std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabular
     visit(document);
   }
   return left_out;
+}
+
+}  // namespace internal
+
+CorpusSize read_bag_of_words(const std::string& path, const std::function<void(const WordCount&)>& visit) {
+  return internal::read_bag_of_words(path, visit, internal::kChunkBytes);
+}
+
+Vocabulary read_vocabulary(const std::string& path) {
+  return internal::read_vocabulary(path, internal::kChunkBytes);
+}
+
+std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
+                                  const std::function<void(const TextDocument&)>& visit) {
+  return internal::read_text_documents(path, vocabulary, grow, visit, internal::kChunkBytes);
 }
 
 }  // namespace schmp::io

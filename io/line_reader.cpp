@@ -211,4 +211,55 @@ RangeText read_range(const std::string& path, ByteRange range) {
   return result;
 }
 
+LineCursor::LineCursor(const RangeText& text, ByteRange range)
+    : text_(text.text()), segments_(text.segments) {
+  end_ = static_cast<std::size_t>(std::min<std::uint64_t>(range.end, text_.size()));
+  position_ = static_cast<std::size_t>(std::min<std::uint64_t>(range.begin, end_));
+  // As in read_range: the first line is the one after the first '\n' at or after begin - 1.
+  if (position_ > 0 && text_[position_ - 1] != '\n') {
+    const std::size_t newline = text_.find('\n', position_);
+    position_ = newline == std::string_view::npos ? text_.size() : newline + 1;
+  }
+  if (position_ >= end_ || segments_.empty()) return;
+  // The line's number: its segment's first line plus the lines of the segment before it.
+  while (next_segment_ < segments_.size() && segments_[next_segment_].offset <= position_) ++next_segment_;
+  const TextSegment& segment = segments_[next_segment_ - 1];
+  file_ = &segment.file;
+  next_number_ =
+      segment.first_line + count_newlines(text_.data() + segment.offset, position_ - segment.offset);
+}
+
+ChunkReader::ChunkReader(const std::string& path, std::uint64_t chunk_bytes)
+    : file_(path), chunk_bytes_(std::max<std::uint64_t>(chunk_bytes, 1)) {}
+
+bool ChunkReader::next(RangeText& chunk) {
+  chunk.bytes.clear();
+  chunk.start = 0;
+  chunk.segments.clear();
+  chunk.file_size = file_.size();
+  if (offset_ >= file_.size()) return false;
+
+  const auto count = static_cast<std::size_t>(std::min(chunk_bytes_, file_.size() - offset_));
+  file_.append(offset_, count, chunk.bytes);
+  if (chunk.bytes.back() != '\n') append_rest_of_line(file_, offset_ + count, chunk.bytes);
+  const std::uint64_t end = offset_ + chunk.bytes.size();
+
+  const std::vector<PartFile>& parts = file_.parts();
+  const std::size_t first_part = file_.part_at(offset_);
+  // A chunk that starts inside a part continues the previous chunk's last part, so its line numbers do.
+  const std::uint64_t first_line = parts[first_part].begin == offset_ ? 1 : line_;
+  chunk.segments.push_back(TextSegment{0, parts[first_part].path, first_line});
+  for (std::size_t next = first_part + 1; next < parts.size() && parts[next].begin < end; ++next) {
+    if (parts[next].size == 0) continue;
+    chunk.segments.push_back(
+        TextSegment{static_cast<std::size_t>(parts[next].begin - offset_), parts[next].path, 1});
+  }
+  // Counted in memory: the next chunk starts either at a part's start (line 1) or in this last segment.
+  const TextSegment& last = chunk.segments.back();
+  line_ =
+      last.first_line + count_newlines(chunk.bytes.data() + last.offset, chunk.bytes.size() - last.offset);
+  offset_ = end;
+  return true;
+}
+
 }  // namespace schmp::io::internal

@@ -106,8 +106,12 @@ class LineCursor {
  public:
   explicit LineCursor(const RangeText& text) : text_(text.text()), segments_(text.segments) {}
 
+  // Only the lines whose first byte lies in `range` of text.text() (offsets into it), so that several
+  // threads can parse consecutive ranges of text already read; the last line may run past the range.
+  LineCursor(const RangeText& text, ByteRange range);
+
   std::optional<Line> next() {
-    if (position_ >= text_.size()) return std::nullopt;
+    if (position_ >= end_) return std::nullopt;
     // Every part ends with a newline, so a new segment always starts at a line start.
     while (next_segment_ < segments_.size() && segments_[next_segment_].offset <= position_) {
       file_ = &segments_[next_segment_].file;
@@ -134,8 +138,52 @@ class LineCursor {
   const std::vector<TextSegment>& segments_;
   std::size_t next_segment_ = 0;
   std::size_t position_ = 0;
+  std::size_t end_ = text_.size();  // no line starting here or after is read
   const std::string* file_ = nullptr;
   std::uint64_t next_number_ = 1;
+};
+
+// Reads the whole data of a path (a file, or a directory's parts) in consecutive chunks of lines: each
+// holds about `chunk_bytes` bytes, from a line start up to and including the end of the line holding its
+// last byte (a line longer than that is a chunk of its own). Line numbers carry over from one chunk to
+// the next, so they are what read_range would give for the whole data, and no chunk counts the lines
+// before it again.
+class ChunkReader {
+ public:
+  ChunkReader(const std::string& path, std::uint64_t chunk_bytes);
+
+  // Replaces `chunk` with the next chunk's lines, reusing its buffer so that one chunk is held at a
+  // time; false, with `chunk` empty, once the data is read. InputError (line 0) if it cannot be read.
+  bool next(RangeText& chunk);
+
+ private:
+  InputFile file_;
+  std::uint64_t chunk_bytes_;
+  std::uint64_t offset_ = 0;  // where the next chunk starts: a line start
+  std::uint64_t line_ = 1;    // the number of the line at offset_ in the file that holds it
+};
+
+// The lines of a path in order, each with its file and line number, read chunk by chunk. A Line (its
+// text and its file) stays valid only until the next call: copy what must outlive it.
+class LineStream {
+ public:
+  LineStream(const std::string& path, std::uint64_t chunk_bytes) : chunks_(path, chunk_bytes) {}
+
+  std::optional<Line> next() {
+    while (true) {
+      if (cursor_) {
+        if (auto line = cursor_->next()) return line;
+        cursor_.reset();
+      }
+      if (!chunks_.next(chunk_)) return std::nullopt;
+      cursor_.emplace(chunk_);
+    }
+  }
+
+ private:
+  ChunkReader chunks_;
+  RangeText chunk_;
+  std::optional<LineCursor> cursor_;  // over chunk_
 };
 
 inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }

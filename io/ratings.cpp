@@ -1,11 +1,15 @@
 // Ratings files: `user item rating` lines, or MatrixMarket coordinate entries.
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "line_reader.hpp"
 #include "parallel_parse.hpp"
 #include "schmp/io.hpp"
+#include "whole_file_readers.hpp"
 
 namespace schmp::io {
 
@@ -32,13 +36,15 @@ std::uint32_t parse_id(std::string_view token, const char* what, int index_base,
   return static_cast<std::uint32_t>(zero_based);
 }
 
-// The ratings of the lines that start in `range`.
-std::vector<Rating> read_text_range(const std::string& path, ByteRange range, int index_base,
-                                    const IdBounds& bounds) {
-  const internal::RangeText text = internal::read_range(path, range);
-  internal::LineCursor lines(text);
+// The ratings of the lines of `chunk` that start in `range` (offsets into its text).
+std::vector<Rating> parse_ratings(const internal::RangeText& chunk, ByteRange range, int index_base,
+                                  const IdBounds& bounds) {
+  internal::LineCursor lines(chunk, range);
+  const std::string_view text = chunk.text();
+  const auto first = static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(range.begin, text.size()));
+  const auto last = static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(range.end, text.size()));
   std::vector<Rating> ratings;
-  ratings.reserve(static_cast<std::size_t>(std::count(text.text().begin(), text.text().end(), '\n')) + 1);
+  ratings.reserve(static_cast<std::size_t>(std::count(text.begin() + first, text.begin() + last, '\n')) + 1);
   while (const auto line = lines.next()) {
     const Where where = line->where();
     internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
@@ -61,18 +67,24 @@ std::vector<Rating> read_text_range(const std::string& path, ByteRange range, in
 
 }  // namespace
 
+namespace internal {
+
 void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
-                  const std::function<void(const Rating&)>& visit) {
+                  const std::function<void(const Rating&)>& visit, std::uint64_t chunk_bytes) {
   if (index_base != 0 && index_base != 1) {
     throw std::invalid_argument("index base must be 0 or 1, not " + std::to_string(index_base));
   }
   if (!is_matrix_market(path)) {
-    // Large files are parsed on several threads, then visited in file order.
-    const auto pieces = internal::parse_in_pieces<std::vector<Rating>>(
-        file_size(path), ByteRange{},
-        [&](ByteRange range) { return read_text_range(path, range, index_base, bounds); });
-    for (const auto& piece : pieces) {
-      for (const Rating& rating : piece) visit(rating);
+    // One chunk at a time, each parsed on several threads, then visited in file order and let go.
+    ChunkReader chunks(path, chunk_bytes);
+    RangeText chunk;
+    while (chunks.next(chunk)) {
+      const auto pieces = parse_in_pieces<std::vector<Rating>>(
+          chunk.text().size(), ByteRange{0, chunk.text().size()},
+          [&](ByteRange range) { return parse_ratings(chunk, range, index_base, bounds); });
+      for (const auto& piece : pieces) {
+        for (const Rating& rating : piece) visit(rating);
+      }
     }
     return;
   }
@@ -89,6 +101,13 @@ void read_ratings(const std::string& path, int index_base, const IdBounds& bound
     visit(Rating{static_cast<std::uint32_t>(entries.row[e]), entries.column[e], entries.value[e],
                  entries.line[e]});
   }
+}
+
+}  // namespace internal
+
+void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
+                  const std::function<void(const Rating&)>& visit) {
+  internal::read_ratings(path, index_base, bounds, visit, internal::kChunkBytes);
 }
 
 }  // namespace schmp::io

@@ -8,16 +8,20 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "../io/whole_file_readers.hpp"
 #include "schmp/dataset.hpp"
 
 namespace {
@@ -971,6 +975,357 @@ TEST(CorpusSharedData, SotuSizesMatchItsReadme) {
   EXPECT_EQ(size.entries, 260982u);
   EXPECT_EQ(tokens, 436214u);
   EXPECT_EQ(schmp::io::read_vocabulary(dir + "/vocab.txt").size(), 15533u);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Whole-file readers read their input in chunks: the chunk size changes nothing they pass on or report
+
+namespace internal = schmp::io::internal;
+
+// The repository's data/, found from this file's path (CMake compiles it by its absolute path).
+const std::string kDataDir = (fs::path(__FILE__).parent_path().parent_path() / "data").string();
+
+// Chunks so small that most lines straddle an edge, then the chunk size the public readers use.
+constexpr std::uint64_t kSmallChunks[] = {64, 1024};
+
+// Splits `input` into `parts` part files in the new directory `output`.
+std::string shard_into(const std::string& input, int parts, const std::string& output,
+                       schmp::io::ShardFormat format) {
+  schmp::io::ShardOptions options;
+  options.input = input;
+  options.parts = parts;
+  options.output = output;
+  options.format = format;
+  schmp::io::write_shards(options);
+  return output;
+}
+
+// The number of lines of a file, to locate a line of the whole in one of its parts.
+std::uint64_t lines_in(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  const std::string text = content.str();
+  return static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// Where a line of the file that `directory` was split from lies: its part file and its line there.
+std::pair<std::string, std::uint64_t> part_and_line(const std::string& directory, std::uint64_t line) {
+  for (int part = 0;; ++part) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/part-%05d", part);
+    const std::string path = directory + name;
+    const std::uint64_t lines = lines_in(path);
+    if (line <= lines) return {path, line};
+    line -= lines;
+  }
+}
+
+// The message of the InputError that `read` throws ("" when none).
+std::string error_of(const std::function<void()>& read) {
+  try {
+    read();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+using RatingRecord = std::tuple<std::uint32_t, std::uint32_t, double, std::uint64_t>;
+
+std::vector<RatingRecord> ratings_in_chunks(const std::string& path, std::uint64_t chunk_bytes) {
+  std::vector<RatingRecord> ratings;
+  internal::read_ratings(
+      path, 0, {}, [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.line); },
+      chunk_bytes);
+  return ratings;
+}
+
+// The records without their line numbers, which count from each part's start in a directory.
+template <class Record>
+std::vector<Record> without_lines(std::vector<Record> records) {
+  for (Record& record : records) std::get<std::tuple_size_v<Record> - 1>(record) = 0;
+  return records;
+}
+
+// At least `min_bytes` of `user item rating` lines (0-based ids) with comments, blank lines, CRLF
+// endings and no newline at the end. The same bytes for the same seed.
+std::string ratings_text(std::size_t min_bytes, unsigned seed) {
+  std::mt19937 random(seed);
+  std::string content = "# user item rating\n";
+  while (content.size() < min_bytes) {
+    const unsigned kind = random() % 50;
+    const std::string ending = kind % 7 == 0 ? "\r\n" : "\n";
+    if (kind == 0) {
+      content += "  " + ending;
+    } else if (kind == 1) {
+      content += "# comment " + std::to_string(random()) + ending;
+    } else {
+      content += std::to_string(random() % 5000) + " " + std::to_string(random() % 800) +
+                 (kind == 2 ? "\t" : " ") + std::to_string(1 + random() % 5) +
+                 (kind == 3 ? ".5 # note" : "") + ending;
+    }
+  }
+  if (content.back() == '\n') content.pop_back();
+  if (content.back() == '\r') content.pop_back();
+  return content;
+}
+
+TEST_F(IoTest, RatingsReadInSmallChunksAsInOneGo) {
+  const std::string file = write("ratings.txt", ratings_text(200'000, 3));
+  const std::vector<RatingRecord> expected = ratings_in_chunks(file, internal::kChunkBytes);
+  ASSERT_GT(expected.size(), 10000u);
+  std::vector<RatingRecord> public_read;
+  for (const auto& r : read_all_ratings(file, 0, {}))
+    public_read.emplace_back(r.user, r.item, r.value, r.line);
+  EXPECT_EQ(public_read, expected);
+  for (const std::uint64_t chunk : kSmallChunks) EXPECT_EQ(ratings_in_chunks(file, chunk), expected) << chunk;
+
+  for (const int parts : {3, 7}) {
+    SCOPED_TRACE(std::to_string(parts) + " shards");
+    const std::string shards =
+        shard_into(file, parts, missing("shards" + std::to_string(parts)), schmp::io::ShardFormat::ratings);
+    const std::vector<RatingRecord> whole = ratings_in_chunks(shards, internal::kChunkBytes);
+    EXPECT_EQ(without_lines(whole), without_lines(expected));
+    for (const std::uint64_t chunk : kSmallChunks)
+      EXPECT_EQ(ratings_in_chunks(shards, chunk), whole) << chunk;
+  }
+}
+
+TEST_F(IoTest, RatingsErrorInALaterChunkNamesTheSameFileAndLine) {
+  std::string content = ratings_text(100'000, 4);
+  const std::uint64_t bad = insert_line(content, 3 * content.size() / 4, "7 x 1\n");
+  const std::string file = write("ratings.txt", content);
+  const std::string shards = shard_into(file, 3, missing("shards"), schmp::io::ShardFormat::ratings);
+  const auto [part, part_line] = part_and_line(shards, bad);
+  EXPECT_NE(part, shards + "/part-00000");
+  for (const std::uint64_t chunk :
+       {std::uint64_t{1}, std::uint64_t{64}, std::uint64_t{1024}, internal::kChunkBytes}) {
+    SCOPED_TRACE("chunks of " + std::to_string(chunk));
+    EXPECT_TRUE(FailsWith([&] { ratings_in_chunks(file, chunk); }, file, bad, "non-numeric item id 'x'"));
+    EXPECT_TRUE(
+        FailsWith([&] { ratings_in_chunks(shards, chunk); }, part, part_line, "non-numeric item id 'x'"));
+  }
+}
+
+TEST_F(IoTest, LargeRatingsParsedOnSeveralThreadsPerChunkAsInOneGo) {
+  // 12 MiB: one default chunk parsed as 3 sub-ranges; in chunks of 9 MiB, 2 sub-ranges then 1.
+  const std::string good = ratings_text(std::size_t{12} << 20, 5);
+  std::string both = good;
+  const std::uint64_t early = insert_line(both, std::size_t{2} << 20, "1 2 nan\n");
+  const std::uint64_t late = insert_line(both, std::size_t{7} << 20, "1 -2 3\n");
+  std::string late_only = good;
+  const std::uint64_t late_alone = insert_line(late_only, std::size_t{11} << 20, "1 2\n");
+  const std::string file = write("ratings.txt", good);
+  const std::string both_path = write("both.txt", both);
+  const std::string late_path = write("late.txt", late_only);
+  ASSERT_LT(early, late);
+  with_four_threads([&] {
+    const std::vector<RatingRecord> expected = ratings_in_chunks(file, internal::kChunkBytes);
+    for (const std::uint64_t chunk : {std::uint64_t{9} << 20, std::uint64_t{1} << 20}) {
+      SCOPED_TRACE("chunks of " + std::to_string(chunk));
+      EXPECT_EQ(ratings_in_chunks(file, chunk), expected);
+      EXPECT_TRUE(FailsWith([&] { ratings_in_chunks(both_path, chunk); }, both_path, early,
+                            "rating is not finite: nan"));
+      EXPECT_TRUE(FailsWith([&] { ratings_in_chunks(late_path, chunk); }, late_path, late_alone,
+                            "expected 'user item rating'"));
+    }
+    EXPECT_TRUE(FailsWith([&] { read_all_ratings(both_path, 0, {}); }, both_path, early,
+                          "rating is not finite: nan"));
+  });
+}
+
+using WordRecord = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint64_t>;
+
+std::vector<WordRecord> words_in_chunks(const std::string& path, std::uint64_t chunk_bytes,
+                                        schmp::io::CorpusSize* size = nullptr) {
+  std::vector<WordRecord> entries;
+  const auto declared = internal::read_bag_of_words(
+      path, [&](const auto& e) { entries.emplace_back(e.document, e.word, e.count, e.line); }, chunk_bytes);
+  if (size) *size = declared;
+  return entries;
+}
+
+void expect_same_size(const schmp::io::CorpusSize& actual, const schmp::io::CorpusSize& expected) {
+  EXPECT_EQ(actual.documents, expected.documents);
+  EXPECT_EQ(actual.words, expected.words);
+  EXPECT_EQ(actual.entries, expected.entries);
+}
+
+TEST_F(IoTest, BagOfWordsReadInSmallChunksAsInOneGo) {
+  const std::string file = kDataDir + "/sotu/docword.txt";
+  schmp::io::CorpusSize expected_size;
+  const std::vector<WordRecord> expected = words_in_chunks(file, internal::kChunkBytes, &expected_size);
+  EXPECT_EQ(expected_size.documents, 60u);
+  EXPECT_EQ(expected_size.words, 6391u);
+  ASSERT_EQ(expected.size(), expected_size.entries);
+  schmp::io::CorpusSize public_size;
+  const auto public_read = read_entries(file, &public_size);
+  ASSERT_EQ(public_read.size(), expected.size());
+  EXPECT_EQ(public_read.back().line, std::get<3>(expected.back()));
+  expect_same_size(public_size, expected_size);
+  for (const std::uint64_t chunk : kSmallChunks) {
+    schmp::io::CorpusSize size;
+    EXPECT_EQ(words_in_chunks(file, chunk, &size), expected) << chunk;
+    expect_same_size(size, expected_size);
+  }
+
+  for (const int parts : {3, 7}) {
+    SCOPED_TRACE(std::to_string(parts) + " shards");
+    const std::string shards =
+        shard_into(file, parts, missing("shards" + std::to_string(parts)), schmp::io::ShardFormat::docword);
+    const std::vector<WordRecord> whole = words_in_chunks(shards, internal::kChunkBytes);
+    EXPECT_EQ(without_lines(whole), without_lines(expected));
+    for (const std::uint64_t chunk : kSmallChunks) {
+      schmp::io::CorpusSize size;
+      EXPECT_EQ(words_in_chunks(shards, chunk, &size), whole) << chunk;
+      expect_same_size(size, expected_size);
+    }
+  }
+}
+
+TEST_F(IoTest, BagOfWordsErrorsAcrossChunksNameTheSameFileAndLine) {
+  // Chunks of one line each (1 byte) split the header too; the counts are checked after the last chunk.
+  struct Case {
+    std::string content;
+    std::uint64_t line;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {"2\n\n3\n", 3, "missing the header's entry count NNZ"},
+      {"2\r\n3\r\n\r\nx\r\n", 4, "non-numeric entry count NNZ 'x'"},
+      {"2\n3\n2\n1 1 1\n\n2 4 1\n", 6, "word id 4 beyond the 3 the header declares"},
+      {"2\n3\n2\n1 1 1\n2 3 1\n1 2 1\n", 0, "the header declares 2 entries (NNZ) but the file holds 3"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = write("bad.txt", c.content);
+    for (const std::uint64_t chunk : {std::uint64_t{1}, std::uint64_t{4}, internal::kChunkBytes}) {
+      EXPECT_TRUE(FailsWith([&] { words_in_chunks(path, chunk); }, path, c.line, c.message))
+          << c.content << " in chunks of " << chunk;
+    }
+  }
+
+  // A bad entry near the end of the sotu corpus, as a file and as shards.
+  std::ifstream in(kDataDir + "/sotu/docword.txt", std::ios::binary);
+  std::ostringstream docword;
+  docword << in.rdbuf();
+  std::string content = docword.str();
+  const std::uint64_t bad = insert_line(content, 9 * content.size() / 10, "3 6392 1\n");
+  const std::string file = write("docword.txt", content);
+  const std::string shards = shard_into(file, 3, missing("shards"), schmp::io::ShardFormat::docword);
+  const auto [part, part_line] = part_and_line(shards, bad);
+  EXPECT_EQ(part, shards + "/part-00002");
+  const std::string message = "word id 6392 beyond the 6391 the header declares";
+  for (const std::uint64_t chunk : {std::uint64_t{64}, std::uint64_t{1024}, internal::kChunkBytes}) {
+    SCOPED_TRACE("chunks of " + std::to_string(chunk));
+    EXPECT_TRUE(FailsWith([&] { words_in_chunks(file, chunk); }, file, bad, message));
+    EXPECT_TRUE(FailsWith([&] { words_in_chunks(shards, chunk); }, part, part_line, message));
+  }
+}
+
+using DocumentRecord = std::tuple<std::string, std::vector<std::uint32_t>, std::uint64_t>;
+
+// The documents, the words of the vocabulary afterwards and the number of tokens left out.
+struct TextRead {
+  std::vector<DocumentRecord> documents;
+  std::vector<std::string> words;
+  std::uint64_t left_out = 0;
+};
+
+TextRead text_in_chunks(const std::string& path, schmp::io::Vocabulary vocabulary, bool grow,
+                        std::uint64_t chunk_bytes) {
+  TextRead read;
+  read.left_out = internal::read_text_documents(
+      path, vocabulary, grow, [&](const auto& d) { read.documents.emplace_back(d.name, d.words, d.line); },
+      chunk_bytes);
+  for (std::uint32_t id = 0; id < vocabulary.size(); ++id) read.words.push_back(vocabulary.word(id));
+  return read;
+}
+
+void expect_same_text(const TextRead& actual, const TextRead& expected, bool with_lines) {
+  EXPECT_EQ(with_lines ? actual.documents : without_lines(actual.documents),
+            with_lines ? expected.documents : without_lines(expected.documents));
+  EXPECT_EQ(actual.words, expected.words);
+  EXPECT_EQ(actual.left_out, expected.left_out);
+}
+
+// Mallet-style documents of up to 40 words from a vocabulary of 3000, with blank lines and CRLF endings.
+std::string mallet_text(int documents, unsigned seed) {
+  std::mt19937 random(seed);
+  std::string content;
+  for (int d = 0; d < documents; ++d) {
+    const std::string ending = d % 9 == 0 ? "\r\n" : "\n";
+    if (d % 13 == 0) content += " " + ending;
+    content += "doc" + std::to_string(d) + "\tlabel" + std::to_string(random() % 3);
+    for (std::uint32_t t = 0, length = random() % 40; t < length; ++t)
+      content += " w" + std::to_string(random() % 3000);
+    content += ending;
+  }
+  return content;
+}
+
+TEST_F(IoTest, TextDocumentsAndVocabularyReadInSmallChunksAsInOneGo) {
+  const std::string file = write("documents.txt", mallet_text(600, 6));
+  const TextRead grown = text_in_chunks(file, {}, true, internal::kChunkBytes);
+  ASSERT_EQ(grown.documents.size(), 600u);
+  EXPECT_EQ(grown.left_out, 0u);
+  const std::string sotu_vocabulary = kDataDir + "/sotu/vocab.txt";
+  const schmp::io::Vocabulary vocabulary = schmp::io::read_vocabulary(sotu_vocabulary);
+  ASSERT_EQ(vocabulary.size(), 6391u);
+  // Half the words kept from a vocabulary of the others: some tokens are left out.
+  std::vector<std::string> half;
+  for (std::size_t w = 0; w < grown.words.size(); w += 2) half.push_back(grown.words[w]);
+  const TextRead kept = text_in_chunks(file, schmp::io::Vocabulary(half), false, internal::kChunkBytes);
+  EXPECT_GT(kept.left_out, 0u);
+
+  for (const std::uint64_t chunk : kSmallChunks) {
+    SCOPED_TRACE("chunks of " + std::to_string(chunk));
+    expect_same_text(text_in_chunks(file, {}, true, chunk), grown, true);
+    expect_same_text(text_in_chunks(file, schmp::io::Vocabulary(half), false, chunk), kept, true);
+    const schmp::io::Vocabulary small = internal::read_vocabulary(sotu_vocabulary, chunk);
+    ASSERT_EQ(small.size(), vocabulary.size());
+    for (std::uint32_t id = 0; id < vocabulary.size(); ++id) ASSERT_EQ(small.word(id), vocabulary.word(id));
+  }
+
+  for (const int parts : {3, 7}) {
+    SCOPED_TRACE(std::to_string(parts) + " shards");
+    const std::string shards =
+        shard_into(file, parts, missing("shards" + std::to_string(parts)), schmp::io::ShardFormat::text);
+    const TextRead whole = text_in_chunks(shards, {}, true, internal::kChunkBytes);
+    expect_same_text(whole, grown, false);
+    for (const std::uint64_t chunk : kSmallChunks) {
+      expect_same_text(text_in_chunks(shards, {}, true, chunk), whole, true);
+      expect_same_text(text_in_chunks(shards, schmp::io::Vocabulary(half), false, chunk), kept, false);
+    }
+  }
+}
+
+TEST_F(IoTest, TextAndVocabularyErrorsInLaterChunksNameTheSameFileAndLine) {
+  std::string content = mallet_text(300, 7);
+  const std::uint64_t bad = insert_line(content, 3 * content.size() / 4, "lonely\n");
+  const std::string file = write("documents.txt", content);
+  const std::string shards = shard_into(file, 3, missing("shards"), schmp::io::ShardFormat::text);
+  const auto [part, part_line] = part_and_line(shards, bad);
+  const std::string message = "expected 'name label word word ...': no label after the name";
+  for (const std::uint64_t chunk : {std::uint64_t{64}, std::uint64_t{1024}, internal::kChunkBytes}) {
+    SCOPED_TRACE("chunks of " + std::to_string(chunk));
+    EXPECT_TRUE(FailsWith([&] { text_in_chunks(file, {}, true, chunk); }, file, bad, message));
+    EXPECT_TRUE(FailsWith([&] { text_in_chunks(shards, {}, true, chunk); }, part, part_line, message));
+  }
+
+  // A word repeated in a later part names where it first was; a blank line is reported where it lies.
+  fs::create_directories(missing("vocab"));
+  write("vocab/part-00000", "a\nb\n");
+  write("vocab/part-00001", "c\nd\ne\na\n");
+  const std::string blank = write("blank.txt", "apple\npear\n\nfig\n");
+  for (const std::uint64_t chunk : {std::uint64_t{1}, std::uint64_t{3}, internal::kChunkBytes}) {
+    SCOPED_TRACE("chunks of " + std::to_string(chunk));
+    EXPECT_EQ(error_of([&] { internal::read_vocabulary(missing("vocab"), chunk); }),
+              missing("vocab") + "/part-00001:4: repeated word 'a' (first on " + missing("vocab") +
+                  "/part-00000:1)");
+    EXPECT_TRUE(FailsWith([&] { internal::read_vocabulary(blank, chunk); }, blank, 3,
+                          "blank line: line i names word i, so every line must hold a word"));
+  }
 }
 
 }  // namespace

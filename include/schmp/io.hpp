@@ -12,6 +12,13 @@
 // so that no line spans two parts. Errors name the part file and its own line number, and so do the
 // `line` fields of what the readers return: for a directory, a line number there counts from the start
 // of its part file (docs/sharding.md).
+//
+// Memory: the readers that take a byte range hold that range's text and what they return. The readers
+// that read a whole input and pass its records to a callback (read_ratings on text, read_bag_of_words,
+// read_text_documents, read_vocabulary) stream it instead: they read and parse it in consecutive chunks
+// of whole lines of 64 MiB (plus the rest of the line that crosses the edge) and let each chunk go before
+// reading the next, so whatever the input's size they hold one chunk's text, and for ratings that
+// chunk's parsed records too.
 #pragma once
 
 #include <cstddef>
@@ -107,6 +114,10 @@ struct IdBounds {
 // ids counted from `index_base`, 0 or 1; `#` comments) or a MatrixMarket coordinate file (1-based
 // whatever `index_base` says; its size line bounds the ids too). Rejected: a missing or extra field, a
 // negative id, an id below the base or not below its bound, a non-numeric or non-finite rating.
+// Text is read a chunk at a time (see the top of this file) and each chunk parsed on several threads, so
+// this holds at most a chunk's text and its ratings (24 bytes per line) at once; a MatrixMarket file is
+// read whole, its entries (24 bytes each with their line numbers) all held before the first is visited.
+// An error is raised at the first bad line, after the ratings before it were visited.
 void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
                   const std::function<void(const Rating&)>& visit);
 
@@ -128,7 +139,8 @@ struct CorpusSize {
 // UCI bag-of-words (docword.txt): the header lines D, W and NNZ, then `doc word count` lines with
 // 1-based ids, passed to `visit` in file order; returns the header. Blank lines are skipped. Rejected: a
 // missing or non-numeric header value, a document id of 0 or beyond D, a word id of 0 or beyond W, a
-// count of 0 or below, a missing or extra field, and a number of entries that differs from NNZ.
+// count of 0 or below, a missing or extra field, and a number of entries that differs from NNZ (found at
+// the end, after every entry was visited). Holds one chunk of text at a time.
 CorpusSize read_bag_of_words(const std::string& path, const std::function<void(const WordCount&)>& visit);
 
 // Words and their ids, in order of first appearance.
@@ -150,7 +162,8 @@ class Vocabulary {
 };
 
 // A vocabulary file (vocab.txt): line i holds word i (1-based lines, 0-based ids). A blank line or a
-// repeated word is an error: either would shift or confuse the ids of the words after it.
+// repeated word is an error: either would shift or confuse the ids of the words after it. Holds one
+// chunk of text at a time besides the vocabulary.
 Vocabulary read_vocabulary(const std::string& path);
 
 // One document of a text corpus: its name and its tokens as word ids.
@@ -163,7 +176,7 @@ struct TextDocument {
 // Documents one per line, as Mallet imports them: `name label word word ...` (fields separated by
 // blanks; the label is read and ignored). Words get ids from `vocabulary`: new words are added when
 // `grow`, else left out and counted. Blank lines are skipped; a line with a name and no label is an
-// error. Returns the number of tokens left out.
+// error. Returns the number of tokens left out. Holds one chunk of text and one document at a time.
 std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
                                   const std::function<void(const TextDocument&)>& visit);
 
