@@ -58,6 +58,28 @@ timed() {
   fi
 }
 
+# generate_once FILE KIND FLAGS...: prints FILE, first made by `schmp-generate KIND FLAGS... --seed 1`
+# unless it exists (with its .truth and .test files); written under a temporary name, so that an
+# interrupted run leaves nothing that looks complete. Uses $generate (the sourcing script sets it).
+generate_once() {
+  local file=$1 kind=$2
+  shift 2
+  if [[ ! -s $file ]]; then
+    log "generating $file"
+    "$generate" "$kind" "$@" --seed 1 --out "$file.tmp" >&2
+    local extra
+    for extra in truth test; do if [[ -e $file.tmp.$extra ]]; then mv "$file.tmp.$extra" "$file.$extra"; fi; done
+    mv "$file.tmp" "$file"
+  fi
+  echo "$file"
+}
+
+# last_value TRACE COLUMN: COLUMN's value in the trace's last row.
+last_value() {
+  awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next } { v = $c }
+    END { print v }' "$1"
+}
+
 # json_field FILE KEY: one field of a JSON object (floats with all their digits).
 json_field() {
   "$python" -c 'import json, sys; print(repr(json.load(open(sys.argv[1]))[sys.argv[2]]))' "$1" "$2"

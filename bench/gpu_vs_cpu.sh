@@ -64,26 +64,6 @@ cores=$(nproc)
 cpu_run=(mpirun -np 1 --bind-to none)
 if [[ $(id -u) -eq 0 ]]; then cpu_run+=(--allow-run-as-root); fi
 
-# generated NAME KIND FLAGS...: the path of a generated data set, made on first use.
-generated() {
-  local name=$1 kind=$2
-  shift 2
-  local file=$cache/gpu-$name-s$scale.txt
-  if [[ ! -s $file ]]; then
-    log "generating $file"
-    "$generate" "$kind" "$@" --seed 1 --out "$file.tmp" >&2
-    for extra in truth test; do [[ -e $file.tmp.$extra ]] && mv "$file.tmp.$extra" "$file.$extra"; done
-    mv "$file.tmp" "$file"
-  fi
-  echo "$file"
-}
-
-# last_row TRACE COLUMN: the trace's last value of COLUMN.
-last_row() {
-  awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next } { v = $c }
-    END { print v }' "$1"
-}
-
 # row APP DEVICE COUNTER UNITS_PER_COUNT BYTES_PER_UNIT COMMAND...: runs one side and prints its table
 # row; COUNTER is the trace column that counts the work done (round, iteration). Sets THROUGHPUT (units
 # per second); the GPU row's ratio is against CPU_THROUGHPUT.
@@ -98,8 +78,8 @@ row() {
     return
   fi
   local seconds rounds
-  seconds=$(last_row "$trace" seconds)
-  rounds=$(last_row "$trace" "$counter")
+  seconds=$(last_value "$trace" seconds)
+  rounds=$(last_value "$trace" "$counter")
   THROUGHPUT=$(awk -v u="$units" -v r="$rounds" -v s="$seconds" 'BEGIN { printf "%.4g", u * r / s }')
   local per_round fraction=- speedup=-
   per_round=$(awk -v r="$rounds" -v s="$seconds" 'BEGIN { printf "%.4g", s / r }')
@@ -129,20 +109,23 @@ echo "## GPU against CPU: $gpu_name ($bandwidth GB/s), $cores cores"
 
 # Lasso: a round moves 1,024 coordinates: nonzeros per column (rows x 100 / cols) each, twice.
 rows=$((1000000 / scale))
-data=$(generated lasso lasso --rows "$rows" --cols "$rows" --density 0.0001 --support 1000 --noise 0.1)
+data=$(generate_once "$cache/gpu-lasso-s$scale.txt" lasso --rows "$rows" --cols "$rows" --density 0.0001 \
+  --support 1000 --noise 0.1)
 compare lasso nonzeros round $((2 * 1024 * 100)) 24 "$lasso" --data "$data" --lambda_ratio 0.1 \
   --schedule_size 1024 --max_rounds 2000 --rho 1 --tol 1e-12
 
 # MF: a round is an epoch over every training rating.
 ratings=$((100000000 / scale))
-data=$(generated mf mf --users $((2000000 / scale)) --items $((100000 / scale)) --rank 32 --ratings "$ratings" \
+data=$(generate_once "$cache/gpu-mf-s$scale.txt" mf --users $((2000000 / scale)) --items $((100000 / scale)) \
+  --rank 32 --ratings "$ratings" \
   --test_ratings 0 --noise 0.5 --zipf 0.8)
 compare mf ratings iteration "$ratings" $((16 + 4 * 8 * 32)) "$mf" --data "$data" --algorithm sgd --rank 32 \
   --lambda 0.05 --iterations 5
 
 # LDA: a round is an iteration over every token.
 documents=$((500000 / scale))
-data=$(generated lda lda --documents "$documents" --words 100000 --topics 1000 --document_length 200 \
+data=$(generate_once "$cache/gpu-lda-s$scale.txt" lda --documents "$documents" --words 100000 --topics 1000 \
+  --document_length 200 \
   --alpha 0.01 --beta 0.01)
 compare lda tokens iteration $((documents * 200)) $((4 * 1000)) "$lda" --data "$data" --topics 1000 --alpha 0.01 \
   --beta 0.01 --iterations 10

@@ -62,27 +62,6 @@ launcher+=(--oversubscribe)
 read -r -a user_mpirun_flags <<<"${MPIRUN_FLAGS:-}"
 launcher+=("${user_mpirun_flags[@]}")
 
-# generated NAME KIND FLAGS...: the path of a generated data set, made on first use.
-generated() {
-  local name=$1 kind=$2
-  shift 2
-  local file=$cache/scaling-$name-s$scale.txt
-  if [[ ! -s $file ]]; then
-    log "generating $file"
-    "$generate" "$kind" "$@" --seed 1 --out "$file.tmp" >&2
-    local extra
-    for extra in truth test; do if [[ -e $file.tmp.$extra ]]; then mv "$file.tmp.$extra" "$file.$extra"; fi; done
-    mv "$file.tmp" "$file"
-  fi
-  echo "$file"
-}
-
-# last TRACE COLUMN: the value of COLUMN in the trace's last row.
-last() {
-  awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next } { v = $c }
-    END { print v }' "$1"
-}
-
 # measure NAME RANKS COUNTER COMMAND...: runs COMMAND on RANKS ranks with a trace; sets PER_ROUND
 # (seconds per COUNTER step, or "-") and SPLIT (the four time shares as table cells).
 measure() {
@@ -97,8 +76,8 @@ measure() {
   SPLIT="- | - | - | -"
   [[ $STATUS == ok && -s $trace ]] || return 0
   local seconds steps
-  seconds=$(last "$trace" seconds)
-  steps=$(last "$trace" "$counter")
+  seconds=$(last_value "$trace" seconds)
+  steps=$(last_value "$trace" "$counter")
   PER_ROUND=$(awk -v s="$seconds" -v n="$steps" 'BEGIN { if (n > 0) printf "%.4g", s / n; else print "-" }')
   SPLIT=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { for (k in c) v[k] = $c[k] }
     END { t = v["seconds"]; if (t <= 0) t = 1
@@ -143,7 +122,7 @@ command_lasso() {
   local rows=$((400000 / scale))
   if [[ $1 == weak ]]; then rows=$((rows * $2 / largest)); fi
   local data
-  data=$(generated "lasso-$rows" lasso --rows "$rows" --cols $((200000 / scale)) \
+  data=$(generate_once "$cache/scaling-lasso-$rows-s$scale.txt" lasso --rows "$rows" --cols $((200000 / scale)) \
     --density "$(awk -v s="$scale" 'BEGIN { printf "%.8g", 50 / (200000 / s) }')" --support 2000 --noise 0.1)
   echo "$lasso --data $data --lambda_ratio 0.05 --schedule_size 256 --max_rounds 3000 --tol 1e-12"
 }
@@ -154,7 +133,8 @@ command_mf() {
     ratings=$((ratings * $2 / largest))
   fi
   local data
-  data=$(generated "mf-$users" mf --users "$users" --items $((40000 / scale)) --rank 16 --ratings "$ratings" \
+  data=$(generate_once "$cache/scaling-mf-$users-s$scale.txt" mf --users "$users" --items $((40000 / scale)) \
+    --rank 16 --ratings "$ratings" \
     --test_ratings 0 --noise 0.5 --zipf 0.8)
   echo "$mf --data $data --algorithm ccd --rank 16 --lambda 0.05 --iterations 3"
 }
@@ -162,8 +142,8 @@ command_lda() {
   local documents=$((100000 / scale))
   if [[ $1 == weak ]]; then documents=$((documents * $2 / largest)); fi
   local data
-  data=$(generated "lda-$documents" lda --documents "$documents" --words 20000 --topics 100 \
-    --document_length 100 --alpha 0.1 --beta 0.01)
+  data=$(generate_once "$cache/scaling-lda-$documents-s$scale.txt" lda --documents "$documents" --words 20000 \
+    --topics 100 --document_length 100 --alpha 0.1 --beta 0.01)
   echo "$lda --data $data --topics 100 --iterations 20"
 }
 

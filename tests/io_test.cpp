@@ -23,6 +23,7 @@
 
 #include "../io/whole_file_readers.hpp"
 #include "schmp/dataset.hpp"
+#include "test_files.hpp"
 
 namespace {
 
@@ -31,6 +32,7 @@ using schmp::io::ByteRange;
 using schmp::io::Coordinates;
 using schmp::io::InputError;
 using schmp::io::SparseRows;
+using schmp::testing::error_of;
 
 // Gives each test a fresh directory for its input files and removes it afterwards.
 class IoTest : public ::testing::Test {
@@ -1019,16 +1021,6 @@ std::pair<std::string, std::uint64_t> part_and_line(const std::string& directory
     if (line <= lines) return {path, line};
     line -= lines;
   }
-}
-
-// The message of the InputError that `read` throws ("" when none).
-std::string error_of(const std::function<void()>& read) {
-  try {
-    read();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "";
 }
 
 using RatingRecord = std::tuple<std::uint32_t, std::uint32_t, double, std::uint64_t>;

@@ -24,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using io::InputError;
 using io::SparseRows;
+using testing::error_of;
 
 const std::string kSourceDir = SCHMP_SOURCE_DIR;
 const std::string kHeartScale = kSourceDir + "/data/heart_scale.svm";
@@ -39,16 +40,6 @@ std::string shard(const std::string& input, int parts, const std::string& out) {
   options.output = out;
   io::write_shards(options);
   return out;
-}
-
-// The message of the InputError that `read` throws ("" when none).
-std::string error_of(const std::function<void()>& read) {
-  try {
-    read();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "";
 }
 
 // Rows as parsed, without the line numbers (which count from each part's start in a directory).

@@ -1,4 +1,4 @@
-// Scratch files for tests: a fresh directory per test, removed afterwards.
+// Files for tests: a fresh scratch directory per test, removed afterwards, and the errors readers throw.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -6,7 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
+
+#include "schmp/io.hpp"
 
 namespace schmp::testing {
 
@@ -32,5 +35,15 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
+
+// The message of the io::InputError that `read` throws ("" when none).
+inline std::string error_of(const std::function<void()>& read) {
+  try {
+    read();
+  } catch (const io::InputError& error) {
+    return error.what();
+  }
+  return "";
+}
 
 }  // namespace schmp::testing
