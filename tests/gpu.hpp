@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <string>
+
 #include "kernels/device.hpp"
 #include "schmp/program.hpp"
 
@@ -21,6 +26,20 @@ inline WorkerContext gpu_worker_context(std::uint64_t seed = 1) {
   context.seed = seed;
   context.device = Device::gpu;
   return context;
+}
+
+// The GPU the tests run on: the one a single worker's context picks (the first).
+inline int test_gpu() { return kernels::pick_gpu(gpu_worker_context()); }
+
+// A seed drawn afresh for every run, so that runs cover other inputs, or SCHMP_TEST_SEED's, to replay
+// a failure; seed_note(seed) is what the failing test prints about it.
+inline std::uint64_t fresh_seed() {
+  if (const char* replay = std::getenv("SCHMP_TEST_SEED")) return std::stoull(replay);
+  std::random_device device;
+  return (std::uint64_t{device()} << 32) | device();
+}
+inline std::string seed_note(std::uint64_t seed) {
+  return "seed " + std::to_string(seed) + " (SCHMP_TEST_SEED replays it)";
 }
 
 }  // namespace schmp::testing

@@ -30,11 +30,6 @@ namespace {
 
 constexpr double kTolerance = 1e-12;
 
-std::uint64_t test_seed() {
-  if (const char* replay = std::getenv("SCHMP_TEST_SEED")) return std::stoull(replay);
-  return std::random_device{}();
-}
-
 // Rows of which about a tenth are empty; column 0 is in every other row, every fifth column is empty,
 // the rest hold entries with probability `density`; values and labels standard normal.
 io::SparseRows random_shard(std::mt19937_64& random, std::size_t rows, std::size_t columns, double density) {
@@ -171,7 +166,7 @@ class KernelPair {
  public:
   KernelPair(const io::SparseRows& rows, std::size_t columns)
       : cpu_(kernels::make_cpu_column_kernel(rows, columns)),
-        gpu_(kernels::make_column_kernel(kernels::pick_gpu(testing::gpu_worker_context()), rows, columns)),
+        gpu_(kernels::make_column_kernel(testing::test_gpu(), rows, columns)),
         magnitudes_(rows, columns) {}
 
   std::size_t rows() const { return cpu_->rows(); }
@@ -314,8 +309,8 @@ constexpr std::size_t kRows = 2000, kDataColumns = 300, kColumns = kDataColumns 
 
 TEST(GpuColumnKernel, LeastSquaresOperationsMatchTheCpu) {
   SCHMP_REQUIRE_GPU();
-  const std::uint64_t seed = test_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (SCHMP_TEST_SEED replays it)");
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(testing::seed_note(seed));
   std::mt19937_64 random(seed);
   const io::SparseRows shard = random_shard(random, kRows, kDataColumns, 0.05);
   KernelPair kernels(shard, kColumns);
@@ -343,8 +338,8 @@ TEST(GpuColumnKernel, LeastSquaresOperationsMatchTheCpu) {
 
 TEST(GpuColumnKernel, NewtonStepOperationsMatchTheCpu) {
   SCHMP_REQUIRE_GPU();
-  const std::uint64_t seed = test_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (SCHMP_TEST_SEED replays it)");
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(testing::seed_note(seed));
   std::mt19937_64 random(seed);
   const io::SparseRows shard = random_shard(random, kRows, kDataColumns, 0.05);
   KernelPair kernels(shard, kColumns);
@@ -386,8 +381,8 @@ TEST(GpuColumnKernel, NewtonStepOperationsMatchTheCpu) {
 // A worker may get no rows (more workers than rows), or rows without entries.
 TEST(GpuColumnKernel, EmptyShardsWork) {
   SCHMP_REQUIRE_GPU();
-  const std::uint64_t seed = test_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed) + " (SCHMP_TEST_SEED replays it)");
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(testing::seed_note(seed));
   std::mt19937_64 random(seed);
   {
     SCOPED_TRACE("no rows");
@@ -421,9 +416,9 @@ TEST(GpuColumnKernel, EmptyShardsWork) {
 
 TEST(GpuColumnKernel, RefusesWhatTheCpuKernelRefuses) {
   SCHMP_REQUIRE_GPU();
-  std::mt19937_64 random(test_seed());
+  std::mt19937_64 random(testing::fresh_seed());
   const io::SparseRows shard = random_shard(random, 20, 10, 0.3);
-  const int gpu = kernels::pick_gpu(testing::gpu_worker_context());
+  const int gpu = testing::test_gpu();
   EXPECT_THROW(kernels::make_column_kernel(gpu, shard, shard.columns() - 1), std::invalid_argument);
   const auto kernel = kernels::make_column_kernel(gpu, shard, 12);
   std::vector<double> out(1);

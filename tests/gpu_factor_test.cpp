@@ -26,12 +26,6 @@ namespace {
 using kernels::CellRating;
 using kernels::RowLayout;
 
-// A seed of its own for every run, printed with any failure so that it can be replayed.
-std::uint64_t fresh_seed() {
-  std::random_device device;
-  return (std::uint64_t{device()} << 32) | device();
-}
-
 // |got - want| within `tolerance` relative to |want|, or absolute below 1 (sums that nearly cancel).
 void expect_close(double got, double want, double tolerance, const std::string& what) {
   EXPECT_LE(std::abs(got - want), tolerance * std::max(1.0, std::abs(want)))
@@ -82,12 +76,10 @@ std::vector<double> counts_of(const std::vector<CellRating>& cell, std::uint32_t
   return counts;
 }
 
-int test_gpu() { return kernels::pick_gpu(gpu_worker_context()); }
-
 TEST(GpuFactorKernels, ErrorSumsMatchTheCpu) {
   SCHMP_REQUIRE_GPU();
   const std::uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(seed_note(seed));
   std::mt19937_64 random(seed);
   for (int trial = 0; trial < 4; ++trial) {
     const RowLayout layout = random_layout(random);
@@ -119,7 +111,7 @@ TEST(GpuFactorKernels, ErrorSumsMatchTheCpu) {
 TEST(GpuFactorKernels, CcdGatherMatchesTheCpu) {
   SCHMP_REQUIRE_GPU();
   const std::uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(seed_note(seed));
   std::mt19937_64 random(seed);
   const double lambda = 0.05;
   for (const bool users_first : {true, false}) {
@@ -214,7 +206,7 @@ TEST(GpuFactorKernels, CcdGatherMatchesTheCpu) {
 TEST(GpuFactorKernels, SgdPassMatchesTheCpuWhereNoTwoRatingsShareARow) {
   SCHMP_REQUIRE_GPU();
   const std::uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  SCOPED_TRACE(seed_note(seed));
   std::mt19937_64 random(seed);
   for (int trial = 0; trial < 6; ++trial) {
     const RowLayout layout = random_layout(random);

@@ -23,15 +23,10 @@ namespace {
 using kernels::GpuTopicModel;
 using kernels::TopicToken;
 
-int test_gpu() { return kernels::pick_gpu(testing::gpu_worker_context()); }
-
-// A seed drawn afresh for each run, so that runs cover other counts; printed with any failure.
-unsigned fresh_seed() { return std::random_device{}(); }
-
 TEST(GpuTopicSampler, DrawsOneTokenFromTheCollapsedConditional) {
   SCHMP_REQUIRE_GPU();
-  const unsigned seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(testing::seed_note(seed));
   std::mt19937_64 random(seed);
   // 70 topics: three chunks of 32 for the warp, the last one partial.
   constexpr int kTopics = 70;
@@ -63,7 +58,7 @@ TEST(GpuTopicSampler, DrawsOneTokenFromTheCollapsedConditional) {
   std::vector<std::vector<TopicToken>> blocks{{TopicToken{0, 0, start, 0}}};
   const std::vector<std::uint32_t> rows{1};
   const auto sampler = kernels::make_gpu_topic_sampler(
-      test_gpu(), GpuTopicModel{kTopics, priors, seed, blocks, rows, document});
+      testing::test_gpu(), GpuTopicModel{kTopics, priors, seed, blocks, rows, document});
 
   constexpr int kDraws = 50000;
   std::vector<double> seen(kWidth, 0.0);
@@ -105,8 +100,8 @@ TEST(GpuTopicSampler, DrawsOneTokenFromTheCollapsedConditional) {
 
 TEST(GpuTopicSampler, SweepsKeepTheCountsOfTheTopics) {
   SCHMP_REQUIRE_GPU();
-  const unsigned seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(testing::seed_note(seed));
   std::mt19937_64 random(seed);
   constexpr int kTopics = 37;
   constexpr auto kWidth = static_cast<std::size_t>(kTopics);
@@ -151,7 +146,7 @@ TEST(GpuTopicSampler, SweepsKeepTheCountsOfTheTopics) {
   }
 
   const auto sampler = kernels::make_gpu_topic_sampler(
-      test_gpu(), GpuTopicModel{kTopics, priors, seed, blocks, rows, document_counts});
+      testing::test_gpu(), GpuTopicModel{kTopics, priors, seed, blocks, rows, document_counts});
   std::uint64_t moved = 0;
   for (std::uint64_t iteration = 0; iteration < 5; ++iteration) {
     for (std::uint32_t b = 0; b < kBlocks; ++b) {
