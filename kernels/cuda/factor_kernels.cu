@@ -89,6 +89,10 @@ struct SgdArguments {
 // the ratings: they are sorted by user, so a user's steps are taken in order by one warp but at the
 // ends of a run; steps for one item by different warps may overlap (Hogwild). The entries a lane reads
 // are those it wrote, and __syncwarp orders the sums lane 0 writes before the next rating's reads.
+// Rows and sums are read past L1 (__ldcg): L1 is not coherent between SMs, and a small item matrix
+// fits in it whole, so plain loads would let each SM step on its own stale copy of the items for the
+// whole pass and the last writer of each entry win (on an H100, 600 x 300 ratings: a test RMSE 37%
+// above the CPU's after 20 epochs).
 __global__ void sgd_kernel(const SgdArguments a) {
   const unsigned lane = threadIdx.x % kWarp;
   const std::size_t warp = thread_index() / kWarp;
@@ -101,15 +105,15 @@ __global__ void sgd_kernel(const SgdArguments a) {
     double* w = a.users + static_cast<std::size_t>(rating.user) * a.width;
     double* h = a.items + static_cast<std::size_t>(rating.item) * a.width;
     double dot = 0;
-    for (int d = static_cast<int>(lane); d < a.width; d += kLanes) dot += w[d] * h[d];
+    for (int d = static_cast<int>(lane); d < a.width; d += kLanes) dot += __ldcg(w + d) * __ldcg(h + d);
     const double error = rating.value - warp_sum(dot);
-    const double w_step = a.learning_rate / sqrt(a.user_sums[rating.user]);
-    const double h_step = a.learning_rate / sqrt(a.item_sums[rating.item]);
+    const double w_step = a.learning_rate / sqrt(__ldcg(a.user_sums + rating.user));
+    const double h_step = a.learning_rate / sqrt(__ldcg(a.item_sums + rating.item));
     double w_squares = 0;
     double h_squares = 0;
     for (int d = static_cast<int>(lane); d < a.width; d += kLanes) {
-      const double w_entry = w[d];
-      const double h_entry = h[d];
+      const double w_entry = __ldcg(w + d);
+      const double h_entry = __ldcg(h + d);
       if (d < a.rank) {
         const double w_gradient = a.lambda * w_entry - error * h_entry;
         const double h_gradient = a.lambda * h_entry - error * w_entry;
@@ -131,8 +135,8 @@ __global__ void sgd_kernel(const SgdArguments a) {
     w_squares = warp_sum(w_squares);
     h_squares = warp_sum(h_squares);
     if (lane == 0) {
-      a.user_sums[rating.user] += w_squares * a.inverse_moving;
-      a.item_sums[rating.item] += h_squares * a.inverse_moving;
+      a.user_sums[rating.user] = __ldcg(a.user_sums + rating.user) + w_squares * a.inverse_moving;
+      a.item_sums[rating.item] = __ldcg(a.item_sums + rating.item) + h_squares * a.inverse_moving;
       squared_error += error * error;
     }
     __syncwarp();
