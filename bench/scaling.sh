@@ -9,11 +9,13 @@
 # LDA make every rank a worker; Lasso adds the coordinator and a scheduler rank (workers + 2 ranks,
 # README "How a round works"). Weak scaling: the data grows with the workers (rows, users or documents
 # in proportion), the same work per worker. Then the scheduler at the most workers: Lasso with
-# lock-step rounds (--staleness 0) against pipelined ones (--staleness 2), and with two scheduler
-# ranks (--schedulers 2).
+# lock-step rounds (--staleness 0) against pipelined ones (--staleness 2), and with two and four scheduler
+# ranks (--schedulers 2, 4).
 #
-# Problems (generated once into bench/.cache; --quick: a twentieth):
-#   lasso  400,000 x 200,000, 50 nonzeros per row (20M nonzeros); 3,000 rounds of 256 coordinates
+# Problems (generated once into bench/.cache, all at once, one generator per core; --quick: a twentieth):
+#   lasso  1,600,000 x 200,000, 50 nonzeros per row (80M nonzeros); 3,000 rounds of 256 coordinates
+#          (a round over 400 nonzeros per column is about 4 ms of one core's work: at 16 workers still
+#          several times the cost of a round's messages)
 #   mf     400,000 users x 40,000 items, 20M ratings, rank 16, CCD++; 3 iterations
 #   lda    100,000 documents x 100 tokens (10M tokens), 20,000 words, K = 100; 20 iterations
 # Weak scaling takes the problem of one worker to be the strong problem divided by the most workers.
@@ -24,7 +26,7 @@
 # More ranks than cores run unbound; timings from such rows measure oversubscription, not scaling.
 #
 # Environment: SCHMP_BUILD (default <repo>/build), SCHMP_BENCH_TIMEOUT (seconds per run, default 600),
-# SCHMP_WORKERS (worker counts), MPIRUN_FLAGS (extra mpirun flags, e.g. "--hostfile hosts").
+# SCHMP_WORKERS (worker counts), SCHMP_APPS (default "lasso mf lda"), MPIRUN_FLAGS (extra mpirun flags, e.g. "--hostfile hosts").
 # Arguments after `--` are passed to every run.
 set -euo pipefail
 
@@ -52,6 +54,7 @@ else
   for ((n = 1; n <= cores; n *= 2)); do worker_counts+=("$n"); done
 fi
 largest=${worker_counts[-1]}
+read -r -a apps <<<"${SCHMP_APPS:-lasso mf lda}"
 scale=1
 if ((quick)); then scale=20; fi
 
@@ -119,7 +122,7 @@ series() {
 
 # command_APP KIND WORKERS: the app's command line for a series, its data generated on first use.
 command_lasso() {
-  local rows=$((400000 / scale))
+  local rows=$((1600000 / scale))
   if [[ $1 == weak ]]; then rows=$((rows * $2 / largest)); fi
   local data
   data=$(generate_once "$cache/scaling-lasso-$rows-s$scale.txt" lasso --rows "$rows" --cols $((200000 / scale)) \
@@ -147,25 +150,47 @@ command_lda() {
   echo "$lda --data $data --topics 100 --iterations 20"
 }
 
+# Every problem is generated before the first run, side by side (the generator uses one core): the
+# strong ones first, as the weak problem of the most workers is the strong one.
+generate_all() {
+  local app workers
+  for app in "${apps[@]}"; do "command_$app" strong "$largest" >/dev/null & done
+  wait
+  for app in "${apps[@]}"; do
+    for workers in "${worker_counts[@]}"; do
+      if ((workers < largest)); then "command_$app" weak "$workers" >/dev/null & fi
+    done
+  done
+  wait
+}
+generate_all
+
 echo "## Scaling on $(hostname): $cores cores, workers ${worker_counts[*]}"
 if ((largest < 16)); then
   echo
   echo "(At most $largest workers here: this machine has $cores cores.)"
 fi
 
-series strong lasso round 2
-series strong mf iteration 0
-series strong lda iteration 0
-series weak lasso round 2
-series weak mf iteration 0
-series weak lda iteration 0
-
-# The scheduler at the most workers: pipelining, and a second scheduler rank.
-table_header "lasso with $largest workers: the scheduler" round
-for setting in "--staleness 0" "--staleness 2" "--staleness 2 --schedulers 2"; do
-  ranks=$((largest + 2))
-  if [[ $setting == *"--schedulers 2"* ]]; then ranks=$((largest + 3)); fi
-  # shellcheck disable=SC2046,SC2086
-  measure "lasso-scheduler-${setting// /}" "$ranks" round $(command_lasso strong "$largest") $setting
-  echo "| $largest ($ranks; $setting) | $PER_ROUND | - | - | $SPLIT |"
+# series_of KIND APP: the series with the app's counter and the ranks it takes beside the workers.
+series_of() {
+  case $2 in
+    lasso) series "$1" lasso round 2 ;;
+    *) series "$1" "$2" iteration 0 ;;
+  esac
+}
+for kind in strong weak; do
+  for app in "${apps[@]}"; do series_of "$kind" "$app"; done
 done
+
+# The scheduler at the most workers: pipelining, and more scheduler ranks.
+if [[ " ${apps[*]} " == *" lasso "* ]]; then
+  table_header "lasso with $largest workers: the scheduler" round
+  for setting in "--staleness 0" "--staleness 2" "--staleness 2 --schedulers 2" "--staleness 2 --schedulers 4"; do
+    schedulers=1
+    if [[ $setting =~ --schedulers\ ([0-9]+) ]]; then schedulers=${BASH_REMATCH[1]}; fi
+    ranks=$((largest + 1 + schedulers))
+    # shellcheck disable=SC2046,SC2086
+    measure "lasso-scheduler-${setting// /}" "$ranks" round $(command_lasso strong "$largest") $setting
+    echo "| $largest ($ranks; $setting) | $PER_ROUND | - | - | $SPLIT |"
+  done
+fi
