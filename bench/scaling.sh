@@ -13,8 +13,8 @@
 # ranks (--schedulers 2, 4).
 #
 # Problems (generated once into bench/.cache, all at once, one generator per core; --quick: a twentieth):
-#   lasso  1,600,000 x 200,000, 50 nonzeros per row (80M nonzeros); 3,000 rounds of 256 coordinates
-#          (a round over 400 nonzeros per column is about 4 ms of one core's work: at 16 workers still
+#   lasso  1,600,000 x 200,000, 50 nonzeros per row (80M nonzeros); at most 3,000 rounds of 256 coordinates
+#          (a round over 400 nonzeros per column is about 8 ms of one core's work: at 16 workers still
 #          several times the cost of a round's messages)
 #   mf     400,000 users x 40,000 items, 20M ratings, rank 16, CCD++; 3 iterations
 #   lda    100,000 documents x 100 tokens (10M tokens), 20,000 words, K = 100; 20 iterations
