@@ -86,7 +86,7 @@ CorpusSize read_bag_of_words(const std::string& path, const std::function<void(c
     if (occurrences == 0) where.fail("count 0 (an entry says how often the word occurs: at least once)");
     if (occurrences > 0xFFFFFFFFull) where.fail("count " + std::to_string(occurrences) + " out of range");
     entry.count = static_cast<std::uint32_t>(occurrences);
-    entry.line = line->number;
+    entry.line = line->source();
     ++entries;
     visit(entry);
   }
@@ -186,7 +186,7 @@ std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabular
     if (!tokens.next()) where.fail("expected 'name label word word ...': no label after the name");
     document.name = std::string(*name);
     document.words.clear();
-    document.line = line->number;
+    document.line = line->source();
     while (const auto word = tokens.next()) {
       const std::uint32_t id = grow ? vocabulary.add(*word) : vocabulary.find(*word);
       if (id == Vocabulary::kUnknown) {

@@ -43,9 +43,9 @@ SparseRows rows_of_block(const std::string& data, const std::string& labels, int
     const std::size_t e = mine[k];
     if (k > 0 && entries.row[e] == entries.row[mine[k - 1]] &&
         entries.column[e] == entries.column[mine[k - 1]]) {
-      throw InputError(data, std::max(entries.line[e], entries.line[mine[k - 1]]),
-                       "duplicate entry (" + std::to_string(entries.row[e] + 1) + ", " +
-                           std::to_string(entries.column[e] + 1) + ")");
+      throw InputError::at(data, std::max(entries.line[e], entries.line[mine[k - 1]]),
+                           "duplicate entry (" + std::to_string(entries.row[e] + 1) + ", " +
+                               std::to_string(entries.column[e] + 1) + ")");
     }
     ++rows.row_start[entries.row[e] - first + 1];
     rows.index.push_back(entries.column[e]);

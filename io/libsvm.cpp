@@ -90,7 +90,7 @@ SparseRows read_libsvm(const std::string& path, ByteRange range) {
 
     rows.labels.push_back(label);
     rows.row_start.push_back(rows.index.size());
-    rows.line.push_back(line->number);
+    rows.line.push_back(line->source());
   }
   return rows;
 }

@@ -202,11 +202,11 @@ RangeText read_range(const std::string& path, ByteRange range) {
   // and the first line: the one found above.
   const std::uint64_t lines_before =
       text_begin == part.begin ? 0 : count_newlines(file, part.begin, read_from) + 1;
-  result.segments.push_back(TextSegment{0, part.path, 1 + lines_before});
+  result.segments.push_back(TextSegment{0, part.path, 1 + lines_before, first_part});
   for (std::size_t next = first_part + 1; next < parts.size() && parts[next].begin < text_end; ++next) {
     if (parts[next].size == 0) continue;
     result.segments.push_back(
-        TextSegment{static_cast<std::size_t>(parts[next].begin - text_begin), parts[next].path, 1});
+        TextSegment{static_cast<std::size_t>(parts[next].begin - text_begin), parts[next].path, 1, next});
   }
   return result;
 }
@@ -225,6 +225,7 @@ LineCursor::LineCursor(const RangeText& text, ByteRange range)
   while (next_segment_ < segments_.size() && segments_[next_segment_].offset <= position_) ++next_segment_;
   const TextSegment& segment = segments_[next_segment_ - 1];
   file_ = &segment.file;
+  part_ = segment.part;
   next_number_ =
       segment.first_line + count_newlines(text_.data() + segment.offset, position_ - segment.offset);
 }
@@ -248,11 +249,11 @@ bool ChunkReader::next(RangeText& chunk) {
   const std::size_t first_part = file_.part_at(offset_);
   // A chunk that starts inside a part continues the previous chunk's last part, so its line numbers do.
   const std::uint64_t first_line = parts[first_part].begin == offset_ ? 1 : line_;
-  chunk.segments.push_back(TextSegment{0, parts[first_part].path, first_line});
+  chunk.segments.push_back(TextSegment{0, parts[first_part].path, first_line, first_part});
   for (std::size_t next = first_part + 1; next < parts.size() && parts[next].begin < end; ++next) {
     if (parts[next].size == 0) continue;
     chunk.segments.push_back(
-        TextSegment{static_cast<std::size_t>(parts[next].begin - offset_), parts[next].path, 1});
+        TextSegment{static_cast<std::size_t>(parts[next].begin - offset_), parts[next].path, 1, next});
   }
   // Counted in memory: the next chunk starts either at a part's start (line 1) or in this last segment.
   const TextSegment& last = chunk.segments.back();

@@ -65,6 +65,7 @@ struct TextSegment {
   std::size_t offset = 0;        // in RangeText::text()
   std::string file;              // the file, or the part file of a directory
   std::uint64_t first_line = 1;  // 1-based, in `file`
+  std::uint64_t part = 0;        // the part file's index in its directory (0 for a single file)
 };
 
 // The lines of a file (or of a directory's parts) that start inside a byte range, read in one go.
@@ -97,8 +98,10 @@ struct Line {
   std::string_view text;    // without the line ending ("\n" or "\r\n")
   std::uint64_t number;     // 1-based line number in its file
   const std::string* file;  // the file, or the part file of a directory, that holds the line
+  std::uint64_t part;       // the part file's index (0 for a single file)
 
   Where where() const { return Where{*file, number}; }
+  std::uint64_t source() const { return source_line(part, number); }
 };
 
 // Walks over the lines of a RangeText, each with its file and line number.
@@ -115,6 +118,7 @@ class LineCursor {
     // Every part ends with a newline, so a new segment always starts at a line start.
     while (next_segment_ < segments_.size() && segments_[next_segment_].offset <= position_) {
       file_ = &segments_[next_segment_].file;
+      part_ = segments_[next_segment_].part;
       next_number_ = segments_[next_segment_].first_line;
       ++next_segment_;
     }
@@ -127,7 +131,7 @@ class LineCursor {
     position_ += length + 1;
     std::string_view line(begin, length);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return Line{line, next_number_++, file_};
+    return Line{line, next_number_++, file_, part_};
   }
 
   // Where the next line starts in the text (one past its end once a last line without '\n' was read).
@@ -140,6 +144,7 @@ class LineCursor {
   std::size_t position_ = 0;
   std::size_t end_ = text_.size();  // no line starting here or after is read
   const std::string* file_ = nullptr;
+  std::uint64_t part_ = 0;
   std::uint64_t next_number_ = 1;
 };
 

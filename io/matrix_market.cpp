@@ -200,7 +200,7 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
       result.value.push_back(parse_value(*value_token, header.field, where));
     }
     if (const auto extra = tokens.next()) where.fail("unexpected text " + quoted(*extra) + " after entry");
-    result.line.push_back(line->number);
+    result.line.push_back(line->source());
   }
 
   // Only a reader that saw every entry can tell whether the count is right.

@@ -60,7 +60,7 @@ std::vector<Rating> parse_ratings(const internal::RangeText& chunk, ByteRange ra
     rating.user = parse_id(*user, "user id", index_base, bounds.users, where);
     rating.item = parse_id(*item, "item id", index_base, bounds.items, where);
     rating.value = internal::parse_finite(*value, "rating", where);
-    rating.line = line->number;
+    rating.line = line->source();
   }
   return ratings;
 }

@@ -121,10 +121,10 @@ TEST_F(ShardTest, LineNumbersCountFromEachPartAndOnlyOverlappingPartsAreRead) {
   const std::uint64_t begin = io::file_size(shards + "/part-00000");
   const SparseRows rows = io::read_libsvm(shards, io::ByteRange{begin, io::file_size(shards)});
   EXPECT_EQ(rows.labels, (std::vector<double>{2, 3}));
-  EXPECT_EQ(rows.line, (std::vector<std::uint64_t>{2, 3}));
+  EXPECT_EQ(rows.line, (std::vector<std::uint64_t>{io::source_line(2, 2), io::source_line(2, 3)}));
   // A range that starts inside part-00002 counts the lines of that part only.
   const SparseRows later = io::read_libsvm(shards, io::ByteRange{begin + 12, io::file_size(shards)});
-  EXPECT_EQ(later.line, (std::vector<std::uint64_t>{3}));
+  EXPECT_EQ(later.line, (std::vector<std::uint64_t>{io::source_line(2, 3)}));
 }
 
 TEST_F(ShardTest, RatingsShardsReadAsTheFile) {
@@ -266,6 +266,42 @@ TEST_F(ShardTest, ErrorsNameThePartFileAndItsOwnLine) {
                            {"part-00001", "\n2 3 1\n"}});
   EXPECT_EQ(error_of([&] { io::read_matrix_market(matrix); }),
             matrix + "/part-00001:2: column 3 outside 1..2");
+}
+
+// Errors found after reading (an unexpected label, a duplicate) come from the line each record keeps:
+// for a directory that names the part file too, whichever worker finds it.
+TEST_F(ShardTest, RecordsKeepTheirPartForErrorsFoundAfterReading) {
+  const std::string libsvm =
+      directory("libsvm", {{"part-00000", "1 1:1\n2 2:2\n"}, {"part-00001", "3 3:3\n4 1:1\n"}});
+  const io::SparseRows rows = io::read_libsvm(libsvm);
+  ASSERT_EQ(rows.rows(), 4u);
+  EXPECT_EQ(std::string(io::InputError::at(libsvm, rows.line[3], "found later").what()),
+            libsvm + "/part-00001:2: found later");
+  EXPECT_EQ(io::line_name(libsvm, rows.line[2], rows.line[3]), "line 1");
+  EXPECT_EQ(io::line_name(libsvm, rows.line[0], rows.line[3]), libsvm + "/part-00000:1");
+  // A single file keeps plain line numbers.
+  const std::string file = write("rows.svm", "1 1:1\n2 2:2\n");
+  EXPECT_EQ(std::string(io::InputError::at(file, io::read_libsvm(file).line[1], "found later").what()),
+            file + ":2: found later");
+
+  const std::string labels =
+      directory("labels", {{"part-00000", "1 1:1\n-1 2:1\n"}, {"part-00001", "1 1:2\n3 2:2\n"}});
+  testing::expect_clean_failure(
+      testing::run(testing::mpirun(3) + SCHMP_LOGREG_BIN + " --data " + labels + " --progress_seconds 0"),
+      labels + "/part-00001:2: label 3 is not binary");
+
+  const std::string ratings =
+      directory("ratings", {{"part-00000", "1 1 5\n1 2 4\n"}, {"part-00001", "2 1 3\n1 1 2\n"}});
+  testing::expect_clean_failure(
+      testing::run(testing::mpirun(3) + SCHMP_MF_BIN + " --data " + ratings + " --progress_seconds 0"),
+      ratings + "/part-00001:2: duplicate rating of user 1 for item 1 (first on " + ratings +
+          "/part-00000:1)");
+
+  const std::string docword =
+      directory("docword", {{"part-00000", "2\n3\n3\n2 1 2\n"}, {"part-00001", "2 3 1\n1 2 1\n"}});
+  testing::expect_clean_failure(testing::run(testing::mpirun(3) + SCHMP_LDA_BIN + " --data " + docword +
+                                             " --topics 2 --progress_seconds 0"),
+                                docword + "/part-00001:2: document 1 after document 2");
 }
 
 TEST_F(ShardTest, APartWithoutAFinalNewlineIsRefused) {

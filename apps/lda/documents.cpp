@@ -278,14 +278,14 @@ CorpusRead read_documents(
   bool open = false;
   const io::CorpusSize size = io::read_bag_of_words(files.data, [&](const io::WordCount& entry) {
     if (entry.document < previous) {
-      throw io::InputError(files.data, entry.line,
-                           "document " + std::to_string(entry.document + 1) + " after document " +
-                               std::to_string(previous + 1) + ": documents must come in order");
+      throw io::InputError::at(files.data, entry.line,
+                               "document " + std::to_string(entry.document + 1) + " after document " +
+                                   std::to_string(previous + 1) + ": documents must come in order");
     }
     if (entry.word >= known_words) {
-      throw io::InputError(files.data, entry.line,
-                           "word id " + std::to_string(entry.word + 1) + " beyond the model's " +
-                               std::to_string(known_words) + " words");
+      throw io::InputError::at(files.data, entry.line,
+                               "word id " + std::to_string(entry.word + 1) + " beyond the model's " +
+                                   std::to_string(known_words) + " words");
     }
     if (open && entry.document != previous) {
       visit(previous, words);

@@ -79,7 +79,7 @@ double binary_label(double label, double positive_label, const std::string& file
   std::ostringstream message;
   message << "label " << label
           << " is not binary (+1/-1 or 1/0); give --positive_label to name the positive class";
-  throw io::InputError(file, line, message.str());
+  throw io::InputError::at(file, line, message.str());
 }
 
 std::vector<bool> positive_rows(const io::SparseRows& rows, double positive_label, const std::string& file) {
@@ -91,8 +91,8 @@ std::vector<bool> positive_rows(const io::SparseRows& rows, double positive_labe
     zero = zero || rows.labels[r] == 0;
     minus_one = minus_one || rows.labels[r] == -1;
     if (zero && minus_one) {
-      throw io::InputError(file, rows.line[r],
-                           "labels 0 and -1 both found; give --positive_label to name the positive class");
+      throw io::InputError::at(
+          file, rows.line[r], "labels 0 and -1 both found; give --positive_label to name the positive class");
     }
   }
   return positive;

@@ -93,10 +93,11 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
   });
   for (std::size_t e = 1; e < mine.size(); ++e) {
     if (mine[e].user == mine[e - 1].user && mine[e].item == mine[e - 1].item) {
-      throw io::InputError(config.data, mine[e].line,
-                           "duplicate rating of user " + std::to_string(mine[e].user + config.index_base) +
-                               " for item " + std::to_string(mine[e].item + config.index_base) +
-                               " (first on line " + std::to_string(mine[e - 1].line) + ")");
+      throw io::InputError::at(config.data, mine[e].line,
+                               "duplicate rating of user " +
+                                   std::to_string(mine[e].user + config.index_base) + " for item " +
+                                   std::to_string(mine[e].item + config.index_base) + " (first on " +
+                                   io::line_name(config.data, mine[e - 1].line, mine[e].line) + ")");
     }
   }
 

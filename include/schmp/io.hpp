@@ -39,6 +39,8 @@ namespace schmp::io {
 class InputError : public std::runtime_error {
  public:
   InputError(std::string file, std::uint64_t line, const std::string& message);
+  // At a record's source line (below) in the data at `path`: names the part file for a directory.
+  static InputError at(const std::string& path, std::uint64_t source_line, const std::string& message);
   const std::string& file() const { return file_; }
   std::uint64_t line() const { return line_; }
 
@@ -46,6 +48,18 @@ class InputError : public std::runtime_error {
   std::string file_;
   std::uint64_t line_;
 };
+
+// Records keep the line they were read from for messages raised after parsing (a duplicate found
+// later, an unexpected label): its source line, the line's number in its file, and for a directory of
+// shards the index of its part file above bit kPartShift. InputError::at turns it back into a file
+// name and a line.
+inline constexpr int kPartShift = 40;
+constexpr std::uint64_t source_line(std::uint64_t part, std::uint64_t line) {
+  return part << kPartShift | line;
+}
+// How a message raised at source line `from` names another source line of the same data: "line N" in
+// the same file, "PART:N" in another part file of a directory.
+std::string line_name(const std::string& path, std::uint64_t source_line, std::uint64_t from);
 
 // Half-open byte interval [begin, end) of a file; the default covers the whole file.
 struct ByteRange {
@@ -69,7 +83,7 @@ struct SparseRows {
   std::vector<std::uint64_t> row_start{0};  // row r holds entries [row_start[r], row_start[r+1])
   std::vector<std::uint32_t> index;         // 0-based column, strictly increasing within a row
   std::vector<double> value;
-  std::vector<std::uint64_t> line;  // file line of each row, for messages raised after parsing
+  std::vector<std::uint64_t> line;  // source line of each row, for messages raised after parsing
 
   std::size_t rows() const { return labels.size(); }
   std::uint32_t columns() const;  // 1 + the largest column index present (0 when there is none)
@@ -87,7 +101,7 @@ struct Coordinates {
   std::vector<std::uint64_t> row;                             // 0-based
   std::vector<std::uint32_t> column;                          // 0-based
   std::vector<double> value;                                  // 1 for pattern files
-  std::vector<std::uint64_t> line;                            // file line of each entry
+  std::vector<std::uint64_t> line;                            // source line of each entry
 };
 
 // Reads the header and size line (always from the start of the file) and the entries whose lines
@@ -101,7 +115,7 @@ struct Rating {
   std::uint32_t user = 0;
   std::uint32_t item = 0;
   double value = 0;
-  std::uint64_t line = 0;  // file line, for messages raised later (a duplicate, say)
+  std::uint64_t line = 0;  // source line, for messages raised later (a duplicate, say)
 };
 
 // Upper bounds on ids: a larger id is an error, not a huge model. Defaults: 2^31 - 1, LIBMF's limit.
@@ -126,7 +140,7 @@ struct WordCount {
   std::uint32_t document = 0;
   std::uint32_t word = 0;
   std::uint32_t count = 0;
-  std::uint64_t line = 0;
+  std::uint64_t line = 0;  // source line, for messages raised later
 };
 
 // The sizes a UCI bag-of-words file declares in its header.
@@ -170,7 +184,7 @@ Vocabulary read_vocabulary(const std::string& path);
 struct TextDocument {
   std::string name;
   std::vector<std::uint32_t> words;
-  std::uint64_t line = 0;
+  std::uint64_t line = 0;  // source line, for messages raised later
 };
 
 // Documents one per line, as Mallet imports them: `name label word word ...` (fields separated by
