@@ -82,6 +82,13 @@ class IoTest : public ::testing::Test {
   return ::testing::AssertionFailure() << "no InputError, expected \"" << expected << "\"";
 }
 
+// A file that a reader must refuse: its content, and the line and message of the InputError.
+struct BadFile {
+  std::string content;
+  std::uint64_t line;
+  std::string message;
+};
+
 // The entries of row r as (0-based index, value) pairs.
 std::vector<std::pair<std::uint32_t, double>> row_entries(const SparseRows& rows, std::size_t r) {
   std::vector<std::pair<std::uint32_t, double>> entries;
@@ -509,12 +516,7 @@ TEST_F(IoTest, MatrixMarketIntegerAndPatternFiles) {
 }
 
 TEST_F(IoTest, MatrixMarketBadBanner) {
-  struct Case {
-    std::string content;
-    std::uint64_t line;
-    std::string message;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<BadFile> cases = {
       {"% comment first\n%%MatrixMarket matrix coordinate real general\n1 1 0\n", 1,
        "missing matrixmarket banner, found '%'"},
       {"1 1 0\n", 1, "missing matrixmarket banner, found '1'"},
@@ -536,7 +538,7 @@ TEST_F(IoTest, MatrixMarketBadBanner) {
       {"%%MatrixMarket matrix coordinate real general\n3 x 1\n", 2, "non-numeric column count 'x'"},
       {"%%MatrixMarket matrix coordinate real general\n-3 3 1\n", 2, "negative row count -3"},
   };
-  for (const Case& bad : cases) {
+  for (const BadFile& bad : cases) {
     const std::string path = write("banner.mtx", bad.content);
     EXPECT_TRUE(FailsWith([&] { schmp::io::read_matrix_market(path); }, path, bad.line, bad.message));
   }
@@ -819,12 +821,7 @@ TEST_F(IoTest, BagOfWordsReadsUciDocword) {
 
 TEST_F(IoTest, BagOfWordsRefusesBadFiles) {
   const std::string header = "2\n3\n2\n";
-  struct Case {
-    std::string content;
-    std::uint64_t line;
-    std::string message;
-  };
-  const std::vector<Case> cases{
+  const std::vector<BadFile> cases{
       {"2\n3\n", 2, "missing the header's entry count NNZ"},
       {"2\nthree\n1\n", 2, "non-numeric word count W 'three'"},
       {"2 3\n", 1, "unexpected '3' after the document count D (the header is three lines: D, W, NNZ)"},
@@ -838,7 +835,7 @@ TEST_F(IoTest, BagOfWordsRefusesBadFiles) {
       {header + "1 1 1\n", 0, "the header declares 2 entries (NNZ) but the file holds 1"},
       {header + "1 1 1\n1 2 1\n2 3 1\n", 0, "the header declares 2 entries (NNZ) but the file holds 3"},
   };
-  for (const Case& c : cases) {
+  for (const BadFile& c : cases) {
     const std::string path = write("bad.txt", c.content);
     EXPECT_TRUE(FailsWith([&] { read_entries(path); }, path, c.line, c.message)) << c.content;
   }
@@ -1178,18 +1175,13 @@ TEST_F(IoTest, BagOfWordsReadInSmallChunksAsInOneGo) {
 
 TEST_F(IoTest, BagOfWordsErrorsAcrossChunksNameTheSameFileAndLine) {
   // Chunks of one line each (1 byte) split the header too; the counts are checked after the last chunk.
-  struct Case {
-    std::string content;
-    std::uint64_t line;
-    std::string message;
-  };
-  const std::vector<Case> cases{
+  const std::vector<BadFile> cases{
       {"2\n\n3\n", 3, "missing the header's entry count NNZ"},
       {"2\r\n3\r\n\r\nx\r\n", 4, "non-numeric entry count NNZ 'x'"},
       {"2\n3\n2\n1 1 1\n\n2 4 1\n", 6, "word id 4 beyond the 3 the header declares"},
       {"2\n3\n2\n1 1 1\n2 3 1\n1 2 1\n", 0, "the header declares 2 entries (NNZ) but the file holds 3"},
   };
-  for (const Case& c : cases) {
+  for (const BadFile& c : cases) {
     const std::string path = write("bad.txt", c.content);
     for (const std::uint64_t chunk : {std::uint64_t{1}, std::uint64_t{4}, internal::kChunkBytes}) {
       EXPECT_TRUE(FailsWith([&] { words_in_chunks(path, chunk); }, path, c.line, c.message))
