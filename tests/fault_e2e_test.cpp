@@ -267,7 +267,9 @@ const App kApps[] = {
     {"lda", SCHMP_LDA_BIN, "--data " SCHMP_SOURCE_DIR "/data/sotu/docword.txt --topics 10",
      "--iterations 1000000", "--iterations {K}",
      SCHMP_LDA_BIN " infer --model {model} --data " SCHMP_SOURCE_DIR "/data/sotu/docword.txt --iterations 4",
-     0.03, true},
+     // Another rank count draws other random numbers: another chain, whose log-likelihood per token on
+     // sotu differs by up to about 0.03 after the few iterations a slow (sanitizer) run gets to.
+     0.05, true},
 };
 INSTANTIATE_TEST_SUITE_P(Apps, FaultTest, ::testing::ValuesIn(kApps),
                          [](const ::testing::TestParamInfo<App>& info) { return info.param.name; });
