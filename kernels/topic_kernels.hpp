@@ -87,10 +87,18 @@ class WordByWordSampler {
   // the list's order by decreasing count and drops a topic whose count fell to 0.
   static void reorder(std::span<const std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
                       std::uint32_t old_topic, std::uint32_t new_topic);
+  // c_k of the current word, from its count and the cached 1 / (n_k + W beta).
   double coefficient(std::uint32_t k) const {
-    return (word_[k] + priors_.beta) / (static_cast<double>(totals_[k]) + priors_.beta_sum);
+    return (word_[k] + priors_.beta) * inverse_totals_[k].of_total;
   }
-  void count(std::uint32_t topic, int change);
+  void set_coefficient(std::uint32_t k, double coefficient);
+  // Recomputes topic k's cached inverses for its current total.
+  void refresh_inverse(std::uint32_t k);
+  // A token leaves `topic` (word count, total, c_k), its inverses left as they were so that it can
+  // come back unchanged; settle_out then makes the move final. put_in counts a token into `topic`.
+  void take_out(std::uint32_t topic);
+  void settle_out(std::uint32_t topic);
+  void put_in(std::uint32_t topic);
 
   // c_k of the current word, kept in step with its counts: the document terms then cost a multiply
   // each, not a division.
@@ -105,6 +113,15 @@ class WordByWordSampler {
   std::span<std::uint32_t> word_;
   std::span<std::int64_t> totals_;
   TopicPriors priors_;
+  // Per topic, 1 / (n_k + W beta) and 1 / (n_k - 1 + W beta) for the total n_k they were computed at
+  // (-1: never): a token that is taken out and drawn back needs no division, nor a word whose totals
+  // did not change since the last.
+  struct InverseTotal {
+    std::int64_t total = -1;
+    double of_total = 0;
+    double of_one_less = 0;
+  };
+  std::vector<InverseTotal> inverse_totals_;
 };
 
 // Metropolis-Hastings with cycle proposals (LightLDA: Yuan et al., 2015), each drawn in O(1) without

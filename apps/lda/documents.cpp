@@ -157,7 +157,11 @@ std::uint64_t DocumentShard::sweep_word_by_word(std::uint32_t block, std::span<s
     Token& token = tokens[i];
     if (i + kAhead < tokens.size()) {
       const Token& later = tokens[i + kAhead];
-      __builtin_prefetch(&counts[later.document * width + later.topic]);
+      if (later.document != tokens[i + kAhead - 1].document) {
+        // A new document: its whole count row is read to sum its part.
+        const std::uint32_t* row = &counts[later.document * width];
+        for (std::size_t k = 0; k < width; k += 16) __builtin_prefetch(row + k);
+      }
       __builtin_prefetch(nonzero[later.document].data());
     }
     if (token.word != current_word) {

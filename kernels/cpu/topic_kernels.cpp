@@ -31,31 +31,63 @@ std::uint32_t resample_exact(const TopicCounts& counts, std::uint32_t old_topic,
 WordByWordSampler::WordByWordSampler(int topics)
     : coefficients_(static_cast<std::size_t>(topics), 0.0),
       bucket_shift_(std::bit_width(static_cast<unsigned>(std::sqrt(static_cast<double>(topics)))) - 1),
-      bucket_sums_(((static_cast<std::size_t>(topics) - 1) >> bucket_shift_) + 1, 0.0) {}
+      bucket_sums_(((static_cast<std::size_t>(topics) - 1) >> bucket_shift_) + 1, 0.0),
+      inverse_totals_(static_cast<std::size_t>(topics)) {}
 
 void WordByWordSampler::start_word(std::span<std::uint32_t> word, std::span<std::int64_t> totals,
                                    const TopicPriors& priors) {
+  if (priors.beta_sum != priors_.beta_sum) {
+    for (InverseTotal& inverse : inverse_totals_) inverse.total = -1;
+  }
   word_ = word;
   totals_ = totals;
   priors_ = priors;
   // Sums start afresh at each word, so the rounding of their running updates never builds up.
   std::fill(bucket_sums_.begin(), bucket_sums_.end(), 0.0);
-  for (std::size_t k = 0; k < coefficients_.size(); ++k) {
-    coefficients_[k] = coefficient(static_cast<std::uint32_t>(k));
+  for (std::uint32_t k = 0; k < coefficients_.size(); ++k) {
+    if (inverse_totals_[k].total != totals_[k]) refresh_inverse(k);
+    coefficients_[k] = coefficient(k);
     bucket_sums_[k >> bucket_shift_] += priors_.alpha * coefficients_[k];
   }
   prior_sum_ = std::accumulate(bucket_sums_.begin(), bucket_sums_.end(), 0.0);
   last_document_ = nullptr;
 }
 
-void WordByWordSampler::count(std::uint32_t topic, int change) {
-  word_[topic] = static_cast<std::uint32_t>(static_cast<std::int64_t>(word_[topic]) + change);
-  totals_[topic] += change;
-  const double previous = coefficients_[topic];
-  coefficients_[topic] = coefficient(topic);
-  const double delta = priors_.alpha * (coefficients_[topic] - previous);
-  bucket_sums_[topic >> bucket_shift_] += delta;
+void WordByWordSampler::refresh_inverse(std::uint32_t k) {
+  InverseTotal& inverse = inverse_totals_[k];
+  inverse.total = totals_[k];
+  inverse.of_total = 1 / (static_cast<double>(inverse.total) + priors_.beta_sum);
+  // With no token in the topic there is none to take out.
+  inverse.of_one_less =
+      inverse.total > 0 ? 1 / (static_cast<double>(inverse.total - 1) + priors_.beta_sum) : 0;
+}
+
+void WordByWordSampler::set_coefficient(std::uint32_t k, double coefficient) {
+  const double delta = priors_.alpha * (coefficient - coefficients_[k]);
+  coefficients_[k] = coefficient;
+  bucket_sums_[k >> bucket_shift_] += delta;
   prior_sum_ += delta;
+}
+
+void WordByWordSampler::take_out(std::uint32_t topic) {
+  --word_[topic];
+  --totals_[topic];
+  set_coefficient(topic, (word_[topic] + priors_.beta) * inverse_totals_[topic].of_one_less);
+}
+
+void WordByWordSampler::settle_out(std::uint32_t topic) {
+  const double of_total = inverse_totals_[topic].of_one_less;
+  refresh_inverse(topic);
+  inverse_totals_[topic].of_total = of_total;
+}
+
+void WordByWordSampler::put_in(std::uint32_t topic) {
+  ++word_[topic];
+  ++totals_[topic];
+  const double of_one_less = inverse_totals_[topic].of_total;
+  refresh_inverse(topic);
+  inverse_totals_[topic].of_one_less = of_one_less;
+  set_coefficient(topic, coefficient(topic));
 }
 
 std::uint32_t WordByWordSampler::draw_prior(double target) const {
@@ -135,27 +167,44 @@ void WordByWordSampler::reorder(std::span<const std::uint32_t> document,
 std::uint32_t WordByWordSampler::move(std::span<std::uint32_t> document,
                                       std::vector<std::uint32_t>& document_topics, std::uint32_t old_topic,
                                       double uniform, bool learn) {
-  // The document part follows each change of one topic's term n_dk c_k once it is known: carried
-  // over from the document's previous token, or summed afresh.
-  bool known = document.data() == last_document_;
-  double part = last_part_;
-  auto change_topic = [&](std::uint32_t k, int change) {
-    if (known) part -= document[k] * coefficients_[k];
-    document[k] = static_cast<std::uint32_t>(static_cast<std::int64_t>(document[k]) + change);
-    if (learn) count(k, change);
-    if (known) part += document[k] * coefficients_[k];
-  };
-  change_topic(old_topic, -1);
-  if (!known) {
-    part = document_part(document, document_topics);
-    known = true;
-  }
+  // The document part follows each change of one topic's term n_dk c_k: carried over from the
+  // document's previous token, or summed afresh once the token is out.
+  const bool part_carried = document.data() == last_document_;
+  // Most tokens draw the topic they had: the state from before the token was taken out is then put
+  // back as it was, with no division and no rounding in the running sums.
+  const double old_coefficient = coefficients_[old_topic];
+  const double old_bucket_sum = bucket_sums_[old_topic >> bucket_shift_];
+  const double old_prior_sum = prior_sum_;
+  const double old_part = last_part_;
+
+  double part = last_part_ - document[old_topic] * old_coefficient;
+  --document[old_topic];
+  if (learn) take_out(old_topic);
+  part = part_carried ? part + document[old_topic] * coefficients_[old_topic]
+                      : document_part(document, document_topics);
   const std::uint32_t topic = draw(document, document_topics, part, uniform);
-  change_topic(topic, +1);
   last_document_ = document.data();
-  last_part_ = part;
-  // Most tokens stay where they were, and then the list's order stands.
-  if (topic != old_topic) reorder(document, document_topics, old_topic, topic);
+
+  if (topic == old_topic) {
+    last_part_ = part_carried ? old_part
+                              : part - document[old_topic] * coefficients_[old_topic] +
+                                    (document[old_topic] + 1) * old_coefficient;
+    ++document[old_topic];
+    if (learn) {
+      ++word_[old_topic];
+      ++totals_[old_topic];
+      coefficients_[old_topic] = old_coefficient;
+      bucket_sums_[old_topic >> bucket_shift_] = old_bucket_sum;
+      prior_sum_ = old_prior_sum;
+    }
+    return topic;
+  }
+  if (learn) settle_out(old_topic);
+  part -= document[topic] * coefficients_[topic];
+  ++document[topic];
+  if (learn) put_in(topic);
+  last_part_ = part + document[topic] * coefficients_[topic];
+  reorder(document, document_topics, old_topic, topic);
   return topic;
 }
 
