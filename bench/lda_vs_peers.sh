@@ -29,6 +29,8 @@
 #   SCHMP_SHARED_DATA    directory holding lda/techdocs_lda (default: <repo>/../shared/data)
 #   SCHMP_PYTHON         interpreter for tomotopy (default: /usr/bin/python3, with numpy)
 #   SCHMP_BENCH_TIMEOUT  seconds allowed to each run (default: 600)
+#   SCHMP_LDA_CASES      the cases to run, of techdocs, techdocs-k1000, generated, generated-k1000
+#                        (default: all four; --quick: generated, 50 iterations)
 # Arguments after `--` are passed to every schmp-lda run.
 set -euo pipefail
 
@@ -80,6 +82,7 @@ row() {
 compare() {
   local title=$1 docword=$2 topics=$3 alpha=$4 iterations=$5
   REFERENCES=$6
+  [[ " $cases " == *" $title "* ]] || return 0
   local tokens
   tokens=$(awk 'NR > 3 { n += $3 } END { print n }' "$docword")
 
@@ -131,6 +134,7 @@ if [[ ! -s $generated ]]; then
     --seed 1 --out "$generated" >&2
 fi
 
+cases=${SCHMP_LDA_CASES:-techdocs techdocs-k1000 generated generated-k1000}
 {
   if ((quick)); then
     compare generated "$generated" 100 0.1 50 0
