@@ -150,11 +150,12 @@ std::uint64_t DocumentShard::sweep_word_by_word(std::uint32_t block, std::span<s
   std::uint64_t moved = 0;
   std::uint32_t current_word = UINT32_MAX;
   const std::span<Token> tokens = by_block[block];
-  // Consecutive tokens mostly belong to scattered documents: a later token's count and topic list
-  // are fetched while this one is drawn.
+  // Consecutive tokens mostly belong to scattered documents: a later token's counts and topic list
+  // are fetched while this one is drawn, and before that the list's own address.
   constexpr std::size_t kAhead = 4;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     Token& token = tokens[i];
+    if (i + 2 * kAhead < tokens.size()) __builtin_prefetch(&nonzero[tokens[i + 2 * kAhead].document]);
     if (i + kAhead < tokens.size()) {
       const Token& later = tokens[i + kAhead];
       if (later.document != tokens[i + kAhead - 1].document) {
