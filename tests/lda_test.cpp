@@ -189,6 +189,67 @@ TEST(WordByWordSampler, StaysExactWithManyTopicsAndRunsOfTokens) {
   EXPECT_EQ(std::accumulate(document.begin(), document.end(), 0u), 45u);
 }
 
+// Between two words the totals change under the sampler (the other workers' moves, synchronised
+// between sub-rounds) and so may the priors: each word must be drawn with the totals and priors it
+// is started with, whatever the sampler saw before.
+TEST(WordByWordSampler, FollowsTotalsAndPriorsChangedBetweenWords) {
+  constexpr std::size_t kTopics = 40;
+  std::mt19937_64 random(43);
+  std::vector<std::uint32_t> document(kTopics, 0);
+  std::vector<std::uint32_t> word(kTopics, 0);
+  // The other words' share of each topic's total, in two very different states.
+  std::vector<std::int64_t> others_a(kTopics), others_b(kTopics);
+  for (std::size_t k = 0; k < kTopics; ++k) {
+    others_a[k] = 300 + static_cast<std::int64_t>(random() % 300);
+    others_b[k] = static_cast<std::int64_t>(random() % 20);
+  }
+  for (int i = 0; i < 100; ++i) ++word[random() % kTopics];
+  std::vector<std::uint32_t> tokens;  // the document's tokens of the word
+  for (int i = 0; i < 4; ++i) tokens.push_back(static_cast<std::uint32_t>(random() % kTopics));
+  for (int i = 0; i < 30; ++i) ++document[random() % kTopics];
+  for (const std::uint32_t topic : tokens) {
+    ++document[topic];
+    ++word[topic];
+  }
+  std::vector<std::uint32_t> document_topics = nonzero_topics(document);
+  kernels::WordByWordSampler sampler(static_cast<int>(kTopics));
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<double> seen(kTopics, 0.0);
+  std::vector<double> expected(kTopics, 0.0);
+  std::vector<std::int64_t> totals(kTopics);
+  constexpr int kRounds = 60000;
+  for (int round = 0; round < kRounds; ++round) {
+    // Round by round, in threes: totals and priors at state A; totals at B; priors at B too.
+    const std::vector<std::int64_t>& others = round % 3 == 0 ? others_a : others_b;
+    for (std::size_t k = 0; k < kTopics; ++k) totals[k] = others[k] + word[k];
+    const kernels::TopicPriors priors{0.5, 0.01, round % 3 < 2 ? 10.0 : 0.5};
+    sampler.start_word(word, totals, priors);
+    for (std::uint32_t& topic : tokens) {
+      --document[topic];
+      --word[topic];
+      --totals[topic];
+      double sum = 0;
+      std::vector<double> p(kTopics);
+      for (std::size_t k = 0; k < kTopics; ++k) {
+        p[k] = (document[k] + priors.alpha) * (word[k] + priors.beta) /
+               (static_cast<double>(totals[k]) + priors.beta_sum);
+        sum += p[k];
+      }
+      for (std::size_t k = 0; k < kTopics; ++k) expected[k] += p[k] / sum;
+      ++document[topic];
+      ++word[topic];
+      ++totals[topic];
+      topic = sampler.resample(document, document_topics, topic, uniform(random));
+      seen[topic] += 1;
+    }
+  }
+  const int draws = kRounds * static_cast<int>(tokens.size());
+  for (double& value : expected) value /= draws;
+  // Measured 0.0058 (sampling noise). Mutants: a sampler that keeps its inverse totals when the totals
+  // change, 0.038; one that keeps them when beta changes, 0.026.
+  EXPECT_LT(total_variation(seen, expected, draws), 0.012);
+}
+
 // Fold-in: the token belongs to a document the model does not learn from, so the word's counts and
 // the totals never held it and never change; only the document's counts leave it out.
 TEST(WordByWordSampler, FoldsInWithTheModelFixed) {

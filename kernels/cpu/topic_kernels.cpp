@@ -177,11 +177,11 @@ std::uint32_t WordByWordSampler::move(std::span<std::uint32_t> document,
   const double old_prior_sum = prior_sum_;
   const double old_part = last_part_;
 
-  double part = last_part_ - document[old_topic] * old_coefficient;
+  const double carried = part_carried ? last_part_ - document[old_topic] * old_coefficient : 0;
   --document[old_topic];
   if (learn) take_out(old_topic);
-  part = part_carried ? part + document[old_topic] * coefficients_[old_topic]
-                      : document_part(document, document_topics);
+  double part = part_carried ? carried + document[old_topic] * coefficients_[old_topic]
+                             : document_part(document, document_topics);
   const std::uint32_t topic = draw(document, document_topics, part, uniform);
   last_document_ = document.data();
 
