@@ -153,15 +153,20 @@ std::uint64_t DocumentShard::sweep_word_by_word(std::uint32_t block, std::span<s
   // Consecutive tokens mostly belong to scattered documents: a later token's counts and topic list
   // are fetched while this one is drawn, and before that the list's own address.
   constexpr std::size_t kAhead = 4;
+  // Rows up to this many topics (8 cache lines) are fetched whole; in longer ones a document's
+  // topics are a small part.
+  constexpr std::size_t kWholeRowTopics = 128;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     Token& token = tokens[i];
     if (i + 2 * kAhead < tokens.size()) __builtin_prefetch(&nonzero[tokens[i + 2 * kAhead].document]);
     if (i + kAhead < tokens.size()) {
       const Token& later = tokens[i + kAhead];
-      if (later.document != tokens[i + kAhead - 1].document) {
-        // A new document: its whole count row is read to sum its part.
-        const std::uint32_t* row = &counts[later.document * width];
+      const std::uint32_t* row = &counts[later.document * width];
+      if (width <= kWholeRowTopics && later.document != tokens[i + kAhead - 1].document) {
+        // A new document: its part is summed over its topics, most of a short row.
         for (std::size_t k = 0; k < width; k += 16) __builtin_prefetch(row + k);
+      } else {
+        __builtin_prefetch(row + later.topic);
       }
       __builtin_prefetch(nonzero[later.document].data());
     }
