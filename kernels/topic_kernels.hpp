@@ -94,6 +94,7 @@ class WordByWordSampler {
   void set_coefficient(std::uint32_t k, double coefficient);
   // Recomputes topic k's cached inverses for its current total.
   void refresh_inverse(std::uint32_t k);
+  double inverse_of_one_less(std::int64_t total) const;  // 1 / (total - 1 + W beta), 0 for no token
   // A token leaves `topic` (word count, total, c_k), its inverses left as they were so that it can
   // come back unchanged; settle_out then makes the move final. put_in counts a token into `topic`.
   void take_out(std::uint32_t topic);

@@ -57,9 +57,12 @@ void WordByWordSampler::refresh_inverse(std::uint32_t k) {
   InverseTotal& inverse = inverse_totals_[k];
   inverse.total = totals_[k];
   inverse.of_total = 1 / (static_cast<double>(inverse.total) + priors_.beta_sum);
+  inverse.of_one_less = inverse_of_one_less(inverse.total);
+}
+
+double WordByWordSampler::inverse_of_one_less(std::int64_t total) const {
   // With no token in the topic there is none to take out.
-  inverse.of_one_less =
-      inverse.total > 0 ? 1 / (static_cast<double>(inverse.total - 1) + priors_.beta_sum) : 0;
+  return total > 0 ? 1 / (static_cast<double>(total - 1) + priors_.beta_sum) : 0;
 }
 
 void WordByWordSampler::set_coefficient(std::uint32_t k, double coefficient) {
@@ -76,17 +79,20 @@ void WordByWordSampler::take_out(std::uint32_t topic) {
 }
 
 void WordByWordSampler::settle_out(std::uint32_t topic) {
-  const double of_total = inverse_totals_[topic].of_one_less;
-  refresh_inverse(topic);
-  inverse_totals_[topic].of_total = of_total;
+  // The total is one less than the inverses were computed at: each inverse moves down by one.
+  InverseTotal& inverse = inverse_totals_[topic];
+  inverse.total = totals_[topic];
+  inverse.of_total = inverse.of_one_less;
+  inverse.of_one_less = inverse_of_one_less(inverse.total);
 }
 
 void WordByWordSampler::put_in(std::uint32_t topic) {
   ++word_[topic];
   ++totals_[topic];
-  const double of_one_less = inverse_totals_[topic].of_total;
-  refresh_inverse(topic);
-  inverse_totals_[topic].of_one_less = of_one_less;
+  InverseTotal& inverse = inverse_totals_[topic];
+  inverse.total = totals_[topic];
+  inverse.of_one_less = inverse.of_total;
+  inverse.of_total = 1 / (static_cast<double>(inverse.total) + priors_.beta_sum);
   set_coefficient(topic, coefficient(topic));
 }
 
