@@ -44,7 +44,8 @@ class ColumnKernel {
   virtual void direction_dots(std::span<const ParamIndex> cols, std::span<double> out) const = 0;
   // d += sum_k scale[k] e_{cols[k]}: u and s follow
   virtual void add_to_direction(std::span<const ParamIndex> cols, std::span<const double> scale) = 0;
-  // v += t u; q and D move to the new margins; s = 0 (u is kept, so that a step can be shortened)
+  // v += t u; q and D, and so s = D u, move to the new margins (u is kept, so that a step can be
+  // shortened)
   virtual void step_along_direction(double t) = 0;
   // u = s = 0
   virtual void clear_direction() = 0;

@@ -58,7 +58,9 @@ constexpr unsigned kReductionBlocks = 1024;
 // every nonzero once, coalesced and without atomics; smaller blocks gather just their own columns.
 constexpr double kProductShare = 0.5;
 
-// A row's share of the Newton step, as in the CPU kernel: 32 aligned bytes, one sector per gather.
+// A row's share of the Newton step in 32 aligned bytes, one sector per gather. The CPU kernel keeps
+// 16 (u and D) and recomputes s = D u, to halve its cache footprint; a GPU gather fetches a whole
+// 32-byte sector anyway, so here s is stored and the loss derivative rides along.
 struct alignas(32) DirectionRow {
   double u;          // (X d)_i
   double hessian_u;  // D_ii u_i
@@ -203,8 +205,8 @@ __global__ void step_rows(double t, const double* y, std::size_t rows, double* v
   if (i >= rows) return;
   DirectionRow& r = direction[i];
   v[i] += t * r.u;
-  r.hessian_u = 0;
   refresh_derivatives(r, y[i], v[i]);
+  r.hessian_u = r.weight * r.u;
 }
 
 __global__ void clear_direction_rows(std::size_t rows, DirectionRow* direction) {
