@@ -358,6 +358,13 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
   new_direction_ = false;
   block_seen_ = std::max<std::size_t>(schedule.params.size(), 1);
   const std::size_t moving = std::min(schedule.params.size(), parallel_);
+  // A block's coordinates sit at scattered places of five arrays: asking for all of them first
+  // overlaps the cache misses.
+  for (std::size_t k = 0; k < moving; ++k) {
+    const ParamIndex j = schedule.params[k];
+    for (const Eigen::VectorXd* values : {&gradient_, &w_, &d_, &curvature_, &column_norms_})
+      __builtin_prefetch(values->data() + j);
+  }
   for (std::size_t k = 0; k < moving; ++k) {
     const ParamIndex j = schedule.params[k];
     const double g = gradient_[j] + config_.C * summed.hessian_d[k];
