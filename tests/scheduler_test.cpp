@@ -53,6 +53,37 @@ TEST(WeightedSampler, TotalsFollowUpdates) {
   for (int d = 0; d < 1000; ++d) EXPECT_GT(weights[sampler.sample(uniform(random))], 0);
 }
 
+// Over 5,000 weights the tree has five levels: every draw must land in the interval of the running
+// sum that holds u * total, as a sequential scan in long double finds it (draws within a rounding
+// error of an interval's edge may go either way, and are skipped).
+TEST(WeightedSampler, DrawsMatchAScanOfTheRunningSum) {
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  std::vector<double> weights(5000);
+  for (double& w : weights) w = uniform(random) < 0.3 ? 0.0 : uniform(random);
+  kernels::WeightedSampler sampler(weights);
+  for (int step = 0; step < 3000; ++step) {  // the sums move by updates as well
+    const auto k = static_cast<std::size_t>(uniform(random) * static_cast<double>(weights.size()));
+    weights[k] = uniform(random) < 0.3 ? 0.0 : uniform(random);
+    sampler.set(k, weights[k]);
+  }
+  long double total = 0;
+  for (double w : weights) total += w;
+  int compared = 0;
+  for (int d = 0; d < 20000; ++d) {
+    const double u = uniform(random);
+    const long double target = u * total;
+    long double below = 0;
+    std::size_t expected = 0;
+    while (expected + 1 < weights.size() && below + weights[expected] <= target) below += weights[expected++];
+    const long double margin = 1e-9L * total;
+    if (target - below < margin || below + weights[expected] - target < margin) continue;
+    EXPECT_EQ(sampler.sample(u), expected) << "u = " << u;
+    ++compared;
+  }
+  EXPECT_GT(compared, 19000);
+}
+
 TEST(WeightedSampler, EdgeDrawsNeverLandOnZeroWeight) {
   kernels::WeightedSampler sampler({0, 0, 5, 0});
   EXPECT_EQ(sampler.sample(0.0), 2u);
