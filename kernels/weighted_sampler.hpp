@@ -2,7 +2,7 @@
 // sums with eight children a node gives O(log n) updates and O(log n) draws. Eight doubles are one
 // cache line, so a draw reads one line a level and an update adds to one sum a level: 6 levels for
 // 50,000 weights, where a binary (Fenwick) tree walks 16 scattered entries for a draw. Header-only, so
-// that the scheduler and the kernels share it without depending on each other.
+// that the scheduler uses it without linking the kernels.
 #pragma once
 
 #include <algorithm>
