@@ -59,15 +59,16 @@ inline void WeightedSampler::assign(std::span<const double> weights) {
 }
 
 inline void WeightedSampler::rebuild() {
-  std::size_t levels = 1;
-  for (std::size_t n = (weights_.size() + kFanout - 1) / kFanout; n > 1; n = (n + kFanout - 1) / kFanout)
-    ++levels;
-  sums_.resize(levels);
-  for (std::size_t level = 0; level < levels; ++level) {
+  // Each level sums groups of kFanout entries of the one below, up to a level of one entry; the
+  // levels' vectors are reused, so that a periodic rebuild does not allocate.
+  std::size_t level = 0;
+  do {
+    if (level == sums_.size()) sums_.emplace_back();
     const std::vector<double>& below = children_of_level(level);
     sums_[level].assign(std::max<std::size_t>(1, (below.size() + kFanout - 1) / kFanout), 0.0);
     for (std::size_t i = 0; i < below.size(); ++i) sums_[level][i / kFanout] += below[i];
-  }
+  } while (sums_[level++].size() > 1);
+  sums_.resize(level);
   updates_since_rebuild_ = 0;
 }
 
