@@ -8,6 +8,9 @@ DEFINE_int32(staleness, 0, "Rounds the schedulers may run ahead of the workers (
 DEFINE_int32(threads, 0, "oneTBB threads per worker rank (0 = cores on this host / ranks on this host)");
 DEFINE_uint32(schedule_size, 32, "Parameters updated per round, over all schedulers");
 DEFINE_bool(priority, true, "Sample parameters by |change|^priority_power + eta (false: uniformly)");
+DEFINE_bool(sweeps, false,
+            "Visit the parameters whose last change was not zero once each per sweep, in random order, "
+            "instead of drawing them by weight (for programs that restart priorities at evaluations)");
 DEFINE_double(priority_power, 1, "Exponent of the change in the sampling weight (1 or 2)");
 DEFINE_double(eta, 1e-4, "Added to every sampling weight so that no parameter starves");
 DEFINE_uint64(seed, 1, "Random seed: the same seed and rank count give the same result");
@@ -37,6 +40,7 @@ RunOptions run_options_from_flags() {
   options.threads = FLAGS_threads;
   options.schedule_size = FLAGS_schedule_size;
   options.priority = FLAGS_priority;
+  options.sweeps = FLAGS_sweeps;
   options.priority_power = FLAGS_priority_power;
   options.eta = FLAGS_eta;
   options.seed = FLAGS_seed;

@@ -13,6 +13,8 @@ namespace {
 // the search growing without bound (each rejection costs a dependency test against the whole block).
 constexpr std::uint32_t kDrawsPerKept = 4;
 constexpr std::uint32_t kRejectionsInARow = 8;
+constexpr std::uint32_t kInactive = 0xffffffffu;
+constexpr std::size_t kPrepareAhead = 8;
 
 // Each scheduler draws from its own stream, fixed by the seed and its index.
 std::mt19937_64 random_stream(const BlockSchedulerSettings& settings) {
@@ -42,7 +44,28 @@ BlockScheduler::BlockScheduler(ParamRange owned, const std::vector<double>& init
         return weights;
       }()),
       retired_(owned.size(), false),
-      random_(random_stream(settings)) {}
+      random_(random_stream(settings)) {
+  if (!settings_.sweeps) return;
+  active_at_.assign(owned.size(), kInactive);
+  candidate_in_block_.assign(owned.size(), 0);
+  for (std::size_t k = 0; k < owned.size(); ++k) set_weight(k, sampler_.weight(k));
+}
+
+void BlockScheduler::set_weight(std::size_t k, double weight) {
+  sampler_.set(k, weight);
+  if (!settings_.sweeps) return;
+  const bool active = settings_.priority ? weight > settings_.eta : weight > 0;
+  if (active && active_at_[k] == kInactive) {
+    active_at_[k] = static_cast<std::uint32_t>(active_.size());
+    active_.push_back(static_cast<std::uint32_t>(k));
+  } else if (!active && active_at_[k] != kInactive) {
+    const std::uint32_t last = active_.back();
+    active_[active_at_[k]] = last;
+    active_at_[last] = active_at_[k];
+    active_.pop_back();
+    active_at_[k] = kInactive;
+  }
+}
 
 double BlockScheduler::weight_of(double change) const {
   if (!settings_.priority) return 1.0;
@@ -53,6 +76,62 @@ double BlockScheduler::weight_of(double change) const {
 }
 
 std::vector<ParamIndex> BlockScheduler::next_block() {
+  if (settings_.sweeps) {
+    std::vector<ParamIndex> kept = next_block_in_sweeps();
+    if (!kept.empty()) return kept;
+  }
+  return next_block_by_weight();
+}
+
+std::vector<ParamIndex> BlockScheduler::next_block_in_sweeps() {
+  std::vector<ParamIndex> kept;
+  if (dependency_) dependency_->clear();
+  ++blocks_;
+  std::vector<std::uint32_t> retried;
+  retried.swap(rejected_);
+  std::size_t next_retried = 0;
+  // Each candidate is looked at once: the retried ones, then the sweep, starting a new one at most once.
+  std::size_t candidates_left = retried.size() + active_.size();
+  bool started_sweep = false;
+  std::uint32_t rejections_in_a_row = 0;
+  while (kept.size() < settings_.block_size && rejections_in_a_row < kRejectionsInARow &&
+         candidates_left > 0) {
+    std::uint32_t k = 0;
+    if (next_retried < retried.size()) {
+      k = retried[next_retried++];
+    } else {
+      if (swept_ == sweep_.size()) {
+        if (started_sweep || active_.empty()) break;
+        sweep_ = active_;
+        std::shuffle(sweep_.begin(), sweep_.end(), random_);
+        swept_ = 0;
+        started_sweep = true;
+      }
+      k = sweep_[swept_++];
+      // Candidates' columns sit at scattered places: the filter fetches a later one's meanwhile.
+      if (dependency_ && swept_ + kPrepareAhead < sweep_.size())
+        dependency_->prepare(owned_.begin + sweep_[swept_ + kPrepareAhead]);
+    }
+    --candidates_left;
+    if (active_at_[k] == kInactive || candidate_in_block_[k] == blocks_) continue;
+    candidate_in_block_[k] = blocks_;
+    const ParamIndex candidate = owned_.begin + k;
+    if (!dependency_ || dependency_->admit(candidate)) {
+      kept.push_back(candidate);
+      rejections_in_a_row = 0;
+    } else {
+      rejected_.push_back(k);
+      ++rejections_in_a_row;
+    }
+  }
+  // Those still waiting for a retry go before this block's rejections.
+  retried.erase(retried.begin(), retried.begin() + static_cast<std::ptrdiff_t>(next_retried));
+  retried.insert(retried.end(), rejected_.begin(), rejected_.end());
+  rejected_ = std::move(retried);
+  return kept;
+}
+
+std::vector<ParamIndex> BlockScheduler::next_block_by_weight() {
   std::vector<ParamIndex> kept;
   std::vector<std::pair<std::size_t, double>> drawn;  // to restore the weights after the round
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -93,7 +172,7 @@ std::vector<ParamIndex> BlockScheduler::next_block() {
 void BlockScheduler::report_changes(const std::vector<std::pair<ParamIndex, double>>& changes) {
   for (const auto& [param, change] : changes) {
     if (owned_.contains(param) && !retired_[param - owned_.begin])
-      sampler_.set(param - owned_.begin, weight_of(change));
+      set_weight(param - owned_.begin, weight_of(change));
   }
 }
 
@@ -101,7 +180,7 @@ void BlockScheduler::retire(const std::vector<ParamIndex>& params) {
   for (ParamIndex param : params) {
     if (!owned_.contains(param)) continue;
     retired_[param - owned_.begin] = true;
-    sampler_.set(param - owned_.begin, 0.0);
+    set_weight(param - owned_.begin, 0.0);
   }
 }
 

@@ -1,7 +1,17 @@
 // One scheduler's logic, free of MPI: it owns a contiguous range of parameters, keeps a sampling
 // weight for each (|change|^power + eta, from the changes the coordinator reports) and builds each
-// round's block by drawing parameters by weight without replacement and keeping a drawn parameter only
-// if it interferes with none already kept (the greedy dependency filter).
+// round's block from candidates it picks, keeping a candidate only if it interferes with none already
+// kept (the greedy dependency filter). Candidates are picked in one of two ways:
+// - by weight: drawn with probability proportional to their weights, without replacement within a
+//   block (STRADS's priority sampling);
+// - in sweeps (--sweeps): each sweep visits the active parameters, those whose weight is above eta
+//   (their last change was not zero), once each in a fresh random order, and a parameter that stops
+//   moving drops out of the sweep under way. This is random-permutation coordinate descent with
+//   liblinear's shrinking: visiting every active parameter once per sweep converges in fewer updates
+//   than drawing them independently, which revisits some and misses others. A parameter comes back
+//   when the coordinator reports a change for it again, so this suits programs that restart every
+//   priority at each evaluation (Lasso, logistic regression). Candidates the filter rejects open the
+//   next block. When no parameter is active, blocks are drawn by weight.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +32,7 @@ ParamRange split_params(std::size_t total, int index, int count);
 struct BlockSchedulerSettings {
   std::uint32_t block_size = 32;  // this scheduler's share of the round's block
   bool priority = true;
+  bool sweeps = false;
   double priority_power = 1;
   double eta = 1e-4;
   std::uint64_t seed = 1;
@@ -44,6 +55,10 @@ class BlockScheduler {
 
  private:
   double weight_of(double change) const;
+  // Sets a weight, keeping the set of active parameters in step.
+  void set_weight(std::size_t k, double weight);
+  std::vector<ParamIndex> next_block_by_weight();
+  std::vector<ParamIndex> next_block_in_sweeps();
 
   ParamRange owned_;
   DependencyRole* dependency_;
@@ -51,6 +66,16 @@ class BlockScheduler {
   kernels::WeightedSampler sampler_;
   std::vector<bool> retired_;
   std::mt19937_64 random_;
+  // Sweeps: the active parameters (owned offsets) and each one's place there (kInactive: none); the
+  // sweep under way and how far it has got; the block each parameter was last a candidate for, so
+  // that a block spanning two sweeps holds no parameter twice; candidates the filter rejected.
+  std::vector<std::uint32_t> active_;
+  std::vector<std::uint32_t> active_at_;
+  std::vector<std::uint32_t> sweep_;
+  std::size_t swept_ = 0;
+  std::vector<std::uint64_t> candidate_in_block_;
+  std::uint64_t blocks_ = 0;
+  std::vector<std::uint32_t> rejected_;
 };
 
 }  // namespace schmp::detail

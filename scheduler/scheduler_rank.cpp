@@ -11,6 +11,7 @@ BlockSchedulerSettings scheduler_settings(const RunOptions& options, int index) 
   settings.block_size =
       std::max<std::uint32_t>(1, split_params(options.schedule_size, index, options.schedulers).size());
   settings.priority = options.priority;
+  settings.sweeps = options.sweeps;
   settings.priority_power = options.priority_power;
   settings.eta = options.eta;
   settings.seed = options.seed;

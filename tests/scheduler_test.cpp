@@ -204,6 +204,93 @@ TEST(BlockScheduler, SameSeedSameBlocks) {
   for (int round = 0; round < 20; ++round) EXPECT_EQ(a.next_block(), b.next_block());
 }
 
+TEST(BlockScheduler, SweepsVisitEveryMovingParameterOncePerSweep) {
+  // Parameters 200..299; those with an even offset moved (change 1), the others did not (weight eta).
+  BlockSchedulerSettings settings;
+  settings.sweeps = true;
+  settings.block_size = 10;
+  settings.seed = 3;
+  std::vector<double> changes(100, 0.0);
+  for (std::size_t k = 0; k < changes.size(); k += 2) changes[k] = 1.0;
+  BlockScheduler scheduler({200, 300}, changes, nullptr, settings);
+  std::set<ParamIndex> moving;
+  for (ParamIndex j = 200; j < 300; j += 2) moving.insert(j);
+  std::vector<ParamIndex> first_order;
+  for (int sweep = 0; sweep < 3; ++sweep) {
+    std::vector<ParamIndex> visited;
+    for (int block = 0; block < 5; ++block) {
+      const std::vector<ParamIndex> drawn = scheduler.next_block();
+      ASSERT_EQ(drawn.size(), 10u);
+      visited.insert(visited.end(), drawn.begin(), drawn.end());
+    }
+    EXPECT_EQ(std::set<ParamIndex>(visited.begin(), visited.end()), moving) << "sweep " << sweep;
+    if (sweep == 0) {
+      first_order = visited;
+    } else {
+      EXPECT_NE(visited, first_order) << "every sweep takes a fresh order";
+    }
+  }
+  // A parameter that stops moving leaves the sweep under way; one that starts joins the next sweep.
+  const std::vector<ParamIndex> opening = scheduler.next_block();
+  scheduler.report_changes({{opening[0], 0.0}, {201, 2.0}});
+  std::set<ParamIndex> rest_of_sweep;
+  for (int block = 0; block < 4; ++block) {
+    for (ParamIndex j : scheduler.next_block()) rest_of_sweep.insert(j);
+  }
+  EXPECT_EQ(rest_of_sweep.count(opening[0]), 0u);
+  EXPECT_EQ(rest_of_sweep.count(201), 0u);
+  std::set<ParamIndex> next_sweep;
+  for (int block = 0; block < 5; ++block) {
+    for (ParamIndex j : scheduler.next_block()) next_sweep.insert(j);
+  }
+  EXPECT_EQ(next_sweep.count(opening[0]), 0u);
+  EXPECT_EQ(next_sweep.count(201), 1u);
+}
+
+TEST(BlockScheduler, SweepsRetryRejectedCandidatesFirst) {
+  const ParamIndex size = 60;
+  RingDependency dependency(size);
+  BlockSchedulerSettings settings;
+  settings.sweeps = true;
+  settings.block_size = 12;
+  settings.seed = 8;
+  BlockScheduler scheduler({0, size}, std::vector<double>(size, 1.0), &dependency, settings);
+  std::vector<ParamIndex> waiting;  // rejected candidates not yet offered again
+  std::vector<int> times_kept(size, 0);
+  for (int round = 0; round < 200; ++round) {
+    const std::vector<ParamIndex> block = scheduler.next_block();
+    ASSERT_FALSE(block.empty());
+    const std::vector<ParamIndex>& offered = dependency.offered();
+    // Earlier rejections are offered first, oldest first.
+    const std::size_t retried = std::min(offered.size(), waiting.size());
+    EXPECT_TRUE(
+        std::equal(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(retried), offered.begin()))
+        << "round " << round;
+    const std::set<ParamIndex> distinct(offered.begin(), offered.end());
+    EXPECT_EQ(distinct.size(), offered.size()) << "a candidate was offered twice in one block";
+    waiting.erase(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(retried));
+    for (ParamIndex candidate : offered) {
+      if (std::find(block.begin(), block.end(), candidate) == block.end()) waiting.push_back(candidate);
+    }
+    for (ParamIndex j : block) ++times_kept[j];
+  }
+  // Nothing starves: over 200 blocks every parameter is kept about equally often.
+  const auto [fewest, most] = std::minmax_element(times_kept.begin(), times_kept.end());
+  EXPECT_GT(*fewest, 0);
+  EXPECT_LE(*most - *fewest, *fewest);
+}
+
+TEST(BlockScheduler, SweepsFallBackToWeightsWhenNothingMoves) {
+  BlockSchedulerSettings settings;
+  settings.sweeps = true;
+  settings.block_size = 4;
+  settings.eta = 0.01;
+  BlockScheduler scheduler({0, 10}, std::vector<double>(10, 0.0), nullptr, settings);
+  EXPECT_EQ(scheduler.next_block().size(), 4u);  // drawn by weight: every parameter weighs eta
+  scheduler.retire({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  EXPECT_TRUE(scheduler.next_block().empty());
+}
+
 TEST(SplitParams, CoversTheRangeContiguously) {
   for (int count : {1, 2, 3, 7}) {
     ParamIndex expected_begin = 0;

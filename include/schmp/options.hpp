@@ -14,6 +14,7 @@ struct RunOptions {
   int threads = 0;                     // --threads: oneTBB threads per worker (0 = cores / local ranks)
   std::uint32_t schedule_size = 32;    // --schedule_size: parameters per round, over all schedulers
   bool priority = true;                // --priority: sample by |change|^power + eta, else uniformly
+  bool sweeps = false;                 // --sweeps: random-order sweeps over the moving parameters
   double priority_power = 1;           // --priority_power: 1 or 2
   double eta = 1e-4;                   // --eta: floor of every weight so nothing starves
   std::uint64_t seed = 1;              // --seed
