@@ -7,19 +7,19 @@
 // the workers, who own row blocks of X and keep the margins w . x_i of their rows, return the gradient
 // G and the Hessian diagonal H of L at w. The direction d minimises the quadratic model
 //   Q(d) = C (G . d + d' X'DX d / 2) + R(w + d) - R(w),   D_ii = l''(y_i w . x_i),
-// by coordinate descent: each round the schedulers pick a block (priority and the dependency filter
-// |cos(x_j, x_k)| < rho, as in Lasso), the workers return (X'DX d)_j over their rows from u = X d and
-// D u, which they keep, and the coordinator takes each coordinate's exact minimiser of Q
-// (soft-thresholded for L1). No exponential is computed inside this inner solve: that is what makes
-// it cheaper than coordinate descent on F itself. The inner solve ends after two passes over the
-// coordinates still free to move (see kFewestPasses); then the coordinator asks for an evaluation, the
-// workers move their margins by u, and the evaluation at w + d serves both as the line search (Armijo's
-// sufficient decrease, sigma = 0.01, on the loss change summed row by row and the model's decrease summed
-// term by term, so that rounding does not decide it near the optimum) and, when the step is accepted, as
-// the start of the next outer iteration. A rejected step is halved, at the cost of one more evaluation
-// and of the round scheduled meanwhile, whose results belong to the rejected point. Each outer iteration
-// restarts every priority from how far its coordinate is from optimal (its unclipped model step), scaled so
-// the largest is 1.
+// by coordinate descent: each round the schedulers pick a block (by default in random-order sweeps over the
+// coordinates still moving, through the dependency filter |cos(x_j, x_k)| < rho, as in Lasso), the workers
+// return (X'DX d)_j over their rows from u = X d and D u, which they keep, and the coordinator takes each
+// coordinate's exact minimiser of Q (soft-thresholded for L1). No exponential is computed inside this inner
+// solve: that is what makes it cheaper than coordinate descent on F itself. The inner solve ends after two
+// passes over the coordinates still free to move (see kFewestPasses); then the coordinator asks for an
+// evaluation, the workers move their margins by u, and the evaluation at w + d serves both as the line
+// search (Armijo's sufficient decrease, sigma = 0.01, on the loss change summed row by row and the model's
+// decrease summed term by term, so that rounding does not decide it near the optimum) and, when the step is
+// accepted, as the start of the next outer iteration. A rejected step is halved, at the cost of one more
+// evaluation and of the round scheduled meanwhile, whose results belong to the rejected point. Each outer
+// iteration restarts every priority from how far its coordinate is from optimal (its unclipped model step),
+// scaled so the largest is 1.
 //
 // The run stops when the minimum-norm subgradient, relative to its value at w = 0, is at most --tol
 // (the 1-norm for L1, as liblinear -s 6 measures it; the 2-norm for L2, as -s 0 does).

@@ -56,6 +56,10 @@ int main(int argc, char** argv) {
   // The inner rounds of a Newton step are short (no exponentials), so building the next blocks while
   // the workers compute halves a round; priorities two rounds old pick as well as fresh ones.
   gflags::SetCommandLineOptionWithMode("staleness", "2", gflags::SET_FLAGS_DEFAULT);
+  // Each Newton step restarts every priority, which brings back the coordinates that stopped moving:
+  // sweeps over the moving ones took about a quarter fewer updates to liblinear's objective than
+  // drawing by weight on the generated problem at C = 1 and 10 (README).
+  gflags::SetCommandLineOptionWithMode("sweeps", "true", gflags::SET_FLAGS_DEFAULT);
   schmp::Job job(argc, argv,
                  "Binary logistic regression (L1 or L2) by scheduled model-parallel coordinate descent.\n"
                  "usage: mpirun -np N schmp-logreg --data FILE [--penalty l1|l2] [--C C] [--bias] "
