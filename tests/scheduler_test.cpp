@@ -196,12 +196,23 @@ TEST(BlockScheduler, UniformWhenPriorityIsOffAndSquaredWhenAsked) {
 }
 
 TEST(BlockScheduler, SameSeedSameBlocks) {
-  BlockSchedulerSettings settings;
-  settings.block_size = 8;
-  settings.seed = 42;
-  BlockScheduler a({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
-  BlockScheduler b({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
-  for (int round = 0; round < 20; ++round) EXPECT_EQ(a.next_block(), b.next_block());
+  for (bool sweeps : {false, true}) {
+    BlockSchedulerSettings settings;
+    settings.block_size = 8;
+    settings.seed = 42;
+    settings.sweeps = sweeps;
+    BlockScheduler a({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
+    BlockScheduler b({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
+    settings.seed = 43;
+    BlockScheduler other_seed({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
+    bool differs = false;
+    for (int round = 0; round < 20; ++round) {
+      const std::vector<ParamIndex> block = a.next_block();
+      EXPECT_EQ(block, b.next_block()) << "sweeps " << sweeps;
+      differs = differs || block != other_seed.next_block();
+    }
+    EXPECT_TRUE(differs) << "another seed should give other blocks (sweeps " << sweeps << ")";
+  }
 }
 
 TEST(BlockScheduler, SweepsVisitEveryMovingParameterOncePerSweep) {
