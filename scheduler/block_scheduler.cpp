@@ -48,12 +48,15 @@ BlockScheduler::BlockScheduler(ParamRange owned, const std::vector<double>& init
   if (!settings_.sweeps) return;
   active_at_.assign(owned.size(), kInactive);
   candidate_in_block_.assign(owned.size(), 0);
-  for (std::size_t k = 0; k < owned.size(); ++k) set_weight(k, sampler_.weight(k));
+  for (std::size_t k = 0; k < owned.size(); ++k) note_activity(k, sampler_.weight(k));
 }
 
 void BlockScheduler::set_weight(std::size_t k, double weight) {
   sampler_.set(k, weight);
-  if (!settings_.sweeps) return;
+  if (settings_.sweeps) note_activity(k, weight);
+}
+
+void BlockScheduler::note_activity(std::size_t k, double weight) {
   const bool active = settings_.priority ? weight > settings_.eta : weight > 0;
   if (active && active_at_[k] == kInactive) {
     active_at_[k] = static_cast<std::uint32_t>(active_.size());

@@ -57,6 +57,8 @@ class BlockScheduler {
   double weight_of(double change) const;
   // Sets a weight, keeping the set of active parameters in step.
   void set_weight(std::size_t k, double weight);
+  // Adds k to the active parameters or takes it out, as its weight says (sweeps only).
+  void note_activity(std::size_t k, double weight);
   std::vector<ParamIndex> next_block_by_weight();
   std::vector<ParamIndex> next_block_in_sweeps();
 

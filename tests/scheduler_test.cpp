@@ -242,16 +242,19 @@ TEST(BlockScheduler, SweepsVisitEveryMovingParameterOncePerSweep) {
     }
   }
   // A parameter that stops moving leaves the sweep under way; one that starts joins the next sweep.
+  // The opening block and three more stay within one sweep (40 of its 49 remaining after the stop).
   const std::vector<ParamIndex> opening = scheduler.next_block();
   scheduler.report_changes({{opening[0], 0.0}, {201, 2.0}});
   std::set<ParamIndex> rest_of_sweep;
-  for (int block = 0; block < 4; ++block) {
+  for (int block = 0; block < 3; ++block) {
     for (ParamIndex j : scheduler.next_block()) rest_of_sweep.insert(j);
   }
+  EXPECT_EQ(rest_of_sweep.size(), 30u);
   EXPECT_EQ(rest_of_sweep.count(opening[0]), 0u);
   EXPECT_EQ(rest_of_sweep.count(201), 0u);
+  // The next 60 candidates cover the 9 left and all of the next sweep (49 moving and 201).
   std::set<ParamIndex> next_sweep;
-  for (int block = 0; block < 5; ++block) {
+  for (int block = 0; block < 6; ++block) {
     for (ParamIndex j : scheduler.next_block()) next_sweep.insert(j);
   }
   EXPECT_EQ(next_sweep.count(opening[0]), 0u);
