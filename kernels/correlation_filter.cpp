@@ -9,12 +9,13 @@
 namespace schmp::kernels {
 
 CorrelationFilter::CorrelationFilter(const std::string& data, const std::string& labels, double rho,
-                                     ParamRange owned, bool constant_column)
+                                     ParamRange owned, bool constant_column, AllPairs all_pairs)
     : rho_(rho), owned_(owned) {
   if (rho_ >= 1) return;  // the check is off: no columns needed
   const io::SparseRows rows = io::read_rows_part(data, labels, 0, 1);
   const ParamIndex constant = rows.columns();
   const bool owns_constant = constant_column && owned.contains(constant);
+  if (all_pairs == AllPairs::kWhenCheap && settle_all_pairs(rows, owns_constant)) return;
   // Transpose the owned columns out of the rows.
   start_.assign(owned.size() + 1, 0);
   for (std::uint32_t j : rows.index) {
@@ -61,6 +62,12 @@ constexpr std::size_t kLongColumn = 256;
 // columns. When half full it is emptied, so that memory stays bounded whatever the run's length.
 constexpr int kMemoBits = 20;
 constexpr std::size_t kMemoSlots = std::size_t{1} << kMemoBits;
+// Every pair's verdict is settled when the filter is made only for at most this many owned columns
+// (their cosines are summed in a square of doubles, 8 MiB at this size, while the filter is made)...
+constexpr std::size_t kMostColumnsForAllPairs = 1024;
+// ... and when summing them row by row costs at most this many multiply-adds per nonzero: the work of
+// a few dozen tests, where lazily nearly every pair would be tested at the cost of passes over both.
+constexpr double kMostPairWorkPerEntry = 64;
 
 std::uint64_t pair_key(ParamIndex a, ParamIndex b) {
   if (a > b) std::swap(a, b);
@@ -99,6 +106,55 @@ bool CorrelationFilter::is_long(ParamIndex column) const {
   return length(column) >= kLongColumn && column < (ParamIndex{1} << 31);
 }
 
+bool CorrelationFilter::settle_all_pairs(const io::SparseRows& rows, bool owns_constant) {
+  const std::size_t p = owned_.size();
+  if (p == 0 || p > kMostColumnsForAllPairs) return false;
+  // A row's owned entries as (owned offset, value), in increasing offset: rows are sorted by index,
+  // and the constant column comes after every column of the data.
+  const std::size_t constant = rows.columns() - owned_.begin;
+  std::vector<std::pair<std::size_t, double>> row_entries;
+  const auto gather = [&](std::size_t r) {
+    row_entries.clear();
+    for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+      if (owned_.contains(rows.index[e]))
+        row_entries.emplace_back(rows.index[e] - owned_.begin, rows.value[e]);
+    }
+    if (owns_constant) row_entries.emplace_back(constant, 1.0);
+  };
+  double work = 0;
+  double entries = 0;
+  std::vector<double> norm(p, 0.0);
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    gather(r);
+    const auto length = static_cast<double>(row_entries.size());
+    work += length * length;
+    entries += length;
+    for (const auto& [k, value] : row_entries) norm[k] += value * value;
+  }
+  if (work > kMostPairWorkPerEntry * std::max(entries, 1.0)) return false;
+  for (double& n : norm) n = n > 0 ? 1 / std::sqrt(n) : 0.0;  // now the scale to unit length
+  std::vector<double> cosine(p * p, 0.0);                     // cosine[a * p + b] for a < b
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    gather(r);
+    for (auto& [k, value] : row_entries) value *= norm[k];
+    for (std::size_t i = 0; i < row_entries.size(); ++i) {
+      const auto [a, a_value] = row_entries[i];
+      for (std::size_t j = i + 1; j < row_entries.size(); ++j)
+        cosine[a * p + row_entries[j].first] += a_value * row_entries[j].second;
+    }
+  }
+  words_per_column_ = (p + 63) / 64;
+  all_pairs_.assign(p * words_per_column_, 0);
+  for (std::size_t a = 0; a < p; ++a) {
+    for (std::size_t b = a + 1; b < p; ++b) {
+      if (!(std::abs(cosine[a * p + b]) >= rho_)) continue;
+      all_pairs_[a * words_per_column_ + b / 64] |= std::uint64_t{1} << (b % 64);
+      all_pairs_[b * words_per_column_ + a / 64] |= std::uint64_t{1} << (a % 64);
+    }
+  }
+  return true;
+}
+
 void CorrelationFilter::clear() {
   for (std::uint32_t r : touched_rows_) row_head_[r] = -1;
   touched_rows_.clear();
@@ -110,7 +166,7 @@ void CorrelationFilter::clear() {
 }
 
 void CorrelationFilter::prepare(ParamIndex candidate) const {
-  if (rho_ >= 1 || is_long(candidate)) return;
+  if (rho_ >= 1 || !all_pairs_.empty() || is_long(candidate)) return;
   // The candidates' columns sit at random places in memory: asking for all of a block's columns
   // before testing any overlaps the waits. Long columns are mostly settled by the memo.
   constexpr std::size_t kLine = 64;
@@ -148,6 +204,13 @@ void CorrelationFilter::count_rows(ParamIndex column) {
 
 bool CorrelationFilter::admit(ParamIndex candidate) {
   if (rho_ >= 1) return true;
+  if (!all_pairs_.empty()) {
+    for (const Kept& kept : kept_) {
+      if (interferes(candidate, kept.column)) return false;
+    }
+    kept_.push_back({candidate, false, false});
+    return true;
+  }
   const bool candidate_long = is_long(candidate);
   const bool clear_of_short = !candidate_long && clear_of_short_kept(candidate);
   unknown_.clear();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "schmp/io.hpp"
 #include "schmp/program.hpp"
 
 namespace schmp::kernels {
@@ -22,13 +23,21 @@ namespace schmp::kernels {
 // cosine: |cos(a, b)| <= sum over shared rows |a_r| |b_r|, so when the sum over the candidate's rows of
 // |a_r| times the number of short kept columns on row r, times the largest entry of any of them, stays
 // below rho, no short kept column interferes. Keeping those counts costs one pass over a kept column.
+// On small problems (few owned columns, short rows, as dna_splice's 180 binary features) nearly every
+// pair is tested sooner or later, and each test costs passes over both columns; working out every pair's
+// cosine at once, row by row, costs the sum of squared row lengths, a few passes over the data, so
+// there the verdicts are all settled when the filter is made and a test is a bit lookup per kept column.
 class CorrelationFilter {
  public:
   // Reads the owned columns of `data` (LIBSVM, or MatrixMarket with `labels`); rho >= 1 switches the
   // check off. With `constant_column`, the parameter after the data's last column is a feature that
   // is 1 on every row (a bias term).
+  // kOnDemand never settles every pair up front (so that tests reach the other paths on small data).
+  enum class AllPairs { kWhenCheap, kOnDemand };
   CorrelationFilter(const std::string& data, const std::string& labels, double rho, ParamRange owned,
-                    bool constant_column = false);
+                    bool constant_column = false, AllPairs all_pairs = AllPairs::kWhenCheap);
+  // Whether every pair's verdict was settled when the filter was made.
+  bool settled_all_pairs() const { return !all_pairs_.empty(); }
   void clear();
   void prepare(ParamIndex candidate) const;
   bool admit(ParamIndex candidate);
@@ -60,6 +69,13 @@ class CorrelationFilter {
     return start_[column - owned_.begin + 1] - start_[column - owned_.begin];
   }
   bool is_long(ParamIndex column) const;
+  // Settles every pair's verdict from the rows, when that is cheap (see above); false when it is not.
+  bool settle_all_pairs(const io::SparseRows& rows, bool owns_constant);
+  bool interferes(ParamIndex a, ParamIndex b) const {
+    const std::size_t row = (a - owned_.begin) * words_per_column_;
+    const std::size_t b_offset = b - owned_.begin;
+    return (all_pairs_[row + b_offset / 64] >> (b_offset % 64) & 1) != 0;
+  }
   void thread(std::uint32_t slot);
   // Whether the bound above shows that `candidate` (a short column) interferes with no short kept one.
   bool clear_of_short_kept(ParamIndex candidate) const;
@@ -75,6 +91,9 @@ class CorrelationFilter {
   std::vector<float> value_;
   std::vector<float> largest_entry_;  // per owned column, of the normalised values
   PairMemo memo_;
+  // With every verdict settled: a bit per ordered pair of owned columns, set when they interfere.
+  std::vector<std::uint64_t> all_pairs_;
+  std::size_t words_per_column_ = 0;
   // The block being built.
   std::vector<Kept> kept_;
   std::vector<std::int32_t> row_head_;  // per row: its first threaded entry, or -1

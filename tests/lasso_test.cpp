@@ -9,6 +9,7 @@
 #include <random>
 
 #include "kernels/column_kernel.hpp"
+#include "kernels/correlation_filter.hpp"
 #include "random_matrix.hpp"
 #include "schmp/io.hpp"
 #include "test_files.hpp"
@@ -87,19 +88,22 @@ TEST(CpuColumnKernel, MatchesDenseArithmetic) {
 }
 
 // Builds many blocks from random orders and checks every verdict of the filter against the pairwise
-// definition, computed from the values as written to the file.
-void expect_filter_matches_pairwise(const io::SparseRows& data, double rho, ParamRange owned,
-                                    std::uint64_t seed) {
+// definition, computed from the values as written to the file: once with every pair settled up front
+// where the filter finds that cheap, once with each pair settled on demand. With `constant_column`,
+// the parameter after the data's last column is 1 on every row (logreg's --bias). Returns whether the
+// first filter settled every pair up front.
+bool expect_filter_matches_pairwise(const io::SparseRows& data, double rho, ParamRange owned,
+                                    std::uint64_t seed, bool constant_column = false) {
   testing::ScratchDir dir;
-  lasso::Config config;
-  config.data = dir.write("m.svm", testing::libsvm_text(data));
-  config.rho = rho;
-  const io::SparseRows rows = io::read_libsvm(config.data);
-  std::vector<std::vector<double>> dense(rows.columns(), std::vector<double>(rows.rows(), 0.0));
+  const std::string file = dir.write("m.svm", testing::libsvm_text(data));
+  const io::SparseRows rows = io::read_libsvm(file);
+  const std::size_t columns = rows.columns() + (constant_column ? 1 : 0);
+  std::vector<std::vector<double>> dense(columns, std::vector<double>(rows.rows(), 0.0));
   for (std::size_t i = 0; i < rows.rows(); ++i) {
     for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e)
       dense[rows.index[e]][i] = rows.value[e];
   }
+  if (constant_column) dense.back().assign(rows.rows(), 1.0);
   auto cosine = [&](std::size_t a, std::size_t b) {
     double ab = 0, aa = 0, bb = 0;
     for (std::size_t i = 0; i < rows.rows(); ++i) {
@@ -107,32 +111,52 @@ void expect_filter_matches_pairwise(const io::SparseRows& data, double rho, Para
     }
     return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
   };
-  lasso::Lasso::Dependency filter(config, owned);
-  std::mt19937_64 random(seed);
-  int rejected = 0;
-  for (int block = 0; block < 20; ++block) {
-    filter.clear();
-    std::vector<ParamIndex> kept;
-    std::vector<ParamIndex> order;
-    for (ParamIndex j = owned.begin; j < owned.end; ++j) order.push_back(j);
-    std::shuffle(order.begin(), order.end(), random);
-    for (ParamIndex candidate : order) {
-      bool independent = true;
-      for (ParamIndex k : kept) independent = independent && std::abs(cosine(candidate, k)) < rho;
-      ASSERT_EQ(filter.admit(candidate), independent) << "block " << block << " candidate " << candidate;
-      if (independent) {
-        kept.push_back(candidate);
-      } else {
-        ++rejected;
+  using AllPairs = kernels::CorrelationFilter::AllPairs;
+  bool settled_up_front = false;
+  for (const AllPairs all_pairs : {AllPairs::kWhenCheap, AllPairs::kOnDemand}) {
+    kernels::CorrelationFilter filter(file, "", rho, owned, constant_column, all_pairs);
+    if (all_pairs == AllPairs::kWhenCheap) settled_up_front = filter.settled_all_pairs();
+    EXPECT_TRUE(all_pairs == AllPairs::kWhenCheap || !filter.settled_all_pairs());
+    std::mt19937_64 random(seed);
+    int rejected = 0;
+    for (int block = 0; block < 20; ++block) {
+      filter.clear();
+      std::vector<ParamIndex> kept;
+      std::vector<ParamIndex> order;
+      for (ParamIndex j = owned.begin; j < owned.end; ++j) order.push_back(j);
+      std::shuffle(order.begin(), order.end(), random);
+      for (ParamIndex candidate : order) {
+        bool independent = true;
+        for (ParamIndex k : kept) independent = independent && std::abs(cosine(candidate, k)) < rho;
+        EXPECT_EQ(filter.admit(candidate), independent)
+            << "block " << block << " candidate " << candidate << (settled_up_front ? " (all pairs)" : "");
+        if (independent) {
+          kept.push_back(candidate);
+        } else {
+          ++rejected;
+        }
       }
     }
+    EXPECT_GT(rejected, 0) << "the test data should contain interfering columns";
   }
-  EXPECT_GT(rejected, 0) << "the test data should contain interfering columns";
+  return settled_up_front;
 }
 
 TEST(LassoDependency, BlockFilterMatchesPairwiseCosines) {
   const RandomMatrix m = random_matrix(60, 40, 0.3, 4321);
-  expect_filter_matches_pairwise(m.rows, 0.2, ParamRange{5, 35}, 77);
+  EXPECT_TRUE(expect_filter_matches_pairwise(m.rows, 0.2, ParamRange{5, 35}, 77));
+}
+
+TEST(LassoDependency, SettlesEveryPairUpFrontOnlyWhenRowsAreShort) {
+  // 60 columns and rows of about 10 owned entries: cheap. The constant column (logreg's --bias) takes
+  // part like any other.
+  const RandomMatrix sparse = random_matrix(80, 60, 0.15, 8080);
+  const ParamIndex with_constant = static_cast<ParamIndex>(sparse.rows.columns() + 1);
+  EXPECT_TRUE(expect_filter_matches_pairwise(sparse.rows, 0.2, ParamRange{0, with_constant}, 3, true));
+  EXPECT_TRUE(expect_filter_matches_pairwise(sparse.rows, 0.2, ParamRange{10, with_constant}, 4, true));
+  // Dense rows of 150 entries: summing every pair row by row would cost more than the tests.
+  const RandomMatrix dense = random_matrix(40, 150, 1.0, 9090);
+  EXPECT_FALSE(expect_filter_matches_pairwise(dense.rows, 0.2, ParamRange{0, 150}, 5));
 }
 
 TEST(LassoDependency, SettlesSparseCandidatesByTheSharedRowBound) {
@@ -166,7 +190,7 @@ TEST(LassoDependency, SettlesSparseCandidatesByTheSharedRowBound) {
     data.labels.push_back(0);
     data.line.push_back(i + 1);
   }
-  expect_filter_matches_pairwise(data, 0.1, ParamRange{0, static_cast<ParamIndex>(p)}, 11);
+  EXPECT_TRUE(expect_filter_matches_pairwise(data, 0.1, ParamRange{0, static_cast<ParamIndex>(p)}, 11));
 }
 
 TEST(LassoDependency, RemembersVerdictsOnLongColumns) {
@@ -190,7 +214,7 @@ TEST(LassoDependency, RemembersVerdictsOnLongColumns) {
     data.labels.push_back(normal(random));
     data.line.push_back(i + 1);
   }
-  expect_filter_matches_pairwise(data, 0.3, ParamRange{0, static_cast<ParamIndex>(p)}, 5);
+  EXPECT_TRUE(expect_filter_matches_pairwise(data, 0.3, ParamRange{0, static_cast<ParamIndex>(p)}, 5));
 }
 
 }  // namespace
