@@ -56,19 +56,32 @@ std::string_view without_plus(std::string_view token) {
   return token;
 }
 
-// A whole number of at most 15 digits, with an optional '-': exact as a double, and read several times
-// faster than by the general parser. Binary features, counts and ratings make up many files.
-std::optional<double> small_whole_number(std::string_view digits) {
+// A plain decimal (digits, perhaps a point between digits, an optional '-') of at most 15 digits: read
+// several times faster than by the general parser, and as exactly. The digits make an integer m below
+// 2^53 and the point a power of ten 10^k with k <= 15, both exact as doubles, so m / 10^k is the
+// correctly rounded value (Clinger's fast path). Binary features, counts, ratings and tf-idf weights
+// make up many files.
+std::optional<double> short_decimal(std::string_view digits) {
   const bool negative = !digits.empty() && digits[0] == '-';
   if (negative) digits.remove_prefix(1);
   constexpr std::size_t kMostDigits = 15;
-  if (digits.empty() || digits.size() > kMostDigits) return std::nullopt;
+  constexpr double kPowersOfTen[kMostDigits + 1] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  const std::size_t point = digits.find('.');
+  const bool has_point = point != std::string_view::npos;
+  // "1." and ".5" are left to the general parser, which decides what they mean.
+  if (has_point && (point == 0 || point + 1 == digits.size())) return std::nullopt;
+  const std::size_t count = digits.size() - (has_point ? 1 : 0);
+  if (count == 0 || count > kMostDigits) return std::nullopt;
   std::uint64_t value = 0;
-  for (const char c : digits) {
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    const char c = digits[i];
+    if (i == point) continue;
     if (c < '0' || c > '9') return std::nullopt;
     value = value * 10 + static_cast<std::uint64_t>(c - '0');
   }
-  return negative ? -static_cast<double>(value) : static_cast<double>(value);
+  const double magnitude = static_cast<double>(value) / kPowersOfTen[has_point ? digits.size() - point - 1 : 0];
+  return negative ? -magnitude : magnitude;
 }
 
 }  // namespace
@@ -76,7 +89,7 @@ std::optional<double> small_whole_number(std::string_view digits) {
 double parse_finite(std::string_view token, std::string_view what, const Where& where) {
   if (token.empty()) where.fail("missing " + std::string(what));
   const std::string_view digits = without_plus(token);
-  if (const auto whole = small_whole_number(digits)) return *whole;
+  if (const auto decimal = short_decimal(digits)) return *decimal;
   double value = 0;
   const auto [end, error] =
       std::from_chars(digits.data(), digits.data() + digits.size(), value, std::chars_format::general);

@@ -198,16 +198,31 @@ TEST_F(IoTest, LibsvmGoodFile) {
   EXPECT_EQ(rows.columns(), 4294967294u);
 }
 
-// Whole numbers take a shortcut past the general parser: it must give the same doubles, and leave
-// everything else (fractions, exponents, more digits than a double holds exactly, junk) to that parser.
-TEST_F(IoTest, LibsvmWholeNumbersReadAsTheGeneralParserWould) {
-  const std::vector<std::string> tokens = {
-      "0",   "-0",  "+7",   "007", "-12", "123456789012345", "1234567890123456789", "9007199254740993",
-      "1.5", "2e3", "-0.0", "1E0"};
+// Plain decimals take a shortcut past the general parser: it must give the same doubles, bit for bit,
+// and leave everything else (exponents, more digits than a double holds exactly, points without digits
+// on both sides, junk) to that parser.
+TEST_F(IoTest, LibsvmDecimalsReadAsTheGeneralParserWould) {
+  std::vector<std::string> tokens = {
+      "0",     "-0",     "+7",    "007",       "-12",         "123456789012345", "1234567890123456789",
+      "1.5",   "2e3",    "-0.0",  "1E0",       "0.0441195",   "-3.25",           "9007199254740993",
+      "0.1",   "1.",     ".5",    "-.5",       "0.000000001", "12345678.9012345", "1.23456789012345678",
+      "00.10", "0.0000000000000009",           "99999999999999.9"};
+  // Random decimals of every length and point position the shortcut takes, and some beyond.
+  std::mt19937_64 random(17);
+  for (int k = 0; k < 2000; ++k) {
+    const auto digits = 1 + random() % 17;
+    std::string token = random() % 2 ? "-" : "";
+    const auto point = random() % (digits + 1);
+    for (std::uint64_t d = 0; d < digits; ++d) {
+      if (d == point && d > 0) token.push_back('.');
+      token.push_back(static_cast<char>('0' + random() % 10));
+    }
+    tokens.push_back(token);
+  }
   std::string text = "1";
   for (std::size_t k = 0; k < tokens.size(); ++k)
     text.append(" ").append(std::to_string(k + 1)).append(":").append(tokens[k]);
-  const SparseRows rows = schmp::io::read_libsvm(write("whole.svm", text.append("\n")));
+  const SparseRows rows = schmp::io::read_libsvm(write("decimals.svm", text.append("\n")));
   ASSERT_EQ(rows.value.size(), tokens.size());
   for (std::size_t k = 0; k < tokens.size(); ++k) {
     const std::string plain = tokens[k][0] == '+' ? tokens[k].substr(1) : tokens[k];
@@ -216,10 +231,10 @@ TEST_F(IoTest, LibsvmWholeNumbersReadAsTheGeneralParserWould) {
     EXPECT_EQ(rows.value[k], expected) << tokens[k];
     EXPECT_EQ(std::signbit(rows.value[k]), std::signbit(expected)) << tokens[k];
   }
-  for (const std::string_view bad : {"1-", "-", "12a", "--1"}) {
+  for (const std::string_view bad : {"1-", "-", "12a", "--1", "1..2", "1.2.3", ".", "-."}) {
     std::string line = "1 1:";  // appended: GCC 12 raises a false -Wrestrict on "..." + std::string
     line.append(bad).append("\n");
-    EXPECT_THROW(schmp::io::read_libsvm(write("bad-whole.svm", line)), InputError) << bad;
+    EXPECT_THROW(schmp::io::read_libsvm(write("bad-decimal.svm", line)), InputError) << bad;
   }
 }
 
