@@ -80,7 +80,8 @@ std::optional<double> short_decimal(std::string_view digits) {
     if (c < '0' || c > '9') return std::nullopt;
     value = value * 10 + static_cast<std::uint64_t>(c - '0');
   }
-  const double magnitude = static_cast<double>(value) / kPowersOfTen[has_point ? digits.size() - point - 1 : 0];
+  const double magnitude =
+      static_cast<double>(value) / kPowersOfTen[has_point ? digits.size() - point - 1 : 0];
   return negative ? -magnitude : magnitude;
 }
 

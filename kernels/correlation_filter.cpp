@@ -10,9 +10,14 @@ namespace schmp::kernels {
 
 CorrelationFilter::CorrelationFilter(const std::string& data, const std::string& labels, double rho,
                                      ParamRange owned, bool constant_column, AllPairs all_pairs)
+    // With the check off, no columns are needed.
+    : CorrelationFilter(rho < 1 ? io::read_rows_part(data, labels, 0, 1) : io::SparseRows{}, rho, owned,
+                        constant_column, all_pairs) {}
+
+CorrelationFilter::CorrelationFilter(const io::SparseRows& rows, double rho, ParamRange owned,
+                                     bool constant_column, AllPairs all_pairs)
     : rho_(rho), owned_(owned) {
-  if (rho_ >= 1) return;  // the check is off: no columns needed
-  const io::SparseRows rows = io::read_rows_part(data, labels, 0, 1);
+  if (rho_ >= 1) return;
   const ParamIndex constant = rows.columns();
   const bool owns_constant = constant_column && owned.contains(constant);
   if (all_pairs == AllPairs::kWhenCheap && settle_all_pairs(rows, owns_constant)) return;

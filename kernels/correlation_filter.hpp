@@ -13,7 +13,7 @@ namespace schmp::kernels {
 
 // The dependency test of the sparse linear models (Lasso, logistic regression): a block keeps only
 // columns with |cos(x_a, x_b)| < rho for every pair, so that updating them together behaves like
-// updating them one after another. Each scheduler reads its owned columns from the whole file. To test a
+// updating them one after another. Each scheduler holds its owned columns of the whole data set. To test a
 // candidate against the whole block at once, the kept columns' entries are threaded by row: a candidate's
 // cosines with every kept column cost one pass over its own rows plus the entries it meets there. Long
 // columns (dense features, popular items) would make that pass the bulk of a round, and late in a solve the
@@ -29,13 +29,16 @@ namespace schmp::kernels {
 // there the verdicts are all settled when the filter is made and a test is a bit lookup per kept column.
 class CorrelationFilter {
  public:
+  // kOnDemand never settles every pair up front (so that tests reach the other paths on small data).
+  enum class AllPairs { kWhenCheap, kOnDemand };
   // Reads the owned columns of `data` (LIBSVM, or MatrixMarket with `labels`); rho >= 1 switches the
   // check off. With `constant_column`, the parameter after the data's last column is a feature that
   // is 1 on every row (a bias term).
-  // kOnDemand never settles every pair up front (so that tests reach the other paths on small data).
-  enum class AllPairs { kWhenCheap, kOnDemand };
   CorrelationFilter(const std::string& data, const std::string& labels, double rho, ParamRange owned,
                     bool constant_column = false, AllPairs all_pairs = AllPairs::kWhenCheap);
+  // The same from the whole data set's rows, already read.
+  CorrelationFilter(const io::SparseRows& rows, double rho, ParamRange owned, bool constant_column = false,
+                    AllPairs all_pairs = AllPairs::kWhenCheap);
   // Whether every pair's verdict was settled when the filter was made.
   bool settled_all_pairs() const { return !all_pairs_.empty(); }
   void clear();

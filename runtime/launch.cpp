@@ -148,14 +148,18 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     if (num_params == 0)
       throw std::runtime_error("the input has no parameters to fit (no features in the data)");
     if (num_params > 0xFFFFFFFEull) throw std::runtime_error("more than 2^32 - 2 parameters");
-    if (worker) worker->start(num_params);
     for (int s = 0; s < options.schedulers; ++s)
       ranges.push_back(split_params(num_params, s, options.schedulers));
+    // Made before the worker starts, which may let go of the rows it read: hosted beside the job's only
+    // worker, the dependency tests may take the whole data set from it rather than read it again.
+    const WorkerRole* whole_data_worker = worker && layout.workers() == 1 ? worker.get() : nullptr;
     if (layout.is_scheduler_rank())
-      dependencies.push_back(roles.make_dependency(ranges[layout.scheduler_index()]));
+      dependencies.push_back(roles.make_dependency(ranges[layout.scheduler_index()], nullptr));
     if (layout.is_coordinator() && layout.hosted_schedulers) {
-      for (const ParamRange& range : ranges) dependencies.push_back(roles.make_dependency(range));
+      for (const ParamRange& range : ranges)
+        dependencies.push_back(roles.make_dependency(range, whole_data_worker));
     }
+    if (worker) worker->start(num_params);
   });
   if (agree_on_failure(world, failure, roles.program_name)) return 1;
 

@@ -202,11 +202,30 @@ TEST_F(IoTest, LibsvmGoodFile) {
 // and leave everything else (exponents, more digits than a double holds exactly, points without digits
 // on both sides, junk) to that parser.
 TEST_F(IoTest, LibsvmDecimalsReadAsTheGeneralParserWould) {
-  std::vector<std::string> tokens = {
-      "0",     "-0",     "+7",    "007",       "-12",         "123456789012345", "1234567890123456789",
-      "1.5",   "2e3",    "-0.0",  "1E0",       "0.0441195",   "-3.25",           "9007199254740993",
-      "0.1",   "1.",     ".5",    "-.5",       "0.000000001", "12345678.9012345", "1.23456789012345678",
-      "00.10", "0.0000000000000009",           "99999999999999.9"};
+  std::vector<std::string> tokens = {"0",
+                                     "-0",
+                                     "+7",
+                                     "007",
+                                     "-12",
+                                     "123456789012345",
+                                     "1234567890123456789",
+                                     "1.5",
+                                     "2e3",
+                                     "-0.0",
+                                     "1E0",
+                                     "0.0441195",
+                                     "-3.25",
+                                     "9007199254740993",
+                                     "0.1",
+                                     "1.",
+                                     ".5",
+                                     "-.5",
+                                     "0.000000001",
+                                     "12345678.9012345",
+                                     "1.23456789012345678",
+                                     "00.10",
+                                     "0.0000000000000009",
+                                     "99999999999999.9"};
   // Random decimals of every length and point position the shortcut takes, and some beyond.
   std::mt19937_64 random(17);
   for (int k = 0; k < 2000; ++k) {

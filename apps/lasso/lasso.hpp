@@ -106,6 +106,7 @@ struct Lasso {
     Stats evaluate() const;
     Partial update(const Schedule& schedule);
     void apply(const Commit& commit);
+    const io::SparseRows& rows() const { return rows_; }  // its rows, until start()
 
    private:
     int gpu_;              // the kernel's GPU (-1: the CPU), picked before any data is read
@@ -149,6 +150,9 @@ struct Lasso {
    public:
     Dependency(const Config& config, ParamRange owned)
         : CorrelationFilter(config.data, config.labels, config.rho, owned) {}
+    // Beside the job's only worker: its rows are the whole data set.
+    Dependency(const Config& config, ParamRange owned, const Worker& worker)
+        : CorrelationFilter(worker.rows(), config.rho, owned) {}
   };
 };
 

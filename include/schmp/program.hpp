@@ -32,6 +32,9 @@
 //     class Dependency {                      // one per scheduler: the pluggable dependency test
 //      public:
 //       Dependency(const Config&, ParamRange owned);
+//       Dependency(const Config&, ParamRange owned, const Worker&);  // optional: used instead when the
+//                                       // job's only worker runs in this process (so holds every row),
+//                                       // before its start(): what it read need not be read again
 //       bool interferes(ParamIndex a, ParamIndex b) const; // may a and b not be updated together?
 //     };                                   // (or, faster: void clear(); bool admit(ParamIndex),
 //                                          //  a filter that keeps the block being built itself,

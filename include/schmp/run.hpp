@@ -108,6 +108,7 @@ class TypedWorker final : public WorkerRole {
   TypedWorker(const typename P::Config& config, const WorkerContext& context) : worker_(config, context) {}
   std::size_t num_params() const override { return worker_.num_params(); }
   void start(std::size_t num_params) override { worker_.start(num_params); }
+  const typename P::Worker& program_worker() const { return worker_; }
   Flat setup() const override { return flatten(worker_.setup()); }
   Flat evaluate() const override { return flatten(worker_.evaluate()); }
   Flat update(const Schedule& schedule) override { return flatten(worker_.update(schedule)); }
@@ -176,7 +177,8 @@ template <DynamicProgram P>
 requires PairwiseDependency<typename P::Dependency> || BlockDependency<typename P::Dependency>
 class TypedDependency final : public DependencyRole {
  public:
-  TypedDependency(const typename P::Config& config, ParamRange owned) : dependency_(config, owned) {}
+  TypedDependency(const typename P::Config& config, ParamRange owned, const WorkerRole* whole_data_worker)
+      : dependency_(make(config, owned, whole_data_worker)) {}
   void clear() override {
     if constexpr (BlockDependency<typename P::Dependency>) {
       dependency_.clear();
@@ -200,6 +202,18 @@ class TypedDependency final : public DependencyRole {
   }
 
  private:
+  static typename P::Dependency make(const typename P::Config& config, ParamRange owned,
+                                     const WorkerRole* whole_data_worker) {
+    if constexpr (std::constructible_from<typename P::Dependency, const typename P::Config&, ParamRange,
+                                          const typename P::Worker&>) {
+      if (whole_data_worker) {
+        return typename P::Dependency(
+            config, owned, static_cast<const TypedWorker<P>*>(whole_data_worker)->program_worker());
+      }
+    }
+    return typename P::Dependency(config, owned);
+  }
+
   typename P::Dependency dependency_;
   std::vector<ParamIndex> kept_;
 };
@@ -350,8 +364,8 @@ class Job {
       return std::make_unique<detail::TypedWorker<P>>(config, context);
     };
     roles.make_coordinator = [config] { return std::make_unique<detail::TypedCoordinator<P>>(config); };
-    roles.make_dependency = [config](ParamRange owned) {
-      return std::make_unique<detail::TypedDependency<P>>(config, owned);
+    roles.make_dependency = [config](ParamRange owned, const detail::WorkerRole* whole_data_worker) {
+      return std::make_unique<detail::TypedDependency<P>>(config, owned, whole_data_worker);
     };
     roles.program_name = name_;
     roles.inputs = input_files(config);

@@ -58,7 +58,10 @@ class DependencyRole {
 struct ProgramRoles {
   std::function<std::unique_ptr<WorkerRole>(const WorkerContext&)> make_worker;
   std::function<std::unique_ptr<CoordinatorRole>()> make_coordinator;
-  std::function<std::unique_ptr<DependencyRole>(ParamRange)> make_dependency;
+  // whole_data_worker: this process's worker when it is the job's only one (so holds every row), before
+  // its start(), else null; a program's Dependency may be made from it instead of reading the data again.
+  std::function<std::unique_ptr<DependencyRole>(ParamRange, const WorkerRole* whole_data_worker)>
+      make_dependency;
   std::string program_name;         // for messages: "schmp-lasso: error: ..."
   std::vector<std::string> inputs;  // the data files a checkpoint is tied to
 };
