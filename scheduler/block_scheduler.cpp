@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace schmp::detail {
 
 namespace {
 
-// A round draws at most this many candidates per parameter it keeps, and gives up after this many
-// rejections in a row: with strongly interfering parameters the block comes out smaller rather than
-// the search growing without bound (each rejection costs a dependency test against the whole block).
+// Drawing by weight, a round draws at most this many candidates per parameter it keeps, and gives up
+// after this many rejections in a row: with strongly interfering parameters the block comes out smaller
+// rather than the search growing without bound (each rejection costs a dependency test against the
+// whole block).
 constexpr std::uint32_t kDrawsPerKept = 4;
 constexpr std::uint32_t kRejectionsInARow = 8;
 constexpr std::uint32_t kInactive = 0xffffffffu;
@@ -90,18 +92,16 @@ std::vector<ParamIndex> BlockScheduler::next_block_in_sweeps() {
   std::vector<ParamIndex> kept;
   if (dependency_) dependency_->clear();
   ++blocks_;
-  std::vector<std::uint32_t> retried;
-  retried.swap(rejected_);
-  std::size_t next_retried = 0;
-  // Each candidate is looked at once: the retried ones, then the sweep, starting a new one at most once.
-  std::size_t candidates_left = retried.size() + active_.size();
+  std::optional<std::uint32_t> opening = std::exchange(opens_next_block_, std::nullopt);
+  // Each candidate is looked at once: the one that ended the last block, then the sweep, starting a
+  // new one at most once.
+  std::size_t candidates_left = (opening ? 1 : 0) + active_.size();
   bool started_sweep = false;
-  std::uint32_t rejections_in_a_row = 0;
-  while (kept.size() < settings_.block_size && rejections_in_a_row < kRejectionsInARow &&
-         candidates_left > 0) {
+  while (kept.size() < settings_.block_size && candidates_left > 0) {
     std::uint32_t k = 0;
-    if (next_retried < retried.size()) {
-      k = retried[next_retried++];
+    if (opening) {
+      k = *opening;
+      opening.reset();
     } else {
       if (swept_ == sweep_.size()) {
         if (started_sweep || active_.empty()) break;
@@ -116,21 +116,17 @@ std::vector<ParamIndex> BlockScheduler::next_block_in_sweeps() {
         dependency_->prepare(owned_.begin + sweep_[swept_ + kPrepareAhead]);
     }
     --candidates_left;
-    if (active_at_[k] == kInactive || candidate_in_block_[k] == blocks_) continue;
-    candidate_in_block_[k] = blocks_;
+    if (active_at_[k] == kInactive) continue;
     const ParamIndex candidate = owned_.begin + k;
-    if (!dependency_ || dependency_->admit(candidate)) {
-      kept.push_back(candidate);
-      rejections_in_a_row = 0;
-    } else {
-      rejected_.push_back(k);
-      ++rejections_in_a_row;
+    // A block ends at a candidate it holds already (from the sweep before) as at one that interferes:
+    // either opens the next block, so that no sweep misses it.
+    if (candidate_in_block_[k] == blocks_ || (dependency_ && !dependency_->admit(candidate))) {
+      opens_next_block_ = k;
+      break;
     }
+    candidate_in_block_[k] = blocks_;
+    kept.push_back(candidate);
   }
-  // Those still waiting for a retry go before this block's rejections.
-  retried.erase(retried.begin(), retried.begin() + static_cast<std::ptrdiff_t>(next_retried));
-  retried.insert(retried.end(), rejected_.begin(), rejected_.end());
-  rejected_ = std::move(retried);
   return kept;
 }
 

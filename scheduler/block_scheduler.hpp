@@ -10,11 +10,17 @@
 //   liblinear's shrinking: visiting every active parameter once per sweep converges in fewer updates
 //   than drawing them independently, which revisits some and misses others. A parameter comes back
 //   when the coordinator reports a change for it again, so this suits programs that restart every
-//   priority at each evaluation (Lasso, logistic regression). Candidates the filter rejects open the
-//   next block. When no parameter is active, blocks are drawn by weight.
+//   priority at each evaluation (Lasso, logistic regression). A block ends at the first candidate that
+//   the filter rejects, which opens the next block: so blocks are runs of the sweep's order, and the
+//   updates follow that order as if made one after another. Testing on, past the first rejection, for
+//   candidates to fill the block costs a test against the whole block each, most of them rejections
+//   where parameters interfere much: 1.5 times longer to the same objective on spamassassin's
+//   strongly co-occurring words, with the same blocks on sparse generated data where none interferes.
+//   When no parameter is active, blocks are drawn by weight.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <utility>
 #include <vector>
@@ -70,14 +76,14 @@ class BlockScheduler {
   std::mt19937_64 random_;
   // Sweeps: the active parameters (owned offsets) and each one's place there (kInactive: none); the
   // sweep under way and how far it has got; the block each parameter was last a candidate for, so
-  // that a block spanning two sweeps holds no parameter twice; candidates the filter rejected.
+  // that a block spanning two sweeps holds no parameter twice; the candidate that ended the last block.
   std::vector<std::uint32_t> active_;
   std::vector<std::uint32_t> active_at_;
   std::vector<std::uint32_t> sweep_;
   std::size_t swept_ = 0;
   std::vector<std::uint64_t> candidate_in_block_;
   std::uint64_t blocks_ = 0;
-  std::vector<std::uint32_t> rejected_;
+  std::optional<std::uint32_t> opens_next_block_;
 };
 
 }  // namespace schmp::detail

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -261,7 +262,7 @@ TEST(BlockScheduler, SweepsVisitEveryMovingParameterOncePerSweep) {
   EXPECT_EQ(next_sweep.count(201), 1u);
 }
 
-TEST(BlockScheduler, SweepsRetryRejectedCandidatesFirst) {
+TEST(BlockScheduler, SweepsEndABlockAtTheFirstRejection) {
   const ParamIndex size = 60;
   RingDependency dependency(size);
   BlockSchedulerSettings settings;
@@ -269,29 +270,50 @@ TEST(BlockScheduler, SweepsRetryRejectedCandidatesFirst) {
   settings.block_size = 12;
   settings.seed = 8;
   BlockScheduler scheduler({0, size}, std::vector<double>(size, 1.0), &dependency, settings);
-  std::vector<ParamIndex> waiting;  // rejected candidates not yet offered again
+  std::optional<ParamIndex> rejected;  // the candidate that ended the last block, if the filter did
+  std::vector<ParamIndex> previous;    // the last block, if it ended at a candidate it held already
+  std::vector<ParamIndex> order;       // every parameter kept, in the order kept
   std::vector<int> times_kept(size, 0);
+  int ended_by_rejection = 0;
   for (int round = 0; round < 200; ++round) {
     const std::vector<ParamIndex> block = scheduler.next_block();
     ASSERT_FALSE(block.empty());
     const std::vector<ParamIndex>& offered = dependency.offered();
-    // Earlier rejections are offered first, oldest first.
-    const std::size_t retried = std::min(offered.size(), waiting.size());
-    EXPECT_TRUE(
-        std::equal(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(retried), offered.begin()))
-        << "round " << round;
-    const std::set<ParamIndex> distinct(offered.begin(), offered.end());
-    EXPECT_EQ(distinct.size(), offered.size()) << "a candidate was offered twice in one block";
-    waiting.erase(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(retried));
-    for (ParamIndex candidate : offered) {
-      if (std::find(block.begin(), block.end(), candidate) == block.end()) waiting.push_back(candidate);
+    // What ended the last block opens this one.
+    if (rejected) {
+      EXPECT_EQ(block.front(), *rejected) << "round " << round;
     }
+    if (!previous.empty()) {
+      EXPECT_NE(std::find(previous.begin(), previous.end(), block.front()), previous.end())
+          << "round " << round;
+    }
+    // The block is what was offered up to the first rejection, if any, which is the last offered.
+    ASSERT_GE(offered.size(), block.size());
+    EXPECT_TRUE(std::equal(block.begin(), block.end(), offered.begin())) << "round " << round;
+    EXPECT_LE(offered.size(), block.size() + 1) << "round " << round;
+    rejected.reset();
+    previous.clear();
+    if (offered.size() > block.size()) {
+      rejected = offered.back();
+      ++ended_by_rejection;
+    } else if (block.size() < settings.block_size) {
+      previous = block;  // the next sweep came to a parameter this block holds
+    }
+    order.insert(order.end(), block.begin(), block.end());
     for (ParamIndex j : block) ++times_kept[j];
+  }
+  EXPECT_GT(ended_by_rejection, 100) << "the ring should end most blocks early";
+  // Kept in the sweeps' order: the rejection that opens the next block is kept there, so every 60
+  // kept in a row are the 60 parameters once each.
+  for (std::size_t sweep = 0; sweep + 1 < order.size() / size; ++sweep) {
+    const std::set<ParamIndex> swept(order.begin() + static_cast<std::ptrdiff_t>(sweep * size),
+                                     order.begin() + static_cast<std::ptrdiff_t>((sweep + 1) * size));
+    EXPECT_EQ(swept.size(), static_cast<std::size_t>(size)) << "sweep " << sweep;
   }
   // Nothing starves: over 200 blocks every parameter is kept about equally often.
   const auto [fewest, most] = std::minmax_element(times_kept.begin(), times_kept.end());
   EXPECT_GT(*fewest, 0);
-  EXPECT_LE(*most - *fewest, *fewest);
+  EXPECT_LE(*most - *fewest, 1);
 }
 
 TEST(BlockScheduler, SweepsFallBackToWeightsWhenNothingMoves) {
