@@ -44,6 +44,10 @@ void check_params(const Priorities& priorities, std::size_t num_params) {
 
 }  // namespace
 
+bool updates_in_order(const RunOptions& options, bool one_process) {
+  return options.in_order && one_process && options.device == "cpu";
+}
+
 std::string stop_reason(const Report& last, std::uint64_t rounds, double seconds, const RunOptions& options) {
   if (last.converged) return "converged";
   if (last.finished) return "finished";
@@ -91,6 +95,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   ProgressLog progress(options.progress_seconds, program.trace_columns());
   TimeSplit time = resumed ? time_split_from(resumed->state.time_split) : TimeSplit{};
   const double per_worker = 1.0 / workers.count();
+  WorkerRole* const alone = updates_in_order(options, workers.local() != nullptr) ? workers.local() : nullptr;
 
   // The last change of every parameter: the schedulers' weights, which a checkpoint keeps.
   std::vector<double> changes = resumed ? std::move(resumed->state.changes) : program.initial_changes();
@@ -165,18 +170,23 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
       summary.stopped_by = "no parameter left to schedule";
       break;
     }
-    workers.send(make_message(Command::kUpdate, pending_commit, schedule));
-    const WorkerReply reply = workers.collect();
-    const auto received = Clock::now();
-    pending_commit = program.aggregate(schedule, reply.summed, priorities);
+    if (alone) {
+      program.update_in_order(*alone, schedule, priorities);
+      time.compute += seconds_since(scheduled);
+    } else {
+      workers.send(make_message(Command::kUpdate, pending_commit, schedule));
+      const WorkerReply reply = workers.collect();
+      const auto received = Clock::now();
+      pending_commit = program.aggregate(schedule, reply.summed, priorities);
+      const double compute = reply.compute_seconds * per_worker;
+      time.compute += compute;
+      time.communication +=
+          std::max(0.0, std::chrono::duration<double>(received - scheduled).count() - compute);
+      time.idle += seconds_since(received);
+    }
     note(priorities);
     schedulers.feedback(round - first_round, priorities);
     priorities.clear();
-    const double compute = reply.compute_seconds * per_worker;
-    time.compute += compute;
-    time.communication +=
-        std::max(0.0, std::chrono::duration<double>(received - scheduled).count() - compute);
-    time.idle += seconds_since(received);
     ++round;
     if (evaluation_due(++rounds_since_evaluation)) {
       summary.last = evaluate(round, true);
@@ -184,7 +194,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
       if (checkpoints.due(seconds_since(started))) save_checkpoint(round);
     }
   }
-  if (!pending_commit.empty()) summary.last = evaluate(round, true);
+  if (rounds_since_evaluation > 0) summary.last = evaluate(round, true);
   if (checkpoints.enabled()) save_checkpoint(round);
   workers.send(make_message(Command::kStop, pending_commit));
   schedulers.stop();

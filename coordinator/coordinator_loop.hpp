@@ -27,6 +27,11 @@ namespace schmp::detail {
 // every round.
 std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size);
 
+// Whether a round updates its block's parameters one after another (--in_order): in a one-process job
+// on the CPU, where the only worker can compute each one's partial after the commit of the one before.
+// (On a GPU a kernel launch per parameter would cost more than the updates.)
+bool updates_in_order(const RunOptions& options, bool one_process);
+
 // Why a run stops before its next round ("converged", "max_rounds", "max_seconds"), or "" to go on.
 std::string stop_reason(const Report& last, std::uint64_t rounds, double seconds, const RunOptions& options);
 

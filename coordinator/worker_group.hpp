@@ -17,6 +17,8 @@ class WorkerGroup {
   virtual int count() const = 0;
   virtual void send(const RoundMessage& message) = 0;
   virtual WorkerReply collect() = 0;  // only after a message that asks for a reply
+  // The worker itself when it runs in this process, else null.
+  virtual WorkerRole* local() { return nullptr; }
 };
 
 // The single worker of a one-process job, called directly.
@@ -26,6 +28,7 @@ class LocalWorker final : public WorkerGroup {
   int count() const override { return 1; }
   void send(const RoundMessage& message) override;
   WorkerReply collect() override;
+  WorkerRole* local() override { return &worker_; }
 
  private:
   WorkerRole& worker_;

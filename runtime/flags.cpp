@@ -11,6 +11,10 @@ DEFINE_bool(priority, true, "Sample parameters by |change|^priority_power + eta 
 DEFINE_bool(sweeps, false,
             "Visit the parameters whose last change was not zero once each per sweep, in random order, "
             "instead of drawing them by weight (for programs that restart priorities at evaluations)");
+DEFINE_bool(in_order, true,
+            "In a one-process job on the CPU, update a block's parameters one after another, each one's "
+            "partial computed after the commit of the one before: no two interfere, so no dependency "
+            "check is made (false: together, as several workers would)");
 DEFINE_double(priority_power, 1, "Exponent of the change in the sampling weight (1 or 2)");
 DEFINE_double(eta, 1e-4, "Added to every sampling weight so that no parameter starves");
 DEFINE_uint64(seed, 1, "Random seed: the same seed and rank count give the same result");
@@ -41,6 +45,7 @@ RunOptions run_options_from_flags() {
   options.schedule_size = FLAGS_schedule_size;
   options.priority = FLAGS_priority;
   options.sweeps = FLAGS_sweeps;
+  options.in_order = FLAGS_in_order;
   options.priority_power = FLAGS_priority_power;
   options.eta = FLAGS_eta;
   options.seed = FLAGS_seed;

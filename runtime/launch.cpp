@@ -155,9 +155,11 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     const WorkerRole* whole_data_worker = worker && layout.workers() == 1 ? worker.get() : nullptr;
     if (layout.is_scheduler_rank())
       dependencies.push_back(roles.make_dependency(ranges[layout.scheduler_index()], nullptr));
+    // Updated in order, a block's parameters cannot interfere: no dependency test is needed.
+    const bool in_order = updates_in_order(options, layout.single_process());
     if (layout.is_coordinator() && layout.hosted_schedulers) {
       for (const ParamRange& range : ranges)
-        dependencies.push_back(roles.make_dependency(range, whole_data_worker));
+        dependencies.push_back(in_order ? nullptr : roles.make_dependency(range, whole_data_worker));
     }
     if (worker) worker->start(num_params);
   });

@@ -47,6 +47,12 @@
 // if its Coordinator has wants_evaluation(), the framework asks it after every round and evaluates
 // when it says so (and still every --eval_every rounds when that flag is given).
 //
+// In a one-process job on the CPU (--in_order, the default) a round takes its block one parameter at a
+// time: Worker::update() sees a Schedule of one parameter, Coordinator::aggregate() its partial, and
+// Worker::apply() the commit, before the next parameter's update(); a program that wants an evaluation
+// midway ends the round there. No two parameters of a block then interfere, and the Dependency is
+// not used.
+//
 // Checkpoints (--checkpoint, --resume) need two optional members more, and a message:
 //
 //     struct Saved { ... visit() };              // the model, in a form any rank count resumes from

@@ -109,6 +109,7 @@ class TypedWorker final : public WorkerRole {
   std::size_t num_params() const override { return worker_.num_params(); }
   void start(std::size_t num_params) override { worker_.start(num_params); }
   const typename P::Worker& program_worker() const { return worker_; }
+  typename P::Worker& program_worker() { return worker_; }
   Flat setup() const override { return flatten(worker_.setup()); }
   Flat evaluate() const override { return flatten(worker_.evaluate()); }
   Flat update(const Schedule& schedule) override { return flatten(worker_.update(schedule)); }
@@ -142,6 +143,16 @@ class TypedCoordinator final : public CoordinatorRole {
   }
   Report report(const Flat& summed, Priorities& priorities) override {
     return coordinator_->report(unflatten<typename P::Stats>(summed), priorities);
+  }
+  void update_in_order(WorkerRole& worker, const Schedule& block, Priorities& priorities) override {
+    typename P::Worker& alone = static_cast<TypedWorker<P>&>(worker).program_worker();
+    Schedule one;
+    one.round = block.round;
+    for (const ParamIndex param : block.params) {
+      one.params.assign(1, param);
+      alone.apply(coordinator_->aggregate(one, alone.update(one), priorities));
+      if (wants_evaluation()) break;
+    }
   }
   void finish(const Summary& summary) override { coordinator_->finish(summary); }
   bool paces_evaluations() const override { return kPaced; }
