@@ -8,7 +8,8 @@
 // G and the Hessian diagonal H of L at w. The direction d minimises the quadratic model
 //   Q(d) = C (G . d + d' X'DX d / 2) + R(w + d) - R(w),   D_ii = l''(y_i w . x_i),
 // by coordinate descent: each round the schedulers pick a block (by default in random-order sweeps over the
-// coordinates still moving, through the dependency filter |cos(x_j, x_k)| < rho, as in Lasso), the workers
+// coordinates still moving, through the dependency filter |cos(x_j, x_k)| < rho, as in Lasso; one process
+// takes a block's coordinates one after another and needs no filter: --in_order), the workers
 // return (X'DX d)_j over their rows from u = X d and D u, which they keep, and the coordinator takes each
 // coordinate's exact minimiser of Q (soft-thresholded for L1). No exponential is computed inside this inner
 // solve: that is what makes it cheaper than coordinate descent on F itself. The inner solve ends after two

@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
   // As in Lasso, each evaluation refreshes every priority, so eta need only keep the rest drawable.
   gflags::SetCommandLineOptionWithMode("eta", "1e-8", gflags::SET_FLAGS_DEFAULT);
   // The inner rounds of a Newton step are short (no exponentials), so building the next blocks while
-  // the workers compute halves a round; priorities two rounds old pick as well as fresh ones.
+  // the workers compute halves a round when blocks go through the dependency check (several workers,
+  // or --in_order=false); priorities two rounds old pick as well as fresh ones.
   gflags::SetCommandLineOptionWithMode("staleness", "2", gflags::SET_FLAGS_DEFAULT);
   // Each Newton step restarts every priority, which brings back the coordinates that stopped moving:
   // sweeps over the moving ones took about a quarter fewer updates to liblinear's objective than
