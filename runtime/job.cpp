@@ -13,8 +13,12 @@ namespace schmp {
 
 namespace {
 
-// Where launchers announce the MPI rank before MPI is up: Open MPI, PMIx, MPICH (PMI), Slurm.
-constexpr const char* kLauncherRank[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+// Where launchers announce the MPI rank before MPI is up: Open MPI, PMIx, MPICH and Intel MPI (PMI),
+// MVAPICH, Slurm, Cray PALS and ALPS, Flux, IBM jsrun. A process started by none of them runs alone,
+// without MPI (see Job).
+constexpr const char* kLauncherRank[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",      "PMI_RANK",
+                                         "MV2_COMM_WORLD_RANK",  "SLURM_PROCID",   "PALS_RANKID",
+                                         "ALPS_APP_PE",          "FLUX_TASK_RANK", "JSM_NAMESPACE_RANK"};
 
 // The MPI rank as the launcher announces it, or nullptr when no launcher started this process.
 const char* launcher_rank_text() {
@@ -27,15 +31,6 @@ const char* launcher_rank_text() {
 int launcher_rank() {
   const char* rank = launcher_rank_text();
   return rank ? std::atoi(rank) : 0;
-}
-
-// Started without a launcher (no mpirun, srun, ...), Open MPI runs as a singleton and by default
-// spends about 0.3 s starting a runtime daemon and the UCX transport, which one process never uses.
-// Ask it not to, unless the user has set these parameters; other MPIs ignore the variables.
-void prefer_light_singleton() {
-  if (launcher_rank_text()) return;
-  ::setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
-  ::setenv("OMPI_MCA_pml", "ob1", 0);
 }
 
 // Silences stdout and stderr while alive: every rank parses the same command line, and only rank 0
@@ -105,19 +100,25 @@ Job::Job(int& argc, char**& argv, const std::string& usage) {
     gflags::ParseCommandLineFlags(&argc, &argv, true);
   }
   google::InitGoogleLogging(argv[0]);
-  int provided = 0;
-  prefer_light_singleton();
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  // Errors in MPI calls are reported by the runtime with context rather than aborting inside MPI.
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  // A process no launcher started is a job of one rank, which talks to no one: it does without MPI.
+  // Started as a singleton, Open MPI would take 40 ms or more (hardware discovery, transports), longer
+  // than a small problem's whole solve.
+  if (launcher_rank_text()) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    // Errors in MPI calls are reported by the runtime with context rather than aborting inside MPI.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  }
   const char* slash = std::strrchr(argv[0], '/');
   name_ = slash ? slash + 1 : argv[0];
 }
 
 Job::~Job() {
+  int started = 0;
   int finalized = 0;
+  MPI_Initialized(&started);
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (started && !finalized) MPI_Finalize();
   google::ShutdownGoogleLogging();
   gflags::ShutDownCommandLineFlags();
 }

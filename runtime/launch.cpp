@@ -128,10 +128,14 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
          const RankResources& resources) {
   MPI_Comm world = MPI_COMM_WORLD;
   const bool many = !layout.single_process();
-  // compute: the coordinator (its rank 0) and the workers; workers: the workers alone.
-  const Communicator compute = Communicator::split(world, layout.is_scheduler_rank() ? 1 : 0, layout.rank);
+  // compute: the coordinator (its rank 0) and the workers; workers: the workers alone. One process
+  // talks to no one and needs neither.
+  const Communicator compute =
+      many ? Communicator::split(world, layout.is_scheduler_rank() ? 1 : 0, layout.rank)
+           : Communicator::none();
   const Communicator workers =
-      Communicator::split(world, layout.is_worker() && many ? 0 : MPI_UNDEFINED, layout.rank);
+      many ? Communicator::split(world, layout.is_worker() ? 0 : MPI_UNDEFINED, layout.rank)
+           : Communicator::none();
 
   std::optional<Failure> failure = check_options(options);
   std::unique_ptr<WorkerRole> worker;
@@ -235,8 +239,7 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
 // error after start-up takes the whole job down, naming the rank and its role.
 template <class Play>
 int run_rank(const std::string& program_name, const RunOptions& options, const char* role, Play play) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = world_rank();
   try {
     const HostPlacement host = host_placement(MPI_COMM_WORLD);
     Waiter waiter(!host.oversubscribed());
@@ -250,7 +253,7 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
     std::fprintf(stderr, "%s: error: rank %d (%s): %s\n", program_name.c_str(), rank, role,
                  explained(e).c_str());
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    if (mpi_started()) MPI_Abort(MPI_COMM_WORLD, 1);
     return 1;
   }
 }
@@ -313,11 +316,7 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
 }  // namespace
 
 int launch(const ProgramRoles& roles, const RunOptions& options) {
-  int size = 1;
-  int rank = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const Layout layout = Layout::make(size, rank, std::max(1, options.schedulers));
+  const Layout layout = Layout::make(world_size(), world_rank(), std::max(1, options.schedulers));
   return run_rank(roles.program_name, options, layout.role_name(),
                   [&](Waiter& waiter, const RankResources& resources) {
                     return play(roles, options, layout, waiter, resources);
@@ -326,8 +325,8 @@ int launch(const ProgramRoles& roles, const RunOptions& options) {
 
 int launch(const RotationRoles& roles, const RunOptions& options) {
   Ring ring;
-  MPI_Comm_size(MPI_COMM_WORLD, &ring.count);
-  MPI_Comm_rank(MPI_COMM_WORLD, &ring.index);
+  ring.count = world_size();
+  ring.index = world_rank();
   const char* role = ring.index == 0 ? "coordinator+worker" : "worker";
   return run_rank(roles.program_name, options, role, [&](Waiter& waiter, const RankResources& resources) {
     return play_rotation(roles, options, ring, waiter, resources);

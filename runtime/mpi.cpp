@@ -27,6 +27,11 @@ int mpi_count(std::size_t count) {
   return static_cast<int>(count);
 }
 
+void print_failure(const Failure& failure, const std::string& program) {
+  std::fprintf(stderr, "%s: error: %s\n", program.c_str(), failure.message.c_str());
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 void check_mpi(int code, const char* call) {
@@ -35,6 +40,24 @@ void check_mpi(int code, const char* call) {
   int length = 0;
   MPI_Error_string(code, text, &length);
   throw std::runtime_error(std::string(call) + " failed: " + std::string(text, length));
+}
+
+bool mpi_started() {
+  int started = 0;
+  MPI_Initialized(&started);
+  return started != 0;
+}
+
+int world_rank() {
+  int rank = 0;
+  if (mpi_started()) check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
+  return rank;
+}
+
+int world_size() {
+  int size = 1;
+  if (mpi_started()) check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+  return size;
 }
 
 Communicator Communicator::split(MPI_Comm parent, int color, int key) {
@@ -131,6 +154,7 @@ Bytes receive_bytes(MPI_Comm comm, int source, int tag, Waiter& waiter, Outbox* 
 }
 
 void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter) {
+  if (!mpi_started()) return;
   int rank = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   Bytes block(kInlineBroadcastBytes);
@@ -160,6 +184,7 @@ void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter) {
 }
 
 void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& waiter) {
+  if (!mpi_started()) return;
   int rank = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   std::vector<double> sum(rank == root ? values.size() : 0);
@@ -172,6 +197,7 @@ void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& wa
 }
 
 void allreduce_sum(MPI_Comm comm, std::vector<double>& values, Waiter& waiter) {
+  if (!mpi_started()) return;
   std::vector<double> sum(values.size());
   MPI_Request request;
   check_mpi(MPI_Iallreduce(values.data(), sum.data(), mpi_count(values.size()), MPI_DOUBLE, MPI_SUM, comm,
@@ -182,12 +208,17 @@ void allreduce_sum(MPI_Comm comm, std::vector<double>& values, Waiter& waiter) {
 }
 
 std::uint64_t allreduce_max(MPI_Comm comm, std::uint64_t value) {
+  if (!mpi_started()) return value;
   std::uint64_t result = 0;
   check_mpi(MPI_Allreduce(&value, &result, 1, MPI_UINT64_T, MPI_MAX, comm), "MPI_Allreduce");
   return result;
 }
 
 bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const std::string& program) {
+  if (!mpi_started()) {
+    if (mine) print_failure(*mine, program);
+    return mine.has_value();
+  }
   int rank = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   const std::uint64_t none = ~std::uint64_t{0};
@@ -198,14 +229,12 @@ bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const s
   const int candidate = key == best_key ? rank : INT32_MAX;
   int winner = 0;
   check_mpi(MPI_Allreduce(&candidate, &winner, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (rank == winner) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), mine->message.c_str());
-    std::fflush(stderr);
-  }
+  if (rank == winner) print_failure(*mine, program);
   return true;
 }
 
 HostPlacement host_placement(MPI_Comm comm) {
+  if (!mpi_started()) return HostPlacement{};
   const Communicator host = Communicator::split_by_host(comm);
   HostPlacement placement;
   check_mpi(MPI_Comm_size(host.get(), &placement.ranks), "MPI_Comm_size");

@@ -31,6 +31,15 @@ enum Tag : int {
 // Throws std::runtime_error naming the call when an MPI call fails.
 void check_mpi(int code, const char* call);
 
+// Whether this process started MPI. One that no launcher started is a job of one rank and does not
+// (see Job): the collectives below then act as on a one-rank communicator, without MPI, and nothing
+// may be sent or received.
+bool mpi_started();
+
+// This process's rank and the job's size in MPI_COMM_WORLD: 0 and 1 without MPI.
+int world_rank();
+int world_size();
+
 // An MPI communicator this process created, freed when it goes.
 class Communicator {
  public:
@@ -38,6 +47,8 @@ class Communicator {
   static Communicator split(MPI_Comm parent, int color, int key);
   // The ranks of `parent` that share this host's memory.
   static Communicator split_by_host(MPI_Comm parent);
+  // No communicator: for a job of one process, which talks to no one.
+  static Communicator none() { return Communicator(MPI_COMM_NULL); }
   ~Communicator();
   Communicator(Communicator&& other) noexcept : comm_(other.comm_) { other.comm_ = MPI_COMM_NULL; }
   Communicator(const Communicator&) = delete;

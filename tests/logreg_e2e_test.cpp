@@ -103,13 +103,16 @@ TEST_F(LogregEndToEnd, SameModelWhereverTheSchedulersRun) {
   for (std::size_t k = 1; k < texts.size(); ++k) EXPECT_EQ(texts[k], texts[0]) << "run " << k;
 }
 
-// Started without mpirun, a program is an MPI singleton (with Open MPI's start-up trimmed, see
-// runtime/job.cpp): it must solve the same problem.
+// Started without mpirun, a program is a job of one process that does without MPI (runtime/job.cpp):
+// it must solve the same problem, and give the model that mpirun -np 1 gives.
 TEST_F(LogregEndToEnd, RunsAsOneProcessWithoutMpirun) {
-  const Output out =
-      run(std::string(SCHMP_LOGREG_BIN) + " --data " + heart() + " --C 1 --tol 1e-10 --progress_seconds 0");
+  const std::string alone = scratch("alone.model"), under_mpirun = scratch("under-mpirun.model");
+  const Output out = run(std::string(SCHMP_LOGREG_BIN) + " --data " + heart() +
+                         " --C 1 --tol 1e-10 --progress_seconds 0 --output " + alone);
   ASSERT_EQ(out.status, 0) << out.text;
   EXPECT_NEAR(objective_of(out), reference_objective(heart(), 1, true), 1e-6 * objective_of(out)) << out.text;
+  ASSERT_EQ(train(1, heart(), 1, true, "--output " + under_mpirun).status, 0);
+  EXPECT_EQ(testing::read_text(alone), testing::read_text(under_mpirun));
 }
 
 // The program paces its own evaluations (one per Newton step); --eval_every adds evaluations in the

@@ -362,7 +362,8 @@ int run_tool(int argc, char** argv, const std::string& usage, const std::functio
 
 class Job {
  public:
-  // Starts MPI, parses the command line (gflags: --help and --flagfile work) and sets up logging.
+  // Parses the command line (gflags: --help and --flagfile work), sets up logging and, in a process a
+  // launcher started, MPI (one started without mpirun is a job of one, which needs none).
   Job(int& argc, char**& argv, const std::string& usage);
   ~Job();
   Job(const Job&) = delete;
