@@ -37,8 +37,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/column_kernel.hpp"
 #include "kernels/cuda/cuda_support.hpp"
+#include "kernels/gpu_module.hpp"
 
 namespace schmp::kernels {
 
@@ -689,8 +689,8 @@ class GpuColumnKernel final : public ColumnKernel {
 
 }  // namespace
 
-std::unique_ptr<ColumnKernel> make_gpu_column_kernel(const io::SparseRows& rows, std::size_t columns,
-                                                     int gpu) {
+std::unique_ptr<ColumnKernel> cuda::make_column_kernel(const io::SparseRows& rows, std::size_t columns,
+                                                       int gpu) {
   cuda::use_gpu(gpu);
   return std::make_unique<GpuColumnKernel>(rows, columns, gpu);
 }

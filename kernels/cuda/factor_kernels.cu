@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cuda_support.hpp"
-#include "kernels/factor_kernels.hpp"
+#include "kernels/gpu_module.hpp"
 
 namespace schmp::kernels {
 namespace cuda {
@@ -574,11 +574,11 @@ class CudaFactorDevice final : public FactorDevice {
 }  // namespace
 }  // namespace cuda
 
-std::unique_ptr<FactorDevice> make_factor_device(int gpu, RowLayout layout,
-                                                 std::span<const std::vector<CellRating>> train,
-                                                 std::span<const std::vector<CellRating>> test,
-                                                 std::span<const double> user_counts) {
-  return std::make_unique<cuda::CudaFactorDevice>(gpu, layout, train, test, user_counts);
+std::unique_ptr<FactorDevice> cuda::make_factor_device(int gpu, RowLayout layout,
+                                                       std::span<const std::vector<CellRating>> train,
+                                                       std::span<const std::vector<CellRating>> test,
+                                                       std::span<const double> user_counts) {
+  return std::make_unique<CudaFactorDevice>(gpu, layout, train, test, user_counts);
 }
 
 }  // namespace schmp::kernels

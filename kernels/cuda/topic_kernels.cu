@@ -13,6 +13,7 @@
 
 #include "cuda_support.hpp"
 #include "kernels/fast_random.hpp"
+#include "kernels/gpu_module.hpp"
 #include "kernels/topic_kernels.hpp"
 
 namespace schmp::kernels {
@@ -360,7 +361,7 @@ class CudaTopicSampler final : public GpuTopicSampler {
 
 }  // namespace
 
-std::unique_ptr<GpuTopicSampler> make_gpu_topic_sampler(int gpu, const GpuTopicModel& model) {
+std::unique_ptr<GpuTopicSampler> cuda::make_topic_sampler(int gpu, const GpuTopicModel& model) {
   cuda::use_gpu(gpu);
   return std::make_unique<CudaTopicSampler>(gpu, model);
 }

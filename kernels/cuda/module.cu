@@ -1,11 +1,10 @@
-// The device queries of a build with CUDA kernels.
+// The module's device queries and its table of entry points, the one symbol it exports
+// (kernels/gpu_module.hpp).
 #include <cuda_runtime.h>
 
-#include <stdexcept>
+#include "kernels/gpu_module.hpp"
 
-#include "kernels/device.hpp"
-
-namespace schmp::kernels {
+namespace schmp::kernels::cuda {
 
 namespace {
 
@@ -38,10 +37,12 @@ int gpu_count() { return census().count; }
 
 std::string no_gpu_reason() { return census().reason; }
 
-int pick_gpu(const WorkerContext& context) {
-  if (context.device == Device::cpu) return -1;
-  if (gpu_count() == 0) throw std::runtime_error("--device gpu: " + no_gpu_reason());
-  return context.index_on_host % gpu_count();
-}
+}  // namespace schmp::kernels::cuda
 
-}  // namespace schmp::kernels
+extern "C" __attribute__((visibility("default"))) const schmp::kernels::GpuModule* schmp_gpu_module() {
+  namespace cuda = schmp::kernels::cuda;
+  static const schmp::kernels::GpuModule table{&cuda::gpu_count, &cuda::no_gpu_reason,
+                                               &cuda::make_column_kernel, &cuda::make_factor_device,
+                                               &cuda::make_topic_sampler};
+  return &table;
+}
