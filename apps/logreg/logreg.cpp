@@ -33,6 +33,15 @@ constexpr double kShortestStep = 1e-10;
 // ten times closer to optimal after the same updates at C = 10 on the generated problem. So every
 // solve runs two passes, and goes on while a pass's summed violation exceeds the violation at w = 0.
 constexpr std::size_t kFewestPasses = 2;
+// ... and while the last pass still lowered the quadratic model by more than this fraction of what the
+// passes before it did. The updates to liblinear's objective hardly depend on how they are cut into
+// Newton steps (dna_splice at C = 10: 1,207 rounds in 100 steps of two passes, 1,220 in 23 steps with
+// this rule), so a step that still makes progress is better continued than paid an evaluation for.
+// Against two passes alone, interleaved medians to liblinear's objective: dna_splice 0.156 to 0.124 s
+// at C = 10 and 0.083 to 0.073 s at C = 1; spamassassin 0.153 to 0.093 s at C = 1 and 0.064 to 0.034 s
+// at C = 0.1; the generated problem about the same at C = 0.1 and 1, 41 to 38 s at C = 10. Fractions
+// of 0.1 and 0.2 did as well on dna_splice and worse on spamassassin.
+constexpr double kStalledPass = 0.05;
 // The inner solve gives up after this many passes whatever its violation.
 constexpr std::size_t kMostPasses = 50;
 
@@ -335,7 +344,8 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
     priorities.set(static_cast<ParamIndex>(j), changes[j] * priority_scale_);
   pass_length_ = std::max<std::size_t>(free, 1);
   pass_updates_ = passes_ = 0;
-  pass_violation_ = 0;
+  pass_violation_ = pass_gain_ = direction_gain_ = 0;
+  widest_round_ = 0;
   phase_ = Phase::kDirection;
 }
 
@@ -358,6 +368,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
   new_direction_ = false;
   block_seen_ = std::max<std::size_t>(schedule.params.size(), 1);
   const std::size_t moving = std::min(schedule.params.size(), parallel_);
+  widest_round_ = std::max(widest_round_, moving);
   // A block's coordinates sit at scattered places of five arrays: asking for all of them first
   // overlaps the cache misses.
   for (std::size_t k = 0; k < moving; ++k) {
@@ -372,6 +383,10 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     const double delta = newton_step(penalty_, w_[j] + d_[j], g, curvature_[j]);
     priorities.set(j, margin_change(j, delta) * priority_scale_);
     if (delta == 0) continue;
+    const double x = w_[j] + d_[j];
+    const double penalty_change =
+        penalty_ == Penalty::kL2 ? delta * (x + 0.5 * delta) : std::abs(x + delta) - std::abs(x);
+    pass_gain_ -= g * delta + 0.5 * curvature_[j] * delta * delta + penalty_change;
     d_[j] += delta;
     direction_moved_ = true;
     commit.params.push_back(j);
@@ -381,10 +396,12 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
   if (pass_updates_ < pass_length_) return commit;
   ++passes_;
   const bool solved = violation_norm(penalty_, pass_violation_) <= initial_optimality_;
+  const bool stalled = pass_gain_ <= kStalledPass * direction_gain_;
+  direction_gain_ += pass_gain_;
   pass_updates_ = 0;
-  pass_violation_ = 0;
+  pass_violation_ = pass_gain_ = 0;
   // A solve whose draws all missed the coordinates free to move has nothing to offer an evaluation.
-  const bool done = solved && passes_ >= kFewestPasses && direction_moved_;
+  const bool done = solved && passes_ >= kFewestPasses && direction_moved_ && stalled;
   if (!done && passes_ < kMostPasses) return commit;
   model_decrease_ = model_decrease();
   step_ = 1;
@@ -414,7 +431,7 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
           step_ -= retreat_;
           return last_report_;
         }
-        if (parallel_ > 1) {
+        if (widest_round_ > 1) {
           abandon_direction();
           return last_report_;
         }

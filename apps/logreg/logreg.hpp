@@ -232,6 +232,8 @@ struct Logreg {
     std::size_t pass_updates_ = 0;
     std::size_t passes_ = 0;
     double pass_violation_ = 0;
+    double pass_gain_ = 0;          // how far this pass lowered the quadratic model
+    double direction_gain_ = 0;     // how far the passes before it did
     bool direction_moved_ = false;  // some coordinate of d is nonzero
     // The line search: the step t tried and the model decrease C G . d + R(w + d) - R(w).
     double step_ = 1;
@@ -241,6 +243,9 @@ struct Logreg {
     // How many of each block's coordinates the inner solve moves: all, until a direction is abandoned.
     std::size_t parallel_ = std::numeric_limits<std::size_t>::max();
     std::size_t block_seen_ = 1;  // the size of the last block
+    // The most coordinates one round of this Newton step moved together: at 1 the updates were
+    // sequential (one process updating in order), and a line search that fails is rounding.
+    std::size_t widest_round_ = 0;
     Report last_report_;
 
     io::SparseRows test_;  // held-out rows (empty without --test)
