@@ -46,7 +46,7 @@ timed() {
   t0=$(date +%s.%N)
   timeout "$time_limit" "$@" >"$runs/$name.out" 2>"$runs/$name.err" || rc=$?
   t1=$(date +%s.%N)
-  WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+  WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
   case $rc in
     0) STATUS=ok ;;
     124) STATUS=timeout; WALL=">$time_limit" ;;
@@ -94,6 +94,9 @@ time_to_target() {
     NR > 1 && $3 <= target * (1 + match_) { printf "%.3f\n", $2; found = 1; exit }
     END { if (!found) print "not reached" }' "$trace"
 }
+
+# median V...: the median of the numbers given (the lower middle one of an even count).
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # ratio A B: A / B to two decimals, or "-" when either is not a positive number.
 ratio() {
