@@ -28,10 +28,14 @@ TEST(SoftThreshold, ShrinksTowardZero) {
 using testing::random_matrix;
 using testing::RandomMatrix;
 
-TEST(CpuColumnKernel, MatchesDenseArithmetic) {
+// The kernel keeps no values for rows whose values are all 1: the parameter is how many of the leading
+// rows are binary (none, half, all).
+class CpuColumnKernelValues : public ::testing::TestWithParam<double> {};
+
+TEST_P(CpuColumnKernelValues, MatchesDenseArithmetic) {
   // More rows than one chunk holds, so that chunked updates and sums are exercised.
   const std::size_t n = 270000, p = 30;
-  RandomMatrix m = random_matrix(n, p, 0.05, 1234);
+  RandomMatrix m = random_matrix(n, p, 0.05, 1234, static_cast<std::size_t>(GetParam() * n));
   auto kernel = kernels::make_cpu_column_kernel(m.rows, p + 2);  // two empty trailing columns
   std::vector<double> v(n);
   std::mt19937_64 random(99);
@@ -86,6 +90,8 @@ TEST(CpuColumnKernel, MatchesDenseArithmetic) {
     ASSERT_NEAR(again[i], expected, 1e-12 * (1 + std::abs(expected))) << "row " << i;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(BinaryShare, CpuColumnKernelValues, ::testing::Values(0.0, 0.5, 1.0));
 
 // Builds many blocks from random orders and checks every verdict of the filter against the pairwise
 // definition, computed from the values as written to the file: once with every pair settled up front

@@ -78,10 +78,14 @@ TEST(CpuColumnKernel, LogisticOperationsOnAWorkerWithoutRows) {
 
 // The Newton-step operations against dense arithmetic: the direction's Hessian image at the current
 // margins, a full step along it, a shortened step, and the derivatives at each point.
-TEST(CpuColumnKernel, NewtonStepOperationsMatchDenseArithmetic) {
+// The parameter is the share of leading rows whose values are all 1, which the kernel keeps no values for.
+class CpuColumnKernelNewton : public ::testing::TestWithParam<double> {};
+
+TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
   // More rows than one chunk, so that chunked sums and updates are exercised.
   const std::size_t n = 270000, p = 12;
-  const testing::RandomMatrix m = testing::random_matrix(n, p, 0.2, 11);
+  const testing::RandomMatrix m =
+      testing::random_matrix(n, p, 0.2, 11, static_cast<std::size_t>(GetParam() * n));
   const std::vector<double>& dense = m.dense;
   std::vector<double> y(n);
   for (std::size_t i = 0; i < n; ++i) y[i] = m.rows.labels[i] > 0 ? 1.0 : -1.0;  // classes at random
@@ -173,6 +177,8 @@ TEST(CpuColumnKernel, NewtonStepOperationsMatchDenseArithmetic) {
     EXPECT_NEAR(hessian_d[j], expected, 1e-9 * (1 + std::abs(expected))) << "column " << j;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(BinaryShare, CpuColumnKernelNewton, ::testing::Values(0.0, 0.5, 1.0));
 
 // One Newton step by hand, on two coordinates: the inner solve runs its two passes, the full step and
 // the halved one are rejected by the line search, the quarter step is accepted.
