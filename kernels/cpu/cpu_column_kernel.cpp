@@ -35,7 +35,7 @@ constexpr double kNonzerosPerTask = 32768;
 
 // A chunk's rows of X, by column. A chunk whose values are all 1 (indicator and one-hot features, the
 // appended bias) keeps none: 4 bytes a nonzero instead of 12, and its loops multiply by nothing. On
-// dna_splice (binary) logistic regression's inner solve took 18% less time this way.
+// dna_splice (binary) logistic regression reached liblinear's objective a sixth sooner this way.
 struct Chunk {
   std::size_t first_row = 0;
   std::vector<std::size_t> start;  // column j's entries are [start[j], start[j + 1])
