@@ -7,6 +7,7 @@
 // O(K) per token; faster samplers are checked against it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -77,16 +78,23 @@ class WordByWordSampler {
   // sum_k n_dk c_k over the document's topics.
   double document_part(std::span<const std::uint32_t> document,
                        const std::vector<std::uint32_t>& document_topics) const;
+  // A drawn topic and its place in the document's topic list, which reorder() then need not search
+  // for; kUnlisted when the draw fell in the prior terms.
+  static constexpr std::size_t kUnlisted = SIZE_MAX;
+  struct Drawn {
+    std::uint32_t topic = 0;
+    std::size_t place = kUnlisted;
+  };
   // Draws a topic for a token already taken out of the counts, `part` being document_part(). The
   // document's topic list may still name the token's old topic with a count now 0; that topic then
   // weighs only its prior term.
-  std::uint32_t draw(std::span<const std::uint32_t> document,
-                     const std::vector<std::uint32_t>& document_topics, double part, double uniform) const;
+  Drawn draw(std::span<const std::uint32_t> document, const std::vector<std::uint32_t>& document_topics,
+             double part, double uniform) const;
   std::uint32_t draw_prior(double target) const;
-  // After a move from `old_topic` (count already lowered) to `new_topic` (already raised): restores
-  // the list's order by decreasing count and drops a topic whose count fell to 0.
+  // After a move from `old_topic` (count already lowered) to the drawn topic (already raised):
+  // restores the list's order by decreasing count and drops a topic whose count fell to 0.
   static void reorder(std::span<const std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
-                      std::uint32_t old_topic, std::uint32_t new_topic);
+                      std::uint32_t old_topic, Drawn drawn);
   // c_k of the current word, from its count and the cached 1 / (n_k + W beta).
   double coefficient(std::uint32_t k) const {
     return (word_[k] + priors_.beta) * inverse_totals_[k].of_total;

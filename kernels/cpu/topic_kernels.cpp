@@ -124,44 +124,53 @@ double WordByWordSampler::document_part(std::span<const std::uint32_t> document,
   return (sums[0] + sums[1]) + (sums[2] + sums[3]);
 }
 
-std::uint32_t WordByWordSampler::draw(std::span<const std::uint32_t> document,
-                                      const std::vector<std::uint32_t>& document_topics, double part,
-                                      double uniform) const {
+WordByWordSampler::Drawn WordByWordSampler::draw(std::span<const std::uint32_t> document,
+                                                 const std::vector<std::uint32_t>& document_topics,
+                                                 double part, double uniform) const {
   const double target = uniform * (part + prior_sum_);
-  if (target >= part) return draw_prior(target - part);
+  if (target >= part) return {draw_prior(target - part), kUnlisted};
   // The walk mostly stops within the first, heaviest topics.
   double running = 0;
-  std::uint32_t last_positive = document_topics[0];
-  for (const std::uint32_t k : document_topics) {
+  std::size_t last_positive = 0;
+  for (std::size_t i = 0; i < document_topics.size(); ++i) {
+    const std::uint32_t k = document_topics[i];
     if (document[k] == 0) continue;
     running += document[k] * coefficients_[k];
-    if (running > target) return k;
-    last_positive = k;
+    if (running > target) return {k, i};
+    last_positive = i;
   }
-  return last_positive;  // rounding: the walk's sum fell just short of the total
+  // Rounding: the walk's sum fell just short of the total.
+  return {document_topics[last_positive], last_positive};
 }
 
 // A document's topic list is kept in decreasing order of n_dk (SparseLDA's trick): the topics a token
 // leaves and joins are mostly near the front, and so is the draw's stopping point.
 void WordByWordSampler::reorder(std::span<const std::uint32_t> document,
                                 std::vector<std::uint32_t>& document_topics, std::uint32_t old_topic,
-                                std::uint32_t new_topic) {
-  // The old topic sinks past the topics that now outnumber it.
-  std::size_t i = static_cast<std::size_t>(
-      std::find(document_topics.begin(), document_topics.end(), old_topic) - document_topics.begin());
+                                Drawn drawn) {
+  auto place_of = [&](std::uint32_t topic) {
+    return static_cast<std::size_t>(std::find(document_topics.begin(), document_topics.end(), topic) -
+                                    document_topics.begin());
+  };
+  // The old topic sinks past the topics that now outnumber it; the drawn topic, if among them, moves
+  // up one place.
+  const std::size_t first = place_of(old_topic);
+  std::size_t i = first;
   while (i + 1 < document_topics.size() && document[document_topics[i + 1]] > document[old_topic]) {
     document_topics[i] = document_topics[i + 1];
     ++i;
   }
   document_topics[i] = old_topic;
+  if (drawn.place != kUnlisted && drawn.place > first && drawn.place <= i) --drawn.place;
   if (document[old_topic] == 0) document_topics.pop_back();
-  // The new topic rises past those it now outnumbers.
+  // The new topic rises past those it now outnumbers. Drawn from the list, it is where the draw found
+  // it; drawn from the prior terms, it is new to the list or must be looked for.
+  const std::uint32_t new_topic = drawn.topic;
   if (document[new_topic] == 1) {
     i = document_topics.size();
     document_topics.push_back(new_topic);
   } else {
-    i = static_cast<std::size_t>(std::find(document_topics.begin(), document_topics.end(), new_topic) -
-                                 document_topics.begin());
+    i = drawn.place != kUnlisted ? drawn.place : place_of(new_topic);
   }
   while (i > 0 && document[document_topics[i - 1]] < document[new_topic]) {
     document_topics[i] = document_topics[i - 1];
@@ -188,7 +197,8 @@ std::uint32_t WordByWordSampler::move(std::span<std::uint32_t> document,
   if (learn) take_out(old_topic);
   double part = part_carried ? carried + document[old_topic] * coefficients_[old_topic]
                              : document_part(document, document_topics);
-  const std::uint32_t topic = draw(document, document_topics, part, uniform);
+  const Drawn drawn = draw(document, document_topics, part, uniform);
+  const std::uint32_t topic = drawn.topic;
   last_document_ = document.data();
 
   if (topic == old_topic) {
@@ -210,7 +220,7 @@ std::uint32_t WordByWordSampler::move(std::span<std::uint32_t> document,
   ++document[topic];
   if (learn) put_in(topic);
   last_part_ = part + document[topic] * coefficients_[topic];
-  reorder(document, document_topics, old_topic, topic);
+  reorder(document, document_topics, old_topic, drawn);
   return topic;
 }
 
