@@ -78,18 +78,19 @@ class WordByWordSampler {
   // sum_k n_dk c_k over the document's topics.
   double document_part(std::span<const std::uint32_t> document,
                        const std::vector<std::uint32_t>& document_topics) const;
-  // A drawn topic and its place in the document's topic list, which reorder() then need not search
-  // for; kUnlisted when the draw fell in the prior terms.
+  // A drawn topic and its place in the document's topic list, and the old topic's place if the draw
+  // walked past it, which reorder() then need not search for; kUnlisted when not known.
   static constexpr std::size_t kUnlisted = SIZE_MAX;
   struct Drawn {
     std::uint32_t topic = 0;
     std::size_t place = kUnlisted;
+    std::size_t old_place = kUnlisted;
   };
-  // Draws a topic for a token already taken out of the counts, `part` being document_part(). The
-  // document's topic list may still name the token's old topic with a count now 0; that topic then
-  // weighs only its prior term.
+  // Draws a topic for a token of `old_topic` already taken out of the counts, `part` being
+  // document_part(). The document's topic list may still name the old topic with a count now 0; that
+  // topic then weighs only its prior term.
   Drawn draw(std::span<const std::uint32_t> document, const std::vector<std::uint32_t>& document_topics,
-             double part, double uniform) const;
+             std::uint32_t old_topic, double part, double uniform) const;
   std::uint32_t draw_prior(double target) const;
   // After a move from `old_topic` (count already lowered) to the drawn topic (already raised):
   // restores the list's order by decreasing count and drops a topic whose count fell to 0.

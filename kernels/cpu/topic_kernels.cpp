@@ -126,21 +126,22 @@ double WordByWordSampler::document_part(std::span<const std::uint32_t> document,
 
 WordByWordSampler::Drawn WordByWordSampler::draw(std::span<const std::uint32_t> document,
                                                  const std::vector<std::uint32_t>& document_topics,
-                                                 double part, double uniform) const {
+                                                 std::uint32_t old_topic, double part, double uniform) const {
   const double target = uniform * (part + prior_sum_);
-  if (target >= part) return {draw_prior(target - part), kUnlisted};
+  if (target >= part) return {draw_prior(target - part), kUnlisted, kUnlisted};
   // The walk mostly stops within the first, heaviest topics.
   double running = 0;
-  std::size_t last_positive = 0;
+  std::size_t last_positive = 0, old_place = kUnlisted;
   for (std::size_t i = 0; i < document_topics.size(); ++i) {
     const std::uint32_t k = document_topics[i];
+    if (k == old_topic) old_place = i;
     if (document[k] == 0) continue;
     running += document[k] * coefficients_[k];
-    if (running > target) return {k, i};
+    if (running > target) return {k, i, old_place};
     last_positive = i;
   }
   // Rounding: the walk's sum fell just short of the total.
-  return {document_topics[last_positive], last_positive};
+  return {document_topics[last_positive], last_positive, old_place};
 }
 
 // A document's topic list is kept in decreasing order of n_dk (SparseLDA's trick): the topics a token
@@ -154,7 +155,7 @@ void WordByWordSampler::reorder(std::span<const std::uint32_t> document,
   };
   // The old topic sinks past the topics that now outnumber it; the drawn topic, if among them, moves
   // up one place.
-  const std::size_t first = place_of(old_topic);
+  const std::size_t first = drawn.old_place != kUnlisted ? drawn.old_place : place_of(old_topic);
   std::size_t i = first;
   while (i + 1 < document_topics.size() && document[document_topics[i + 1]] > document[old_topic]) {
     document_topics[i] = document_topics[i + 1];
@@ -197,7 +198,7 @@ std::uint32_t WordByWordSampler::move(std::span<std::uint32_t> document,
   if (learn) take_out(old_topic);
   double part = part_carried ? carried + document[old_topic] * coefficients_[old_topic]
                              : document_part(document, document_topics);
-  const Drawn drawn = draw(document, document_topics, part, uniform);
+  const Drawn drawn = draw(document, document_topics, old_topic, part, uniform);
   const std::uint32_t topic = drawn.topic;
   last_document_ = document.data();
 
