@@ -129,19 +129,20 @@ WordByWordSampler::Drawn WordByWordSampler::draw(std::span<const std::uint32_t> 
                                                  std::uint32_t old_topic, double part, double uniform) const {
   const double target = uniform * (part + prior_sum_);
   if (target >= part) return {draw_prior(target - part), kUnlisted, kUnlisted};
-  // The walk mostly stops within the first, heaviest topics.
+  // The walk mostly stops within the first, heaviest topics. A topic whose count is now 0 (the old
+  // one) adds nothing to the running sum, so the walk cannot stop there.
   double running = 0;
-  std::size_t last_positive = 0, old_place = kUnlisted;
+  std::size_t old_place = kUnlisted;
   for (std::size_t i = 0; i < document_topics.size(); ++i) {
     const std::uint32_t k = document_topics[i];
     if (k == old_topic) old_place = i;
-    if (document[k] == 0) continue;
     running += document[k] * coefficients_[k];
     if (running > target) return {k, i, old_place};
-    last_positive = i;
   }
-  // Rounding: the walk's sum fell just short of the total.
-  return {document_topics[last_positive], last_positive, old_place};
+  // Rounding: the walk's sum fell just short of the total. The last topic with a count takes it.
+  std::size_t last = document_topics.size() - 1;
+  while (last > 0 && document[document_topics[last]] == 0) --last;
+  return {document_topics[last], last, old_place};
 }
 
 // A document's topic list is kept in decreasing order of n_dk (SparseLDA's trick): the topics a token
