@@ -46,8 +46,9 @@ std::uint32_t resample_exact(const TopicCounts& counts, std::uint32_t old_topic,
 // in them (rarely, once documents have settled) O(sqrt K). The document part's total costs O(K_d) for
 // the first token of a document and is then updated in O(1) for the document's next tokens of the same
 // word, which come right after it (a word occurs about three times in each document that has it, in
-// long documents). A token costs O(K_d) at most and a word O(K), drawing exactly from the
-// distribution resample_exact draws from.
+// long documents). The old topic takes the draw's first interval: most tokens keep their topic, and
+// such a token then costs O(1) past the document part, with no count or sum written. A token costs
+// O(K_d) at most and a word O(K), drawing exactly from the distribution resample_exact draws from.
 class WordByWordSampler {
  public:
   explicit WordByWordSampler(int topics);
@@ -86,11 +87,10 @@ class WordByWordSampler {
     std::size_t place = kUnlisted;
     std::size_t old_place = kUnlisted;
   };
-  // Draws a topic for a token of `old_topic` already taken out of the counts, `part` being
-  // document_part(). The document's topic list may still name the old topic with a count now 0; that
-  // topic then weighs only its prior term.
+  // Walks the document's topics, the token of `old_topic` out of the counts and that topic left out,
+  // to the one whose running weight passes `target`.
   Drawn draw(std::span<const std::uint32_t> document, const std::vector<std::uint32_t>& document_topics,
-             std::uint32_t old_topic, double part, double uniform) const;
+             std::uint32_t old_topic, double target) const;
   std::uint32_t draw_prior(double target) const;
   // After a move from `old_topic` (count already lowered) to the drawn topic (already raised):
   // restores the list's order by decreasing count and drops a topic whose count fell to 0.
@@ -101,13 +101,13 @@ class WordByWordSampler {
     return (word_[k] + priors_.beta) * inverse_totals_[k].of_total;
   }
   void set_coefficient(std::uint32_t k, double coefficient);
+  void change_prior(std::uint32_t k, double change);  // of alpha c_k, in its bucket's sum and the total
   // Recomputes topic k's cached inverses for its current total.
   void refresh_inverse(std::uint32_t k);
   double inverse_of_one_less(std::int64_t total) const;  // 1 / (total - 1 + W beta), 0 for no token
-  // A token leaves `topic` (word count, total, c_k), its inverses left as they were so that it can
-  // come back unchanged; settle_out then makes the move final. put_in counts a token into `topic`.
+  // A moved token leaves `topic`'s word count and total (its coefficient already lowered by move()),
+  // whose inverses shift down by one; put_in counts a token into `topic`.
   void take_out(std::uint32_t topic);
-  void settle_out(std::uint32_t topic);
   void put_in(std::uint32_t topic);
 
   // c_k of the current word, kept in step with its counts: the document terms then cost a multiply

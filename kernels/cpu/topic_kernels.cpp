@@ -65,20 +65,19 @@ double WordByWordSampler::inverse_of_one_less(std::int64_t total) const {
   return total > 0 ? 1 / (static_cast<double>(total - 1) + priors_.beta_sum) : 0;
 }
 
+void WordByWordSampler::change_prior(std::uint32_t k, double change) {
+  bucket_sums_[k >> bucket_shift_] += change;
+  prior_sum_ += change;
+}
+
 void WordByWordSampler::set_coefficient(std::uint32_t k, double coefficient) {
-  const double delta = priors_.alpha * (coefficient - coefficients_[k]);
+  change_prior(k, priors_.alpha * (coefficient - coefficients_[k]));
   coefficients_[k] = coefficient;
-  bucket_sums_[k >> bucket_shift_] += delta;
-  prior_sum_ += delta;
 }
 
 void WordByWordSampler::take_out(std::uint32_t topic) {
   --word_[topic];
   --totals_[topic];
-  set_coefficient(topic, (word_[topic] + priors_.beta) * inverse_totals_[topic].of_one_less);
-}
-
-void WordByWordSampler::settle_out(std::uint32_t topic) {
   // The total is one less than the inverses were computed at: each inverse moves down by one.
   InverseTotal& inverse = inverse_totals_[topic];
   inverse.total = totals_[topic];
@@ -126,11 +125,9 @@ double WordByWordSampler::document_part(std::span<const std::uint32_t> document,
 
 WordByWordSampler::Drawn WordByWordSampler::draw(std::span<const std::uint32_t> document,
                                                  const std::vector<std::uint32_t>& document_topics,
-                                                 std::uint32_t old_topic, double part, double uniform) const {
-  const double target = uniform * (part + prior_sum_);
-  if (target >= part) return {draw_prior(target - part), kUnlisted, kUnlisted};
-  // The walk mostly stops within the first, heaviest topics. A topic whose count is now 0 (the old
-  // one) adds nothing to the running sum, so the walk cannot stop there.
+                                                 std::uint32_t old_topic, double target) const {
+  // The walk mostly stops within the first, heaviest topics. The old topic's coefficient is 0 while
+  // it walks (move() gave that topic the first interval), so the walk cannot stop there.
   double running = 0;
   std::size_t old_place = kUnlisted;
   for (std::size_t i = 0; i < document_topics.size(); ++i) {
@@ -139,9 +136,9 @@ WordByWordSampler::Drawn WordByWordSampler::draw(std::span<const std::uint32_t> 
     running += document[k] * coefficients_[k];
     if (running > target) return {k, i, old_place};
   }
-  // Rounding: the walk's sum fell just short of the total. The last topic with a count takes it.
+  // Rounding: the walk's sum fell just short of the total. The last other topic with a count takes it.
   std::size_t last = document_topics.size() - 1;
-  while (last > 0 && document[document_topics[last]] == 0) --last;
+  while (last > 0 && (document_topics[last] == old_topic || document[document_topics[last]] == 0)) --last;
   return {document_topics[last], last, old_place};
 }
 
@@ -184,44 +181,55 @@ void WordByWordSampler::reorder(std::span<const std::uint32_t> document,
 std::uint32_t WordByWordSampler::move(std::span<std::uint32_t> document,
                                       std::vector<std::uint32_t>& document_topics, std::uint32_t old_topic,
                                       double uniform, bool learn) {
-  // The document part follows each change of one topic's term n_dk c_k: carried over from the
-  // document's previous token, or summed afresh once the token is out.
+  // Most tokens draw the topic they had, so the old topic takes the first interval of the draw: a
+  // token that lands there stays, with no walk and no count or sum touched. The others take the
+  // document's topics in list order after it, then the prior terms.
   const bool part_carried = document.data() == last_document_;
-  // Most tokens draw the topic they had: the state from before the token was taken out is then put
-  // back as it was, with no division and no rounding in the running sums.
-  const double old_coefficient = coefficients_[old_topic];
-  const double old_bucket_sum = bucket_sums_[old_topic >> bucket_shift_];
-  const double old_prior_sum = prior_sum_;
-  const double old_part = last_part_;
-
-  const double carried = part_carried ? last_part_ - document[old_topic] * old_coefficient : 0;
-  --document[old_topic];
-  if (learn) take_out(old_topic);
-  double part = part_carried ? carried + document[old_topic] * coefficients_[old_topic]
-                             : document_part(document, document_topics);
-  const Drawn drawn = draw(document, document_topics, old_topic, part, uniform);
-  const std::uint32_t topic = drawn.topic;
+  const double in_part = part_carried ? last_part_ : document_part(document, document_topics);
   last_document_ = document.data();
-
-  if (topic == old_topic) {
-    last_part_ = part_carried ? old_part
-                              : part - document[old_topic] * coefficients_[old_topic] +
-                                    (document[old_topic] + 1) * old_coefficient;
-    ++document[old_topic];
-    if (learn) {
-      ++word_[old_topic];
-      ++totals_[old_topic];
-      coefficients_[old_topic] = old_coefficient;
-      bucket_sums_[old_topic >> bucket_shift_] = old_bucket_sum;
-      prior_sum_ = old_prior_sum;
-    }
-    return topic;
+  // The old topic's coefficient and term with the token out of the counts.
+  const double in_coefficient = coefficients_[old_topic];
+  const double out_coefficient =
+      learn ? (word_[old_topic] - 1 + priors_.beta) * inverse_totals_[old_topic].of_one_less : in_coefficient;
+  const double old_term = (document[old_topic] - 1) * out_coefficient;
+  // sum_k n_dk c_k and alpha sum_k c_k with the token out: the draw's two parts.
+  const double part = in_part - document[old_topic] * in_coefficient + old_term;
+  const double prior_change = priors_.alpha * (out_coefficient - in_coefficient);
+  const double target = uniform * (part + prior_sum_ + prior_change);
+  if (target < old_term) {
+    last_part_ = in_part;
+    return old_topic;
   }
-  if (learn) settle_out(old_topic);
-  part -= document[topic] * coefficients_[topic];
+  --document[old_topic];
+  Drawn drawn;
+  if (target < part) {
+    coefficients_[old_topic] = 0;  // its interval came first
+    drawn = draw(document, document_topics, old_topic, target - old_term);
+    coefficients_[old_topic] = out_coefficient;
+    change_prior(old_topic, prior_change);
+  } else {
+    // Rarely (once documents have settled) the draw lands in the prior terms: their buckets are read
+    // with the token out, and put back exactly as they were if it stays.
+    const double in_bucket_sum = bucket_sums_[old_topic >> bucket_shift_];
+    const double in_prior_sum = prior_sum_;
+    coefficients_[old_topic] = out_coefficient;
+    change_prior(old_topic, prior_change);
+    drawn = {draw_prior(target - part), kUnlisted, kUnlisted};
+    if (drawn.topic == old_topic) {
+      ++document[old_topic];
+      coefficients_[old_topic] = in_coefficient;
+      bucket_sums_[old_topic >> bucket_shift_] = in_bucket_sum;
+      prior_sum_ = in_prior_sum;
+      last_part_ = in_part;
+      return old_topic;
+    }
+  }
+  const std::uint32_t topic = drawn.topic;
+  if (learn) take_out(old_topic);
+  last_part_ = part - document[topic] * coefficients_[topic];
   ++document[topic];
   if (learn) put_in(topic);
-  last_part_ = part + document[topic] * coefficients_[topic];
+  last_part_ += document[topic] * coefficients_[topic];
   reorder(document, document_topics, old_topic, drawn);
   return topic;
 }
