@@ -205,6 +205,14 @@ std::uint32_t WordByWordSampler::move(std::span<std::uint32_t> document,
   if (target < part) {
     coefficients_[old_topic] = 0;  // its interval came first
     drawn = draw(document, document_topics, old_topic, target - old_term);
+    if (drawn.topic == old_topic) {
+      // Only by rounding, when no other topic is listed (the carried part can be off by an ulp from
+      // the old topic's term): the token stays.
+      ++document[old_topic];
+      coefficients_[old_topic] = in_coefficient;
+      last_part_ = in_part;
+      return old_topic;
+    }
     coefficients_[old_topic] = out_coefficient;
     change_prior(old_topic, prior_change);
   } else {
