@@ -200,37 +200,31 @@ std::uint32_t WordByWordSampler::move(std::span<std::uint32_t> document,
     last_part_ = in_part;
     return old_topic;
   }
+  // Past the first interval the token is out of the document's count, the coefficient and the prior
+  // sums (which draw_prior reads); they are put back exactly as they were if it stays after all.
   --document[old_topic];
+  const double in_bucket_sum = bucket_sums_[old_topic >> bucket_shift_];
+  const double in_prior_sum = prior_sum_;
+  coefficients_[old_topic] = out_coefficient;
+  change_prior(old_topic, prior_change);
   Drawn drawn;
   if (target < part) {
     coefficients_[old_topic] = 0;  // its interval came first
     drawn = draw(document, document_topics, old_topic, target - old_term);
-    if (drawn.topic == old_topic) {
-      // Only by rounding, when no other topic is listed (the carried part can be off by an ulp from
-      // the old topic's term): the token stays.
-      ++document[old_topic];
-      coefficients_[old_topic] = in_coefficient;
-      last_part_ = in_part;
-      return old_topic;
-    }
     coefficients_[old_topic] = out_coefficient;
-    change_prior(old_topic, prior_change);
   } else {
-    // Rarely (once documents have settled) the draw lands in the prior terms: their buckets are read
-    // with the token out, and put back exactly as they were if it stays.
-    const double in_bucket_sum = bucket_sums_[old_topic >> bucket_shift_];
-    const double in_prior_sum = prior_sum_;
-    coefficients_[old_topic] = out_coefficient;
-    change_prior(old_topic, prior_change);
+    // Rarely, once documents have settled, the draw lands in the prior terms.
     drawn = {draw_prior(target - part), kUnlisted, kUnlisted};
-    if (drawn.topic == old_topic) {
-      ++document[old_topic];
-      coefficients_[old_topic] = in_coefficient;
-      bucket_sums_[old_topic >> bucket_shift_] = in_bucket_sum;
-      prior_sum_ = in_prior_sum;
-      last_part_ = in_part;
-      return old_topic;
-    }
+  }
+  if (drawn.topic == old_topic) {
+    // The prior terms gave the old topic back, or the walk fell back on it by rounding (no other
+    // topic listed, the carried part an ulp above the old topic's term): the token stays.
+    ++document[old_topic];
+    coefficients_[old_topic] = in_coefficient;
+    bucket_sums_[old_topic >> bucket_shift_] = in_bucket_sum;
+    prior_sum_ = in_prior_sum;
+    last_part_ = in_part;
+    return old_topic;
   }
   const std::uint32_t topic = drawn.topic;
   if (learn) take_out(old_topic);
