@@ -35,10 +35,15 @@ std::uint32_t parse_one_based(std::string_view token, const char* what, std::uin
 
 namespace internal {
 
-CorpusSize read_bag_of_words(const std::string& path, const std::function<void(const WordCount&)>& visit,
-                             std::uint64_t chunk_bytes) {
-  LineStream lines(path, chunk_bytes);
-  CorpusSize size;
+BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
+                                  const std::function<void(const WordCount&)>& visit,
+                                  std::uint64_t chunk_bytes) {
+  // The header is read from the start of the data whatever the range, in small chunks: a worker far
+  // into the file reads only the header's lines before its range (and counts the lines before it).
+  constexpr std::uint64_t kHeaderChunkBytes = 4096;
+  LineStream header(path, kHeaderChunkBytes);
+  BagOfWordsRange read;
+  CorpusSize& size = read.declared;
   const char* header_names[] = {"document count D", "word count W", "entry count NNZ"};
   std::uint64_t* header_values[] = {&size.documents, &size.words, &size.entries};
   // The last line read, where a header that stops short is reported: the file's line 0 when it is empty.
@@ -46,7 +51,7 @@ CorpusSize read_bag_of_words(const std::string& path, const std::function<void(c
   std::string last_file = path;
   std::uint64_t last_line = 0;
   for (int field = 0; field < 3;) {
-    const auto line = lines.next();
+    const auto line = header.next();
     if (!line) {
       throw InputError(last_file, last_line, std::string("missing the header's ") + header_names[field]);
     }
@@ -68,7 +73,7 @@ CorpusSize read_bag_of_words(const std::string& path, const std::function<void(c
     }
     ++field;
   }
-  std::uint64_t entries = 0;
+  LineStream lines(path, chunk_bytes, ByteRange{std::max(range.begin, header.offset()), range.end});
   while (const auto line = lines.next()) {
     const Where where = line->where();
     Tokenizer tokens(line->text);
@@ -87,15 +92,10 @@ CorpusSize read_bag_of_words(const std::string& path, const std::function<void(c
     if (occurrences > 0xFFFFFFFFull) where.fail("count " + std::to_string(occurrences) + " out of range");
     entry.count = static_cast<std::uint32_t>(occurrences);
     entry.line = line->source();
-    ++entries;
+    ++read.entries;
     visit(entry);
   }
-  if (entries != size.entries) {
-    throw InputError(path, 0,
-                     "the header declares " + std::to_string(size.entries) +
-                         " entries (NNZ) but the file holds " + std::to_string(entries));
-  }
-  return size;
+  return read;
 }
 
 }  // namespace internal
@@ -202,8 +202,23 @@ std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabular
 
 }  // namespace internal
 
+void check_entry_count(const std::string& path, const CorpusSize& declared, std::uint64_t entries) {
+  if (entries != declared.entries) {
+    throw InputError(path, 0,
+                     "the header declares " + std::to_string(declared.entries) +
+                         " entries (NNZ) but the file holds " + std::to_string(entries));
+  }
+}
+
 CorpusSize read_bag_of_words(const std::string& path, const std::function<void(const WordCount&)>& visit) {
-  return internal::read_bag_of_words(path, visit, internal::kChunkBytes);
+  const BagOfWordsRange read = internal::read_bag_of_words(path, ByteRange{}, visit, internal::kChunkBytes);
+  check_entry_count(path, read.declared, read.entries);
+  return read.declared;
+}
+
+BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
+                                  const std::function<void(const WordCount&)>& visit) {
+  return internal::read_bag_of_words(path, range, visit, internal::kChunkBytes);
 }
 
 Vocabulary read_vocabulary(const std::string& path) {

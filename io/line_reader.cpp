@@ -230,17 +230,36 @@ LineCursor::LineCursor(const RangeText& text, ByteRange range)
       segment.first_line + count_newlines(text_.data() + segment.offset, position_ - segment.offset);
 }
 
-ChunkReader::ChunkReader(const std::string& path, std::uint64_t chunk_bytes)
-    : file_(path), chunk_bytes_(std::max<std::uint64_t>(chunk_bytes, 1)) {}
+std::uint64_t line_start_from(InputFile& file, std::uint64_t offset) {
+  if (offset >= file.size()) return file.size();
+  if (file.parts()[file.part_at(offset)].begin == offset) return offset;
+  std::string rest;
+  append_rest_of_line(file, offset - 1, rest);
+  return offset - 1 + rest.size();
+}
+
+ChunkReader::ChunkReader(const std::string& path, std::uint64_t chunk_bytes, ByteRange range)
+    : file_(path), chunk_bytes_(std::max<std::uint64_t>(chunk_bytes, 1)) {
+  end_ = std::min(range.end, file_.size());
+  if (range.begin >= end_) {
+    offset_ = end_;
+    return;
+  }
+  offset_ = line_start_from(file_, range.begin);
+  if (offset_ >= end_) return;
+  const PartFile& part = file_.parts()[file_.part_at(offset_)];
+  line_ = 1 + count_newlines(file_, part.begin, offset_);
+}
 
 bool ChunkReader::next(RangeText& chunk) {
   chunk.bytes.clear();
   chunk.start = 0;
   chunk.segments.clear();
   chunk.file_size = file_.size();
-  if (offset_ >= file_.size()) return false;
+  if (offset_ >= end_) return false;
 
-  const auto count = static_cast<std::size_t>(std::min(chunk_bytes_, file_.size() - offset_));
+  chunk_offset_ = offset_;
+  const auto count = static_cast<std::size_t>(std::min(chunk_bytes_, end_ - offset_));
   file_.append(offset_, count, chunk.bytes);
   if (chunk.bytes.back() != '\n') append_rest_of_line(file_, offset_ + count, chunk.bytes);
   const std::uint64_t end = offset_ + chunk.bytes.size();

@@ -60,6 +60,10 @@ class InputFile {
   std::uint64_t size_ = 0;
 };
 
+// The first line start at or after `offset`, or the data's size when there is none: as read_range takes
+// lines, `offset` itself at the start of a part file, else one past the first '\n' at or after offset - 1.
+std::uint64_t line_start_from(InputFile& file, std::uint64_t offset);
+
 // Where the lines of one file begin in a RangeText, and the number of the first of them in that file.
 struct TextSegment {
   std::size_t offset = 0;        // in RangeText::text()
@@ -148,31 +152,39 @@ class LineCursor {
   std::uint64_t next_number_ = 1;
 };
 
-// Reads the whole data of a path (a file, or a directory's parts) in consecutive chunks of lines: each
-// holds about `chunk_bytes` bytes, from a line start up to and including the end of the line holding its
-// last byte (a line longer than that is a chunk of its own). Line numbers carry over from one chunk to
-// the next, so they are what read_range would give for the whole data, and no chunk counts the lines
-// before it again.
+// Reads the data of a path (a file, or a directory's parts) in consecutive chunks of lines: each holds
+// about `chunk_bytes` bytes, from a line start up to and including the end of the line holding its last
+// byte (a line longer than that is a chunk of its own). Only the lines whose first byte lies in `range`
+// are read, as read_range would take them (the whole data by default). Line numbers carry over from one
+// chunk to the next, so they are what read_range would give, and no chunk counts the lines before it
+// again.
 class ChunkReader {
  public:
-  ChunkReader(const std::string& path, std::uint64_t chunk_bytes);
+  ChunkReader(const std::string& path, std::uint64_t chunk_bytes, ByteRange range = {});
 
   // Replaces `chunk` with the next chunk's lines, reusing its buffer so that one chunk is held at a
-  // time; false, with `chunk` empty, once the data is read. InputError (line 0) if it cannot be read.
+  // time; false, with `chunk` empty, once the range is read. InputError (line 0) if it cannot be read.
   bool next(RangeText& chunk);
+
+  // Where the chunk that next() returned last starts in the data.
+  std::uint64_t chunk_offset() const { return chunk_offset_; }
 
  private:
   InputFile file_;
   std::uint64_t chunk_bytes_;
+  std::uint64_t end_ = 0;     // no line starting here or after is read
   std::uint64_t offset_ = 0;  // where the next chunk starts: a line start
   std::uint64_t line_ = 1;    // the number of the line at offset_ in the file that holds it
+  std::uint64_t chunk_offset_ = 0;
 };
 
-// The lines of a path in order, each with its file and line number, read chunk by chunk. A Line (its
-// text and its file) stays valid only until the next call: copy what must outlive it.
+// The lines of a path (of a byte range of it, as ChunkReader takes them) in order, each with its file
+// and line number, read chunk by chunk. A Line (its text and its file) stays valid only until the next
+// call: copy what must outlive it.
 class LineStream {
  public:
-  LineStream(const std::string& path, std::uint64_t chunk_bytes) : chunks_(path, chunk_bytes) {}
+  LineStream(const std::string& path, std::uint64_t chunk_bytes, ByteRange range = {})
+      : chunks_(path, chunk_bytes, range) {}
 
   std::optional<Line> next() {
     while (true) {
@@ -184,6 +196,9 @@ class LineStream {
       cursor_.emplace(chunk_);
     }
   }
+
+  // Where the line after the last one next() returned starts in the data.
+  std::uint64_t offset() const { return chunks_.chunk_offset() + (cursor_ ? cursor_->position() : 0); }
 
  private:
   ChunkReader chunks_;

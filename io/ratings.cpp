@@ -70,13 +70,14 @@ std::vector<Rating> parse_ratings(const internal::RangeText& chunk, ByteRange ra
 namespace internal {
 
 void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
-                  const std::function<void(const Rating&)>& visit, std::uint64_t chunk_bytes) {
+                  const std::function<void(const Rating&)>& visit, ByteRange range,
+                  std::uint64_t chunk_bytes) {
   if (index_base != 0 && index_base != 1) {
     throw std::invalid_argument("index base must be 0 or 1, not " + std::to_string(index_base));
   }
   if (!is_matrix_market(path)) {
     // One chunk at a time, each parsed on several threads, then visited in file order and let go.
-    ChunkReader chunks(path, chunk_bytes);
+    ChunkReader chunks(path, chunk_bytes, range);
     RangeText chunk;
     while (chunks.next(chunk)) {
       const auto pieces = parse_in_pieces<std::vector<Rating>>(
@@ -88,7 +89,7 @@ void read_ratings(const std::string& path, int index_base, const IdBounds& bound
     }
     return;
   }
-  const Coordinates entries = read_matrix_market(path);
+  const Coordinates entries = read_matrix_market(path, range);
   const std::uint64_t users = effective_bound(bounds.users);
   const std::uint64_t items = effective_bound(bounds.items);
   if (entries.rows > users || entries.columns > items) {
@@ -106,8 +107,8 @@ void read_ratings(const std::string& path, int index_base, const IdBounds& bound
 }  // namespace internal
 
 void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
-                  const std::function<void(const Rating&)>& visit) {
-  internal::read_ratings(path, index_base, bounds, visit, internal::kChunkBytes);
+                  const std::function<void(const Rating&)>& visit, ByteRange range) {
+  internal::read_ratings(path, index_base, bounds, visit, range, internal::kChunkBytes);
 }
 
 }  // namespace schmp::io

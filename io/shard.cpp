@@ -27,26 +27,11 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kBlock = std::size_t{1} << 20;
 
-// The first line start at or after `offset`: `offset` itself when it is 0 or follows a newline, else
-// one past the next newline, or the end of the file when there is none.
-std::uint64_t line_start_from(internal::InputFile& file, std::uint64_t offset) {
-  if (offset == 0 || offset >= file.size()) return std::min(offset, file.size());
-  std::string block;
-  for (std::uint64_t at = offset - 1; at < file.size(); at += block.size()) {
-    block.clear();
-    file.append(at, static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, file.size() - at)), block);
-    if (const void* newline = std::memchr(block.data(), '\n', block.size())) {
-      return at + static_cast<std::uint64_t>(static_cast<const char*>(newline) - block.data()) + 1;
-    }
-  }
-  return file.size();
-}
-
 // The line that starts at `offset`, without its line ending, and moves `offset` past it; nothing at the
 // end of the file. Only header lines are read this way.
 std::optional<std::string> read_line(internal::InputFile& file, std::uint64_t& offset) {
   if (offset >= file.size()) return std::nullopt;
-  const std::uint64_t end = line_start_from(file, offset + 1);
+  const std::uint64_t end = internal::line_start_from(file, offset + 1);
   std::string line;
   file.append(offset, static_cast<std::size_t>(end - offset), line);
   offset = end;
@@ -262,7 +247,7 @@ std::vector<std::string> write_shards(const ShardOptions& options) {
   starts[0] = 0;
   for (int part = 1; part < options.parts; ++part) {
     starts[static_cast<std::size_t>(part)] =
-        std::max(header, line_start_from(input, split_range(size, part, options.parts).begin));
+        std::max(header, internal::line_start_from(input, split_range(size, part, options.parts).begin));
   }
   std::string last_byte;
   if (size > 0) input.append(size - 1, 1, last_byte);

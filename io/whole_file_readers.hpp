@@ -1,4 +1,4 @@
-// Private to schmp_io and its tests: the readers of schmp/io.hpp that read a whole input, with the
+// Private to schmp_io and its tests: the readers of schmp/io.hpp that stream their input, with the
 // number of bytes they read and parse at once as a parameter (the public ones pass kChunkBytes), so that
 // tests can make lines straddle chunk edges. Records, line numbers and errors do not depend on it.
 #pragma once
@@ -11,17 +11,19 @@
 
 namespace schmp::io::internal {
 
-// How many bytes of text a whole-file reader reads and parses at once. Every MF and LDA worker reads its
-// whole input and keeps only its own part, so this, not the input's size, bounds the text (and, for
-// ratings, the parsed records) a worker holds while reading. 64 MiB still feeds 16 parsing threads
+// How many bytes of text a streaming reader reads and parses at once: this, not the input's size (or the
+// size of the byte range a worker reads), bounds the text (and, for ratings, the parsed records) it
+// holds while reading. 64 MiB still feeds 16 parsing threads
 // kMinBytesPerTask each (parallel_parse.hpp) and is small beside the datasets the workers build.
 inline constexpr std::uint64_t kChunkBytes = std::uint64_t{64} << 20;
 
 void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
-                  const std::function<void(const Rating&)>& visit, std::uint64_t chunk_bytes);
+                  const std::function<void(const Rating&)>& visit, ByteRange range,
+                  std::uint64_t chunk_bytes);
 
-CorpusSize read_bag_of_words(const std::string& path, const std::function<void(const WordCount&)>& visit,
-                             std::uint64_t chunk_bytes);
+BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
+                                  const std::function<void(const WordCount&)>& visit,
+                                  std::uint64_t chunk_bytes);
 
 Vocabulary read_vocabulary(const std::string& path, std::uint64_t chunk_bytes);
 

@@ -1060,7 +1060,7 @@ std::vector<RatingRecord> ratings_in_chunks(const std::string& path, std::uint64
   std::vector<RatingRecord> ratings;
   internal::read_ratings(
       path, 0, {}, [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.line); },
-      chunk_bytes);
+      schmp::io::ByteRange{}, chunk_bytes);
   return ratings;
 }
 
@@ -1115,6 +1115,62 @@ TEST_F(IoTest, RatingsReadInSmallChunksAsInOneGo) {
   }
 }
 
+// The records of `parts` byte ranges (split_range), read one range after another in chunks.
+template <class Record, class ReadRange>
+std::vector<Record> records_of_ranges(const std::string& path, int parts, ReadRange read_range) {
+  const std::uint64_t size = schmp::io::file_size(path);
+  std::vector<Record> records;
+  for (int part = 0; part < parts; ++part) {
+    const std::vector<Record> range = read_range(schmp::io::split_range(size, part, parts));
+    records.insert(records.end(), range.begin(), range.end());
+  }
+  return records;
+}
+
+TEST_F(IoTest, RatingsOfByteRangesAddUpToTheWholeWithTheirLines) {
+  const std::string file = write("ratings.txt", ratings_text(50'000, 6));
+  const std::string shards = shard_into(file, 4, missing("shards"), schmp::io::ShardFormat::ratings);
+  for (const std::string& path : {file, shards}) {
+    const std::vector<RatingRecord> whole = ratings_in_chunks(path, internal::kChunkBytes);
+    for (const int parts : {1, 2, 3, 7, 16, 5000}) {
+      for (const std::uint64_t chunk : {std::uint64_t{1}, std::uint64_t{300}, internal::kChunkBytes}) {
+        if (parts > 2 && chunk < 300) continue;
+        SCOPED_TRACE(path + ": " + std::to_string(parts) + " ranges, chunks of " + std::to_string(chunk));
+        EXPECT_EQ(records_of_ranges<RatingRecord>(
+                      path, parts,
+                      [&](schmp::io::ByteRange range) {
+                        std::vector<RatingRecord> ratings;
+                        internal::read_ratings(
+                            path, 0, {},
+                            [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.line); },
+                            range, chunk);
+                        return ratings;
+                      }),
+                  whole);
+      }
+    }
+  }
+  // A MatrixMarket ratings file: the header stays out of every range's entries.
+  const std::string market = write("ratings.mtx",
+                                   "%%MatrixMarket matrix coordinate real general\n% c\n3 4 5\n1 1 5\n1 4 "
+                                   "3\n2 2 1.5\n3 1 2\n3 3 4\n");
+  const std::vector<RatingRecord> whole = ratings_in_chunks(market, internal::kChunkBytes);
+  ASSERT_EQ(whole.size(), 5u);
+  for (const int parts : {2, 3, 40}) {
+    EXPECT_EQ(records_of_ranges<RatingRecord>(
+                  market, parts,
+                  [&](schmp::io::ByteRange range) {
+                    std::vector<RatingRecord> ratings;
+                    schmp::io::read_ratings(
+                        market, 1, {},
+                        [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.line); }, range);
+                    return ratings;
+                  }),
+              whole)
+        << parts;
+  }
+}
+
 TEST_F(IoTest, RatingsErrorInALaterChunkNamesTheSameFileAndLine) {
   std::string content = ratings_text(100'000, 4);
   const std::uint64_t bad = insert_line(content, 3 * content.size() / 4, "7 x 1\n");
@@ -1163,9 +1219,11 @@ using WordRecord = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::
 std::vector<WordRecord> words_in_chunks(const std::string& path, std::uint64_t chunk_bytes,
                                         schmp::io::CorpusSize* size = nullptr) {
   std::vector<WordRecord> entries;
-  const auto declared = internal::read_bag_of_words(
-      path, [&](const auto& e) { entries.emplace_back(e.document, e.word, e.count, e.line); }, chunk_bytes);
-  if (size) *size = declared;
+  const auto read = internal::read_bag_of_words(
+      path, schmp::io::ByteRange{},
+      [&](const auto& e) { entries.emplace_back(e.document, e.word, e.count, e.line); }, chunk_bytes);
+  schmp::io::check_entry_count(path, read.declared, read.entries);
+  if (size) *size = read.declared;
   return entries;
 }
 
@@ -1203,6 +1261,35 @@ TEST_F(IoTest, BagOfWordsReadInSmallChunksAsInOneGo) {
       schmp::io::CorpusSize size;
       EXPECT_EQ(words_in_chunks(shards, chunk, &size), whole) << chunk;
       expect_same_size(size, expected_size);
+    }
+  }
+}
+
+TEST_F(IoTest, BagOfWordsOfByteRangesAddUpToTheWholeWithTheirLines) {
+  const std::string file = kDataDir + "/sotu/docword.txt";
+  const std::string shards = shard_into(file, 3, missing("shards"), schmp::io::ShardFormat::docword);
+  for (const std::string& path : {file, shards}) {
+    schmp::io::CorpusSize expected_size;
+    const std::vector<WordRecord> whole = words_in_chunks(path, internal::kChunkBytes, &expected_size);
+    // 3,000 ranges of the 80 KiB corpus: most are empty, and the first few cut the header's lines.
+    for (const int parts : {1, 2, 5, 16, 3000}) {
+      for (const std::uint64_t chunk : {std::uint64_t{1}, std::uint64_t{512}, internal::kChunkBytes}) {
+        if (parts > 2 && chunk < 512) continue;
+        SCOPED_TRACE(path + ": " + std::to_string(parts) + " ranges, chunks of " + std::to_string(chunk));
+        std::uint64_t entries = 0;
+        const auto records = records_of_ranges<WordRecord>(path, parts, [&](schmp::io::ByteRange range) {
+          std::vector<WordRecord> read;
+          const schmp::io::BagOfWordsRange counted = internal::read_bag_of_words(
+              path, range, [&](const auto& e) { read.emplace_back(e.document, e.word, e.count, e.line); },
+              chunk);
+          expect_same_size(counted.declared, expected_size);
+          EXPECT_EQ(counted.entries, read.size());
+          entries += counted.entries;
+          return read;
+        });
+        EXPECT_EQ(records, whole);
+        EXPECT_EQ(entries, expected_size.entries);
+      }
     }
   }
 }

@@ -13,9 +13,9 @@
 // `line` fields of what the readers return: for a directory, a line number there counts from the start
 // of its part file (docs/sharding.md).
 //
-// Memory: the readers that take a byte range hold that range's text and what they return. The readers
-// that read a whole input and pass its records to a callback (read_ratings on text, read_bag_of_words,
-// read_text_documents, read_vocabulary) stream it instead: they read and parse it in consecutive chunks
+// Memory: read_libsvm and read_matrix_market hold their range's text and what they return. The readers
+// that pass records to a callback (read_ratings on text, read_bag_of_words, read_text_documents,
+// read_vocabulary) stream their input (or range) instead: they read and parse it in consecutive chunks
 // of whole lines of 64 MiB (plus the rest of the line that crosses the edge) and let each chunk go before
 // reading the next, so whatever the input's size they hold one chunk's text, and for ratings that
 // chunk's parsed records too.
@@ -131,9 +131,11 @@ struct IdBounds {
 // Text is read a chunk at a time (see the top of this file) and each chunk parsed on several threads, so
 // this holds at most a chunk's text and its ratings (24 bytes per line) at once; a MatrixMarket file is
 // read whole, its entries (24 bytes each with their line numbers) all held before the first is visited.
-// An error is raised at the first bad line, after the ratings before it were visited.
+// An error is raised at the first bad line, after the ratings before it were visited. With a byte range,
+// only the ratings whose lines start in it are visited (a MatrixMarket file's header is still read from
+// its start, and its declared entry count is checked only when the whole file is read).
 void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
-                  const std::function<void(const Rating&)>& visit);
+                  const std::function<void(const Rating&)>& visit, ByteRange range = {});
 
 // One entry of a bag-of-words corpus: how often a word occurs in a document (0-based ids).
 struct WordCount {
@@ -156,6 +158,20 @@ struct CorpusSize {
 // count of 0 or below, a missing or extra field, and a number of entries that differs from NNZ (found at
 // the end, after every entry was visited). Holds one chunk of text at a time.
 CorpusSize read_bag_of_words(const std::string& path, const std::function<void(const WordCount&)>& visit);
+
+// The header and the entries of one byte range of a bag-of-words file.
+struct BagOfWordsRange {
+  CorpusSize declared;        // the header, read from the start of the file whatever the range
+  std::uint64_t entries = 0;  // entry lines that start in the range (header lines are never entries)
+};
+
+// read_bag_of_words on the entries whose lines start in `range`, checked as above except for the count
+// of entries: the ranges' counts add up to the file's, which check_entry_count compares with NNZ.
+BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
+                                  const std::function<void(const WordCount&)>& visit);
+
+// InputError (line 0 of `path`) unless `entries` is the number of entries the header declares.
+void check_entry_count(const std::string& path, const CorpusSize& declared, std::uint64_t entries);
 
 // Words and their ids, in order of first appearance.
 class Vocabulary {
