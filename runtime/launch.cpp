@@ -23,6 +23,7 @@
 #include "checkpoints.hpp"
 #include "layout.hpp"
 #include "mpi.hpp"
+#include "peers.hpp"
 #include "schmp/detail/roles.hpp"
 #include "schmp/io.hpp"
 #include "signals.hpp"
@@ -65,11 +66,14 @@ std::string explained(const std::exception& e) {
 }
 
 // Runs a start-up step, turning an exception into this rank's failure. Input errors are keyed by line
-// so that all ranks agree on the earliest one.
+// so that all ranks agree on the earliest one; a worker stopped because another failed keys its echo
+// last, so that the other's failure is the one reported.
 void guarded(std::optional<Failure>& failure, const std::function<void()>& step) {
   if (failure) return;
   try {
     step();
+  } catch (const PeerFailure& e) {
+    failure = Failure{~std::uint64_t{0} - 1, e.what()};
   } catch (const io::InputError& e) {
     failure = Failure{e.line(), e.what()};
   } catch (const std::exception& e) {
@@ -118,10 +122,24 @@ struct RankResources {
   int index_on_host = 0;
 };
 
-WorkerContext worker_context(int index, int count, const RankResources& resources,
-                             const RunOptions& options) {
+WorkerContext worker_context(int index, int count, const RankResources& resources, const RunOptions& options,
+                             Peers* peers) {
   const Device device = options.device == "gpu" ? Device::gpu : Device::cpu;
-  return WorkerContext{index, count, resources.threads, options.seed, device, resources.index_on_host};
+  return WorkerContext{index, count, resources.threads, options.seed, device, resources.index_on_host, peers};
+}
+
+// Builds this rank's worker among its peers (none in a job of one process), turning a failure into
+// this rank's; every worker then closes its peers, so that one that failed stops the others' calls.
+template <class Role, class Make>
+std::unique_ptr<Role> make_worker(std::optional<Failure>& failure, const Make& make, WorkerContext context,
+                                  MPI_Comm workers, Waiter& waiter) {
+  std::optional<WorkerPeers> peers;
+  if (workers != MPI_COMM_NULL) peers.emplace(workers, waiter);
+  context.peers = peers ? &*peers : nullptr;
+  std::unique_ptr<Role> worker;
+  guarded(failure, [&] { worker = make(context); });
+  if (peers) peers->close(failure.has_value());
+  return worker;
 }
 
 int play(const ProgramRoles& roles, const RunOptions& options, const Layout& layout, Waiter& waiter,
@@ -139,10 +157,12 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
 
   std::optional<Failure> failure = check_options(options);
   std::unique_ptr<WorkerRole> worker;
-  guarded(failure, [&] {
-    if (!layout.is_worker()) return;
-    worker = roles.make_worker(worker_context(layout.worker_index(), layout.workers(), resources, options));
-  });
+  if (layout.is_worker()) {
+    worker = make_worker<WorkerRole>(
+        failure, roles.make_worker,
+        worker_context(layout.worker_index(), layout.workers(), resources, options, nullptr), workers.get(),
+        waiter);
+  }
   if (agree_on_failure(world, failure, roles.program_name)) return 1;
 
   const std::uint64_t num_params = allreduce_max(world, worker ? worker->num_params() : 0);
@@ -261,9 +281,9 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
 int play_rotation(const RotationRoles& roles, const RunOptions& options, const Ring& ring, Waiter& waiter,
                   const RankResources& resources) {
   std::optional<Failure> failure = check_options(options);
-  std::unique_ptr<RotationWorkerRole> worker;
-  guarded(failure,
-          [&] { worker = roles.make_worker(worker_context(ring.index, ring.count, resources, options)); });
+  std::unique_ptr<RotationWorkerRole> worker = make_worker<RotationWorkerRole>(
+      failure, roles.make_worker, worker_context(ring.index, ring.count, resources, options, nullptr),
+      ring.count > 1 ? ring.comm : MPI_COMM_NULL, waiter);
   if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
 
   // Every worker learns the summed Setup; rank 0 builds the program's coordinator from it.

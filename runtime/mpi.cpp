@@ -73,6 +73,12 @@ Communicator Communicator::split_by_host(MPI_Comm parent) {
   return Communicator(comm);
 }
 
+Communicator Communicator::duplicate(MPI_Comm parent) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(parent, &comm), "MPI_Comm_dup");
+  return Communicator(comm);
+}
+
 Communicator::~Communicator() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }

@@ -26,6 +26,7 @@ enum Tag : int {
   kTagBlock = 5,  // a rotation program's model block, passed around the ring
   kTagPart = 6,   // a rotation worker's share of the final model
   kTagSaved = 7,  // a rotation worker's share of a checkpoint
+  kTagRoute = 8,  // records a worker hands to their owner while the workers are built (peers.hpp)
 };
 
 // Throws std::runtime_error naming the call when an MPI call fails.
@@ -47,6 +48,8 @@ class Communicator {
   static Communicator split(MPI_Comm parent, int color, int key);
   // The ranks of `parent` that share this host's memory.
   static Communicator split_by_host(MPI_Comm parent);
+  // The same ranks as `parent`, in a context of their own: its messages never match the parent's.
+  static Communicator duplicate(MPI_Comm parent);
   // No communicator: for a job of one process, which talks to no one.
   static Communicator none() { return Communicator(MPI_COMM_NULL); }
   ~Communicator();

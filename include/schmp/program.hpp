@@ -11,7 +11,8 @@
 //
 //     class Worker {                          // one per worker rank: owns its part of the data
 //      public:
-//       Worker(const Config&, const WorkerContext&);   // reads only its own partition
+//       Worker(const Config&, const WorkerContext&);   // reads only its own partition (peers.hpp: to
+//                                                      // hand other workers' records to them)
 //       std::size_t num_params() const;                // parameter count its data implies
 //       void start(std::size_t num_params);            // the job's count (max over workers)
 //       Setup setup() const;
@@ -107,6 +108,8 @@ struct ParamRange {
 // Where a worker's kernels run (--device): on its CPU cores with oneTBB, or on one CUDA GPU.
 enum class Device { cpu, gpu };
 
+class Peers;
+
 // What a worker knows about its place in the job.
 struct WorkerContext {
   int index = 0;    // 0 .. count-1, in rank order
@@ -115,6 +118,8 @@ struct WorkerContext {
   std::uint64_t seed = 0;
   Device device = Device::cpu;
   int index_on_host = 0;  // the rank's index among its host's ranks: picks its GPU (index mod GPU count)
+  Peers* peers =
+      nullptr;  // the other workers, for collectives in the constructor: use peers_of() (peers.hpp)
 };
 
 // What the coordinator tells the schedulers about parameters: how much each updated one changed (the

@@ -20,7 +20,8 @@
 //
 //     class Worker {
 //      public:
-//       Worker(const Config&, const WorkerContext&);      // context.count = P = number of blocks
+//       Worker(const Config&, const WorkerContext&);      // context.count = P = number of blocks; reads
+//                                                           // its part of the data (peers.hpp)
 //       Setup setup() const;
 //       void start(const Setup& summed);
 //       Block make_block() const;                           // its home block, before the first round

@@ -1,0 +1,96 @@
+// Run under mpirun by peers_test: every rank checks the workers' collectives (runtime/peers.hpp) on
+// MPI_COMM_WORLD and prints "rank R: ok" or what went wrong.
+//   peers_probe                 sums, maxima and routes
+//   peers_probe fail N          the last rank fails after N calls, and every other rank must stop
+//                               with PeerFailure at its next call instead of waiting
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "runtime/peers.hpp"
+
+namespace {
+
+struct Record {
+  int from = 0;
+  int to = 0;
+  std::uint64_t sequence = 0;
+};
+
+// How many records worker `from` hands worker `to`: uneven, none for some pairs, and enough for many
+// steps of 64 bytes.
+std::uint64_t records_between(int from, int to) {
+  return static_cast<std::uint64_t>((from * 7 + to * 3) % 11) * 5;
+}
+
+std::string check(schmp::Peers& peers) {
+  const int me = peers.index();
+  const int count = peers.count();
+  if (peers.max(static_cast<std::uint64_t>(me) * 3 + 1) != static_cast<std::uint64_t>(count - 1) * 3 + 1)
+    return "max";
+  // Worker w contributes w + 1 ones: entry i sums to the workers above i.
+  std::vector<std::uint64_t> ones(static_cast<std::size_t>(me) + 1, 1);
+  peers.sum(ones);
+  if (ones.size() != static_cast<std::size_t>(count)) return "sum: length";
+  for (int i = 0; i < count; ++i) {
+    if (ones[static_cast<std::size_t>(i)] != static_cast<std::uint64_t>(count - i)) return "sum: values";
+  }
+  std::vector<std::vector<Record>> outgoing(static_cast<std::size_t>(count));
+  for (int to = 0; to < count; ++to) {
+    for (std::uint64_t k = 0; k < records_between(me, to); ++k)
+      outgoing[static_cast<std::size_t>(to)].push_back(Record{me, to, k});
+  }
+  const std::vector<Record> received = peers.route(outgoing);
+  std::size_t next = 0;
+  for (int from = 0; from < count; ++from) {
+    for (std::uint64_t k = 0; k < records_between(from, me); ++k, ++next) {
+      if (next >= received.size()) return "route: too few records";
+      const Record& r = received[next];
+      if (r.from != from || r.to != me || r.sequence != k) return "route: record out of place";
+    }
+  }
+  if (next != received.size()) return "route: too many records";
+  return "ok";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::string mode = argc > 2 ? argv[1] : "";
+  const int fail_after = mode == "fail" ? std::atoi(argv[2]) : -1;
+  int status = 0;
+  {
+    schmp::detail::Waiter waiter(false);
+    schmp::detail::WorkerPeers peers(MPI_COMM_WORLD, waiter, 64);
+    std::string outcome;
+    bool failed = false;
+    try {
+      if (fail_after < 0) {
+        outcome = check(peers);
+        if (outcome != "ok") status = 1;
+      } else {
+        for (int call = 0;; ++call) {
+          if (rank == size - 1 && call == fail_after) throw std::runtime_error("bad input");
+          peers.max(1);
+        }
+      }
+    } catch (const schmp::PeerFailure&) {
+      outcome = "stopped by a peer";
+    } catch (const std::exception& e) {
+      outcome = e.what();
+      failed = true;
+    }
+    peers.close(failed);
+    std::printf("rank %d: %s\n", rank, outcome.c_str());
+  }
+  MPI_Finalize();
+  return status;
+}
