@@ -12,6 +12,7 @@
 #include "kernels/fast_random.hpp"
 #include "model.hpp"
 #include "schmp/output.hpp"
+#include "schmp/peers.hpp"
 
 namespace schmp::mf {
 
@@ -29,6 +30,21 @@ void reset(std::vector<double>& values) { std::fill(values.begin(), values.end()
 int grid_groups(int threads) { return threads > 1 ? 8 * threads : 1; }
 
 }  // namespace
+
+std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
+    const std::string& path, const WorkerContext& context,
+    const std::function<void(const io::Rating&)>& count) {
+  const auto workers = static_cast<std::uint32_t>(context.count);
+  std::vector<std::vector<io::Rating>> by_owner(workers);
+  io::read_ratings(
+      path, config_.index_base, config_.bounds,
+      [&](const io::Rating& rating) {
+        count(rating);
+        by_owner[rating.user % workers].push_back(rating);
+      },
+      io::split_range(io::file_size(path), context.index, context.count));
+  return peers_of(context).route(by_owner);
+}
 
 double rating_scale(const MatrixFactorization::Setup& summed) {
   const double mean = summed.sum / summed.ratings;
@@ -69,22 +85,21 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
   // On a GPU a block is one cell: the kernels are parallel within it.
   const int groups = gpu_ >= 0 ? 1 : grid_groups(context.threads);
 
-  // Every worker reads the whole file, for the job's sizes and item counts, and keeps its own users.
-  std::vector<io::Rating> mine;
-  std::uint64_t largest_user = 0;
-  std::uint64_t largest_item = 0;
-  bool any = false;
-  io::read_ratings(config.data, config.index_base, config.bounds, [&](const io::Rating& rating) {
-    any = true;
-    largest_user = std::max<std::uint64_t>(largest_user, rating.user);
-    largest_item = std::max<std::uint64_t>(largest_item, rating.item);
-    if (rating.item >= item_counts_.size()) item_counts_.resize(rating.item + 1, 0.0);
-    item_counts_[rating.item] += 1;
-    if (rating.user % workers == me) mine.push_back(rating);
+  // Each worker reads its byte range of the file and hands every rating to the owner of its user; the
+  // workers add up the item counts and agree on the job's sizes.
+  Peers& peers = peers_of(context);
+  std::vector<std::uint64_t> item_counts;
+  std::uint64_t user_bound = 0;  // 1 + the largest user id read
+  std::vector<io::Rating> mine = read_own_ratings(config.data, context, [&](const io::Rating& rating) {
+    user_bound = std::max<std::uint64_t>(user_bound, rating.user + std::uint64_t{1});
+    if (rating.item >= item_counts.size()) item_counts.resize(rating.item + std::size_t{1}, 0);
+    ++item_counts[rating.item];
   });
-  if (!any) throw io::InputError(config.data, 0, "no ratings");
-  users_ = static_cast<std::uint32_t>(largest_user + 1);
-  items_ = static_cast<std::uint32_t>(largest_item + 1);
+  users_ = static_cast<std::uint32_t>(peers.max(user_bound));
+  peers.sum(item_counts);
+  if (users_ == 0) throw io::InputError(config.data, 0, "no ratings");
+  items_ = static_cast<std::uint32_t>(item_counts.size());
+  item_counts_.assign(item_counts.begin(), item_counts.end());
 
   // Duplicates are refused: LIBMF would count both, a database would keep one; neither is what
   // a user who has them meant.
@@ -125,18 +140,17 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
 
   test_ = Cells(context.count, groups);
   if (!config.test.empty()) {
-    io::read_ratings(config.test, config.index_base, config.bounds, [&](const io::Rating& rating) {
-      if (rating.user % workers != me) return;
+    for (const io::Rating& rating : read_own_ratings(config.test, context, [](const io::Rating&) {})) {
       const std::uint32_t user_row = rating.user / workers;
       const bool known = rating.user < users_ && user_counts_[user_row] > 0 && rating.item < items_ &&
                          item_counts_[rating.item] > 0;
       if (!known) {
         cold_test_.push_back(rating.value);
-        return;
+        continue;
       }
       cell_of(test_, user_row, rating.item)
           .push_back(kernels::CellRating{user_row, rating.item / workers, rating.value});
-    });
+    }
   }
 }
 

@@ -5,7 +5,8 @@
 // where n_u and n_j count the ratings of user u and item j: LIBMF's objective (its -l2 is our
 // lambda). Worker w owns the users u with u mod P = w, their ratings and their rows of W; the item
 // factors H are cut into P blocks (item j in block j mod P) that rotate around the workers, so in each
-// sub-round a worker updates the ratings of its users for the items of the block it holds.
+// sub-round a worker updates the ratings of its users for the items of the block it holds. Each worker
+// reads only its byte range of the ratings files and hands each rating to its user's owner.
 //
 // Two algorithms, chosen by --algorithm:
 //   ccd  CCD++ (Yu et al., 2012): rank-one components updated one at a time, each by exact coordinate
@@ -27,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -212,6 +214,10 @@ struct MatrixFactorization {
     void restore(const std::vector<Saved>& shares, Block& home);
 
    private:
+    // The ratings of this worker's users in `path`: each worker reads its byte range, passes every
+    // rating there to `count`, and hands it to the owner of its user (Peers). File order is kept.
+    std::vector<io::Rating> read_own_ratings(const std::string& path, const WorkerContext& context,
+                                             const std::function<void(const io::Rating&)>& count);
     std::uint32_t block_items(std::uint32_t block) const;
     // Runs work(cell_index, group) over the block's cells, the grid's diagonals one after another so
     // that no two concurrent cells share a user or an item.
