@@ -3,6 +3,8 @@
 //   peers_probe                 sums, maxima and routes
 //   peers_probe fail N          the last rank fails after N calls, and every other rank must stop
 //                               with PeerFailure at its next call instead of waiting
+//   peers_probe documents PATH  LDA's documents of a UCI corpus read among the ranks, each reading
+//                               its byte range, against a whole read dealt as before
 
 #include <mpi.h>
 
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/lda/documents.hpp"
 #include "runtime/peers.hpp"
 
 namespace {
@@ -57,6 +60,42 @@ std::string check(schmp::Peers& peers) {
   return "ok";
 }
 
+struct Document {
+  std::uint32_t id;
+  std::vector<std::uint32_t> words;
+  bool operator==(const Document&) const = default;
+};
+
+std::string check_documents(schmp::Peers& peers, const std::string& path) {
+  std::vector<Document> dealt;
+  std::vector<std::uint64_t> word_tokens;
+  const auto read = schmp::lda::read_dealt_documents(
+      path, UINT32_MAX, peers, word_tokens, [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+        dealt.push_back({id, words});
+      });
+
+  std::vector<Document> expected;
+  std::vector<std::uint64_t> expected_tokens;
+  schmp::lda::DocumentDealer dealer(peers.count());
+  schmp::io::Vocabulary unused;
+  const auto whole =
+      schmp::lda::read_documents(schmp::lda::CorpusFiles{path, ""}, unused, false, UINT32_MAX,
+                                 [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+                                   for (const std::uint32_t word : words) {
+                                     if (word >= expected_tokens.size())
+                                       expected_tokens.resize(word + std::size_t{1}, 0);
+                                     ++expected_tokens[word];
+                                   }
+                                   if (dealer.deal(words.size()) == static_cast<std::uint32_t>(peers.index()))
+                                     expected.push_back({id, words});
+                                 });
+  expected_tokens.resize(whole.words, 0);
+  if (read.words != whole.words) return "documents: word count";
+  if (word_tokens != expected_tokens) return "documents: word tokens";
+  if (dealt != expected) return "documents: not the documents a whole read deals";
+  return "ok";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,7 +112,10 @@ int main(int argc, char** argv) {
     std::string outcome;
     bool failed = false;
     try {
-      if (fail_after < 0) {
+      if (mode == "documents") {
+        outcome = check_documents(peers, argv[2]);
+        if (outcome != "ok") status = 1;
+      } else if (fail_after < 0) {
         outcome = check(peers);
         if (outcome != "ok") status = 1;
       } else {

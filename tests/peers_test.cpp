@@ -6,6 +6,7 @@
 #include <string>
 
 #include "e2e.hpp"
+#include "test_files.hpp"
 
 namespace schmp::testing {
 namespace {
@@ -32,6 +33,21 @@ TEST_P(PeersTest, AWorkerThatFailsStopsTheOthers) {
       EXPECT_NE(out.text.find("rank " + std::to_string(rank) + ": stopped by a peer"), std::string::npos)
           << out.text;
     }
+  }
+}
+
+// Each rank reads its byte range of the corpus; the documents it keeps are those a whole read would
+// have dealt it. The small corpus leaves some ranks' ranges without an entry, or inside the header.
+TEST_P(PeersTest, LdaWorkersReadingTheirRangesKeepTheDocumentsAWholeReadDeals) {
+  const int ranks = GetParam();
+  ScratchDir dir;
+  const std::string small = dir.write("docword.txt", "4\n5\n4\n1 2 3\n1 5 1\n3 1 2\n4 4 7\n");
+  for (const std::string& corpus : {std::string(SCHMP_SOURCE_DIR) + "/data/sotu/docword.txt", small}) {
+    const Output out = run(mpirun(ranks) + SCHMP_PEERS_PROBE + " documents " + corpus);
+    EXPECT_EQ(out.status, 0) << out.text;
+    for (int rank = 0; rank < ranks; ++rank)
+      EXPECT_NE(out.text.find("rank " + std::to_string(rank) + ": ok"), std::string::npos)
+          << corpus << out.text;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "kernels/fast_random.hpp"
@@ -271,6 +272,50 @@ void decode_rows(std::span<const std::uint32_t> encoded, int topics, std::span<s
     throw std::logic_error("a word-topic block's encoding has more rows than its block");
 }
 
+namespace {
+
+// The checks of an entry that follows one of document `previous`: documents in order, words known.
+void check_entry(const std::string& path, const io::WordCount& entry, std::uint32_t previous,
+                 std::uint32_t known_words) {
+  if (entry.document < previous) {
+    throw io::InputError::at(path, entry.line,
+                             "document " + std::to_string(entry.document + 1) + " after document " +
+                                 std::to_string(previous + 1) + ": documents must come in order");
+  }
+  if (entry.word >= known_words) {
+    throw io::InputError::at(path, entry.line,
+                             "word id " + std::to_string(entry.word + 1) + " beyond the model's " +
+                                 std::to_string(known_words) + " words");
+  }
+}
+
+// Gathers the words of consecutive entries of one document, and visits the document when the next
+// one starts (or at finish()).
+class DocumentGatherer {
+ public:
+  using Visit = std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>;
+  explicit DocumentGatherer(const Visit& visit) : visit_(visit) {}
+  void operator()(const io::WordCount& entry) {
+    if (open_ && entry.document != document_) finish();
+    document_ = entry.document;
+    open_ = true;
+    words_.insert(words_.end(), entry.count, entry.word);
+  }
+  void finish() {
+    if (open_) visit_(document_, words_);
+    words_.clear();
+    open_ = false;
+  }
+
+ private:
+  const Visit& visit_;
+  std::vector<std::uint32_t> words_;
+  std::uint32_t document_ = 0;
+  bool open_ = false;
+};
+
+}  // namespace
+
 CorpusRead read_documents(
     const CorpusFiles& files, io::Vocabulary& vocabulary, bool grow, std::uint32_t known_words,
     const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit) {
@@ -283,31 +328,79 @@ CorpusRead read_documents(
     return read;
   }
   // UCI files list documents in order; a document's words are gathered, then visited.
-  std::vector<std::uint32_t> words;
+  DocumentGatherer gather(visit);
   std::uint32_t previous = 0;
-  bool open = false;
   const io::CorpusSize size = io::read_bag_of_words(files.data, [&](const io::WordCount& entry) {
-    if (entry.document < previous) {
-      throw io::InputError::at(files.data, entry.line,
-                               "document " + std::to_string(entry.document + 1) + " after document " +
-                                   std::to_string(previous + 1) + ": documents must come in order");
-    }
-    if (entry.word >= known_words) {
-      throw io::InputError::at(files.data, entry.line,
-                               "word id " + std::to_string(entry.word + 1) + " beyond the model's " +
-                                   std::to_string(known_words) + " words");
-    }
-    if (open && entry.document != previous) {
-      visit(previous, words);
-      words.clear();
-      open = false;
-    }
+    check_entry(files.data, entry, previous, known_words);
     previous = entry.document;
-    open = true;
-    words.insert(words.end(), entry.count, entry.word);
+    gather(entry);
   });
-  if (open) visit(previous, words);
+  gather.finish();
   read.words = static_cast<std::uint32_t>(size.words);
+  return read;
+}
+
+CorpusRead read_dealt_documents(
+    const std::string& path, std::uint32_t known_words, Peers& peers, std::vector<std::uint64_t>& word_tokens,
+    const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit) {
+  // This worker's byte range: its entries, checked as a whole read checks them, and the tokens of each
+  // document and word there.
+  std::vector<io::WordCount> entries;
+  std::vector<std::uint64_t> document_tokens;
+  std::uint32_t previous = 0;
+  const io::BagOfWordsRange range = io::read_bag_of_words(
+      path, io::split_range(io::file_size(path), peers.index(), peers.count()),
+      [&](const io::WordCount& entry) {
+        // The first entry's order is checked against the ranges before, below.
+        check_entry(path, entry, entries.empty() ? entry.document : previous, known_words);
+        previous = entry.document;
+        entries.push_back(entry);
+        if (entry.document >= document_tokens.size())
+          document_tokens.resize(entry.document + std::size_t{1}, 0);
+        document_tokens[entry.document] += entry.count;
+      });
+  const auto workers = static_cast<std::size_t>(peers.count());
+
+  // Documents must come in order across the ranges too: each worker learns where the others' ranges end.
+  struct RangeEnd {
+    std::uint32_t last_document = 0;
+    std::uint32_t any = 0;
+  };
+  const RangeEnd mine{entries.empty() ? 0 : entries.back().document, entries.empty() ? 0u : 1u};
+  const std::vector<RangeEnd> ends = peers.route(std::vector<std::vector<RangeEnd>>(workers, {mine}));
+  if (!entries.empty()) {
+    std::optional<std::uint32_t> before;  // the last document of the nearest earlier range with entries
+    for (std::size_t w = 0; w < static_cast<std::size_t>(peers.index()); ++w) {
+      if (ends[w].any) before = ends[w].last_document;
+    }
+    if (before) check_entry(path, entries.front(), *before, known_words);
+  }
+
+  std::vector<std::uint64_t> entry_count{range.entries};
+  peers.sum(entry_count);
+  io::check_entry_count(path, range.declared, entry_count[0]);
+  peers.sum(document_tokens);
+  word_tokens.assign(static_cast<std::size_t>(range.declared.words), 0);
+  for (const io::WordCount& entry : entries) word_tokens[entry.word] += entry.count;
+  peers.sum(word_tokens);
+
+  // Dealt in id order, as a whole read deals them; each entry then goes to its document's worker.
+  DocumentDealer dealer(peers.count());
+  std::vector<std::uint32_t> owner(document_tokens.size(), 0);
+  for (std::size_t d = 0; d < document_tokens.size(); ++d) {
+    if (document_tokens[d] > 0) owner[d] = dealer.deal(document_tokens[d]);
+  }
+  document_tokens = {};
+  std::vector<std::vector<io::WordCount>> by_owner(workers);
+  for (const io::WordCount& entry : entries) by_owner[owner[entry.document]].push_back(entry);
+  entries = {};
+  owner = {};
+
+  DocumentGatherer gather(visit);
+  for (const io::WordCount& entry : peers.route(by_owner)) gather(entry);
+  gather.finish();
+  CorpusRead read;
+  read.words = static_cast<std::uint32_t>(range.declared.words);
   return read;
 }
 

@@ -16,6 +16,7 @@
 
 #include "kernels/topic_kernels.hpp"
 #include "schmp/io.hpp"
+#include "schmp/peers.hpp"
 
 namespace schmp::lda {
 
@@ -60,9 +61,9 @@ struct WordLayout {
   std::vector<std::vector<std::uint32_t>> words;  // each block's words, by row
 };
 
-// Deals documents to workers as they are read, each to the worker with the fewest tokens so far.
-// Every worker reads every document in the same order, so all deal alike. (Document d to worker
-// d mod P left techdocs' workers 8% apart at P = 2.)
+// Deals documents to workers in id order, each to the worker with the fewest tokens so far. Every
+// worker deals every document in the same order (from the job's document lengths), so all deal alike.
+// (Document d to worker d mod P left techdocs' workers 8% apart at P = 2.)
 class DocumentDealer {
  public:
   explicit DocumentDealer(int workers) : load_(static_cast<std::size_t>(workers), 0) {}
@@ -201,6 +202,16 @@ struct CorpusRead {
 // error naming its line (documents read against a trained model).
 CorpusRead read_documents(
     const CorpusFiles& files, io::Vocabulary& vocabulary, bool grow, std::uint32_t known_words,
+    const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit);
+
+// read_documents of a UCI corpus among the workers of a job (Peers): each worker reads only its byte
+// range, and visit() sees the documents dealt to this worker, in id order: the same documents, words
+// and errors as a whole read that fed a DocumentDealer. The workers add up every document's and every
+// word's tokens (`word_tokens`: the whole corpus's, one per word of the header's W) and hand each entry
+// to its document's worker. Holds the range's entries (24 bytes each), what this worker receives, and
+// 12 bytes per document id up to the largest.
+CorpusRead read_dealt_documents(
+    const std::string& path, std::uint32_t known_words, Peers& peers, std::vector<std::uint64_t>& word_tokens,
     const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit);
 
 }  // namespace schmp::lda

@@ -57,37 +57,52 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
       gpu_(kernels::pick_gpu(context)),
       documents_(config.topics, config.sampler == Sampler::kMetropolisHastings && gpu_ < 0),
       sampler_(config.sampler, config.topics, config.mh_steps, config.seed * 1000003 + context.index) {
+  // A UCI corpus is read among the workers, each reading its byte range (read_dealt_documents). A text
+  // corpus numbers its words in order of first appearance, so every worker reads all of it, keeping
+  // the documents dealt to it and counting every word's tokens, so that all number the words, deal the
+  // documents and deal the words to blocks alike.
   const auto me = static_cast<std::uint32_t>(context.index);
-  // Every worker reads the whole corpus, keeping the documents dealt to it and counting every word's
-  // tokens, so that all number a text corpus's words, deal the documents and deal the words to blocks
-  // alike.
+  Peers& peers = peers_of(context);
   io::Vocabulary vocabulary;
   std::vector<std::uint64_t> word_tokens;
-  DocumentDealer dealer(context.count);
-  const CorpusFiles corpus{config.data, config.text};
-  words_ = read_documents(corpus, vocabulary, true, UINT32_MAX,
-                          [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
-                            for (const std::uint32_t word : words) {
-                              if (word >= word_tokens.size()) word_tokens.resize(word + 1, 0);
-                              ++word_tokens[word];
-                            }
-                            if (dealer.deal(words.size()) == me) documents_.add(id, words, config.seed);
-                          })
-               .words;
-  if (words_ == 0) throw io::InputError(corpus.path(), 0, "no words");
+  const auto add_document = [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+    documents_.add(id, words, config.seed);
+  };
+  if (!config.data.empty()) {
+    words_ = read_dealt_documents(config.data, UINT32_MAX, peers, word_tokens, add_document).words;
+  } else {
+    DocumentDealer dealer(context.count);
+    words_ = read_documents(CorpusFiles{"", config.text}, vocabulary, true, UINT32_MAX,
+                            [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+                              for (const std::uint32_t word : words) {
+                                if (word >= word_tokens.size()) word_tokens.resize(word + 1, 0);
+                                ++word_tokens[word];
+                              }
+                              if (dealer.deal(words.size()) == me) add_document(id, words);
+                            })
+                 .words;
+  }
+  if (words_ == 0) throw io::InputError(config.data.empty() ? config.text : config.data, 0, "no words");
   word_tokens.resize(words_, 0);
   layout_ = WordLayout(word_tokens, context.count);
   documents_.finish(layout_);
   if (!config.test.empty()) {
-    const CorpusFiles test{config.data.empty() ? "" : config.test, config.text.empty() ? "" : config.test};
     HeldOutDocuments& held_out = held_out_.emplace(config.topics);
-    DocumentDealer held_out_dealer(context.count);
-    unknown_tokens_ = read_documents(test, vocabulary, false, words_,
-                                     [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
-                                       if (held_out_dealer.deal(words.size()) == me)
-                                         held_out.add(id, words, config.seed + 1);
-                                     })
-                          .unknown_tokens;
+    const auto add_held_out = [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+      held_out.add(id, words, config.seed + 1);
+    };
+    if (!config.data.empty()) {
+      std::vector<std::uint64_t> test_word_tokens;
+      read_dealt_documents(config.test, words_, peers, test_word_tokens, add_held_out);
+    } else {
+      DocumentDealer held_out_dealer(context.count);
+      unknown_tokens_ = read_documents(CorpusFiles{"", config.test}, vocabulary, false, words_,
+                                       [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+                                         if (held_out_dealer.deal(words.size()) == me)
+                                           add_held_out(id, words);
+                                       })
+                            .unknown_tokens;
+    }
     held_out.finish(layout_);
   }
   priors_ = Priors{config.alpha, config.beta, config.beta * words_};
