@@ -13,26 +13,48 @@ namespace schmp::io {
 
 namespace {
 
-SparseRows rows_of_block(const std::string& data, const std::string& labels, int part, int parts) {
+// One entry of a MatrixMarket matrix on its way to the worker that holds its row.
+struct RoutedEntry {
+  std::uint64_t row = 0;
+  std::uint64_t line = 0;
+  double value = 0;
+  std::uint32_t column = 0;
+};
+
+SparseRows rows_of_block(const std::string& data, const std::string& labels, Peers& peers) {
   if (labels.empty())
     throw InputError(data, 0, "a MatrixMarket matrix needs its labels in a separate file (--labels)");
-  const Coordinates entries = read_matrix_market(data);
+  const Coordinates entries =
+      read_matrix_market(data, split_range(file_size(data), peers.index(), peers.count()));
   const std::vector<double> all_labels = read_dense_vector(labels);
   if (all_labels.size() != entries.rows) {
     throw InputError(labels, 0,
                      "has " + std::to_string(all_labels.size()) + " labels for " +
                          std::to_string(entries.rows) + " matrix rows");
   }
-  const std::uint64_t first =
-      entries.rows * static_cast<std::uint64_t>(part) / static_cast<std::uint64_t>(parts);
-  const std::uint64_t last =
-      entries.rows * static_cast<std::uint64_t>(part + 1) / static_cast<std::uint64_t>(parts);
-  std::vector<std::size_t> mine;
+  // Worker p holds the rows [start[p], start[p + 1]); row r goes to the last one starting at or before it.
+  const auto parts = static_cast<std::size_t>(peers.count());
+  std::vector<std::uint64_t> start(parts + 1);
+  for (std::size_t p = 0; p <= parts; ++p) start[p] = entries.rows * p / parts;
+  const auto owner = [&](std::uint64_t row) {
+    return static_cast<std::size_t>(std::upper_bound(start.begin(), start.end() - 1, row) - start.begin()) -
+           1;
+  };
+  std::vector<std::vector<RoutedEntry>> by_owner(parts);
   for (std::size_t e = 0; e < entries.row.size(); ++e) {
-    if (entries.row[e] >= first && entries.row[e] < last) mine.push_back(e);
+    by_owner[owner(entries.row[e])].push_back(
+        RoutedEntry{entries.row[e], entries.line[e], entries.value[e], entries.column[e]});
   }
-  std::sort(mine.begin(), mine.end(), [&](std::size_t a, std::size_t b) {
-    return std::tie(entries.row[a], entries.column[a]) < std::tie(entries.row[b], entries.column[b]);
+  std::vector<std::uint64_t> count{entries.row.size()};
+  peers.sum(count);
+  check_entry_count(data, entries, count[0]);
+  std::vector<RoutedEntry> mine = peers.route(by_owner);
+  by_owner = {};
+
+  const std::uint64_t first = start[static_cast<std::size_t>(peers.index())];
+  const std::uint64_t last = start[static_cast<std::size_t>(peers.index()) + 1];
+  std::sort(mine.begin(), mine.end(), [](const RoutedEntry& a, const RoutedEntry& b) {
+    return std::tie(a.row, a.column, a.line) < std::tie(b.row, b.column, b.line);
   });
   SparseRows rows;
   rows.labels.assign(all_labels.begin() + static_cast<std::ptrdiff_t>(first),
@@ -40,16 +62,15 @@ SparseRows rows_of_block(const std::string& data, const std::string& labels, int
   rows.line.assign(last - first, 0);
   rows.row_start.assign(last - first + 1, 0);
   for (std::size_t k = 0; k < mine.size(); ++k) {
-    const std::size_t e = mine[k];
-    if (k > 0 && entries.row[e] == entries.row[mine[k - 1]] &&
-        entries.column[e] == entries.column[mine[k - 1]]) {
-      throw InputError::at(data, std::max(entries.line[e], entries.line[mine[k - 1]]),
-                           "duplicate entry (" + std::to_string(entries.row[e] + 1) + ", " +
-                               std::to_string(entries.column[e] + 1) + ")");
+    const RoutedEntry& entry = mine[k];
+    if (k > 0 && entry.row == mine[k - 1].row && entry.column == mine[k - 1].column) {
+      throw InputError::at(data, entry.line,
+                           "duplicate entry (" + std::to_string(entry.row + 1) + ", " +
+                               std::to_string(entry.column + 1) + ")");
     }
-    ++rows.row_start[entries.row[e] - first + 1];
-    rows.index.push_back(entries.column[e]);
-    rows.value.push_back(entries.value[e]);
+    ++rows.row_start[entry.row - first + 1];
+    rows.index.push_back(entry.column);
+    rows.value.push_back(entry.value);
   }
   std::partial_sum(rows.row_start.begin(), rows.row_start.end(), rows.row_start.begin());
   return rows;
@@ -90,11 +111,16 @@ SparseRows read_libsvm_parallel(const std::string& path, std::uint64_t size, Byt
 
 }  // namespace
 
-SparseRows read_rows_part(const std::string& data, const std::string& labels, int part, int parts) {
+SparseRows read_rows_part(const std::string& data, const std::string& labels, Peers& peers) {
   const std::uint64_t size = file_size(data);
   if (size == 0) throw InputError(data, 0, "empty file");
-  if (is_matrix_market(data)) return rows_of_block(data, labels, part, parts);
-  return read_libsvm_parallel(data, size, split_range(size, part, parts));
+  if (is_matrix_market(data)) return rows_of_block(data, labels, peers);
+  return read_libsvm_parallel(data, size, split_range(size, peers.index(), peers.count()));
+}
+
+SparseRows read_rows(const std::string& data, const std::string& labels) {
+  Peers alone;
+  return read_rows_part(data, labels, alone);
 }
 
 }  // namespace schmp::io

@@ -24,6 +24,7 @@ struct Header {
   std::vector<std::uint64_t> sizes;  // the numbers of the size line
   std::string size_file;             // the file (or part file of a directory) that holds the size line
   std::uint64_t size_line = 0;       // its line number there
+  std::uint64_t size_source = 0;     // its source line (schmp/io.hpp)
   std::uint64_t body_begin = 0;      // byte offset of the line after it
 
   [[noreturn]] void fail_at_size_line(const std::string& message) const {
@@ -123,6 +124,7 @@ std::optional<Header> parse_header(const std::string& path, internal::LineCursor
   }
   header.size_file = *size_line->file;
   header.size_line = size_line->number;
+  header.size_source = size_line->source();
   header.body_begin = lines.position();
   return header;
 }
@@ -161,6 +163,7 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
   result.rows = header.sizes[0];
   result.columns = header.sizes[1];
   result.declared_entries = header.sizes[2];
+  result.size_line = header.size_source;
   // Columns are stored 0-based in 32 bits.
   if (result.columns > std::uint64_t{4294967295}) {
     header.fail_at_size_line("column count " + std::to_string(result.columns) +
@@ -204,11 +207,16 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
   }
 
   // Only a reader that saw every entry can tell whether the count is right.
-  if (whole_file && result.row.size() != result.declared_entries) {
-    header.fail_at_size_line("size line declares " + std::to_string(result.declared_entries) +
-                             " entries but the file has " + std::to_string(result.row.size()));
-  }
+  if (whole_file) check_entry_count(path, result, result.row.size());
   return result;
+}
+
+void check_entry_count(const std::string& path, const Coordinates& declared, std::uint64_t entries) {
+  if (entries != declared.declared_entries) {
+    throw InputError::at(path, declared.size_line,
+                         "size line declares " + std::to_string(declared.declared_entries) +
+                             " entries but the file has " + std::to_string(entries));
+  }
 }
 
 namespace {

@@ -11,8 +11,8 @@ namespace schmp::kernels {
 CorrelationFilter::CorrelationFilter(const std::string& data, const std::string& labels, double rho,
                                      ParamRange owned, bool constant_column, AllPairs all_pairs)
     // With the check off, no columns are needed.
-    : CorrelationFilter(rho < 1 ? io::read_rows_part(data, labels, 0, 1) : io::SparseRows{}, rho, owned,
-                        constant_column, all_pairs) {}
+    : CorrelationFilter(rho < 1 ? io::read_rows(data, labels) : io::SparseRows{}, rho, owned, constant_column,
+                        all_pairs) {}
 
 CorrelationFilter::CorrelationFilter(const io::SparseRows& rows, double rho, ParamRange owned,
                                      bool constant_column, AllPairs all_pairs)

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../io/whole_file_readers.hpp"
+#include "local_peers.hpp"
 #include "schmp/dataset.hpp"
 #include "test_files.hpp"
 
@@ -787,7 +788,8 @@ TEST_F(IoTest, ReadRowsPartLargeLibsvmMatchesSequentialRead) {
         SCOPED_TRACE("part " + std::to_string(part) + " of " + std::to_string(parts));
         const SparseRows expected = schmp::io::read_libsvm(path, schmp::io::split_range(size, part, parts));
         ASSERT_GT(expected.rows(), 10000u);
-        expect_same_rows(schmp::io::read_rows_part(path, "", part, parts), expected);
+        schmp::testing::PlaceOnly place(part, parts);
+        expect_same_rows(schmp::io::read_rows_part(path, "", place), expected);
       }
     }
   });
@@ -814,10 +816,10 @@ TEST_F(IoTest, ReadRowsPartLargeLibsvmReportsFirstBadLine) {
   const std::string late_path = write("late.svm", late_only);
   const std::string both_path = write("both.svm", both);
   with_four_threads([&] {
-    EXPECT_TRUE(FailsWith([&] { schmp::io::read_rows_part(late_path, "", 0, 1); }, late_path, late_alone,
+    EXPECT_TRUE(FailsWith([&] { schmp::io::read_rows(late_path, ""); }, late_path, late_alone,
                           "non-numeric value 'x'"));
     // Whichever sub-range fails first in time, the error is the sequential reader's: the earlier line.
-    EXPECT_TRUE(FailsWith([&] { schmp::io::read_rows_part(both_path, "", 0, 1); }, both_path, early,
+    EXPECT_TRUE(FailsWith([&] { schmp::io::read_rows(both_path, ""); }, both_path, early,
                           "feature index 0 (indices are 1-based)"));
     EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(both_path); }, both_path, early,
                           "feature index 0 (indices are 1-based)"));

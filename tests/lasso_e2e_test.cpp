@@ -3,6 +3,7 @@
 // every rank with one message naming the file and line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -163,11 +164,42 @@ TEST_F(LassoEndToEnd, MatrixMarketInputGivesTheSameModel) {
   }
   const testing::LassoSolution reference = testing::solve_lasso_reference(rows, 0.01);
   const std::string model = (scratch_ / "diabetes-mtx.model").string();
-  const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + matrix + " --labels " + labels +
-                         " --lambda_ratio 0.01 --tol 1e-10 --progress_seconds 0 --output " + model);
-  ASSERT_EQ(out.status, 0) << out.text;
-  EXPECT_NEAR(objective_of(out), reference.objective, 1e-6 * reference.objective);
-  EXPECT_EQ(support(read_model(model)), support(as_map(reference.beta)));
+  // One worker, and three that each read a third of the entries and hand them to their rows' workers.
+  for (const int ranks : {3, 5}) {
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + matrix + " --labels " + labels +
+                           " --lambda_ratio 0.01 --tol 1e-10 --progress_seconds 0 --output " + model);
+    ASSERT_EQ(out.status, 0) << out.text;
+    EXPECT_NEAR(objective_of(out), reference.objective, 1e-6 * reference.objective) << ranks << " ranks";
+    EXPECT_EQ(support(read_model(model)), support(as_map(reference.beta))) << ranks << " ranks";
+  }
+
+  // Errors only the workers together can see: an entry repeated far apart, a count the size line
+  // does not match.
+  const std::string text = testing::read_text(matrix);
+  std::istringstream in(text);
+  std::string first_entry;
+  for (int line = 0; line < 4; ++line) std::getline(in, first_entry);  // after the 3 header lines
+  ASSERT_EQ(first_entry.substr(0, 4), "1 1 ");
+  const std::string repeated = (scratch_ / "repeated.mtx").string();
+  const std::string size_line = std::to_string(rows.rows()) + ' ' + std::to_string(rows.columns()) + ' ' +
+                                std::to_string(rows.index.size());
+  std::string counted_again = text;
+  counted_again.replace(text.find(size_line), size_line.size(),
+                        std::to_string(rows.rows()) + ' ' + std::to_string(rows.columns()) + ' ' +
+                            std::to_string(rows.index.size() + 1));
+  std::ofstream(repeated) << counted_again << first_entry << '\n';
+  const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  const std::string miscounted = (scratch_ / "miscounted.mtx").string();
+  std::string short_text = text.substr(0, text.rfind('\n', text.size() - 2) + 1);
+  std::ofstream(miscounted) << short_text;
+  for (const auto& [path, message] :
+       {std::pair{repeated, ":" + std::to_string(lines + 1) + ": duplicate entry (1, 1)"},
+        std::pair{miscounted, ":3: size line declares " + std::to_string(rows.index.size()) +
+                                  " entries but the file has " + std::to_string(rows.index.size() - 1)}}) {
+    const Output out = run(mpirun(5) + SCHMP_LASSO_BIN + " --data " + path + " --labels " + labels +
+                           " --lambda_ratio 0.01 --progress_seconds 0");
+    testing::expect_clean_failure(out, "schmp-lasso: error: " + path + message);
+  }
 }
 
 TEST_F(LassoEndToEnd, SameSeedSameModel) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "e2e.hpp"
+#include "local_peers.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/io.hpp"
 #include "test_files.hpp"
@@ -55,8 +56,8 @@ void expect_same_rows_per_worker(const std::string& file, const std::string& dir
   for (const int workers : kWorkerCounts) {
     for (int part = 0; part < workers; ++part) {
       SCOPED_TRACE(std::to_string(part) + " of " + std::to_string(workers) + " workers");
-      expect_same_rows(io::read_rows_part(directory, "", part, workers),
-                       io::read_rows_part(file, "", part, workers));
+      testing::PlaceOnly place(part, workers);
+      expect_same_rows(io::read_rows_part(directory, "", place), io::read_rows_part(file, "", place));
     }
   }
 }
@@ -225,10 +226,28 @@ TEST_F(ShardTest, MatrixMarketShardsKeepTheHeaderInTheFirstPart) {
     EXPECT_EQ(sharded.column, whole.column);
     EXPECT_EQ(sharded.value, whole.value);
     for (const int workers : kWorkerCounts) {
-      for (int part = 0; part < workers; ++part) {
-        expect_same_rows(io::read_rows_part(directory, labels, part, workers),
-                         io::read_rows_part(file, labels, part, workers));
+      SCOPED_TRACE(std::to_string(workers) + " workers");
+      std::vector<io::SparseRows> from_directory(static_cast<std::size_t>(workers));
+      std::vector<io::SparseRows> from_file(static_cast<std::size_t>(workers));
+      testing::LocalPeers(workers).run([&](Peers& peers) {
+        from_directory[static_cast<std::size_t>(peers.index())] =
+            io::read_rows_part(directory, labels, peers);
+      });
+      testing::LocalPeers(workers).run([&](Peers& peers) {
+        from_file[static_cast<std::size_t>(peers.index())] = io::read_rows_part(file, labels, peers);
+      });
+      for (int part = 0; part < workers; ++part)
+        expect_same_rows(from_directory[static_cast<std::size_t>(part)],
+                         from_file[static_cast<std::size_t>(part)]);
+      // The blocks put together are the whole matrix.
+      const io::Coordinates whole_entries = io::read_matrix_market(file);
+      std::size_t rows = 0, nonzeros = 0;
+      for (const io::SparseRows& block : from_file) {
+        rows += block.rows();
+        nonzeros += block.index.size();
       }
+      EXPECT_EQ(rows, whole_entries.rows);
+      EXPECT_EQ(nonzeros, whole_entries.row.size());
     }
   }
 }
@@ -242,7 +261,8 @@ TEST_F(ShardTest, ErrorsNameThePartFileAndItsOwnLine) {
   for (const int workers : kWorkerCounts) {
     std::string first;
     for (int part = 0; part < workers && first.empty(); ++part) {
-      first = error_of([&] { io::read_rows_part(libsvm, "", part, workers); });
+      testing::PlaceOnly place(part, workers);
+      first = error_of([&] { io::read_rows_part(libsvm, "", place); });
     }
     EXPECT_EQ(first, expected) << workers << " workers";
   }
@@ -312,7 +332,8 @@ TEST_F(ShardTest, APartWithoutAFinalNewlineIsRefused) {
   for (const int workers : kWorkerCounts) {
     std::string first;
     for (int part = 0; part < workers && first.empty(); ++part) {
-      first = error_of([&] { io::read_rows_part(shards, "", part, workers); });
+      testing::PlaceOnly place(part, workers);
+      first = error_of([&] { io::read_rows_part(shards, "", place); });
     }
     EXPECT_NE(first.find("part-00001: does not end with a newline"), std::string::npos)
         << workers << " workers";
@@ -334,7 +355,7 @@ TEST_F(ShardTest, ADirectoryWithoutPartFilesIsRefused) {
   EXPECT_EQ(error_of([&] { io::file_size(empty); }),
             empty + ": is a directory without part files (part-*): nothing to read");
   const std::string others = directory("others", {{"data.svm", "1 1:1\n"}, {".part-00000", "1 1:1\n"}});
-  EXPECT_EQ(error_of([&] { io::read_rows_part(others, "", 0, 1); }),
+  EXPECT_EQ(error_of([&] { io::read_rows(others, ""); }),
             others + ": is a directory without part files (part-*): nothing to read");
 }
 

@@ -48,8 +48,7 @@ void check_config(const Config& config) {
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
     : gpu_(kernels::pick_gpu(context)),
-      rows_((check_config(config),
-             io::read_rows_part(config.data, config.labels, context.index, context.count))),
+      rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()) {}
 
 void Lasso::Worker::start(std::size_t num_params) {

@@ -129,8 +129,7 @@ double violation(Penalty penalty, double w, double g) {
 
 Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
     : gpu_(kernels::pick_gpu(context)),
-      rows_((check_config(config),
-             io::read_rows_part(config.data, config.labels, context.index, context.count))),
+      rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()),
       bias_(config.bias) {
   const double positive = positive_label_of(config);
@@ -242,7 +241,7 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
   }
   if (!config.output.empty()) io::check_writable(config.output);
   if (!config.test.empty()) {
-    test_ = io::read_rows_part(config.test, config.test_labels, 0, 1);
+    test_ = io::read_rows(config.test, config.test_labels);
     if (test_.rows() == 0) throw io::InputError(config.test, 0, "no data rows");
     test_positive_ = positive_rows(test_, positive_label_of(config), config.test);
   }

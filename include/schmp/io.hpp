@@ -98,6 +98,7 @@ SparseRows read_libsvm(const std::string& path, ByteRange range = {});
 // The entries of a MatrixMarket `matrix coordinate` file (real, integer or pattern; general).
 struct Coordinates {
   std::uint64_t rows = 0, columns = 0, declared_entries = 0;  // from the size line
+  std::uint64_t size_line = 0;                                // the size line's source line
   std::vector<std::uint64_t> row;                             // 0-based
   std::vector<std::uint32_t> column;                          // 0-based
   std::vector<double> value;                                  // 1 for pattern files
@@ -109,6 +110,9 @@ struct Coordinates {
 // the declared size, non-numeric or non-finite values. When the whole file is read, a count of
 // entries that differs from the declared one is rejected too.
 Coordinates read_matrix_market(const std::string& path, ByteRange range = {});
+
+// InputError at the size line unless `entries` (of every range) is the number the size line declares.
+void check_entry_count(const std::string& path, const Coordinates& declared, std::uint64_t entries);
 
 // One rating of a user for an item, 0-based ids.
 struct Rating {
