@@ -173,9 +173,9 @@ Vocabulary read_vocabulary(const std::string& path, std::uint64_t chunk_bytes) {
 }
 
 std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
-                                  const std::function<void(const TextDocument&)>& visit,
+                                  const std::function<void(const TextDocument&)>& visit, ByteRange range,
                                   std::uint64_t chunk_bytes) {
-  LineStream lines(path, chunk_bytes);
+  LineStream lines(path, chunk_bytes, range);
   std::uint64_t left_out = 0;
   TextDocument document;
   while (const auto line = lines.next()) {
@@ -226,8 +226,8 @@ Vocabulary read_vocabulary(const std::string& path) {
 }
 
 std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
-                                  const std::function<void(const TextDocument&)>& visit) {
-  return internal::read_text_documents(path, vocabulary, grow, visit, internal::kChunkBytes);
+                                  const std::function<void(const TextDocument&)>& visit, ByteRange range) {
+  return internal::read_text_documents(path, vocabulary, grow, visit, range, internal::kChunkBytes);
 }
 
 }  // namespace schmp::io

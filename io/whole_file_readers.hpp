@@ -28,7 +28,7 @@ BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
 Vocabulary read_vocabulary(const std::string& path, std::uint64_t chunk_bytes);
 
 std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
-                                  const std::function<void(const TextDocument&)>& visit,
+                                  const std::function<void(const TextDocument&)>& visit, ByteRange range,
                                   std::uint64_t chunk_bytes);
 
 }  // namespace schmp::io::internal

@@ -1344,7 +1344,7 @@ TextRead text_in_chunks(const std::string& path, schmp::io::Vocabulary vocabular
   TextRead read;
   read.left_out = internal::read_text_documents(
       path, vocabulary, grow, [&](const auto& d) { read.documents.emplace_back(d.name, d.words, d.line); },
-      chunk_bytes);
+      schmp::io::ByteRange{}, chunk_bytes);
   for (std::uint32_t id = 0; id < vocabulary.size(); ++id) read.words.push_back(vocabulary.word(id));
   return read;
 }

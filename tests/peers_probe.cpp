@@ -5,6 +5,7 @@
 //                               with PeerFailure at its next call instead of waiting
 //   peers_probe documents PATH  LDA's documents of a UCI corpus read among the ranks, each reading
 //                               its byte range, against a whole read dealt as before
+//   peers_probe text PATH       the same for a text corpus (Mallet's format), its words' ids too
 
 #include <mpi.h>
 
@@ -66,20 +67,24 @@ struct Document {
   bool operator==(const Document&) const = default;
 };
 
-std::string check_documents(schmp::Peers& peers, const std::string& path) {
+std::string check_documents(schmp::Peers& peers, const std::string& path, bool text) {
   std::vector<Document> dealt;
   std::vector<std::uint64_t> word_tokens;
-  const auto read = schmp::lda::read_dealt_documents(
-      path, UINT32_MAX, peers, word_tokens, [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
-        dealt.push_back({id, words});
-      });
+  const schmp::lda::CorpusFiles files =
+      text ? schmp::lda::CorpusFiles{"", path} : schmp::lda::CorpusFiles{path, ""};
+  schmp::io::Vocabulary vocabulary;
+  const auto read =
+      schmp::lda::read_dealt_documents(files, vocabulary, true, UINT32_MAX, peers, word_tokens,
+                                       [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+                                         dealt.push_back({id, words});
+                                       });
 
   std::vector<Document> expected;
   std::vector<std::uint64_t> expected_tokens;
   schmp::lda::DocumentDealer dealer(peers.count());
-  schmp::io::Vocabulary unused;
+  schmp::io::Vocabulary whole_vocabulary;
   const auto whole =
-      schmp::lda::read_documents(schmp::lda::CorpusFiles{path, ""}, unused, false, UINT32_MAX,
+      schmp::lda::read_documents(files, whole_vocabulary, true, UINT32_MAX,
                                  [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
                                    for (const std::uint32_t word : words) {
                                      if (word >= expected_tokens.size())
@@ -91,6 +96,10 @@ std::string check_documents(schmp::Peers& peers, const std::string& path) {
                                  });
   expected_tokens.resize(whole.words, 0);
   if (read.words != whole.words) return "documents: word count";
+  if (vocabulary.size() != whole_vocabulary.size()) return "documents: vocabulary size";
+  for (std::uint32_t id = 0; id < vocabulary.size(); ++id) {
+    if (vocabulary.word(id) != whole_vocabulary.word(id)) return "documents: words numbered otherwise";
+  }
   if (word_tokens != expected_tokens) return "documents: word tokens";
   if (dealt != expected) return "documents: not the documents a whole read deals";
   return "ok";
@@ -112,8 +121,8 @@ int main(int argc, char** argv) {
     std::string outcome;
     bool failed = false;
     try {
-      if (mode == "documents") {
-        outcome = check_documents(peers, argv[2]);
+      if (mode == "documents" || mode == "text") {
+        outcome = check_documents(peers, argv[2], mode == "text");
         if (outcome != "ok") status = 1;
       } else if (fail_after < 0) {
         outcome = check(peers);

@@ -289,17 +289,17 @@ void check_entry(const std::string& path, const io::WordCount& entry, std::uint3
   }
 }
 
-// Gathers the words of consecutive entries of one document, and visits the document when the next
-// one starts (or at finish()).
+// Gathers the words of consecutive occurrences of one document, and visits the document when the
+// next one starts (or at finish()).
 class DocumentGatherer {
  public:
   using Visit = std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>;
   explicit DocumentGatherer(const Visit& visit) : visit_(visit) {}
-  void operator()(const io::WordCount& entry) {
-    if (open_ && entry.document != document_) finish();
-    document_ = entry.document;
+  void operator()(std::uint32_t document, std::uint32_t word, std::uint32_t count) {
+    if (open_ && document != document_) finish();
+    document_ = document;
     open_ = true;
-    words_.insert(words_.end(), entry.count, entry.word);
+    words_.insert(words_.end(), count, word);
   }
   void finish() {
     if (open_) visit_(document_, words_);
@@ -333,75 +333,170 @@ CorpusRead read_documents(
   const io::CorpusSize size = io::read_bag_of_words(files.data, [&](const io::WordCount& entry) {
     check_entry(files.data, entry, previous, known_words);
     previous = entry.document;
-    gather(entry);
+    gather(entry.document, entry.word, entry.count);
   });
   gather.finish();
   read.words = static_cast<std::uint32_t>(size.words);
   return read;
 }
 
-CorpusRead read_dealt_documents(
-    const std::string& path, std::uint32_t known_words, Peers& peers, std::vector<std::uint64_t>& word_tokens,
+namespace {
+
+// Occurrences of a word in a document, as read: a UCI entry, or a token of a text document. A count
+// of 0 marks where a text document starts, so that an empty one is dealt and visited too.
+struct Occurrences {
+  std::uint32_t document = 0;
+  std::uint32_t word = 0;
+  std::uint32_t count = 0;
+};
+
+// What one worker read of its byte range, in file order.
+struct RangeRead {
+  std::vector<Occurrences> occurrences;
+  std::vector<std::uint64_t> document_tokens;  // by document id, up to the last one read
+  std::vector<std::uint64_t> word_tokens;      // by word id
+};
+
+// Adds up the workers' document and word tokens, deals the documents in id order as a whole read
+// deals them (those without tokens too when `deal_empty`: text documents are all there), hands each
+// occurrence to its document's worker and visits this worker's documents.
+void deal_documents(
+    Peers& peers, RangeRead read, bool deal_empty, std::vector<std::uint64_t>& word_tokens,
     const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit) {
-  // This worker's byte range: its entries, checked as a whole read checks them, and the tokens of each
-  // document and word there.
-  std::vector<io::WordCount> entries;
-  std::vector<std::uint64_t> document_tokens;
+  peers.sum(read.document_tokens);
+  peers.sum(read.word_tokens);
+  word_tokens = std::move(read.word_tokens);
+  DocumentDealer dealer(peers.count());
+  std::vector<std::uint32_t> owner(read.document_tokens.size(), 0);
+  for (std::size_t d = 0; d < read.document_tokens.size(); ++d) {
+    if (deal_empty || read.document_tokens[d] > 0) owner[d] = dealer.deal(read.document_tokens[d]);
+  }
+  read.document_tokens = {};
+  std::vector<std::vector<Occurrences>> by_owner(static_cast<std::size_t>(peers.count()));
+  for (const Occurrences& o : read.occurrences) by_owner[owner[o.document]].push_back(o);
+  read.occurrences = {};
+  owner = {};
+
+  DocumentGatherer gather(visit);
+  for (const Occurrences& o : peers.route(by_owner)) gather(o.document, o.word, o.count);
+  gather.finish();
+}
+
+// A UCI corpus's byte range, checked as a whole read checks it: documents in order (across the
+// ranges too), known words, and the entry count against the header's over all ranges.
+RangeRead read_bag_of_words_range(const std::string& path, std::uint32_t known_words, Peers& peers,
+                                  std::uint32_t& words) {
+  RangeRead read;
+  std::optional<io::WordCount> first;  // the range's first entry, whose order is checked below
   std::uint32_t previous = 0;
   const io::BagOfWordsRange range = io::read_bag_of_words(
       path, io::split_range(io::file_size(path), peers.index(), peers.count()),
       [&](const io::WordCount& entry) {
-        // The first entry's order is checked against the ranges before, below.
-        check_entry(path, entry, entries.empty() ? entry.document : previous, known_words);
+        check_entry(path, entry, first ? previous : entry.document, known_words);
+        if (!first) first = entry;
         previous = entry.document;
-        entries.push_back(entry);
-        if (entry.document >= document_tokens.size())
-          document_tokens.resize(entry.document + std::size_t{1}, 0);
-        document_tokens[entry.document] += entry.count;
+        read.occurrences.push_back(Occurrences{entry.document, entry.word, entry.count});
+        if (entry.document >= read.document_tokens.size())
+          read.document_tokens.resize(entry.document + std::size_t{1}, 0);
+        read.document_tokens[entry.document] += entry.count;
       });
-  const auto workers = static_cast<std::size_t>(peers.count());
+  words = static_cast<std::uint32_t>(range.declared.words);
+  read.word_tokens.assign(words, 0);
+  for (const Occurrences& o : read.occurrences) read.word_tokens[o.word] += o.count;
 
-  // Documents must come in order across the ranges too: each worker learns where the others' ranges end.
+  // Each worker learns where the others' ranges end, and so the document before its first.
   struct RangeEnd {
     std::uint32_t last_document = 0;
     std::uint32_t any = 0;
   };
-  const RangeEnd mine{entries.empty() ? 0 : entries.back().document, entries.empty() ? 0u : 1u};
-  const std::vector<RangeEnd> ends = peers.route(std::vector<std::vector<RangeEnd>>(workers, {mine}));
-  if (!entries.empty()) {
-    std::optional<std::uint32_t> before;  // the last document of the nearest earlier range with entries
-    for (std::size_t w = 0; w < static_cast<std::size_t>(peers.index()); ++w) {
-      if (ends[w].any) before = ends[w].last_document;
-    }
-    if (before) check_entry(path, entries.front(), *before, known_words);
+  const RangeEnd mine{previous, first ? 1u : 0u};
+  const std::vector<RangeEnd> ends =
+      peers.route(std::vector<std::vector<RangeEnd>>(static_cast<std::size_t>(peers.count()), {mine}));
+  std::optional<std::uint32_t> before;  // the last document of the nearest earlier range with entries
+  for (std::size_t w = 0; w < static_cast<std::size_t>(peers.index()); ++w) {
+    if (ends[w].any) before = ends[w].last_document;
   }
-
-  std::vector<std::uint64_t> entry_count{range.entries};
-  peers.sum(entry_count);
-  io::check_entry_count(path, range.declared, entry_count[0]);
-  peers.sum(document_tokens);
-  word_tokens.assign(static_cast<std::size_t>(range.declared.words), 0);
-  for (const io::WordCount& entry : entries) word_tokens[entry.word] += entry.count;
-  peers.sum(word_tokens);
-
-  // Dealt in id order, as a whole read deals them; each entry then goes to its document's worker.
-  DocumentDealer dealer(peers.count());
-  std::vector<std::uint32_t> owner(document_tokens.size(), 0);
-  for (std::size_t d = 0; d < document_tokens.size(); ++d) {
-    if (document_tokens[d] > 0) owner[d] = dealer.deal(document_tokens[d]);
-  }
-  document_tokens = {};
-  std::vector<std::vector<io::WordCount>> by_owner(workers);
-  for (const io::WordCount& entry : entries) by_owner[owner[entry.document]].push_back(entry);
-  entries = {};
-  owner = {};
-
-  DocumentGatherer gather(visit);
-  for (const io::WordCount& entry : peers.route(by_owner)) gather(entry);
-  gather.finish();
-  CorpusRead read;
-  read.words = static_cast<std::uint32_t>(range.declared.words);
+  if (before && first) check_entry(path, *first, *before, known_words);
+  std::vector<std::uint64_t> entries{range.entries};
+  peers.sum(entries);
+  io::check_entry_count(path, range.declared, entries[0]);
   return read;
+}
+
+// A text corpus's byte range. Its words are numbered in order of first appearance in the whole
+// corpus: each worker numbers those of its range, the workers' lists are put together in range
+// order (which keeps the first appearance's order) into `vocabulary`, and the ids are renumbered.
+// Documents are numbered in file order: after those of the ranges before.
+RangeRead read_text_range(const std::string& path, io::Vocabulary& vocabulary, bool grow, Peers& peers,
+                          std::uint64_t& unknown_tokens) {
+  io::Vocabulary local;
+  io::Vocabulary& numbering = grow ? local : vocabulary;
+  RangeRead read;
+  std::uint32_t documents = 0;
+  std::vector<std::uint64_t> unknown{io::read_text_documents(
+      path, numbering, grow,
+      [&](const io::TextDocument& document) {
+        read.occurrences.push_back(Occurrences{documents, 0, 0});
+        for (const std::uint32_t word : document.words)
+          read.occurrences.push_back(Occurrences{documents, word, 1});
+        ++documents;
+      },
+      io::split_range(io::file_size(path), peers.index(), peers.count()))};
+  peers.sum(unknown);
+  unknown_tokens = unknown[0];
+
+  if (grow) {
+    std::vector<char> listed;
+    for (std::uint32_t id = 0; id < local.size(); ++id) {
+      listed.insert(listed.end(), local.word(id).begin(), local.word(id).end());
+      listed.push_back('\n');
+    }
+    const std::vector<char> all =
+        peers.route(std::vector<std::vector<char>>(static_cast<std::size_t>(peers.count()), listed));
+    for (auto begin = all.begin(); begin != all.end();) {
+      const auto end = std::find(begin, all.end(), '\n');
+      vocabulary.add(std::string_view(&*begin, static_cast<std::size_t>(end - begin)));
+      begin = end + 1;
+    }
+    std::vector<std::uint32_t> global(local.size());
+    for (std::uint32_t id = 0; id < local.size(); ++id) global[id] = vocabulary.find(local.word(id));
+    for (Occurrences& o : read.occurrences) {
+      if (o.count > 0) o.word = global[o.word];
+    }
+  }
+
+  // Document ids: this worker's count at its place, summed, gives every range's count.
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(peers.index()) + 1, 0);
+  counts.back() = documents;
+  peers.sum(counts);
+  const auto first = static_cast<std::uint32_t>(
+      std::accumulate(counts.begin(), counts.begin() + peers.index(), std::uint64_t{0}));
+  read.document_tokens.assign(first + std::size_t{documents}, 0);
+  read.word_tokens.assign(vocabulary.size(), 0);
+  for (Occurrences& o : read.occurrences) {
+    o.document += first;
+    read.document_tokens[o.document] += o.count;
+    read.word_tokens[o.word] += o.count;
+  }
+  return read;
+}
+
+}  // namespace
+
+CorpusRead read_dealt_documents(
+    const CorpusFiles& files, io::Vocabulary& vocabulary, bool grow, std::uint32_t known_words, Peers& peers,
+    std::vector<std::uint64_t>& word_tokens,
+    const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit) {
+  CorpusRead corpus;
+  if (!files.text.empty()) {
+    RangeRead read = read_text_range(files.text, vocabulary, grow, peers, corpus.unknown_tokens);
+    corpus.words = vocabulary.size();
+    deal_documents(peers, std::move(read), true, word_tokens, visit);
+  } else {
+    RangeRead read = read_bag_of_words_range(files.data, known_words, peers, corpus.words);
+    deal_documents(peers, std::move(read), false, word_tokens, visit);
+  }
+  return corpus;
 }
 
 }  // namespace schmp::lda

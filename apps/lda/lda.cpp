@@ -57,52 +57,32 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
       gpu_(kernels::pick_gpu(context)),
       documents_(config.topics, config.sampler == Sampler::kMetropolisHastings && gpu_ < 0),
       sampler_(config.sampler, config.topics, config.mh_steps, config.seed * 1000003 + context.index) {
-  // A UCI corpus is read among the workers, each reading its byte range (read_dealt_documents). A text
-  // corpus numbers its words in order of first appearance, so every worker reads all of it, keeping
-  // the documents dealt to it and counting every word's tokens, so that all number the words, deal the
-  // documents and deal the words to blocks alike.
-  const auto me = static_cast<std::uint32_t>(context.index);
+  // Each worker reads only its byte range of the corpus and receives the documents dealt to it.
   Peers& peers = peers_of(context);
   io::Vocabulary vocabulary;
   std::vector<std::uint64_t> word_tokens;
-  const auto add_document = [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
-    documents_.add(id, words, config.seed);
-  };
-  if (!config.data.empty()) {
-    words_ = read_dealt_documents(config.data, UINT32_MAX, peers, word_tokens, add_document).words;
-  } else {
-    DocumentDealer dealer(context.count);
-    words_ = read_documents(CorpusFiles{"", config.text}, vocabulary, true, UINT32_MAX,
-                            [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
-                              for (const std::uint32_t word : words) {
-                                if (word >= word_tokens.size()) word_tokens.resize(word + 1, 0);
-                                ++word_tokens[word];
-                              }
-                              if (dealer.deal(words.size()) == me) add_document(id, words);
-                            })
-                 .words;
+  const CorpusFiles corpus{config.data, config.text};
+  words_ = read_dealt_documents(corpus, vocabulary, true, UINT32_MAX, peers, word_tokens,
+                                [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+                                  documents_.add(id, words, config.seed);
+                                })
+               .words;
+  if (words_ == 0) throw io::InputError(corpus.path(), 0, "no words");
+  // Worker 0 hands the text corpus's words to the model file at the end.
+  if (context.index == 0) {
+    for (std::uint32_t id = 0; id < vocabulary.size(); ++id) vocabulary_.push_back(vocabulary.word(id));
   }
-  if (words_ == 0) throw io::InputError(config.data.empty() ? config.text : config.data, 0, "no words");
-  word_tokens.resize(words_, 0);
   layout_ = WordLayout(word_tokens, context.count);
   documents_.finish(layout_);
   if (!config.test.empty()) {
+    const CorpusFiles test{config.data.empty() ? "" : config.test, config.text.empty() ? "" : config.test};
     HeldOutDocuments& held_out = held_out_.emplace(config.topics);
-    const auto add_held_out = [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
-      held_out.add(id, words, config.seed + 1);
-    };
-    if (!config.data.empty()) {
-      std::vector<std::uint64_t> test_word_tokens;
-      read_dealt_documents(config.test, words_, peers, test_word_tokens, add_held_out);
-    } else {
-      DocumentDealer held_out_dealer(context.count);
-      unknown_tokens_ = read_documents(CorpusFiles{"", config.test}, vocabulary, false, words_,
-                                       [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
-                                         if (held_out_dealer.deal(words.size()) == me)
-                                           add_held_out(id, words);
-                                       })
-                            .unknown_tokens;
-    }
+    std::vector<std::uint64_t> test_word_tokens;
+    unknown_tokens_ = read_dealt_documents(test, vocabulary, false, words_, peers, test_word_tokens,
+                                           [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
+                                             held_out.add(id, words, config.seed + 1);
+                                           })
+                          .unknown_tokens;
     held_out.finish(layout_);
   }
   priors_ = Priors{config.alpha, config.beta, config.beta * words_};
@@ -127,7 +107,7 @@ Lda::Setup Lda::Worker::setup() const {
   }
   setup.words = words_;
   if (held_out_) setup.held_out_tokens = static_cast<double>(held_out_->held_out_tokens());
-  // Every worker read the whole text file, so each counts the unknown tokens of its own documents only.
+  // Every worker knows the whole --test file's count (read_dealt_documents adds the ranges' up).
   if (context_.index == 0) setup.unknown_tokens = static_cast<double>(unknown_tokens_);
   return setup;
 }
@@ -331,7 +311,8 @@ Lda::Part Lda::Worker::part(const Block& home) const {
   std::vector<std::uint32_t> word_topic(static_cast<std::size_t>(rows(home_block)) *
                                         static_cast<std::size_t>(config_.topics));
   decode_rows(home.encoded, config_.topics, word_topic);
-  return Part{std::move(word_topic), layout_.words[home_block], documents_.counts, documents_.ids};
+  return Part{std::move(word_topic), layout_.words[home_block], documents_.counts, documents_.ids,
+              vocabulary_};
 }
 
 Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blocks)
@@ -430,11 +411,10 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
                   model.word_topic.begin() + static_cast<std::ptrdiff_t>(part.words[row] * topics));
     }
   }
-  // Text corpora number words in order of first appearance: reading the file again gives the same.
   if (!config_.vocab.empty()) {
     model.vocabulary = io::read_vocabulary(config_.vocab);
-  } else if (!config_.text.empty()) {
-    io::read_text_documents(config_.text, model.vocabulary, true, [](const io::TextDocument&) {});
+  } else if (!parts.front().vocabulary.empty()) {
+    model.vocabulary = io::Vocabulary(parts.front().vocabulary);
   }
   write_model(config_.output, model);
   io::write_file_atomically(config_.output + ".doc_topic", [&](std::ostream& out) {

@@ -121,9 +121,10 @@ struct Lda {
     std::vector<std::uint32_t> words;           // their words
     std::vector<std::uint32_t> document_topic;  // its documents' rows
     std::vector<std::uint32_t> documents;       // their ids
+    std::vector<std::string> vocabulary;        // worker 0, of a text corpus: every word by id
     template <class V>
     void visit(V& v) {
-      v(word_topic, words, document_topic, documents);
+      v(word_topic, words, document_topic, documents, vocabulary);
     }
   };
 
@@ -182,6 +183,7 @@ struct Lda {
     int gpu_ = -1;  // kernels::pick_gpu: -1 on the CPU
     Priors priors_;
     std::uint32_t words_ = 0;                   // W
+    std::vector<std::string> vocabulary_;       // worker 0, of a text corpus: every word by id
     WordLayout layout_;                         // the words' blocks and rows
     DocumentShard documents_;                   // the documents it owns
     std::optional<HeldOutDocuments> held_out_;  // its share of the --test documents

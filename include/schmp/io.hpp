@@ -210,9 +210,11 @@ struct TextDocument {
 // Documents one per line, as Mallet imports them: `name label word word ...` (fields separated by
 // blanks; the label is read and ignored). Words get ids from `vocabulary`: new words are added when
 // `grow`, else left out and counted. Blank lines are skipped; a line with a name and no label is an
-// error. Returns the number of tokens left out. Holds one chunk of text and one document at a time.
+// error. Returns the number of tokens left out. Holds one chunk of text and one document at a time. With
+// a byte range, only the documents whose lines start in it are read.
 std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
-                                  const std::function<void(const TextDocument&)>& visit);
+                                  const std::function<void(const TextDocument&)>& visit,
+                                  ByteRange range = {});
 
 // A dense vector: either a MatrixMarket `matrix array` file with one column, or plain text holding
 // one number per line.
