@@ -377,8 +377,10 @@ void deal_documents(
   read.occurrences = {};
   owner = {};
 
+  const std::vector<Occurrences> mine = peers.route(by_owner);
+  by_owner = {};
   DocumentGatherer gather(visit);
-  for (const Occurrences& o : peers.route(by_owner)) gather(o.document, o.word, o.count);
+  for (const Occurrences& o : mine) gather(o.document, o.word, o.count);
   gather.finish();
 }
 
