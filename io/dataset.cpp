@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "parallel_parse.hpp"
+#include "whole_file_readers.hpp"
 
 namespace schmp::io {
 
@@ -116,6 +117,63 @@ SparseRows read_rows_part(const std::string& data, const std::string& labels, Pe
   if (size == 0) throw InputError(data, 0, "empty file");
   if (is_matrix_market(data)) return rows_of_block(data, labels, peers);
   return read_libsvm_parallel(data, size, split_range(size, peers.index(), peers.count()));
+}
+
+namespace internal {
+
+ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std::uint32_t end,
+                              std::uint64_t range_bytes) {
+  const std::uint64_t size = file_size(data);
+  if (size == 0) throw InputError(data, 0, "empty file");
+  const auto in_block = [&](std::uint32_t column) { return column >= begin && column < end; };
+  range_bytes = std::max<std::uint64_t>(range_bytes, 1);
+  const auto ranges = static_cast<int>((size + range_bytes - 1) / range_bytes);
+  ColumnBlock block;
+  SparseRows& rows = block.rows;
+  if (!is_matrix_market(data)) {
+    for (int range = 0; range < ranges; ++range) {
+      const SparseRows piece = read_libsvm(data, split_range(size, range, ranges));
+      block.columns = std::max(block.columns, piece.columns());
+      for (std::size_t r = 0; r < piece.rows(); ++r) {
+        for (std::uint64_t e = piece.row_start[r]; e < piece.row_start[r + 1]; ++e) {
+          if (!in_block(piece.index[e])) continue;
+          rows.index.push_back(piece.index[e]);
+          rows.value.push_back(piece.value[e]);
+        }
+        rows.row_start.push_back(rows.index.size());
+      }
+      rows.labels.insert(rows.labels.end(), piece.labels.begin(), piece.labels.end());
+      rows.line.insert(rows.line.end(), piece.line.begin(), piece.line.end());
+    }
+    return block;
+  }
+  std::vector<std::tuple<std::uint64_t, std::uint32_t, double>> kept;  // (row, column, value)
+  std::uint64_t row_count = 0;
+  for (int range = 0; range < ranges; ++range) {
+    const Coordinates entries = read_matrix_market(data, split_range(size, range, ranges));
+    row_count = entries.rows;
+    for (std::size_t e = 0; e < entries.row.size(); ++e) {
+      block.columns = std::max(block.columns, entries.column[e] + 1);
+      if (in_block(entries.column[e])) kept.emplace_back(entries.row[e], entries.column[e], entries.value[e]);
+    }
+  }
+  std::sort(kept.begin(), kept.end());
+  rows.labels.assign(row_count, 0.0);
+  rows.line.assign(row_count, 0);
+  rows.row_start.assign(row_count + 1, 0);
+  for (const auto& [row, column, value] : kept) {
+    ++rows.row_start[row + 1];
+    rows.index.push_back(column);
+    rows.value.push_back(value);
+  }
+  std::partial_sum(rows.row_start.begin(), rows.row_start.end(), rows.row_start.begin());
+  return block;
+}
+
+}  // namespace internal
+
+ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std::uint32_t end) {
+  return internal::read_column_block(data, begin, end, internal::kChunkBytes);
 }
 
 SparseRows read_rows(const std::string& data, const std::string& labels) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "schmp/dataset.hpp"
 #include "schmp/io.hpp"
 
 namespace schmp::io::internal {
@@ -26,6 +27,9 @@ BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
                                   std::uint64_t chunk_bytes);
 
 Vocabulary read_vocabulary(const std::string& path, std::uint64_t chunk_bytes);
+
+ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std::uint32_t end,
+                              std::uint64_t range_bytes);
 
 std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
                                   const std::function<void(const TextDocument&)>& visit, ByteRange range,

@@ -8,19 +8,26 @@
 
 namespace schmp::kernels {
 
-CorrelationFilter::CorrelationFilter(const std::string& data, const std::string& labels, double rho,
-                                     ParamRange owned, bool constant_column, AllPairs all_pairs)
+CorrelationFilter::CorrelationFilter(const std::string& data, double rho, ParamRange owned,
+                                     bool constant_column, AllPairs all_pairs)
     // With the check off, no columns are needed.
-    : CorrelationFilter(rho < 1 ? io::read_rows(data, labels) : io::SparseRows{}, rho, owned, constant_column,
-                        all_pairs) {}
+    : CorrelationFilter(rho < 1 ? io::read_column_block(data, owned.begin, owned.end) : io::ColumnBlock{},
+                        rho, owned, constant_column, all_pairs) {}
+
+CorrelationFilter::CorrelationFilter(const io::ColumnBlock& block, double rho, ParamRange owned,
+                                     bool constant_column, AllPairs all_pairs)
+    : CorrelationFilter(block.rows, block.columns, rho, owned, constant_column, all_pairs) {}
 
 CorrelationFilter::CorrelationFilter(const io::SparseRows& rows, double rho, ParamRange owned,
                                      bool constant_column, AllPairs all_pairs)
+    : CorrelationFilter(rows, rows.columns(), rho, owned, constant_column, all_pairs) {}
+
+CorrelationFilter::CorrelationFilter(const io::SparseRows& rows, ParamIndex constant, double rho,
+                                     ParamRange owned, bool constant_column, AllPairs all_pairs)
     : rho_(rho), owned_(owned) {
   if (rho_ >= 1) return;
-  const ParamIndex constant = rows.columns();
   const bool owns_constant = constant_column && owned.contains(constant);
-  if (all_pairs == AllPairs::kWhenCheap && settle_all_pairs(rows, owns_constant)) return;
+  if (all_pairs == AllPairs::kWhenCheap && settle_all_pairs(rows, constant, owns_constant)) return;
   // Transpose the owned columns out of the rows.
   start_.assign(owned.size() + 1, 0);
   for (std::uint32_t j : rows.index) {
@@ -111,12 +118,13 @@ bool CorrelationFilter::is_long(ParamIndex column) const {
   return length(column) >= kLongColumn && column < (ParamIndex{1} << 31);
 }
 
-bool CorrelationFilter::settle_all_pairs(const io::SparseRows& rows, bool owns_constant) {
+bool CorrelationFilter::settle_all_pairs(const io::SparseRows& rows, ParamIndex constant_column,
+                                         bool owns_constant) {
   const std::size_t p = owned_.size();
   if (p == 0 || p > kMostColumnsForAllPairs) return false;
   // A row's owned entries as (owned offset, value), in increasing offset: rows are sorted by index,
   // and the constant column comes after every column of the data.
-  const std::size_t constant = rows.columns() - owned_.begin;
+  const std::size_t constant = constant_column - owned_.begin;
   std::vector<std::pair<std::size_t, double>> row_entries;
   const auto gather = [&](std::size_t r) {
     row_entries.clear();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "schmp/dataset.hpp"
 #include "schmp/io.hpp"
 #include "schmp/program.hpp"
 
@@ -31,11 +32,12 @@ class CorrelationFilter {
  public:
   // kOnDemand never settles every pair up front (so that tests reach the other paths on small data).
   enum class AllPairs { kWhenCheap, kOnDemand };
-  // Reads the owned columns of `data` (LIBSVM, or MatrixMarket with `labels`); rho >= 1 switches the
-  // check off. With `constant_column`, the parameter after the data's last column is a feature that
-  // is 1 on every row (a bias term).
-  CorrelationFilter(const std::string& data, const std::string& labels, double rho, ParamRange owned,
-                    bool constant_column = false, AllPairs all_pairs = AllPairs::kWhenCheap);
+  // Reads the owned columns of `data` (LIBSVM or MatrixMarket; io::read_column_block: the file is parsed
+  // a range at a time and only those columns are kept); rho >= 1 switches the check off. With
+  // `constant_column`, the parameter after the data's last column is a feature that is 1 on every row
+  // (a bias term).
+  CorrelationFilter(const std::string& data, double rho, ParamRange owned, bool constant_column = false,
+                    AllPairs all_pairs = AllPairs::kWhenCheap);
   // The same from the whole data set's rows, already read.
   CorrelationFilter(const io::SparseRows& rows, double rho, ParamRange owned, bool constant_column = false,
                     AllPairs all_pairs = AllPairs::kWhenCheap);
@@ -73,7 +75,12 @@ class CorrelationFilter {
   }
   bool is_long(ParamIndex column) const;
   // Settles every pair's verdict from the rows, when that is cheap (see above); false when it is not.
-  bool settle_all_pairs(const io::SparseRows& rows, bool owns_constant);
+  CorrelationFilter(const io::ColumnBlock& block, double rho, ParamRange owned, bool constant_column,
+                    AllPairs all_pairs);
+  // `constant`: the constant column's index, the data's column count.
+  CorrelationFilter(const io::SparseRows& rows, ParamIndex constant, double rho, ParamRange owned,
+                    bool constant_column, AllPairs all_pairs);
+  bool settle_all_pairs(const io::SparseRows& rows, ParamIndex constant, bool owns_constant);
   bool interferes(ParamIndex a, ParamIndex b) const {
     const std::size_t row = (a - owned_.begin) * words_per_column_;
     const std::size_t b_offset = b - owned_.begin;

@@ -778,6 +778,56 @@ std::string large_libsvm(std::size_t min_bytes) {
   return content;
 }
 
+// The rows of `rows` with only the entries of columns [begin, end).
+SparseRows only_columns(const SparseRows& rows, std::uint32_t begin, std::uint32_t end) {
+  SparseRows kept;
+  kept.labels = rows.labels;
+  kept.line = rows.line;
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+      if (rows.index[e] < begin || rows.index[e] >= end) continue;
+      kept.index.push_back(rows.index[e]);
+      kept.value.push_back(rows.value[e]);
+    }
+    kept.row_start.push_back(kept.index.size());
+  }
+  return kept;
+}
+
+TEST_F(IoTest, ColumnBlockKeepsItsColumnsOfEveryRowReadARangeAtATime) {
+  const std::string path = write("block.svm", large_libsvm(std::size_t{200} << 10));
+  const SparseRows whole = schmp::io::read_libsvm(path);
+  // The same matrix in MatrixMarket form, its entries last row first.
+  std::ostringstream market;
+  market.precision(17);
+  market << "%%MatrixMarket matrix coordinate real general\n"
+         << whole.rows() << ' ' << whole.columns() << ' ' << whole.index.size() << '\n';
+  for (std::size_t r = whole.rows(); r-- > 0;) {
+    for (std::uint64_t e = whole.row_start[r]; e < whole.row_start[r + 1]; ++e)
+      market << r + 1 << ' ' << whole.index[e] + 1 << ' ' << whole.value[e] << '\n';
+  }
+  const std::string market_path = write("block.mtx", market.str());
+  const std::uint32_t columns = whole.columns();
+  for (const std::uint64_t range_bytes :
+       {std::uint64_t{997}, std::uint64_t{40000}, schmp::io::internal::kChunkBytes}) {
+    for (const auto& [begin, end] : {std::pair{0u, columns}, std::pair{columns / 3, 2 * columns / 3}}) {
+      SCOPED_TRACE("columns " + std::to_string(begin) + ".." + std::to_string(end) + " in ranges of " +
+                   std::to_string(range_bytes));
+      const schmp::io::ColumnBlock block =
+          schmp::io::internal::read_column_block(path, begin, end, range_bytes);
+      EXPECT_EQ(block.columns, columns);
+      expect_same_rows(block.rows, only_columns(whole, begin, end));
+      const schmp::io::ColumnBlock from_market =
+          schmp::io::internal::read_column_block(market_path, begin, end, range_bytes);
+      EXPECT_EQ(from_market.columns, columns);
+      const SparseRows expected = only_columns(whole, begin, end);
+      EXPECT_EQ(from_market.rows.row_start, expected.row_start);
+      EXPECT_EQ(from_market.rows.index, expected.index);
+      EXPECT_EQ(from_market.rows.value, expected.value);
+    }
+  }
+}
+
 TEST_F(IoTest, ReadRowsPartLargeLibsvmMatchesSequentialRead) {
   // 25 MiB: a single part splits into 4 sub-ranges and each of 3 parts into 2 (one per 4 MiB at most).
   const std::string path = write("large.svm", large_libsvm(std::size_t{25} << 20));

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <sstream>
 
 #include "kernels/column_kernel.hpp"
 #include "kernels/correlation_filter.hpp"
@@ -117,10 +118,23 @@ bool expect_filter_matches_pairwise(const io::SparseRows& data, double rho, Para
     }
     return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
   };
+  // The same matrix as MatrixMarket, its entries column by column: read by the scheduler's own reader.
+  std::ostringstream market;
+  market.precision(17);
+  market << "%%MatrixMarket matrix coordinate real general\n"
+         << rows.rows() << ' ' << rows.columns() << ' ' << rows.index.size() << '\n';
+  for (std::size_t j = 0; j < rows.columns(); ++j) {
+    for (std::size_t i = 0; i < rows.rows(); ++i) {
+      if (dense[j][i] != 0) market << i + 1 << ' ' << j + 1 << ' ' << dense[j][i] << '\n';
+    }
+  }
+  const std::string market_file = dir.write("m.mtx", market.str());
   using AllPairs = kernels::CorrelationFilter::AllPairs;
   bool settled_up_front = false;
-  for (const AllPairs all_pairs : {AllPairs::kWhenCheap, AllPairs::kOnDemand}) {
-    kernels::CorrelationFilter filter(file, "", rho, owned, constant_column, all_pairs);
+  for (const auto& [path, all_pairs] :
+       {std::pair{file, AllPairs::kWhenCheap}, std::pair{file, AllPairs::kOnDemand},
+        std::pair{market_file, AllPairs::kWhenCheap}}) {
+    kernels::CorrelationFilter filter(path, rho, owned, constant_column, all_pairs);
     if (all_pairs == AllPairs::kWhenCheap) settled_up_front = filter.settled_all_pairs();
     EXPECT_TRUE(all_pairs == AllPairs::kWhenCheap || !filter.settled_all_pairs());
     std::mt19937_64 random(seed);

@@ -148,8 +148,7 @@ struct Lasso {
   // The dependency filter: |cos(x_j, x_k)| < rho for every pair in a block (kernels/correlation_filter.hpp).
   class Dependency : public kernels::CorrelationFilter {
    public:
-    Dependency(const Config& config, ParamRange owned)
-        : CorrelationFilter(config.data, config.labels, config.rho, owned) {}
+    Dependency(const Config& config, ParamRange owned) : CorrelationFilter(config.data, config.rho, owned) {}
     // Beside the job's only worker: its rows are the whole data set.
     Dependency(const Config& config, ParamRange owned, const Worker& worker)
         : CorrelationFilter(worker.rows(), config.rho, owned) {}

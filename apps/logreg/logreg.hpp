@@ -256,7 +256,7 @@ struct Logreg {
   class Dependency : public kernels::CorrelationFilter {
    public:
     Dependency(const Config& config, ParamRange owned)
-        : CorrelationFilter(config.data, config.labels, config.rho, owned, config.bias) {}
+        : CorrelationFilter(config.data, config.rho, owned, config.bias) {}
     // Beside the job's only worker: its rows are the whole data set.
     Dependency(const Config& config, ParamRange owned, const Worker& worker)
         : CorrelationFilter(worker.rows(), config.rho, owned, config.bias) {}

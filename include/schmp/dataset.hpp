@@ -19,4 +19,16 @@ SparseRows read_rows_part(const std::string& data, const std::string& labels, Pe
 // Every row of the data, in one process.
 SparseRows read_rows(const std::string& data, const std::string& labels);
 
+// Every row of a data set with only the entries of some columns: what a scheduler keeps to test the
+// columns it owns.
+struct ColumnBlock {
+  SparseRows rows;            // every row (labels and lines too), only the entries of the block's columns
+  std::uint32_t columns = 0;  // 1 + the largest column index of the whole data, as SparseRows::columns()
+};
+
+// Reads `data` (LIBSVM, or MatrixMarket) about 64 MiB of text at a time, keeping the entries of the
+// columns in [begin, end): the whole file is parsed, but never held. MatrixMarket rows get no labels
+// (none are read) and their entries are not checked for duplicates (the workers check them).
+ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std::uint32_t end);
+
 }  // namespace schmp::io
