@@ -1,6 +1,6 @@
 // Runs across several hosts, simulated on this machine by scripts/netns-cluster (network namespaces
-// joined by a bridge, mpirun over TCP): the ranks really land on distinct hosts; Lasso and LDA across
-// 2 hosts give the results of the same runs on one host, bit for bit; a failing job and a signalled
+// joined by a bridge, mpirun over TCP): the ranks really land on distinct hosts; Lasso, MF and LDA
+// across 2 hosts give the results of the same runs on one host, bit for bit; a failing job and a signalled
 // one pass their status on; and no run leaves a namespace, temporary file or process behind. Skipped,
 // with the reason, where the hosts cannot be made (not root, no iproute2, namespaces refused).
 #include <gtest/gtest.h>
@@ -155,6 +155,31 @@ TEST_F(Cluster, LassoAcrossTwoHostsMatchesOneHost) {
   ASSERT_FALSE(std::isnan(objective)) << one.text;
   EXPECT_NEAR(testing::objective_of(two.out), objective, 1e-9 * std::abs(objective)) << two.out.text;
   EXPECT_EQ(read_text(dir.file("two.model")), read_text(dir.file("one.model")));
+  expect_torn_down(two);
+}
+
+// MF's workers each read a byte range of the ratings and hand every rating to its user's worker,
+// across the hosts here: the model is the one the same run writes on one host.
+TEST_F(Cluster, MfAcrossTwoHostsMatchesOneHost) {
+  testing::ScratchDir dir;
+  const std::string data = dir.file("ratings.txt");
+  const Output generated =
+      run(std::string(SCHMP_GENERATE_BIN) +
+          " mf --users 300 --items 200 --rank 3 --ratings 6000 --test_ratings 0 --noise 0.1 "
+          "--out " +
+          data);
+  ASSERT_EQ(generated.status, 0) << generated.text;
+  // One thread per rank everywhere: MF's grid of cells, and so its rounding, follows the thread count.
+  const std::string flags =
+      " --data " + data + " --rank 3 --lambda 0.05 --iterations 5 --threads 1 --progress_seconds 0";
+  const Output one = run(mpirun(3) + SCHMP_MF_BIN + flags + " --output " + dir.file("one.model"));
+  ASSERT_EQ(one.status, 0) << one.text;
+  const ClusterRun two = on_hosts(
+      2, "-np 3 --map-by node " + std::string(SCHMP_MF_BIN) + flags + " --output " + dir.file("two.model"));
+  ASSERT_EQ(two.out.status, 0) << two.out.text;
+  const std::string model = read_text(dir.file("one.model"));
+  EXPECT_FALSE(model.empty());
+  EXPECT_EQ(read_text(dir.file("two.model")), model);
   expect_torn_down(two);
 }
 
