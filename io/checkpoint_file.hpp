@@ -35,10 +35,10 @@ struct CheckpointState {
   std::uint64_t num_params = 0;  // dynamic programs: the job's parameter count
   std::uint64_t round = 0;
   double seconds = 0;
-  std::vector<double> time_split;  // scheduler, compute, communication, idle: cumulative seconds
-  std::vector<double> changes;     // dynamic programs: the last change of every parameter
+  std::vector<double> time_split;      // scheduler, compute, communication, idle: cumulative seconds
+  std::vector<double> changes;         // dynamic programs: the last change of every parameter
   std::vector<std::uint32_t> retired;  // dynamic programs: the parameters retired for good
-  std::string trace_header;        // the trace so far: its header line and its rows
+  std::string trace_header;            // the trace so far: its header line and its rows
   std::string trace_rows;
   Bytes coordinator;           // the program's coordinator state (P::Saved or P::Progress)
   std::vector<Bytes> workers;  // rotation programs: every worker's share (P::Saved), in worker order

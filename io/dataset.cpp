@@ -122,17 +122,16 @@ SparseRows read_rows_part(const std::string& data, const std::string& labels, Pe
 namespace internal {
 
 ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std::uint32_t end,
-                              std::uint64_t range_bytes) {
-  const std::uint64_t size = file_size(data);
-  if (size == 0) throw InputError(data, 0, "empty file");
+                              std::uint64_t chunk_bytes) {
+  if (file_size(data) == 0) throw InputError(data, 0, "empty file");
   const auto in_block = [&](std::uint32_t column) { return column >= begin && column < end; };
-  range_bytes = std::max<std::uint64_t>(range_bytes, 1);
-  const auto ranges = static_cast<int>((size + range_bytes - 1) / range_bytes);
   ColumnBlock block;
   SparseRows& rows = block.rows;
   if (!is_matrix_market(data)) {
-    for (int range = 0; range < ranges; ++range) {
-      const SparseRows piece = read_libsvm(data, split_range(size, range, ranges));
+    ChunkReader chunks(data, chunk_bytes);
+    RangeText chunk;
+    while (chunks.next(chunk)) {
+      const SparseRows piece = parse_libsvm(chunk);
       block.columns = std::max(block.columns, piece.columns());
       for (std::size_t r = 0; r < piece.rows(); ++r) {
         for (std::uint64_t e = piece.row_start[r]; e < piece.row_start[r + 1]; ++e) {
@@ -149,14 +148,13 @@ ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std:
   }
   std::vector<std::tuple<std::uint64_t, std::uint32_t, double>> kept;  // (row, column, value)
   std::uint64_t row_count = 0;
-  for (int range = 0; range < ranges; ++range) {
-    const Coordinates entries = read_matrix_market(data, split_range(size, range, ranges));
+  read_matrix_market_in_chunks(data, chunk_bytes, [&](const Coordinates& entries) {
     row_count = entries.rows;
     for (std::size_t e = 0; e < entries.row.size(); ++e) {
       block.columns = std::max(block.columns, entries.column[e] + 1);
       if (in_block(entries.column[e])) kept.emplace_back(entries.row[e], entries.column[e], entries.value[e]);
     }
-  }
+  });
   std::sort(kept.begin(), kept.end());
   rows.labels.assign(row_count, 0.0);
   rows.line.assign(row_count, 0);

@@ -6,6 +6,7 @@
 
 #include "line_reader.hpp"
 #include "schmp/io.hpp"
+#include "whole_file_readers.hpp"
 
 namespace schmp::io {
 
@@ -53,8 +54,9 @@ void sort_row(SparseRows& rows, std::size_t begin, const Where& where,
 
 }  // namespace
 
-SparseRows read_libsvm(const std::string& path, ByteRange range) {
-  const internal::RangeText text = internal::read_range(path, range);
+namespace internal {
+
+SparseRows parse_libsvm(const RangeText& text) {
   SparseRows rows;
   // Every entry holds a ':' and every row ends in a newline (but perhaps the last): counting them
   // first sizes the arrays once, where growing them would copy each several times over.
@@ -93,6 +95,12 @@ SparseRows read_libsvm(const std::string& path, ByteRange range) {
     rows.line.push_back(line->source());
   }
   return rows;
+}
+
+}  // namespace internal
+
+SparseRows read_libsvm(const std::string& path, ByteRange range) {
+  return internal::parse_libsvm(internal::read_range(path, range));
 }
 
 }  // namespace schmp::io

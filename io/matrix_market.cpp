@@ -1,12 +1,14 @@
 // MatrixMarket coordinate files, and dense vectors (MatrixMarket arrays or one number per line).
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "line_reader.hpp"
 #include "schmp/io.hpp"
+#include "whole_file_readers.hpp"
 
 namespace schmp::io {
 
@@ -157,8 +159,10 @@ std::uint64_t parse_index(std::string_view token, const char* name, std::uint64_
 
 }  // namespace
 
-Coordinates read_matrix_market(const std::string& path, ByteRange range) {
-  const Header header = read_header(path, Format::coordinate);
+namespace {
+
+// The sizes of a coordinate file's header, checked.
+Coordinates declared_sizes(const Header& header) {
   Coordinates result;
   result.rows = header.sizes[0];
   result.columns = header.sizes[1];
@@ -169,21 +173,11 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
     header.fail_at_size_line("column count " + std::to_string(result.columns) +
                              " out of range (largest is 4294967295)");
   }
+  return result;
+}
 
-  // Lines before body_begin are the header; entries are the lines from there on.
-  const ByteRange body{std::max(range.begin, header.body_begin), range.end};
-  const internal::RangeText text = internal::read_range(path, body);
-  const bool whole_file = range.begin == 0 && range.end >= text.file_size;
-  if (whole_file) {
-    // An entry line takes at least 4 bytes ("1 1\n"); the cap keeps a lying header from reserving much.
-    const std::uint64_t expected =
-        std::min<std::uint64_t>(result.declared_entries, text.text().size() / 4 + 1);
-    result.row.reserve(expected);
-    result.column.reserve(expected);
-    result.value.reserve(expected);
-    result.line.reserve(expected);
-  }
-
+// Appends the entries of the lines of `text` to `result`.
+void parse_entries(const Header& header, const internal::RangeText& text, Coordinates& result) {
   internal::LineCursor lines(text);
   while (const auto line = lines.next()) {
     if (is_skipped(line->text)) continue;
@@ -205,11 +199,50 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
     if (const auto extra = tokens.next()) where.fail("unexpected text " + quoted(*extra) + " after entry");
     result.line.push_back(line->source());
   }
+}
+
+}  // namespace
+
+Coordinates read_matrix_market(const std::string& path, ByteRange range) {
+  const Header header = read_header(path, Format::coordinate);
+  Coordinates result = declared_sizes(header);
+
+  // Lines before body_begin are the header; entries are the lines from there on.
+  const ByteRange body{std::max(range.begin, header.body_begin), range.end};
+  const internal::RangeText text = internal::read_range(path, body);
+  const bool whole_file = range.begin == 0 && range.end >= text.file_size;
+  if (whole_file) {
+    // An entry line takes at least 4 bytes ("1 1\n"); the cap keeps a lying header from reserving much.
+    const std::uint64_t expected =
+        std::min<std::uint64_t>(result.declared_entries, text.text().size() / 4 + 1);
+    result.row.reserve(expected);
+    result.column.reserve(expected);
+    result.value.reserve(expected);
+    result.line.reserve(expected);
+  }
+  parse_entries(header, text, result);
 
   // Only a reader that saw every entry can tell whether the count is right.
   if (whole_file) check_entry_count(path, result, result.row.size());
   return result;
 }
+
+namespace internal {
+
+void read_matrix_market_in_chunks(const std::string& path, std::uint64_t chunk_bytes,
+                                  const std::function<void(const Coordinates&)>& visit) {
+  const Header header = read_header(path, Format::coordinate);
+  const Coordinates sizes = declared_sizes(header);
+  ChunkReader chunks(path, chunk_bytes, ByteRange{header.body_begin, ~std::uint64_t{0}});
+  RangeText chunk;
+  while (chunks.next(chunk)) {
+    Coordinates piece = sizes;
+    parse_entries(header, chunk, piece);
+    visit(piece);
+  }
+}
+
+}  // namespace internal
 
 void check_entry_count(const std::string& path, const Coordinates& declared, std::uint64_t entries) {
   if (entries != declared.declared_entries) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "line_reader.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/io.hpp"
 
@@ -29,7 +30,15 @@ BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
 Vocabulary read_vocabulary(const std::string& path, std::uint64_t chunk_bytes);
 
 ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std::uint32_t end,
-                              std::uint64_t range_bytes);
+                              std::uint64_t chunk_bytes);
+
+// read_libsvm on lines already read: a chunk of a ChunkReader, or a range.
+SparseRows parse_libsvm(const RangeText& text);
+
+// The entries of a MatrixMarket coordinate file a chunk at a time: visit() gets each chunk's entries
+// with the header's sizes (the entry count is not checked).
+void read_matrix_market_in_chunks(const std::string& path, std::uint64_t chunk_bytes,
+                                  const std::function<void(const Coordinates&)>& visit);
 
 std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
                                   const std::function<void(const TextDocument&)>& visit, ByteRange range,

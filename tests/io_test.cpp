@@ -794,7 +794,7 @@ SparseRows only_columns(const SparseRows& rows, std::uint32_t begin, std::uint32
   return kept;
 }
 
-TEST_F(IoTest, ColumnBlockKeepsItsColumnsOfEveryRowReadARangeAtATime) {
+TEST_F(IoTest, ColumnBlockKeepsItsColumnsOfEveryRowReadAChunkAtATime) {
   const std::string path = write("block.svm", large_libsvm(std::size_t{200} << 10));
   const SparseRows whole = schmp::io::read_libsvm(path);
   // The same matrix in MatrixMarket form, its entries last row first.
@@ -808,17 +808,17 @@ TEST_F(IoTest, ColumnBlockKeepsItsColumnsOfEveryRowReadARangeAtATime) {
   }
   const std::string market_path = write("block.mtx", market.str());
   const std::uint32_t columns = whole.columns();
-  for (const std::uint64_t range_bytes :
-       {std::uint64_t{997}, std::uint64_t{40000}, schmp::io::internal::kChunkBytes}) {
+  for (const std::uint64_t chunk_bytes :
+       {std::uint64_t{1}, std::uint64_t{997}, std::uint64_t{40000}, schmp::io::internal::kChunkBytes}) {
     for (const auto& [begin, end] : {std::pair{0u, columns}, std::pair{columns / 3, 2 * columns / 3}}) {
-      SCOPED_TRACE("columns " + std::to_string(begin) + ".." + std::to_string(end) + " in ranges of " +
-                   std::to_string(range_bytes));
+      SCOPED_TRACE("columns " + std::to_string(begin) + ".." + std::to_string(end) + " in chunks of " +
+                   std::to_string(chunk_bytes));
       const schmp::io::ColumnBlock block =
-          schmp::io::internal::read_column_block(path, begin, end, range_bytes);
+          schmp::io::internal::read_column_block(path, begin, end, chunk_bytes);
       EXPECT_EQ(block.columns, columns);
       expect_same_rows(block.rows, only_columns(whole, begin, end));
       const schmp::io::ColumnBlock from_market =
-          schmp::io::internal::read_column_block(market_path, begin, end, range_bytes);
+          schmp::io::internal::read_column_block(market_path, begin, end, chunk_bytes);
       EXPECT_EQ(from_market.columns, columns);
       const SparseRows expected = only_columns(whole, begin, end);
       EXPECT_EQ(from_market.rows.row_start, expected.row_start);

@@ -26,9 +26,9 @@ struct ColumnBlock {
   std::uint32_t columns = 0;  // 1 + the largest column index of the whole data, as SparseRows::columns()
 };
 
-// Reads `data` (LIBSVM, or MatrixMarket) about 64 MiB of text at a time, keeping the entries of the
-// columns in [begin, end): the whole file is parsed, but never held. MatrixMarket rows get no labels
-// (none are read) and their entries are not checked for duplicates (the workers check them).
+// Reads `data` (LIBSVM, or MatrixMarket) in consecutive chunks of about 64 MiB of text, keeping the
+// entries of the columns in [begin, end): the whole file is parsed once, but never held. MatrixMarket rows
+// get no labels (none are read) and their entries are not checked for duplicates (the workers check them).
 ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std::uint32_t end);
 
 }  // namespace schmp::io
