@@ -130,14 +130,16 @@ WorkerContext worker_context(int index, int count, const RankResources& resource
 
 // Builds this rank's worker among its peers (none in a job of one process), turning a failure into
 // this rank's; every worker then closes its peers, so that one that failed stops the others' calls.
+// The peers outlive the worker (the caller declares them first): a worker that kept its context and
+// used them later would be told so, not read freed memory.
 template <class Role, class Make>
-std::unique_ptr<Role> make_worker(std::optional<Failure>& failure, const Make& make, WorkerContext context,
-                                  MPI_Comm workers, Waiter& waiter) {
-  std::optional<WorkerPeers> peers;
-  if (workers != MPI_COMM_NULL) peers.emplace(workers, waiter);
-  context.peers = peers ? &*peers : nullptr;
+std::unique_ptr<Role> make_worker(std::optional<Failure>& failure, const Make& make, int index, int count,
+                                  const RankResources& resources, const RunOptions& options,
+                                  std::optional<WorkerPeers>& peers) {
   std::unique_ptr<Role> worker;
-  guarded(failure, [&] { worker = make(context); });
+  guarded(failure, [&] {
+    worker = make(worker_context(index, count, resources, options, peers ? &*peers : nullptr));
+  });
   if (peers) peers->close(failure.has_value());
   return worker;
 }
@@ -156,12 +158,12 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
            : Communicator::none();
 
   std::optional<Failure> failure = check_options(options);
+  std::optional<WorkerPeers> peers;
+  if (many && layout.is_worker()) peers.emplace(workers.get(), waiter);
   std::unique_ptr<WorkerRole> worker;
   if (layout.is_worker()) {
-    worker = make_worker<WorkerRole>(
-        failure, roles.make_worker,
-        worker_context(layout.worker_index(), layout.workers(), resources, options, nullptr), workers.get(),
-        waiter);
+    worker = make_worker<WorkerRole>(failure, roles.make_worker, layout.worker_index(), layout.workers(),
+                                     resources, options, peers);
   }
   if (agree_on_failure(world, failure, roles.program_name)) return 1;
 
@@ -281,9 +283,10 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
 int play_rotation(const RotationRoles& roles, const RunOptions& options, const Ring& ring, Waiter& waiter,
                   const RankResources& resources) {
   std::optional<Failure> failure = check_options(options);
+  std::optional<WorkerPeers> peers;
+  if (ring.count > 1) peers.emplace(ring.comm, waiter);
   std::unique_ptr<RotationWorkerRole> worker = make_worker<RotationWorkerRole>(
-      failure, roles.make_worker, worker_context(ring.index, ring.count, resources, options, nullptr),
-      ring.count > 1 ? ring.comm : MPI_COMM_NULL, waiter);
+      failure, roles.make_worker, ring.index, ring.count, resources, options, peers);
   if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
 
   // Every worker learns the summed Setup; rank 0 builds the program's coordinator from it.

@@ -478,7 +478,7 @@ RangeRead read_text_range(const std::string& path, io::Vocabulary& vocabulary, b
   for (Occurrences& o : read.occurrences) {
     o.document += first;
     read.document_tokens[o.document] += o.count;
-    read.word_tokens[o.word] += o.count;
+    if (o.count > 0) read.word_tokens[o.word] += o.count;  // not a document's start
   }
   return read;
 }
