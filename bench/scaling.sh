@@ -21,8 +21,10 @@
 # Weak scaling takes the problem of one worker to be the strong problem divided by the most workers.
 #
 # Each row: seconds per round (the trace's solve seconds over its rounds, or iterations for MF and
-# LDA), speedup and parallel efficiency against one rank (weak: efficiency = t1 / tN), and where the
-# time went (the trace's cumulative split, README "The convergence trace") as shares of the solve time.
+# LDA), speedup and parallel efficiency against one rank (weak: efficiency = t1 / tN), where the
+# time went (the trace's cumulative split, README "The convergence trace") as shares of the solve time,
+# and the seconds before the solve (start-up, each worker reading its byte range of the data and
+# handing over what belongs to another).
 # More ranks than cores run unbound; timings from such rows measure oversubscription, not scaling.
 #
 # Environment: SCHMP_BUILD (default <repo>/build), SCHMP_BENCH_TIMEOUT (seconds per run, default 600),
@@ -66,7 +68,8 @@ read -r -a user_mpirun_flags <<<"${MPIRUN_FLAGS:-}"
 launcher+=("${user_mpirun_flags[@]}")
 
 # measure NAME RANKS COUNTER COMMAND...: runs COMMAND on RANKS ranks with a trace; sets PER_ROUND
-# (seconds per COUNTER step, or "-") and SPLIT (the four time shares as table cells).
+# (seconds per COUNTER step, or "-"), SPLIT (the four time shares as table cells) and STARTUP (the
+# whole run's wall time less the solve's: starting the ranks, reading and handing over the data).
 measure() {
   local name=$1 ranks=$2 counter=$3
   shift 3
@@ -77,10 +80,12 @@ measure() {
     --progress_seconds 0 "${extra_flags[@]}"
   PER_ROUND=-
   SPLIT="- | - | - | -"
+  STARTUP=-
   [[ $STATUS == ok && -s $trace ]] || return 0
   local seconds steps
   seconds=$(last_value "$trace" seconds)
   steps=$(last_value "$trace" "$counter")
+  STARTUP=$(awk -v w="$WALL" -v s="$seconds" 'BEGIN { printf "%.2f", w - s }')
   PER_ROUND=$(awk -v s="$seconds" -v n="$steps" 'BEGIN { if (n > 0) printf "%.4g", s / n; else print "-" }')
   SPLIT=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { for (k in c) v[k] = $c[k] }
     END { t = v["seconds"]; if (t <= 0) t = 1
@@ -92,8 +97,8 @@ table_header() {
   echo
   echo "### $1"
   echo
-  echo "| workers (ranks) | seconds per $2 | speedup | efficiency | scheduler | compute | communication | idle |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| workers (ranks) | seconds per $2 | speedup | efficiency | scheduler | compute | communication | idle | start-up and loading (s) |"
+  echo "|---|---|---|---|---|---|---|---|---|"
 }
 
 # series KIND APP COUNTER EXTRA_RANKS: the strong or weak scaling table of one app, whose runs take
@@ -116,7 +121,7 @@ series() {
     else
       efficiency=$(awk -v s="$speedup" 'BEGIN { if (s ~ /^[0-9.]+$/) printf "%.0f%%", 100 * s; else print "-" }')
     fi
-    echo "| $workers ($ranks) | $PER_ROUND | $speedup | $efficiency | $SPLIT |"
+    echo "| $workers ($ranks) | $PER_ROUND | $speedup | $efficiency | $SPLIT | $STARTUP |"
   done
 }
 
@@ -191,6 +196,6 @@ if [[ " ${apps[*]} " == *" lasso "* ]]; then
     ranks=$((largest + 1 + schedulers))
     # shellcheck disable=SC2046,SC2086
     measure "lasso-scheduler-${setting// /}" "$ranks" round $(command_lasso strong "$largest") $setting
-    echo "| $largest ($ranks; $setting) | $PER_ROUND | - | - | $SPLIT |"
+    echo "| $largest ($ranks; $setting) | $PER_ROUND | - | - | $SPLIT | $STARTUP |"
   done
 fi
