@@ -131,18 +131,22 @@ ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std:
     ChunkReader chunks(data, chunk_bytes);
     RangeText chunk;
     while (chunks.next(chunk)) {
-      const SparseRows piece = parse_libsvm(chunk);
-      block.columns = std::max(block.columns, piece.columns());
-      for (std::size_t r = 0; r < piece.rows(); ++r) {
-        for (std::uint64_t e = piece.row_start[r]; e < piece.row_start[r + 1]; ++e) {
-          if (!in_block(piece.index[e])) continue;
-          rows.index.push_back(piece.index[e]);
-          rows.value.push_back(piece.value[e]);
+      // Each chunk is parsed on the threads of the calling arena, as a worker's range is.
+      const std::uint64_t size = chunk.text().size();
+      for (const SparseRows& piece : parse_in_pieces<SparseRows>(
+               size, ByteRange{0, size}, [&](ByteRange lines) { return parse_libsvm(chunk, lines); })) {
+        block.columns = std::max(block.columns, piece.columns());
+        for (std::size_t r = 0; r < piece.rows(); ++r) {
+          for (std::uint64_t e = piece.row_start[r]; e < piece.row_start[r + 1]; ++e) {
+            if (!in_block(piece.index[e])) continue;
+            rows.index.push_back(piece.index[e]);
+            rows.value.push_back(piece.value[e]);
+          }
+          rows.row_start.push_back(rows.index.size());
         }
-        rows.row_start.push_back(rows.index.size());
+        rows.labels.insert(rows.labels.end(), piece.labels.begin(), piece.labels.end());
+        rows.line.insert(rows.line.end(), piece.line.begin(), piece.line.end());
       }
-      rows.labels.insert(rows.labels.end(), piece.labels.begin(), piece.labels.end());
-      rows.line.insert(rows.line.end(), piece.line.begin(), piece.line.end());
     }
     return block;
   }

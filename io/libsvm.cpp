@@ -56,11 +56,14 @@ void sort_row(SparseRows& rows, std::size_t begin, const Where& where,
 
 namespace internal {
 
-SparseRows parse_libsvm(const RangeText& text) {
+SparseRows parse_libsvm(const RangeText& text, ByteRange lines_in) {
   SparseRows rows;
   // Every entry holds a ':' and every row ends in a newline (but perhaps the last): counting them
   // first sizes the arrays once, where growing them would copy each several times over.
-  const std::string_view all = text.text();
+  const std::string_view whole = text.text();
+  const std::uint64_t end = std::min<std::uint64_t>(lines_in.end, whole.size());
+  const std::uint64_t begin = std::min<std::uint64_t>(lines_in.begin, end);
+  const std::string_view all = whole.substr(begin, end - begin);
   const auto entries = static_cast<std::size_t>(std::count(all.begin(), all.end(), ':'));
   const auto lines_in_text = static_cast<std::size_t>(std::count(all.begin(), all.end(), '\n')) + 1;
   rows.index.reserve(entries);
@@ -69,7 +72,7 @@ SparseRows parse_libsvm(const RangeText& text) {
   rows.line.reserve(lines_in_text);
   rows.row_start.reserve(lines_in_text + 1);
   std::vector<std::pair<std::uint32_t, double>> scratch;
-  internal::LineCursor lines(text);
+  internal::LineCursor lines(text, lines_in);
   while (const auto line = lines.next()) {
     internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
     const auto label_token = tokens.next();

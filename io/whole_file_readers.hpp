@@ -32,8 +32,9 @@ Vocabulary read_vocabulary(const std::string& path, std::uint64_t chunk_bytes);
 ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std::uint32_t end,
                               std::uint64_t chunk_bytes);
 
-// read_libsvm on lines already read: a chunk of a ChunkReader, or a range.
-SparseRows parse_libsvm(const RangeText& text);
+// read_libsvm on lines already read (a chunk of a ChunkReader, or a range): those whose first byte lies
+// in `lines_in` (offsets into text.text()), so that threads can parse consecutive pieces of one text.
+SparseRows parse_libsvm(const RangeText& text, ByteRange lines_in = {});
 
 // The entries of a MatrixMarket coordinate file a chunk at a time: visit() gets each chunk's entries
 // with the header's sizes (the entry count is not checked).

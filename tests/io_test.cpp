@@ -828,6 +828,19 @@ TEST_F(IoTest, ColumnBlockKeepsItsColumnsOfEveryRowReadAChunkAtATime) {
   }
 }
 
+TEST_F(IoTest, LargeColumnBlockParsedOnSeveralThreadsPerChunkAsInOneGo) {
+  // 10 MiB: one chunk, parsed as 2 pieces on 4 threads.
+  const std::string path = write("large-block.svm", large_libsvm(std::size_t{10} << 20));
+  const SparseRows whole = schmp::io::read_libsvm(path);
+  const std::uint32_t columns = whole.columns();
+  with_four_threads([&] {
+    const schmp::io::ColumnBlock block = schmp::io::internal::read_column_block(
+        path, columns / 4, columns / 2, schmp::io::internal::kChunkBytes);
+    EXPECT_EQ(block.columns, columns);
+    expect_same_rows(block.rows, only_columns(whole, columns / 4, columns / 2));
+  });
+}
+
 TEST_F(IoTest, ReadRowsPartLargeLibsvmMatchesSequentialRead) {
   // 25 MiB: a single part splits into 4 sub-ranges and each of 3 parts into 2 (one per 4 MiB at most).
   const std::string path = write("large.svm", large_libsvm(std::size_t{25} << 20));
