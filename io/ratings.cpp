@@ -69,12 +69,13 @@ std::vector<Rating> parse_ratings(const internal::RangeText& chunk, ByteRange ra
 
 namespace internal {
 
-void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
-                  const std::function<void(const Rating&)>& visit, ByteRange range,
-                  std::uint64_t chunk_bytes) {
+RatingsRead read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
+                         const std::function<void(const Rating&)>& visit, ByteRange range,
+                         std::uint64_t chunk_bytes) {
   if (index_base != 0 && index_base != 1) {
     throw std::invalid_argument("index base must be 0 or 1, not " + std::to_string(index_base));
   }
+  RatingsRead read;
   if (!is_matrix_market(path)) {
     // One chunk at a time, each parsed on several threads, then visited in file order and let go.
     ChunkReader chunks(path, chunk_bytes, range);
@@ -85,11 +86,12 @@ void read_ratings(const std::string& path, int index_base, const IdBounds& bound
           [&](ByteRange range) { return parse_ratings(chunk, range, index_base, bounds); });
       for (const auto& piece : pieces) {
         for (const Rating& rating : piece) visit(rating);
+        read.ratings += piece.size();
       }
     }
-    return;
+    return read;
   }
-  const Coordinates entries = read_matrix_market(path, range);
+  Coordinates entries = read_matrix_market(path, range);
   const std::uint64_t users = effective_bound(bounds.users);
   const std::uint64_t items = effective_bound(bounds.items);
   if (entries.rows > users || entries.columns > items) {
@@ -102,13 +104,20 @@ void read_ratings(const std::string& path, int index_base, const IdBounds& bound
     visit(Rating{static_cast<std::uint32_t>(entries.row[e]), entries.column[e], entries.value[e],
                  entries.line[e]});
   }
+  read.ratings = entries.value.size();
+  entries.row = {};
+  entries.column = {};
+  entries.value = {};
+  entries.line = {};
+  read.matrix_market = std::move(entries);
+  return read;
 }
 
 }  // namespace internal
 
-void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
-                  const std::function<void(const Rating&)>& visit, ByteRange range) {
-  internal::read_ratings(path, index_base, bounds, visit, range, internal::kChunkBytes);
+RatingsRead read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
+                         const std::function<void(const Rating&)>& visit, ByteRange range) {
+  return internal::read_ratings(path, index_base, bounds, visit, range, internal::kChunkBytes);
 }
 
 }  // namespace schmp::io

@@ -19,9 +19,9 @@ namespace schmp::io::internal {
 // kMinBytesPerTask each (parallel_parse.hpp) and is small beside the datasets the workers build.
 inline constexpr std::uint64_t kChunkBytes = std::uint64_t{64} << 20;
 
-void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
-                  const std::function<void(const Rating&)>& visit, ByteRange range,
-                  std::uint64_t chunk_bytes);
+RatingsRead read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
+                         const std::function<void(const Rating&)>& visit, ByteRange range,
+                         std::uint64_t chunk_bytes);
 
 BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
                                   const std::function<void(const WordCount&)>& visit,

@@ -322,7 +322,11 @@ INSTANTIATE_TEST_SUITE_P(
         testing::BadInput{"zero_when_one_based", "1 1 3\n0 2 4\n", "--index_base 1",
                           ":2: user id 0 (ids are 1-based"},
         testing::BadInput{"beyond_bound", "0 1 3\n1 7 4\n", "--items 5", ":2: item id 7 beyond the bound"},
-        testing::BadInput{"empty", "# nothing\n", "", ": no ratings"}),
+        testing::BadInput{"empty", "# nothing\n", "", ": no ratings"},
+        // The entries short of the size line's count lie in different workers' ranges at 3 ranks.
+        testing::BadInput{"matrix_market_count",
+                          "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 5\n2 2 3\n3 3 1\n", "",
+                          ":2: size line declares 4 entries but the file has 3"}),
     testing::bad_input_name);
 
 TEST(MfMovielens, RankTenReachesTheIssuesQuality) {

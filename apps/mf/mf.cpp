@@ -36,14 +36,19 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
     const std::function<void(const io::Rating&)>& count) {
   const auto workers = static_cast<std::uint32_t>(context.count);
   std::vector<std::vector<io::Rating>> by_owner(workers);
-  io::read_ratings(
+  const io::RatingsRead read = io::read_ratings(
       path, config_.index_base, config_.bounds,
       [&](const io::Rating& rating) {
         count(rating);
         by_owner[rating.user % workers].push_back(rating);
       },
       io::split_range(io::file_size(path), context.index, context.count));
-  return peers_of(context).route(by_owner);
+  Peers& peers = peers_of(context);
+  // A MatrixMarket file's size line counts the entries of every range.
+  std::vector<std::uint64_t> ratings{read.ratings};
+  peers.sum(ratings);
+  if (read.matrix_market) io::check_entry_count(path, *read.matrix_market, ratings[0]);
+  return peers.route(by_owner);
 }
 
 double rating_scale(const MatrixFactorization::Setup& summed) {

@@ -137,9 +137,14 @@ struct IdBounds {
 // read whole, its entries (24 bytes each with their line numbers) all held before the first is visited.
 // An error is raised at the first bad line, after the ratings before it were visited. With a byte range,
 // only the ratings whose lines start in it are visited (a MatrixMarket file's header is still read from
-// its start, and its declared entry count is checked only when the whole file is read).
-void read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
-                  const std::function<void(const Rating&)>& visit, ByteRange range = {});
+// its start, and its declared entry count is checked only when the whole file is read: a caller that
+// reads ranges adds up their counts and calls check_entry_count with the header's sizes).
+struct RatingsRead {
+  std::uint64_t ratings = 0;                 // visited
+  std::optional<Coordinates> matrix_market;  // a MatrixMarket file's sizes (no entries)
+};
+RatingsRead read_ratings(const std::string& path, int index_base, const IdBounds& bounds,
+                         const std::function<void(const Rating&)>& visit, ByteRange range = {});
 
 // One entry of a bag-of-words corpus: how often a word occurs in a document (0-based ids).
 struct WordCount {
