@@ -14,13 +14,42 @@ namespace schmp::io {
 
 namespace {
 
-// One entry of a MatrixMarket matrix on its way to the worker that holds its row.
-struct RoutedEntry {
+// One entry of a MatrixMarket matrix, kept apart from the others (on its way to the worker that holds
+// its row, or kept by a scheduler for its columns).
+struct MatrixEntry {
   std::uint64_t row = 0;
   std::uint64_t line = 0;
   double value = 0;
   std::uint32_t column = 0;
 };
+
+// Rows [first, last) in compressed form from their entries (unlabelled, lines unknown); refuses an
+// entry repeated in the same row and column, at the later line.
+SparseRows rows_of_entries(const std::string& data, std::vector<MatrixEntry> entries, std::uint64_t first,
+                           std::uint64_t last) {
+  std::sort(entries.begin(), entries.end(), [](const MatrixEntry& a, const MatrixEntry& b) {
+    return std::tie(a.row, a.column, a.line) < std::tie(b.row, b.column, b.line);
+  });
+  SparseRows rows;
+  rows.labels.assign(last - first, 0.0);
+  rows.line.assign(last - first, 0);
+  rows.row_start.assign(last - first + 1, 0);
+  rows.index.reserve(entries.size());
+  rows.value.reserve(entries.size());
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    const MatrixEntry& entry = entries[k];
+    if (k > 0 && entry.row == entries[k - 1].row && entry.column == entries[k - 1].column) {
+      throw InputError::at(data, entry.line,
+                           "duplicate entry (" + std::to_string(entry.row + 1) + ", " +
+                               std::to_string(entry.column + 1) + ")");
+    }
+    ++rows.row_start[entry.row - first + 1];
+    rows.index.push_back(entry.column);
+    rows.value.push_back(entry.value);
+  }
+  std::partial_sum(rows.row_start.begin(), rows.row_start.end(), rows.row_start.begin());
+  return rows;
+}
 
 SparseRows rows_of_block(const std::string& data, const std::string& labels, Peers& peers) {
   if (labels.empty())
@@ -41,39 +70,22 @@ SparseRows rows_of_block(const std::string& data, const std::string& labels, Pee
     return static_cast<std::size_t>(std::upper_bound(start.begin(), start.end() - 1, row) - start.begin()) -
            1;
   };
-  std::vector<std::vector<RoutedEntry>> by_owner(parts);
+  std::vector<std::vector<MatrixEntry>> by_owner(parts);
   for (std::size_t e = 0; e < entries.row.size(); ++e) {
     by_owner[owner(entries.row[e])].push_back(
-        RoutedEntry{entries.row[e], entries.line[e], entries.value[e], entries.column[e]});
+        MatrixEntry{entries.row[e], entries.line[e], entries.value[e], entries.column[e]});
   }
   std::vector<std::uint64_t> count{entries.row.size()};
   peers.sum(count);
   check_entry_count(data, entries, count[0]);
-  std::vector<RoutedEntry> mine = peers.route(by_owner);
+  std::vector<MatrixEntry> mine = peers.route(by_owner);
   by_owner = {};
 
   const std::uint64_t first = start[static_cast<std::size_t>(peers.index())];
   const std::uint64_t last = start[static_cast<std::size_t>(peers.index()) + 1];
-  std::sort(mine.begin(), mine.end(), [](const RoutedEntry& a, const RoutedEntry& b) {
-    return std::tie(a.row, a.column, a.line) < std::tie(b.row, b.column, b.line);
-  });
-  SparseRows rows;
+  SparseRows rows = rows_of_entries(data, std::move(mine), first, last);
   rows.labels.assign(all_labels.begin() + static_cast<std::ptrdiff_t>(first),
                      all_labels.begin() + static_cast<std::ptrdiff_t>(last));
-  rows.line.assign(last - first, 0);
-  rows.row_start.assign(last - first + 1, 0);
-  for (std::size_t k = 0; k < mine.size(); ++k) {
-    const RoutedEntry& entry = mine[k];
-    if (k > 0 && entry.row == mine[k - 1].row && entry.column == mine[k - 1].column) {
-      throw InputError::at(data, entry.line,
-                           "duplicate entry (" + std::to_string(entry.row + 1) + ", " +
-                               std::to_string(entry.column + 1) + ")");
-    }
-    ++rows.row_start[entry.row - first + 1];
-    rows.index.push_back(entry.column);
-    rows.value.push_back(entry.value);
-  }
-  std::partial_sum(rows.row_start.begin(), rows.row_start.end(), rows.row_start.begin());
   return rows;
 }
 
@@ -150,25 +162,17 @@ ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std:
     }
     return block;
   }
-  std::vector<std::tuple<std::uint64_t, std::uint32_t, double>> kept;  // (row, column, value)
+  std::vector<MatrixEntry> kept;
   std::uint64_t row_count = 0;
   read_matrix_market_in_chunks(data, chunk_bytes, [&](const Coordinates& entries) {
     row_count = entries.rows;
     for (std::size_t e = 0; e < entries.row.size(); ++e) {
       block.columns = std::max(block.columns, entries.column[e] + 1);
-      if (in_block(entries.column[e])) kept.emplace_back(entries.row[e], entries.column[e], entries.value[e]);
+      if (in_block(entries.column[e]))
+        kept.push_back(MatrixEntry{entries.row[e], entries.line[e], entries.value[e], entries.column[e]});
     }
   });
-  std::sort(kept.begin(), kept.end());
-  rows.labels.assign(row_count, 0.0);
-  rows.line.assign(row_count, 0);
-  rows.row_start.assign(row_count + 1, 0);
-  for (const auto& [row, column, value] : kept) {
-    ++rows.row_start[row + 1];
-    rows.index.push_back(column);
-    rows.value.push_back(value);
-  }
-  std::partial_sum(rows.row_start.begin(), rows.row_start.end(), rows.row_start.begin());
+  block.rows = rows_of_entries(data, std::move(kept), 0, row_count);
   return block;
 }
 

@@ -28,7 +28,8 @@ struct ColumnBlock {
 
 // Reads `data` (LIBSVM, or MatrixMarket) in consecutive chunks of about 64 MiB of text, keeping the
 // entries of the columns in [begin, end): the whole file is parsed once, but never held. MatrixMarket rows
-// get no labels (none are read) and their entries are not checked for duplicates (the workers check them).
+// get no labels (none are read); a repeated entry in the block's columns is refused as a worker refuses
+// it.
 ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std::uint32_t end);
 
 }  // namespace schmp::io
