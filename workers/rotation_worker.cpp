@@ -45,6 +45,10 @@ WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, cons
     if (ring.count == 1) continue;
     outbox.send(ring.comm, left, kTagBlock, worker.take_block());
     worker.put_block(receive_bytes(ring.comm, right, kTagBlock, waiter, &outbox));
+    // The block sent must be gone before the next sub-round computes. Where the kernel offers shared
+    // memory no single copy (containers and VMs that refuse process_vm_readv), a large message moves in
+    // pieces only while its sender is inside MPI, so the neighbour would wait a whole sub-round for it.
+    outbox.drain(waiter);
   }
   outbox.drain(waiter);
   WorkerReply reply;
