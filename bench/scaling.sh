@@ -10,7 +10,8 @@
 # README "How a round works"). Weak scaling: the data grows with the workers (rows, users or documents
 # in proportion), the same work per worker. Then the scheduler at the most workers: Lasso with
 # lock-step rounds (--staleness 0) against pipelined ones (--staleness 2), and with two and four scheduler
-# ranks (--schedulers 2, 4).
+# ranks (--schedulers 2, 4); with 8 cores or more, also every rank on a core of its own, a quarter and
+# three eighths of the cores given to scheduler ranks.
 #
 # Problems (generated once into bench/.cache, all at once, one generator per core; --quick: a twentieth):
 #   lasso  1,600,000 x 200,000, 50 nonzeros per row (80M nonzeros); at most 3,000 rounds of 256 coordinates
@@ -113,6 +114,7 @@ series() {
     # shellcheck disable=SC2086
     measure "$app-$kind-$workers" "$ranks" "$counter" $command
     if [[ $workers == "${worker_counts[0]}" ]]; then base=$PER_ROUND; fi
+    if [[ $kind == strong && $app == lasso ]]; then lasso_base=$base; fi
     local speedup efficiency
     speedup=$(ratio "$base" "$PER_ROUND")
     if [[ $kind == strong ]]; then
@@ -187,15 +189,28 @@ for kind in strong weak; do
   for app in "${apps[@]}"; do series_of "$kind" "$app"; done
 done
 
-# The scheduler at the most workers: pipelining, and more scheduler ranks.
+# The scheduler: pipelining and more scheduler ranks at the most workers; then every rank on a core of
+# its own, the workers giving up cores to the schedulers (a quarter and three eighths of the cores).
+# Speedup and efficiency are against the one-worker lock-step run of the strong series.
+lasso_base=${lasso_base:--}
+scheduler_row() {
+  local workers=$1 setting=$2 schedulers=1
+  if [[ $setting =~ --schedulers\ ([0-9]+) ]]; then schedulers=${BASH_REMATCH[1]}; fi
+  local ranks=$((workers + 1 + schedulers)) speedup efficiency
+  # shellcheck disable=SC2046,SC2086
+  measure "lasso-scheduler-$workers${setting// /}" "$ranks" round $(command_lasso strong "$largest") $setting
+  speedup=$(ratio "$lasso_base" "$PER_ROUND")
+  efficiency=$(awk -v s="$speedup" -v n="$workers" 'BEGIN { if (s ~ /^[0-9.]+$/) printf "%.0f%%", 100 * s / n; else print "-" }')
+  echo "| $workers ($ranks; $setting) | $PER_ROUND | $speedup | $efficiency | $SPLIT | $STARTUP |"
+}
 if [[ " ${apps[*]} " == *" lasso "* ]]; then
-  table_header "lasso with $largest workers: the scheduler" round
+  table_header "lasso: the scheduler" round
   for setting in "--staleness 0" "--staleness 2" "--staleness 2 --schedulers 2" "--staleness 2 --schedulers 4"; do
-    schedulers=1
-    if [[ $setting =~ --schedulers\ ([0-9]+) ]]; then schedulers=${BASH_REMATCH[1]}; fi
-    ranks=$((largest + 1 + schedulers))
-    # shellcheck disable=SC2046,SC2086
-    measure "lasso-scheduler-${setting// /}" "$ranks" round $(command_lasso strong "$largest") $setting
-    echo "| $largest ($ranks; $setting) | $PER_ROUND | - | - | $SPLIT | $STARTUP |"
+    scheduler_row "$largest" "$setting"
   done
+  if ((cores >= 8)); then
+    for schedulers in $((cores / 4)) $((cores * 3 / 8)); do
+      scheduler_row $((cores - 1 - schedulers)) "--staleness 2 --schedulers $schedulers"
+    done
+  fi
 fi
