@@ -109,6 +109,15 @@ void CorrelationFilter::PairMemo::insert(ParamIndex a, ParamIndex b, bool interf
   slots_[s] = (key << 1) | (interferes ? 1 : 0);
 }
 
+void CorrelationFilter::MemoUse::looked_up(bool found) {
+  ++lookups_;
+  if (found) ++found_;
+  if (lookups_ < kWindow) return;
+  if (8 * found_ < lookups_) resting_ = kRest;
+  lookups_ = 0;
+  found_ = 0;
+}
+
 std::size_t CorrelationFilter::PairMemo::slot_of(std::uint64_t key) const {
   return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - kMemoBits));  // Fibonacci hashing
 }
@@ -226,10 +235,12 @@ bool CorrelationFilter::admit(ParamIndex candidate) {
   }
   const bool candidate_long = is_long(candidate);
   const bool clear_of_short = !candidate_long && clear_of_short_kept(candidate);
+  const bool use_memo = memo_use_.for_next_candidate();
   unknown_.clear();
   for (std::uint32_t slot = 0; slot < kept_.size(); ++slot) {
     if (candidate_long || kept_[slot].is_long) {
-      const auto verdict = memo_.find(candidate, kept_[slot].column);
+      const auto verdict = use_memo ? memo_.find(candidate, kept_[slot].column) : PairMemo::Verdict::kUnknown;
+      if (use_memo) memo_use_.looked_up(verdict != PairMemo::Verdict::kUnknown);
       if (verdict == PairMemo::Verdict::kInterferes) return false;
       if (verdict == PairMemo::Verdict::kIndependent) continue;
     } else if (clear_of_short) {
@@ -253,7 +264,8 @@ bool CorrelationFilter::admit(ParamIndex candidate) {
     bool independent = true;
     for (std::uint32_t slot : unknown_) {
       const bool interferes = std::abs(cosines_[slot]) >= rho_;
-      if (candidate_long || kept_[slot].is_long) memo_.insert(candidate, kept_[slot].column, interferes);
+      if (use_memo && (candidate_long || kept_[slot].is_long))
+        memo_.insert(candidate, kept_[slot].column, interferes);
       independent = independent && !interferes;
     }
     if (!independent) return false;

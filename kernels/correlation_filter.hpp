@@ -60,6 +60,28 @@ class CorrelationFilter {
     std::vector<std::uint64_t> slots_;  // 0 when empty, else (pair key << 1) | interferes
     std::size_t used_ = 0;
   };
+  // Whether looking a long pair's verdict up pays. While the long columns drawn are mostly new to each
+  // other (early in a solve, or when candidates spread over many columns) nearly every lookup misses,
+  // each a cache miss in the memo's 8 MiB, and the verdict is worked out anyway. So the lookups'
+  // hit rate is watched over windows of kWindow lookups, and after a window with fewer than one hit in
+  // eight the memo rests (no lookups, no inserts) for kRest candidates before it is tried again.
+  // Verdicts are the same either way: the memo only saves working them out.
+  class MemoUse {
+   public:
+    bool for_next_candidate() {
+      if (resting_ == 0) return true;
+      --resting_;
+      return false;
+    }
+    void looked_up(bool found);
+
+   private:
+    static constexpr std::uint32_t kWindow = 4096;
+    static constexpr std::uint32_t kRest = 4096;
+    std::uint32_t lookups_ = 0;
+    std::uint32_t found_ = 0;
+    std::uint32_t resting_ = 0;
+  };
   struct Entry {
     std::int32_t next;   // next entry of a kept column on the same row, or -1
     std::uint32_t slot;  // which kept column
@@ -101,6 +123,7 @@ class CorrelationFilter {
   std::vector<float> value_;
   std::vector<float> largest_entry_;  // per owned column, of the normalised values
   PairMemo memo_;
+  MemoUse memo_use_;
   // With every verdict settled: a bit per ordered pair of owned columns, set when they interfere.
   std::vector<std::uint64_t> all_pairs_;
   std::size_t words_per_column_ = 0;

@@ -100,7 +100,7 @@ INSTANTIATE_TEST_SUITE_P(BinaryShare, CpuColumnKernelValues, ::testing::Values(0
 // the parameter after the data's last column is 1 on every row (logreg's --bias). Returns whether the
 // first filter settled every pair up front.
 bool expect_filter_matches_pairwise(const io::SparseRows& data, double rho, ParamRange owned,
-                                    std::uint64_t seed, bool constant_column = false) {
+                                    std::uint64_t seed, bool constant_column = false, int blocks = 20) {
   testing::ScratchDir dir;
   const std::string file = dir.write("m.svm", testing::libsvm_text(data));
   const io::SparseRows rows = io::read_libsvm(file);
@@ -139,7 +139,7 @@ bool expect_filter_matches_pairwise(const io::SparseRows& data, double rho, Para
     EXPECT_TRUE(all_pairs == AllPairs::kWhenCheap || !filter.settled_all_pairs());
     std::mt19937_64 random(seed);
     int rejected = 0;
-    for (int block = 0; block < 20; ++block) {
+    for (int block = 0; block < blocks; ++block) {
       filter.clear();
       std::vector<ParamIndex> kept;
       std::vector<ParamIndex> order;
@@ -213,19 +213,18 @@ TEST(LassoDependency, SettlesSparseCandidatesByTheSharedRowBound) {
   EXPECT_TRUE(expect_filter_matches_pairwise(data, 0.1, ParamRange{0, static_cast<ParamIndex>(p)}, 11));
 }
 
-TEST(LassoDependency, RemembersVerdictsOnLongColumns) {
-  // Odd columns are long (hundreds of entries: their verdicts are memoised), even ones short; columns
-  // share one of three latent factors, so that long columns of one factor interfere with each other
-  // and short ones sometimes do. The same pairs come up again in later blocks, answered from memory.
-  const std::size_t n = 1500, p = 30;
-  std::mt19937_64 random(2024);
+// Columns that share one of three latent factors (so that some interfere), each entry present with
+// the probability its column's parity gives.
+io::SparseRows latent_factor_columns(std::size_t n, std::size_t p, double odd_density, double even_density,
+                                     std::uint64_t seed) {
+  std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> uniform(0, 1);
   std::normal_distribution<double> normal(0, 1);
   io::SparseRows data;
   for (std::size_t i = 0; i < n; ++i) {
     const double latent[3] = {normal(random), normal(random), normal(random)};
     for (std::size_t j = 0; j < p; ++j) {
-      const double density = j % 2 == 1 ? 0.5 : 0.03;
+      const double density = j % 2 == 1 ? odd_density : even_density;
       if (uniform(random) >= density) continue;
       data.index.push_back(static_cast<std::uint32_t>(j));
       data.value.push_back(latent[j % 3] + 0.8 * normal(random));
@@ -234,7 +233,24 @@ TEST(LassoDependency, RemembersVerdictsOnLongColumns) {
     data.labels.push_back(normal(random));
     data.line.push_back(i + 1);
   }
+  return data;
+}
+
+TEST(LassoDependency, RemembersVerdictsOnLongColumns) {
+  // Odd columns are long (hundreds of entries: their verdicts are memoised), even ones short; long
+  // columns of one factor interfere with each other and short ones sometimes do. The same pairs come up
+  // again in later blocks, answered from memory.
+  const std::size_t p = 30;
+  const io::SparseRows data = latent_factor_columns(1500, p, 0.5, 0.03, 2024);
   EXPECT_TRUE(expect_filter_matches_pairwise(data, 0.3, ParamRange{0, static_cast<ParamIndex>(p)}, 5));
+}
+
+TEST(LassoDependency, SameVerdictsWhileTheMemoRests) {
+  // 400 long columns: the first blocks' lookups nearly all miss (their pairs are new), so the memo rests
+  // for the next blocks, then is consulted again.
+  const std::size_t p = 400;
+  const io::SparseRows data = latent_factor_columns(600, p, 0.5, 0.5, 77);
+  expect_filter_matches_pairwise(data, 0.3, ParamRange{0, static_cast<ParamIndex>(p)}, 6, false, 30);
 }
 
 }  // namespace
