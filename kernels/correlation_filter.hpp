@@ -19,7 +19,8 @@ namespace schmp::kernels {
 // cosines with every kept column cost one pass over its own rows plus the entries it meets there. Long
 // columns (dense features, popular items) would make that pass the bulk of a round, and late in a solve the
 // same few coefficients are drawn round after round: so the verdicts on pairs involving a long column are
-// remembered, and a kept column is threaded only when a candidate's verdict is not already known.
+// remembered (while remembering pays: MemoUse), and a kept column is threaded only when a candidate's
+// verdict is not already known.
 // Most candidates on sparse data share few rows with the block, and a bound settles them without any
 // cosine: |cos(a, b)| <= sum over shared rows |a_r| |b_r|, so when the sum over the candidate's rows of
 // |a_r| times the number of short kept columns on row r, times the largest entry of any of them, stays

@@ -50,7 +50,6 @@ WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, cons
     // pieces only while its sender is inside MPI, so the neighbour would wait a whole sub-round for it.
     outbox.drain(waiter);
   }
-  outbox.drain(waiter);
   WorkerReply reply;
   timed([&] { reply.summed = worker.end_round(kind); });
   reply.compute_seconds = compute;
