@@ -24,13 +24,12 @@ enum class Field { real, integer, pattern };
 struct Header {
   Field field = Field::real;
   std::vector<std::uint64_t> sizes;  // the numbers of the size line
-  std::string size_file;             // the file (or part file of a directory) that holds the size line
-  std::uint64_t size_line = 0;       // its line number there
-  std::uint64_t size_source = 0;     // its source line (schmp/io.hpp)
+  std::string path;                  // the data read
+  std::uint64_t size_source = 0;     // the size line's source line (schmp/io.hpp)
   std::uint64_t body_begin = 0;      // byte offset of the line after it
 
   [[noreturn]] void fail_at_size_line(const std::string& message) const {
-    throw InputError(size_file, size_line, message);
+    throw InputError::at(path, size_source, message);
   }
 };
 
@@ -124,8 +123,7 @@ std::optional<Header> parse_header(const std::string& path, internal::LineCursor
                                                         : "size line needs 2 integers (rows columns)") +
                ", found " + quoted(size_line->text));
   }
-  header.size_file = *size_line->file;
-  header.size_line = size_line->number;
+  header.path = path;
   header.size_source = size_line->source();
   header.body_begin = lines.position();
   return header;
