@@ -74,7 +74,7 @@ std::string check_documents(schmp::Peers& peers, const std::string& path, bool t
       text ? schmp::lda::CorpusFiles{"", path} : schmp::lda::CorpusFiles{path, ""};
   schmp::io::Vocabulary vocabulary;
   const auto read =
-      schmp::lda::read_dealt_documents(files, vocabulary, true, UINT32_MAX, peers, word_tokens,
+      schmp::lda::read_dealt_documents(files, vocabulary, true, UINT32_MAX, peers, &word_tokens,
                                        [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
                                          dealt.push_back({id, words});
                                        });

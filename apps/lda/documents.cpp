@@ -354,18 +354,23 @@ struct Occurrences {
 struct RangeRead {
   std::vector<Occurrences> occurrences;
   std::vector<std::uint64_t> document_tokens;  // by document id, up to the last one read
-  std::vector<std::uint64_t> word_tokens;      // by word id
 };
 
-// Adds up the workers' document and word tokens, deals the documents in id order as a whole read
-// deals them (those without tokens too when `deal_empty`: text documents are all there), hands each
-// occurrence to its document's worker and visits this worker's documents.
+// Adds up the workers' document tokens (and, when `word_tokens` is given, every word's tokens over
+// `words` words), deals the documents in id order as a whole read deals them (those without tokens too
+// when `deal_empty`: text documents are all there), hands each occurrence to its document's worker and
+// visits this worker's documents.
 void deal_documents(
-    Peers& peers, RangeRead read, bool deal_empty, std::vector<std::uint64_t>& word_tokens,
+    Peers& peers, RangeRead read, bool deal_empty, std::uint32_t words,
+    std::vector<std::uint64_t>* word_tokens,
     const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit) {
+  if (word_tokens) {
+    // A text document's start marker counts 0.
+    word_tokens->assign(words, 0);
+    for (const Occurrences& o : read.occurrences) (*word_tokens)[o.word] += o.count;
+    peers.sum(*word_tokens);
+  }
   peers.sum(read.document_tokens);
-  peers.sum(read.word_tokens);
-  word_tokens = std::move(read.word_tokens);
   DocumentDealer dealer(peers.count());
   std::vector<std::uint32_t> owner(read.document_tokens.size(), 0);
   for (std::size_t d = 0; d < read.document_tokens.size(); ++d) {
@@ -403,8 +408,6 @@ RangeRead read_bag_of_words_range(const std::string& path, std::uint32_t known_w
         read.document_tokens[entry.document] += entry.count;
       });
   words = static_cast<std::uint32_t>(range.declared.words);
-  read.word_tokens.assign(words, 0);
-  for (const Occurrences& o : read.occurrences) read.word_tokens[o.word] += o.count;
 
   // Each worker learns where the others' ranges end, and so the document before its first.
   struct RangeEnd {
@@ -474,11 +477,9 @@ RangeRead read_text_range(const std::string& path, io::Vocabulary& vocabulary, b
   const auto first = static_cast<std::uint32_t>(
       std::accumulate(counts.begin(), counts.begin() + peers.index(), std::uint64_t{0}));
   read.document_tokens.assign(first + std::size_t{documents}, 0);
-  read.word_tokens.assign(vocabulary.size(), 0);
   for (Occurrences& o : read.occurrences) {
     o.document += first;
     read.document_tokens[o.document] += o.count;
-    if (o.count > 0) read.word_tokens[o.word] += o.count;  // not a document's start
   }
   return read;
 }
@@ -487,16 +488,16 @@ RangeRead read_text_range(const std::string& path, io::Vocabulary& vocabulary, b
 
 CorpusRead read_dealt_documents(
     const CorpusFiles& files, io::Vocabulary& vocabulary, bool grow, std::uint32_t known_words, Peers& peers,
-    std::vector<std::uint64_t>& word_tokens,
+    std::vector<std::uint64_t>* word_tokens,
     const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit) {
   CorpusRead corpus;
   if (!files.text.empty()) {
     RangeRead read = read_text_range(files.text, vocabulary, grow, peers, corpus.unknown_tokens);
     corpus.words = vocabulary.size();
-    deal_documents(peers, std::move(read), true, word_tokens, visit);
+    deal_documents(peers, std::move(read), true, corpus.words, word_tokens, visit);
   } else {
     RangeRead read = read_bag_of_words_range(files.data, known_words, peers, corpus.words);
-    deal_documents(peers, std::move(read), false, word_tokens, visit);
+    deal_documents(peers, std::move(read), false, corpus.words, word_tokens, visit);
   }
   return corpus;
 }

@@ -206,15 +206,16 @@ CorpusRead read_documents(
 
 // read_documents among the workers of a job (Peers): each worker reads only its byte range, and
 // visit() sees the documents dealt to this worker, in id order: the same documents, ids, words and
-// errors as a whole read feeding a DocumentDealer. The workers add up every document's and every word's
-// tokens (`word_tokens`: the whole corpus's, one per word) and hand each word's occurrences to their
+// errors as a whole read feeding a DocumentDealer. The workers add up every document's tokens (and,
+// when `word_tokens` is given, every word's: the whole corpus's, one per word) and hand each word's
+// occurrences to their
 // document's worker; a text corpus's words are numbered as a whole read numbers them (in order of
 // first appearance), each worker receiving every worker's list of its range's words to do so.
 // Holds the range's occurrences (12 bytes per UCI entry or text token), what this worker receives, and
 // 12 bytes per document id.
 CorpusRead read_dealt_documents(
     const CorpusFiles& files, io::Vocabulary& vocabulary, bool grow, std::uint32_t known_words, Peers& peers,
-    std::vector<std::uint64_t>& word_tokens,
+    std::vector<std::uint64_t>* word_tokens,
     const std::function<void(std::uint32_t id, const std::vector<std::uint32_t>& words)>& visit);
 
 }  // namespace schmp::lda

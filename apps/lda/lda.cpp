@@ -62,7 +62,7 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
   io::Vocabulary vocabulary;
   std::vector<std::uint64_t> word_tokens;
   const CorpusFiles corpus{config.data, config.text};
-  words_ = read_dealt_documents(corpus, vocabulary, true, UINT32_MAX, peers, word_tokens,
+  words_ = read_dealt_documents(corpus, vocabulary, true, UINT32_MAX, peers, &word_tokens,
                                 [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
                                   documents_.add(id, words, config.seed);
                                 })
@@ -77,8 +77,7 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
   if (!config.test.empty()) {
     const CorpusFiles test{config.data.empty() ? "" : config.test, config.text.empty() ? "" : config.test};
     HeldOutDocuments& held_out = held_out_.emplace(config.topics);
-    std::vector<std::uint64_t> test_word_tokens;
-    unknown_tokens_ = read_dealt_documents(test, vocabulary, false, words_, peers, test_word_tokens,
+    unknown_tokens_ = read_dealt_documents(test, vocabulary, false, words_, peers, nullptr,
                                            [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
                                              held_out.add(id, words, config.seed + 1);
                                            })
