@@ -208,9 +208,9 @@ CorpusRead read_documents(
 // visit() sees the documents dealt to this worker, in id order: the same documents, ids, words and
 // errors as a whole read feeding a DocumentDealer. The workers add up every document's tokens (and,
 // when `word_tokens` is given, every word's: the whole corpus's, one per word) and hand each word's
-// occurrences to their
-// document's worker; a text corpus's words are numbered as a whole read numbers them (in order of
-// first appearance), each worker receiving every worker's list of its range's words to do so.
+// occurrences to their document's worker; a text corpus's words are numbered as a whole read numbers
+// them (in order of first appearance), each worker receiving every worker's list of its range's words
+// to do so.
 // Holds the range's occurrences (12 bytes per UCI entry or text token), what this worker receives, and
 // 12 bytes per document id.
 CorpusRead read_dealt_documents(
