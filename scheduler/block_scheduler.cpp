@@ -53,9 +53,12 @@ BlockScheduler::BlockScheduler(ParamRange owned, const std::vector<double>& init
   for (std::size_t k = 0; k < owned.size(); ++k) note_activity(k, sampler_.weight(k));
 }
 
-void BlockScheduler::set_weight(std::size_t k, double weight) {
-  sampler_.set(k, weight);
-  if (settings_.sweeps) note_activity(k, weight);
+void BlockScheduler::set_weights() {
+  // Only the owned updates count, so that schedulers hosted by the coordinator, which see every
+  // parameter's change, update their samplers exactly as scheduler ranks do.
+  sampler_.set_many(updates_);
+  if (!settings_.sweeps) return;
+  for (const auto& [k, weight] : updates_) note_activity(k, weight);
 }
 
 void BlockScheduler::note_activity(std::size_t k, double weight) {
@@ -169,18 +172,22 @@ std::vector<ParamIndex> BlockScheduler::next_block_by_weight() {
 }
 
 void BlockScheduler::report_changes(const std::vector<std::pair<ParamIndex, double>>& changes) {
+  updates_.clear();
   for (const auto& [param, change] : changes) {
     if (owned_.contains(param) && !retired_[param - owned_.begin])
-      set_weight(param - owned_.begin, weight_of(change));
+      updates_.emplace_back(param - owned_.begin, weight_of(change));
   }
+  set_weights();
 }
 
 void BlockScheduler::retire(const std::vector<ParamIndex>& params) {
+  updates_.clear();
   for (ParamIndex param : params) {
     if (!owned_.contains(param)) continue;
     retired_[param - owned_.begin] = true;
-    set_weight(param - owned_.begin, 0.0);
+    updates_.emplace_back(param - owned_.begin, 0.0);
   }
+  set_weights();
 }
 
 }  // namespace schmp::detail

@@ -61,8 +61,8 @@ class BlockScheduler {
 
  private:
   double weight_of(double change) const;
-  // Sets a weight, keeping the set of active parameters in step.
-  void set_weight(std::size_t k, double weight);
+  // Applies updates_, keeping the set of active parameters in step.
+  void set_weights();
   // Adds k to the active parameters or takes it out, as its weight says (sweeps only).
   void note_activity(std::size_t k, double weight);
   std::vector<ParamIndex> next_block_by_weight();
@@ -73,6 +73,7 @@ class BlockScheduler {
   BlockSchedulerSettings settings_;
   kernels::WeightedSampler sampler_;
   std::vector<bool> retired_;
+  std::vector<std::pair<std::size_t, double>> updates_;  // (owned offset, weight), kept for its storage
   std::mt19937_64 random_;
   // Sweeps: the active parameters (owned offsets) and each one's place there (kInactive: none); the
   // sweep under way and how far it has got; the block each parameter was last a candidate for, so

@@ -85,6 +85,41 @@ TEST(WeightedSampler, DrawsMatchAScanOfTheRunningSum) {
   EXPECT_GT(compared, 19000);
 }
 
+// set_many() rebuilds the tree for many updates and walks it for few: either way the sampler ends as
+// if each update had been set() in turn (repeated indices included: the last one stands).
+TEST(WeightedSampler, SetManyIsSetInTurn) {
+  std::mt19937_64 random(5);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  std::vector<double> weights(5000);
+  for (double& w : weights) w = uniform(random);
+  kernels::WeightedSampler in_turn(weights);
+  kernels::WeightedSampler at_once(weights);
+  for (const std::size_t count : {100, 3000, 5000}) {  // the walk, then two rebuilds
+    std::vector<std::pair<std::size_t, double>> updates(count);
+    for (auto& [k, w] : updates) {
+      k = static_cast<std::size_t>(uniform(random) * static_cast<double>(weights.size()));
+      w = uniform(random) < 0.3 ? 0.0 : uniform(random);
+      in_turn.set(k, w);
+    }
+    at_once.set_many(updates);
+    for (std::size_t k = 0; k < weights.size(); ++k) ASSERT_EQ(at_once.weight(k), in_turn.weight(k)) << k;
+    EXPECT_NEAR(at_once.total(), in_turn.total(), 1e-9 * in_turn.total());
+    int same = 0;
+    for (int d = 0; d < 10000; ++d) {
+      const double u = uniform(random);
+      same += at_once.sample(u) == in_turn.sample(u) ? 1 : 0;
+    }
+    EXPECT_GE(same, 9990) << "draws differ beyond rounding at interval edges";
+  }
+  std::vector<std::pair<std::size_t, double>> zeros(weights.size());
+  for (std::size_t k = 0; k < zeros.size(); ++k) zeros[k] = {k, 0.0};
+  at_once.set_many(zeros);
+  EXPECT_FALSE(at_once.any_positive());
+  at_once.set_many(std::vector<std::pair<std::size_t, double>>{{42, 0.5}});
+  EXPECT_TRUE(at_once.any_positive());
+  EXPECT_EQ(at_once.sample(0.7), 42u);
+}
+
 TEST(WeightedSampler, EdgeDrawsNeverLandOnZeroWeight) {
   kernels::WeightedSampler sampler({0, 0, 5, 0});
   EXPECT_EQ(sampler.sample(0.0), 2u);
