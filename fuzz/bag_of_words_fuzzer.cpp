@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const schmp::io::WordCount& entry = entries[e];
       if (entry.document >= declared.documents || entry.word >= declared.words) finding("entry beyond sizes");
       if (entry.count == 0) finding("count 0");
-      if (e > 0 && entry.line <= entries[e - 1].line) finding("entry lines not increasing");
+      if (e > 0 && entry.source <= entries[e - 1].source) finding("entry sources not increasing");
     }
   });
 

@@ -1,5 +1,5 @@
 // read_libsvm: the whole file, then in byte ranges (fuzz/byte_ranges.hpp). Rows read must keep the
-// documented shape: sorted 1-based indices within bounds, finite numbers, a file line per row.
+// documented shape: sorted 1-based indices within bounds, finite numbers, a source per row.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -16,14 +16,14 @@ using schmp::fuzz::finding;
 using schmp::io::SparseRows;
 
 void check_shape(const SparseRows& rows) {
-  if (rows.row_start.size() != rows.rows() + 1 || rows.line.size() != rows.rows() ||
+  if (rows.row_start.size() != rows.rows() + 1 || rows.source.size() != rows.rows() ||
       rows.row_start.front() != 0 || rows.row_start.back() != rows.index.size() ||
       rows.value.size() != rows.index.size()) {
     finding("inconsistent array sizes in SparseRows");
   }
   for (std::size_t r = 0; r < rows.rows(); ++r) {
     if (!std::isfinite(rows.labels[r])) finding("label not finite");
-    if (r > 0 && rows.line[r] <= rows.line[r - 1]) finding("row lines not increasing");
+    if (r > 0 && rows.source[r] <= rows.source[r - 1]) finding("row sources not increasing");
     if (rows.row_start[r + 1] < rows.row_start[r]) finding("row_start decreasing");
     for (auto k = rows.row_start[r]; k < rows.row_start[r + 1]; ++k) {
       if (k > rows.row_start[r] && rows.index[k] <= rows.index[k - 1]) finding("indices not increasing");
@@ -39,12 +39,12 @@ void append(SparseRows& all, const SparseRows& part) {
   for (std::size_t r = 1; r < part.row_start.size(); ++r) all.row_start.push_back(offset + part.row_start[r]);
   all.index.insert(all.index.end(), part.index.begin(), part.index.end());
   all.value.insert(all.value.end(), part.value.begin(), part.value.end());
-  all.line.insert(all.line.end(), part.line.begin(), part.line.end());
+  all.source.insert(all.source.end(), part.source.begin(), part.source.end());
 }
 
 bool same(const SparseRows& a, const SparseRows& b) {
   return a.labels == b.labels && a.row_start == b.row_start && a.index == b.index && a.value == b.value &&
-         a.line == b.line;
+         a.source == b.source;
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ using schmp::io::Coordinates;
 
 void check_shape(const Coordinates& entries) {
   const std::size_t count = entries.row.size();
-  if (entries.column.size() != count || entries.value.size() != count || entries.line.size() != count) {
+  if (entries.column.size() != count || entries.value.size() != count || entries.source.size() != count) {
     finding("inconsistent array sizes in Coordinates");
   }
   if (count != entries.declared_entries) finding("entry count differs from the size line's");
@@ -27,7 +27,7 @@ void check_shape(const Coordinates& entries) {
     if (entries.row[e] >= entries.rows || entries.column[e] >= entries.columns)
       finding("entry out of bounds");
     if (!std::isfinite(entries.value[e])) finding("value not finite");
-    if (e > 0 && entries.line[e] <= entries.line[e - 1]) finding("entry lines not increasing");
+    if (e > 0 && entries.source[e] <= entries.source[e - 1]) finding("entry sources not increasing");
   }
 }
 
@@ -38,12 +38,12 @@ void append(Coordinates& all, const Coordinates& part) {
   all.row.insert(all.row.end(), part.row.begin(), part.row.end());
   all.column.insert(all.column.end(), part.column.begin(), part.column.end());
   all.value.insert(all.value.end(), part.value.begin(), part.value.end());
-  all.line.insert(all.line.end(), part.line.begin(), part.line.end());
+  all.source.insert(all.source.end(), part.source.begin(), part.source.end());
 }
 
 bool same(const Coordinates& a, const Coordinates& b) {
   return a.rows == b.rows && a.columns == b.columns && a.declared_entries == b.declared_entries &&
-         a.row == b.row && a.column == b.column && a.value == b.value && a.line == b.line;
+         a.row == b.row && a.column == b.column && a.value == b.value && a.source == b.source;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "fuzz_input.hpp"
@@ -14,14 +15,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const schmp::io::IdBounds bounds[] = {{}, {5, 3}, {std::uint64_t{1} << 33, std::uint64_t{1} << 40}};
   for (const int index_base : {0, 1}) {
     for (const schmp::io::IdBounds& bound : bounds) {
-      std::uint64_t previous_line = 0;
+      std::optional<std::uint64_t> previous_source;
       schmp::fuzz::try_read(path, [&] {
         schmp::io::read_ratings(path, index_base, bound, [&](const schmp::io::Rating& rating) {
           if (rating.user >= bound.users || rating.item >= bound.items)
             schmp::fuzz::finding("id beyond bound");
           if (!std::isfinite(rating.value)) schmp::fuzz::finding("rating not finite");
-          if (rating.line <= previous_line) schmp::fuzz::finding("rating lines not increasing");
-          previous_line = rating.line;
+          if (previous_source && rating.source <= *previous_source)
+            schmp::fuzz::finding("rating sources not increasing");
+          previous_source = rating.source;
         });
       });
     }

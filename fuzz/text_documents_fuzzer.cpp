@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t d = 0; d < first.documents.size(); ++d) {
     const TextDocument& a = first.documents[d];
     const TextDocument& b = again.documents[d];
-    if (a.name != b.name || a.words != b.words || a.line != b.line)
+    if (a.name != b.name || a.words != b.words || a.source != b.source)
       finding("document differs on a second read");
   }
 

@@ -39,7 +39,7 @@ BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
                                   const std::function<void(const WordCount&)>& visit,
                                   std::uint64_t chunk_bytes) {
   // The header is read from the start of the data whatever the range, in small chunks: a worker far
-  // into the file reads only the header's lines before its range (and counts the lines before it).
+  // into the file reads only the header's lines before its range.
   constexpr std::uint64_t kHeaderChunkBytes = 4096;
   LineStream header(path, kHeaderChunkBytes);
   BagOfWordsRange read;
@@ -47,16 +47,14 @@ BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
   const char* header_names[] = {"document count D", "word count W", "entry count NNZ"};
   std::uint64_t* header_values[] = {&size.documents, &size.words, &size.entries};
   // The last line read, where a header that stops short is reported: the file's line 0 when it is empty.
-  // A copy, since a line's file lives only as long as its chunk.
-  std::string last_file = path;
-  std::uint64_t last_line = 0;
+  std::optional<std::uint64_t> last_source;
   for (int field = 0; field < 3;) {
     const auto line = header.next();
     if (!line) {
-      throw InputError(last_file, last_line, std::string("missing the header's ") + header_names[field]);
+      const std::string message = std::string("missing the header's ") + header_names[field];
+      throw last_source ? InputError::at(path, *last_source, message) : InputError(path, 0, message);
     }
-    last_file = *line->file;
-    last_line = line->number;
+    last_source = line->source;
     const Where where = line->where();
     Tokenizer tokens(line->text);
     const auto value = tokens.next();
@@ -91,7 +89,7 @@ BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
     if (occurrences == 0) where.fail("count 0 (an entry says how often the word occurs: at least once)");
     if (occurrences > 0xFFFFFFFFull) where.fail("count " + std::to_string(occurrences) + " out of range");
     entry.count = static_cast<std::uint32_t>(occurrences);
-    entry.line = line->source();
+    entry.source = line->source;
     ++read.entries;
     visit(entry);
   }
@@ -126,47 +124,28 @@ namespace internal {
 Vocabulary read_vocabulary(const std::string& path, std::uint64_t chunk_bytes) {
   LineStream lines(path, chunk_bytes);
   Vocabulary vocabulary;
-  // Positions are kept as copies: a line's file lives only as long as its chunk.
-  struct Position {
-    std::string file;
-    std::uint64_t line;
-  };
   // Blank lines at the end are only the file's end; one before a word would shift every id after it.
-  std::optional<Position> blank;
-  // Where each file's words start (a directory's parts each hold a run of consecutive words): the line
-  // of a word follows from its id without keeping a line per word.
-  struct FirstWord {
-    std::uint32_t id;
-    Position position;
-  };
-  std::vector<FirstWord> file_starts;
+  std::optional<std::uint64_t> blank;
   while (const auto line = lines.next()) {
     const Where where = line->where();
     Tokenizer tokens(line->text);
     const auto word = tokens.next();
     if (!word) {
-      if (!blank) blank = Position{*line->file, line->number};
+      if (!blank) blank = line->source;
       continue;
     }
     if (blank) {
-      throw InputError(blank->file, blank->line,
-                       "blank line: line i names word i, so every line must hold a word");
+      throw InputError::at(path, *blank, "blank line: line i names word i, so every line must hold a word");
     }
     if (const auto extra = tokens.next()) where.fail("unexpected " + quoted(*extra) + " after the word");
-    if (file_starts.empty() || file_starts.back().position.file != *line->file) {
-      file_starts.push_back(FirstWord{vocabulary.size(), Position{*line->file, line->number}});
-    }
     const std::uint32_t before = vocabulary.size();
     const std::uint32_t id = vocabulary.add(*word);
     if (id != before) {
-      const auto start = std::prev(
-          std::upper_bound(file_starts.begin(), file_starts.end(), id,
-                           [](std::uint32_t value, const FirstWord& first) { return value < first.id; }));
-      const std::uint64_t first_line = start->position.line + (id - start->id);
-      const std::string at = start->position.file == *line->file
-                                 ? "line " + std::to_string(first_line)
-                                 : start->position.file + ":" + std::to_string(first_line);
-      where.fail("repeated word " + quoted(*word) + " (first on " + at + ")");
+      // No blank line came before: word `id` is on the data's line `id`, counting from 0 over every
+      // part, found (for the message only) without keeping a line per word.
+      InputFile file(path);
+      const std::string first = line_name(path, start_of_line(file, id), line->source);
+      where.fail("repeated word " + quoted(*word) + " (first on " + first + ")");
     }
   }
   return vocabulary;
@@ -186,7 +165,7 @@ std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabular
     if (!tokens.next()) where.fail("expected 'name label word word ...': no label after the name");
     document.name = std::string(*name);
     document.words.clear();
-    document.line = line->source();
+    document.source = line->source;
     while (const auto word = tokens.next()) {
       const std::uint32_t id = grow ? vocabulary.add(*word) : vocabulary.find(*word);
       if (id == Vocabulary::kUnknown) {

@@ -18,28 +18,28 @@ namespace {
 // its row, or kept by a scheduler for its columns).
 struct MatrixEntry {
   std::uint64_t row = 0;
-  std::uint64_t line = 0;
+  std::uint64_t source = 0;  // of its line (schmp/io.hpp)
   double value = 0;
   std::uint32_t column = 0;
 };
 
-// Rows [first, last) in compressed form from their entries (unlabelled, lines unknown); refuses an
+// Rows [first, last) in compressed form from their entries (unlabelled, sources unknown); refuses an
 // entry repeated in the same row and column, at the later line.
 SparseRows rows_of_entries(const std::string& data, std::vector<MatrixEntry> entries, std::uint64_t first,
                            std::uint64_t last) {
   std::sort(entries.begin(), entries.end(), [](const MatrixEntry& a, const MatrixEntry& b) {
-    return std::tie(a.row, a.column, a.line) < std::tie(b.row, b.column, b.line);
+    return std::tie(a.row, a.column, a.source) < std::tie(b.row, b.column, b.source);
   });
   SparseRows rows;
   rows.labels.assign(last - first, 0.0);
-  rows.line.assign(last - first, 0);
+  rows.source.assign(last - first, 0);
   rows.row_start.assign(last - first + 1, 0);
   rows.index.reserve(entries.size());
   rows.value.reserve(entries.size());
   for (std::size_t k = 0; k < entries.size(); ++k) {
     const MatrixEntry& entry = entries[k];
     if (k > 0 && entry.row == entries[k - 1].row && entry.column == entries[k - 1].column) {
-      throw InputError::at(data, entry.line,
+      throw InputError::at(data, entry.source,
                            "duplicate entry (" + std::to_string(entry.row + 1) + ", " +
                                std::to_string(entry.column + 1) + ")");
     }
@@ -73,7 +73,7 @@ SparseRows rows_of_block(const std::string& data, const std::string& labels, Pee
   std::vector<std::vector<MatrixEntry>> by_owner(parts);
   for (std::size_t e = 0; e < entries.row.size(); ++e) {
     by_owner[owner(entries.row[e])].push_back(
-        MatrixEntry{entries.row[e], entries.line[e], entries.value[e], entries.column[e]});
+        MatrixEntry{entries.row[e], entries.source[e], entries.value[e], entries.column[e]});
   }
   std::vector<std::uint64_t> count{entries.row.size()};
   peers.sum(count);
@@ -98,7 +98,7 @@ void append_rows(SparseRows& rows, const SparseRows& piece) {
   }
   rows.index.insert(rows.index.end(), piece.index.begin(), piece.index.end());
   rows.value.insert(rows.value.end(), piece.value.begin(), piece.value.end());
-  rows.line.insert(rows.line.end(), piece.line.begin(), piece.line.end());
+  rows.source.insert(rows.source.end(), piece.source.begin(), piece.source.end());
 }
 
 // read_libsvm(path, range) on several threads.
@@ -115,7 +115,7 @@ SparseRows read_libsvm_parallel(const std::string& path, std::uint64_t size, Byt
   }
   rows.labels.reserve(row_count);
   rows.row_start.reserve(row_count + 1);
-  rows.line.reserve(row_count);
+  rows.source.reserve(row_count);
   rows.index.reserve(entry_count);
   rows.value.reserve(entry_count);
   for (const SparseRows& piece : pieces) append_rows(rows, piece);
@@ -157,7 +157,7 @@ ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std:
           rows.row_start.push_back(rows.index.size());
         }
         rows.labels.insert(rows.labels.end(), piece.labels.begin(), piece.labels.end());
-        rows.line.insert(rows.line.end(), piece.line.begin(), piece.line.end());
+        rows.source.insert(rows.source.end(), piece.source.begin(), piece.source.end());
       }
     }
     return block;
@@ -169,7 +169,7 @@ ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std:
     for (std::size_t e = 0; e < entries.row.size(); ++e) {
       block.columns = std::max(block.columns, entries.column[e] + 1);
       if (in_block(entries.column[e]))
-        kept.push_back(MatrixEntry{entries.row[e], entries.line[e], entries.value[e], entries.column[e]});
+        kept.push_back(MatrixEntry{entries.row[e], entries.source[e], entries.value[e], entries.column[e]});
     }
   });
   block.rows = rows_of_entries(data, std::move(kept), 0, row_count);

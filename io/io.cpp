@@ -25,31 +25,18 @@ std::string located_message(const std::string& file, std::uint64_t line, const s
 InputError::InputError(std::string file, std::uint64_t line, const std::string& message)
     : std::runtime_error(located_message(file, line, message)), file_(std::move(file)), line_(line) {}
 
-namespace {
-
-std::uint64_t line_of(std::uint64_t source_line) {
-  return source_line & ((std::uint64_t{1} << kPartShift) - 1);
+InputError InputError::at(const std::string& path, std::uint64_t source, const std::string& message) {
+  internal::InputFile file(path);
+  const internal::LinePosition position = internal::locate_line(file, source);
+  return InputError(file.parts()[position.part].path, position.line, message);
 }
 
-// The file that holds a source line: the path itself, or the part file of a directory.
-std::string file_of(const std::string& path, std::uint64_t source_line) {
-  if (!std::filesystem::is_directory(path)) return path;
-  const std::uint64_t part = source_line >> kPartShift;
-  const internal::InputFile file(path);
-  const std::vector<internal::PartFile>& parts = file.parts();
-  return part < parts.size() ? parts[part].path : path;
-}
-
-}  // namespace
-
-InputError InputError::at(const std::string& path, std::uint64_t source_line, const std::string& message) {
-  return InputError(file_of(path, source_line), line_of(source_line), message);
-}
-
-std::string line_name(const std::string& path, std::uint64_t source_line, std::uint64_t from) {
-  const std::string number = std::to_string(line_of(source_line));
-  if (source_line >> kPartShift == from >> kPartShift) return "line " + number;
-  return file_of(path, source_line) + ":" + number;
+std::string line_name(const std::string& path, std::uint64_t source, std::uint64_t from) {
+  internal::InputFile file(path);
+  const internal::LinePosition position = internal::locate_line(file, source);
+  const std::string number = std::to_string(position.line);
+  if (position.part == internal::locate_line(file, from).part) return "line " + number;
+  return file.parts()[position.part].path + ":" + number;
 }
 
 std::uint64_t file_size(const std::string& path) { return internal::InputFile(path).size(); }

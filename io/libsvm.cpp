@@ -69,7 +69,7 @@ SparseRows parse_libsvm(const RangeText& text, ByteRange lines_in) {
   rows.index.reserve(entries);
   rows.value.reserve(entries);
   rows.labels.reserve(lines_in_text);
-  rows.line.reserve(lines_in_text);
+  rows.source.reserve(lines_in_text);
   rows.row_start.reserve(lines_in_text + 1);
   std::vector<std::pair<std::uint32_t, double>> scratch;
   internal::LineCursor lines(text, lines_in);
@@ -95,7 +95,7 @@ SparseRows parse_libsvm(const RangeText& text, ByteRange lines_in) {
 
     rows.labels.push_back(label);
     rows.row_start.push_back(rows.index.size());
-    rows.line.push_back(line->source());
+    rows.source.push_back(line->source);
   }
   return rows;
 }

@@ -105,8 +105,8 @@ void InputFile::append(std::uint64_t offset, std::size_t length, std::string& ou
 
 namespace {
 
-// Newlines in a buffer, eight bytes at a time: every worker scans the whole prefix of the file before
-// its range, and a plain byte loop is not vectorized at -O2.
+// Newlines in a buffer, eight bytes at a time: a message's line number counts those of the whole part
+// before it, and a plain byte loop is not vectorized at -O2.
 std::uint64_t count_newlines(const char* data, std::size_t size) {
   constexpr std::uint64_t kOnes = 0x0101010101010101;
   constexpr std::uint64_t kLow7 = 0x7f7f7f7f7f7f7f7f;
@@ -124,14 +124,16 @@ std::uint64_t count_newlines(const char* data, std::size_t size) {
   return count + static_cast<std::uint64_t>(std::count(data + k, data + size, '\n'));
 }
 
-// Newlines in the bytes [from, to) of the data: the number of lines before a range. Read in blocks so
-// that a worker far into a big file does not hold the whole prefix in memory.
+// The data is read in blocks of this size when counting lines, so that a message about a line far
+// into a big file does not hold the whole prefix in memory.
+constexpr std::size_t kCountingBlock = std::size_t{1} << 20;
+
+// Newlines in the bytes [from, to) of the data.
 std::uint64_t count_newlines(InputFile& file, std::uint64_t from, std::uint64_t to) {
-  constexpr std::size_t kBlock = std::size_t{1} << 20;
-  std::string block(static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, to - from)), '\0');
+  std::string block(static_cast<std::size_t>(std::min<std::uint64_t>(kCountingBlock, to - from)), '\0');
   std::uint64_t newlines = 0;
-  for (std::uint64_t offset = from; offset < to; offset += kBlock) {
-    const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, to - offset));
+  for (std::uint64_t offset = from; offset < to; offset += kCountingBlock) {
+    const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(kCountingBlock, to - offset));
     file.read(offset, count, block.data());
     newlines += count_newlines(block.data(), count);
   }
@@ -163,6 +165,7 @@ void append_rest_of_line(InputFile& file, std::uint64_t offset, std::string& byt
 RangeText read_range(const std::string& path, ByteRange range) {
   InputFile file(path);
   RangeText result;
+  result.path = path;
   result.file_size = file.size();
   const std::uint64_t end = std::min(range.end, file.size());
   if (range.begin >= end) return result;
@@ -191,28 +194,35 @@ RangeText read_range(const std::string& path, ByteRange range) {
   }
   if (result.bytes.back() != '\n') append_rest_of_line(file, end, result.bytes);
 
-  const std::uint64_t text_begin = read_from + result.start;
-  const std::uint64_t text_end = read_from + result.bytes.size();
-  const std::vector<PartFile>& parts = file.parts();
-  const std::size_t first_part = file.part_at(text_begin);
-  const PartFile& part = parts[first_part];
-  // Line numbers count from the start of the part that holds the first line. When that line starts
-  // after the part's first byte, the part starts at or before read_from (the part before it ends with a
-  // newline, which the search above would have stopped at), and exactly one '\n' lies between read_from
-  // and the first line: the one found above.
-  const std::uint64_t lines_before =
-      text_begin == part.begin ? 0 : count_newlines(file, part.begin, read_from) + 1;
-  result.segments.push_back(TextSegment{0, part.path, 1 + lines_before, first_part});
-  for (std::size_t next = first_part + 1; next < parts.size() && parts[next].begin < text_end; ++next) {
-    if (parts[next].size == 0) continue;
-    result.segments.push_back(
-        TextSegment{static_cast<std::size_t>(parts[next].begin - text_begin), parts[next].path, 1, next});
-  }
+  result.offset = read_from + result.start;
   return result;
 }
 
+LinePosition locate_line(InputFile& file, std::uint64_t source) {
+  if (file.size() == 0) return {};
+  const std::uint64_t at = std::min(source, file.size());
+  const std::size_t part = file.part_at(std::min(at, file.size() - 1));
+  return {part, 1 + count_newlines(file, file.parts()[part].begin, at)};
+}
+
+std::uint64_t start_of_line(InputFile& file, std::uint64_t index) {
+  if (index == 0) return 0;
+  std::string block;
+  std::uint64_t newlines = 0;
+  for (std::uint64_t offset = 0; offset < file.size(); offset += block.size()) {
+    block.clear();
+    file.append(offset,
+                static_cast<std::size_t>(std::min<std::uint64_t>(kCountingBlock, file.size() - offset)),
+                block);
+    for (std::size_t k = 0; k < block.size(); ++k) {
+      if (block[k] == '\n' && ++newlines == index) return offset + k + 1;
+    }
+  }
+  return file.size();
+}
+
 LineCursor::LineCursor(const RangeText& text, ByteRange range)
-    : text_(text.text()), segments_(text.segments) {
+    : text_(text.text()), path_(&text.path), offset_(text.offset) {
   end_ = static_cast<std::size_t>(std::min<std::uint64_t>(range.end, text_.size()));
   position_ = static_cast<std::size_t>(std::min<std::uint64_t>(range.begin, end_));
   // As in read_range: the first line is the one after the first '\n' at or after begin - 1.
@@ -220,14 +230,6 @@ LineCursor::LineCursor(const RangeText& text, ByteRange range)
     const std::size_t newline = text_.find('\n', position_);
     position_ = newline == std::string_view::npos ? text_.size() : newline + 1;
   }
-  if (position_ >= end_ || segments_.empty()) return;
-  // The line's number: its segment's first line plus the lines of the segment before it.
-  while (next_segment_ < segments_.size() && segments_[next_segment_].offset <= position_) ++next_segment_;
-  const TextSegment& segment = segments_[next_segment_ - 1];
-  file_ = &segment.file;
-  part_ = segment.part;
-  next_number_ =
-      segment.first_line + count_newlines(text_.data() + segment.offset, position_ - segment.offset);
 }
 
 std::uint64_t line_start_from(InputFile& file, std::uint64_t offset) {
@@ -239,22 +241,20 @@ std::uint64_t line_start_from(InputFile& file, std::uint64_t offset) {
 }
 
 ChunkReader::ChunkReader(const std::string& path, std::uint64_t chunk_bytes, ByteRange range)
-    : file_(path), chunk_bytes_(std::max<std::uint64_t>(chunk_bytes, 1)) {
+    : path_(path), file_(path), chunk_bytes_(std::max<std::uint64_t>(chunk_bytes, 1)) {
   end_ = std::min(range.end, file_.size());
   if (range.begin >= end_) {
     offset_ = end_;
     return;
   }
   offset_ = line_start_from(file_, range.begin);
-  if (offset_ >= end_) return;
-  const PartFile& part = file_.parts()[file_.part_at(offset_)];
-  line_ = 1 + count_newlines(file_, part.begin, offset_);
 }
 
 bool ChunkReader::next(RangeText& chunk) {
+  chunk.path = path_;
   chunk.bytes.clear();
   chunk.start = 0;
-  chunk.segments.clear();
+  chunk.offset = offset_;
   chunk.file_size = file_.size();
   if (offset_ >= end_) return false;
 
@@ -262,23 +262,7 @@ bool ChunkReader::next(RangeText& chunk) {
   const auto count = static_cast<std::size_t>(std::min(chunk_bytes_, end_ - offset_));
   file_.append(offset_, count, chunk.bytes);
   if (chunk.bytes.back() != '\n') append_rest_of_line(file_, offset_ + count, chunk.bytes);
-  const std::uint64_t end = offset_ + chunk.bytes.size();
-
-  const std::vector<PartFile>& parts = file_.parts();
-  const std::size_t first_part = file_.part_at(offset_);
-  // A chunk that starts inside a part continues the previous chunk's last part, so its line numbers do.
-  const std::uint64_t first_line = parts[first_part].begin == offset_ ? 1 : line_;
-  chunk.segments.push_back(TextSegment{0, parts[first_part].path, first_line, first_part});
-  for (std::size_t next = first_part + 1; next < parts.size() && parts[next].begin < end; ++next) {
-    if (parts[next].size == 0) continue;
-    chunk.segments.push_back(
-        TextSegment{static_cast<std::size_t>(parts[next].begin - offset_), parts[next].path, 1, next});
-  }
-  // Counted in memory: the next chunk starts either at a part's start (line 1) or in this last segment.
-  const TextSegment& last = chunk.segments.back();
-  line_ =
-      last.first_line + count_newlines(chunk.bytes.data() + last.offset, chunk.bytes.size() - last.offset);
-  offset_ = end;
+  offset_ += chunk.bytes.size();
   return true;
 }
 

@@ -64,54 +64,58 @@ class InputFile {
 // lines, `offset` itself at the start of a part file, else one past the first '\n' at or after offset - 1.
 std::uint64_t line_start_from(InputFile& file, std::uint64_t offset);
 
-// Where the lines of one file begin in a RangeText, and the number of the first of them in that file.
-struct TextSegment {
-  std::size_t offset = 0;        // in RangeText::text()
-  std::string file;              // the file, or the part file of a directory
-  std::uint64_t first_line = 1;  // 1-based, in `file`
-  std::uint64_t part = 0;        // the part file's index in its directory (0 for a single file)
-};
-
 // The lines of a file (or of a directory's parts) that start inside a byte range, read in one go.
 struct RangeText {
-  std::string bytes;                  // holds the lines from offset `start` on
-  std::size_t start = 0;              // where the first line begins in `bytes`
-  std::vector<TextSegment> segments;  // one per file the lines come from, in order; none when no lines
-  std::uint64_t file_size = 0;        // size of the whole data: the file, or all the parts together
+  std::string path;             // the data: a file, or a directory of shards
+  std::string bytes;            // holds the lines from offset `start` on
+  std::size_t start = 0;        // where the first line begins in `bytes`
+  std::uint64_t offset = 0;     // where text() begins in the data
+  std::uint64_t file_size = 0;  // size of the whole data: the file, or all the parts together
 
   // Whole lines, each ending in '\n' except perhaps the last one of the file.
   std::string_view text() const { return std::string_view(bytes).substr(start); }
 };
 
 // Reads the lines whose first byte lies in `range` (clamped to the data), plus the rest of the last
-// such line, and finds where each line lies: its file and its line number there. For a single file
-// that counts the newlines before the range; for a directory only those of the part where the range's
-// first line lies, before it: the other parts are not read. InputError (line 0) if the data cannot be
-// opened or read.
+// such line. Only those bytes are read: nothing before the range (line numbers are worked out only for
+// messages, see Where), and of a directory only the parts the range overlaps. InputError (line 0) if
+// the data cannot be opened or read.
 RangeText read_range(const std::string& path, ByteRange range);
 
-// The position of a line, to raise InputError there.
-struct Where {
-  const std::string& file;
-  std::uint64_t line;
+// The part file (its index) and 1-based line number of the line that starts at `source` (schmp/io.hpp),
+// found by counting the newlines before it in its part: for messages only, since that reads the part up
+// to the line.
+struct LinePosition {
+  std::size_t part = 0;
+  std::uint64_t line = 0;
+};
+LinePosition locate_line(InputFile& file, std::uint64_t source);
 
-  [[noreturn]] void fail(const std::string& message) const { throw InputError(file, line, message); }
+// Where the line with 0-based index `index` among all the lines of the data starts (the data's size
+// when it has fewer lines), by counting newlines from its start: for messages only.
+std::uint64_t start_of_line(InputFile& file, std::uint64_t index);
+
+// The position of a line, to raise InputError there: the message names its file (the part file of a
+// directory) and line number, worked out only then.
+struct Where {
+  const std::string& path;  // the data: a file, or a directory of shards
+  std::uint64_t source;
+
+  [[noreturn]] void fail(const std::string& message) const { throw InputError::at(path, source, message); }
 };
 
 struct Line {
   std::string_view text;    // without the line ending ("\n" or "\r\n")
-  std::uint64_t number;     // 1-based line number in its file
-  const std::string* file;  // the file, or the part file of a directory, that holds the line
-  std::uint64_t part;       // the part file's index (0 for a single file)
+  std::uint64_t source;     // where the line starts in the data (schmp/io.hpp)
+  const std::string* path;  // the data: a file, or a directory of shards
 
-  Where where() const { return Where{*file, number}; }
-  std::uint64_t source() const { return source_line(part, number); }
+  Where where() const { return Where{*path, source}; }
 };
 
-// Walks over the lines of a RangeText, each with its file and line number.
+// Walks over the lines of a RangeText, each with its source.
 class LineCursor {
  public:
-  explicit LineCursor(const RangeText& text) : text_(text.text()), segments_(text.segments) {}
+  explicit LineCursor(const RangeText& text) : text_(text.text()), path_(&text.path), offset_(text.offset) {}
 
   // Only the lines whose first byte lies in `range` of text.text() (offsets into it), so that several
   // threads can parse consecutive ranges of text already read; the last line may run past the range.
@@ -119,23 +123,17 @@ class LineCursor {
 
   std::optional<Line> next() {
     if (position_ >= end_) return std::nullopt;
-    // Every part ends with a newline, so a new segment always starts at a line start.
-    while (next_segment_ < segments_.size() && segments_[next_segment_].offset <= position_) {
-      file_ = &segments_[next_segment_].file;
-      part_ = segments_[next_segment_].part;
-      next_number_ = segments_[next_segment_].first_line;
-      ++next_segment_;
-    }
     const char* begin = text_.data() + position_;
     const std::size_t remaining = text_.size() - position_;
     // memchr is much faster than a byte loop on long lines.
     const void* newline = std::memchr(begin, '\n', remaining);
     const std::size_t length =
         newline != nullptr ? static_cast<std::size_t>(static_cast<const char*>(newline) - begin) : remaining;
+    const std::uint64_t source = offset_ + position_;
     position_ += length + 1;
     std::string_view line(begin, length);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return Line{line, next_number_++, file_, part_};
+    return Line{line, source, path_};
   }
 
   // Where the next line starts in the text (one past its end once a last line without '\n' was read).
@@ -143,21 +141,16 @@ class LineCursor {
 
  private:
   std::string_view text_;
-  const std::vector<TextSegment>& segments_;
-  std::size_t next_segment_ = 0;
+  const std::string* path_;
+  std::uint64_t offset_;  // of the text in the data
   std::size_t position_ = 0;
   std::size_t end_ = text_.size();  // no line starting here or after is read
-  const std::string* file_ = nullptr;
-  std::uint64_t part_ = 0;
-  std::uint64_t next_number_ = 1;
 };
 
 // Reads the data of a path (a file, or a directory's parts) in consecutive chunks of lines: each holds
 // about `chunk_bytes` bytes, from a line start up to and including the end of the line holding its last
 // byte (a line longer than that is a chunk of its own). Only the lines whose first byte lies in `range`
-// are read, as read_range would take them (the whole data by default). Line numbers carry over from one
-// chunk to the next, so they are what read_range would give, and no chunk counts the lines before it
-// again.
+// are read, as read_range would take them (the whole data by default).
 class ChunkReader {
  public:
   ChunkReader(const std::string& path, std::uint64_t chunk_bytes, ByteRange range = {});
@@ -170,17 +163,16 @@ class ChunkReader {
   std::uint64_t chunk_offset() const { return chunk_offset_; }
 
  private:
+  std::string path_;
   InputFile file_;
   std::uint64_t chunk_bytes_;
   std::uint64_t end_ = 0;     // no line starting here or after is read
   std::uint64_t offset_ = 0;  // where the next chunk starts: a line start
-  std::uint64_t line_ = 1;    // the number of the line at offset_ in the file that holds it
   std::uint64_t chunk_offset_ = 0;
 };
 
-// The lines of a path (of a byte range of it, as ChunkReader takes them) in order, each with its file
-// and line number, read chunk by chunk. A Line (its text and its file) stays valid only until the next
-// call: copy what must outlive it.
+// The lines of a path (of a byte range of it, as ChunkReader takes them) in order, each with its source,
+// read chunk by chunk. A Line (its text) stays valid only until the next call: copy what must outlive it.
 class LineStream {
  public:
   LineStream(const std::string& path, std::uint64_t chunk_bytes, ByteRange range = {})

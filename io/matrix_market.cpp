@@ -25,7 +25,7 @@ struct Header {
   Field field = Field::real;
   std::vector<std::uint64_t> sizes;  // the numbers of the size line
   std::string path;                  // the data read
-  std::uint64_t size_source = 0;     // the size line's source line (schmp/io.hpp)
+  std::uint64_t size_source = 0;     // the size line's source (schmp/io.hpp)
   std::uint64_t body_begin = 0;      // byte offset of the line after it
 
   [[noreturn]] void fail_at_size_line(const std::string& message) const {
@@ -124,7 +124,7 @@ std::optional<Header> parse_header(const std::string& path, internal::LineCursor
                ", found " + quoted(size_line->text));
   }
   header.path = path;
-  header.size_source = size_line->source();
+  header.size_source = size_line->source;
   header.body_begin = lines.position();
   return header;
 }
@@ -165,7 +165,7 @@ Coordinates declared_sizes(const Header& header) {
   result.rows = header.sizes[0];
   result.columns = header.sizes[1];
   result.declared_entries = header.sizes[2];
-  result.size_line = header.size_source;
+  result.size_source = header.size_source;
   // Columns are stored 0-based in 32 bits.
   if (result.columns > std::uint64_t{4294967295}) {
     header.fail_at_size_line("column count " + std::to_string(result.columns) +
@@ -195,7 +195,7 @@ void parse_entries(const Header& header, const internal::RangeText& text, Coordi
       result.value.push_back(parse_value(*value_token, header.field, where));
     }
     if (const auto extra = tokens.next()) where.fail("unexpected text " + quoted(*extra) + " after entry");
-    result.line.push_back(line->source());
+    result.source.push_back(line->source);
   }
 }
 
@@ -216,7 +216,7 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
     result.row.reserve(expected);
     result.column.reserve(expected);
     result.value.reserve(expected);
-    result.line.reserve(expected);
+    result.source.reserve(expected);
   }
   parse_entries(header, text, result);
 
@@ -244,7 +244,7 @@ void read_matrix_market_in_chunks(const std::string& path, std::uint64_t chunk_b
 
 void check_entry_count(const std::string& path, const Coordinates& declared, std::uint64_t entries) {
   if (entries != declared.declared_entries) {
-    throw InputError::at(path, declared.size_line,
+    throw InputError::at(path, declared.size_source,
                          "size line declares " + std::to_string(declared.declared_entries) +
                              " entries but the file has " + std::to_string(entries));
   }

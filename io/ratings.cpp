@@ -60,7 +60,7 @@ std::vector<Rating> parse_ratings(const internal::RangeText& chunk, ByteRange ra
     rating.user = parse_id(*user, "user id", index_base, bounds.users, where);
     rating.item = parse_id(*item, "item id", index_base, bounds.items, where);
     rating.value = internal::parse_finite(*value, "rating", where);
-    rating.line = line->source();
+    rating.source = line->source;
   }
   return ratings;
 }
@@ -102,13 +102,13 @@ RatingsRead read_ratings(const std::string& path, int index_base, const IdBounds
   }
   for (std::size_t e = 0; e < entries.value.size(); ++e) {
     visit(Rating{static_cast<std::uint32_t>(entries.row[e]), entries.column[e], entries.value[e],
-                 entries.line[e]});
+                 entries.source[e]});
   }
   read.ratings = entries.value.size();
   entries.row = {};
   entries.column = {};
   entries.value = {};
-  entries.line = {};
+  entries.source = {};
   read.matrix_market = std::move(entries);
   return read;
 }

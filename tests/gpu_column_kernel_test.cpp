@@ -46,7 +46,7 @@ io::SparseRows random_shard(std::mt19937_64& random, std::size_t rows, std::size
     }
     shard.row_start.push_back(shard.index.size());
     shard.labels.push_back(normal(random));
-    shard.line.push_back(i + 1);
+    shard.source.push_back(i + 1);
   }
   return shard;
 }

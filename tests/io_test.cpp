@@ -83,6 +83,17 @@ class IoTest : public ::testing::Test {
   return ::testing::AssertionFailure() << "no InputError, expected \"" << expected << "\"";
 }
 
+// The line number of a record's source (schmp/io.hpp), as a message names it.
+std::uint64_t line_number(const std::string& path, std::uint64_t source) {
+  return InputError::at(path, source, "").line();
+}
+
+std::vector<std::uint64_t> line_numbers(const std::string& path, const std::vector<std::uint64_t>& sources) {
+  std::vector<std::uint64_t> numbers;
+  for (const std::uint64_t source : sources) numbers.push_back(line_number(path, source));
+  return numbers;
+}
+
 // A file that a reader must refuse: its content, and the line and message of the InputError.
 struct BadFile {
   std::string content;
@@ -107,7 +118,7 @@ void append_rows(SparseRows& all, const SparseRows& part) {
   for (std::size_t r = 1; r < part.row_start.size(); ++r) all.row_start.push_back(offset + part.row_start[r]);
   all.index.insert(all.index.end(), part.index.begin(), part.index.end());
   all.value.insert(all.value.end(), part.value.begin(), part.value.end());
-  all.line.insert(all.line.end(), part.line.begin(), part.line.end());
+  all.source.insert(all.source.end(), part.source.begin(), part.source.end());
 }
 
 void expect_same_rows(const SparseRows& actual, const SparseRows& expected) {
@@ -115,7 +126,7 @@ void expect_same_rows(const SparseRows& actual, const SparseRows& expected) {
   EXPECT_EQ(actual.row_start, expected.row_start);
   EXPECT_EQ(actual.index, expected.index);
   EXPECT_EQ(actual.value, expected.value);
-  EXPECT_EQ(actual.line, expected.line);
+  EXPECT_EQ(actual.source, expected.source);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -195,7 +206,7 @@ TEST_F(IoTest, LibsvmGoodFile) {
   EXPECT_EQ(row_entries(rows, 0), (Entries{{0, 0.5}, {2, -2.0}, {9, 1000.0}}));
   EXPECT_EQ(row_entries(rows, 1), (Entries{{1, 4.0}}));
   EXPECT_EQ(row_entries(rows, 2), (Entries{{0, 1.0}, {4294967293u, 7.0}}));
-  EXPECT_EQ(rows.line, (std::vector<std::uint64_t>{1, 2, 3}));
+  EXPECT_EQ(line_numbers(path, rows.source), (std::vector<std::uint64_t>{1, 2, 3}));
   EXPECT_EQ(rows.columns(), 4294967294u);
 }
 
@@ -286,7 +297,7 @@ TEST_F(IoTest, LibsvmSkipsCommentsBlankLinesAndCrlf) {
   EXPECT_EQ(row_entries(rows, 0), (Entries{{0, 1.0}}));
   EXPECT_EQ(row_entries(rows, 1), (Entries{{1, 2.5}, {2, 3.0}}));
   EXPECT_EQ(row_entries(rows, 2), (Entries{{3, 4.0}}));
-  EXPECT_EQ(rows.line, (std::vector<std::uint64_t>{2, 6, 8}));
+  EXPECT_EQ(line_numbers(path, rows.source), (std::vector<std::uint64_t>{2, 6, 8}));
 }
 
 TEST_F(IoTest, LibsvmLabelOnlyRowsHaveNoEntries) {
@@ -296,7 +307,7 @@ TEST_F(IoTest, LibsvmLabelOnlyRowsHaveNoEntries) {
   EXPECT_EQ(rows.labels, (std::vector<double>{1.0, -1.0, 3.0, 0.0}));
   EXPECT_EQ(rows.row_start, (std::vector<std::uint64_t>{0, 0, 0, 1, 1}));
   EXPECT_EQ(row_entries(rows, 2), (Entries{{1, 1.0}}));
-  EXPECT_EQ(rows.line, (std::vector<std::uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(line_numbers(path, rows.source), (std::vector<std::uint64_t>{1, 2, 3, 4}));
   EXPECT_EQ(rows.columns(), 2u);
 
   const SparseRows only_labels = schmp::io::read_libsvm(write("only_labels.svm", "1\n2\n"));
@@ -387,7 +398,7 @@ TEST_F(IoTest, LibsvmByteRangesReadEveryLineOnce) {
   std::vector<std::uint64_t> row_lines;
   const std::string path = write("mixed.svm", mixed_libsvm(row_lines));
   const SparseRows whole = schmp::io::read_libsvm(path);
-  EXPECT_EQ(whole.line, row_lines);
+  EXPECT_EQ(line_numbers(path, whole.source), row_lines);
   for (std::size_t r = 0; r < whole.rows(); ++r) {
     for (auto k = whole.row_start[r] + 1; k < whole.row_start[r + 1]; ++k) {
       EXPECT_LT(whole.index[k - 1], whole.index[k]);
@@ -411,20 +422,53 @@ TEST_F(IoTest, LibsvmByteRangesReadEveryLineOnce) {
   }
 }
 
+// Bytes this process has read so far (Linux's count of read() calls' bytes).
+std::uint64_t bytes_read() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  std::uint64_t value = 0;
+  while (io >> key >> value) {
+    if (key == "rchar:") return value;
+  }
+  return 0;
+}
+
+// A worker far into a big file reads its range and nothing before it: its rows' line numbers are
+// worked out only when a message names one.
+TEST_F(IoTest, ARangeReadsNoByteBeforeIt) {
+  if (!std::ifstream("/proc/self/io")) GTEST_SKIP() << "no /proc/self/io to count the bytes read";
+  // Line 1, then 64 MiB of zero bytes (line 2, a hole on disk), then lines 3 and 4.
+  const std::string path = missing("sparse.svm");
+  constexpr std::uint64_t kHole = std::uint64_t{64} << 20;
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "1 1:1\n";
+    out.seekp(static_cast<std::streamoff>(kHole), std::ios::cur);
+    out << "\n2 2:2\n3 3:3\n";
+  }
+  const std::uint64_t size = schmp::io::file_size(path);
+  const std::uint64_t before = bytes_read();
+  const SparseRows rows = schmp::io::read_libsvm(path, {size - 12, size});
+  const std::uint64_t read = bytes_read() - before;
+  EXPECT_EQ(rows.labels, (std::vector<double>{2.0, 3.0}));
+  EXPECT_LT(read, std::uint64_t{1} << 20) << "the range's reader read the bytes before it";
+  EXPECT_EQ(line_numbers(path, rows.source), (std::vector<std::uint64_t>{3, 4}));
+}
+
 TEST_F(IoTest, LibsvmRangeStartingAtALineStartKeepsThatLine) {
   const std::string content = "1 1:1\n2 2:2\n3 3:3\n4 4:4\n";
   const std::string path = write("starts.svm", content);
   const std::uint64_t third = content.find("3 3:3");
   const SparseRows at_start = schmp::io::read_libsvm(path, {third, third + 1});
   EXPECT_EQ(at_start.labels, (std::vector<double>{3.0}));
-  EXPECT_EQ(at_start.line, (std::vector<std::uint64_t>{3}));
+  EXPECT_EQ(line_numbers(path, at_start.source), (std::vector<std::uint64_t>{3}));
   // Starting on the '\n' before it: the line holding that byte began earlier, so line 3 is first.
   const SparseRows on_newline = schmp::io::read_libsvm(path, {third - 1, content.size()});
   EXPECT_EQ(on_newline.labels, (std::vector<double>{3.0, 4.0}));
   // One byte later: line 3 began before the range.
   const SparseRows after = schmp::io::read_libsvm(path, {third + 1, content.size()});
   EXPECT_EQ(after.labels, (std::vector<double>{4.0}));
-  EXPECT_EQ(after.line, (std::vector<std::uint64_t>{4}));
+  EXPECT_EQ(line_numbers(path, after.source), (std::vector<std::uint64_t>{4}));
   // Ending exactly at a line start leaves that line out.
   const SparseRows before = schmp::io::read_libsvm(path, {0, third});
   EXPECT_EQ(before.labels, (std::vector<double>{1.0, 2.0}));
@@ -443,7 +487,7 @@ TEST_F(IoTest, LibsvmErrorInSecondRangeReportsFileLine) {
   const std::uint64_t size = content.size();
   const SparseRows first = schmp::io::read_libsvm(path, schmp::io::split_range(size, 0, 2));
   EXPECT_EQ(first.rows(), 25u);
-  EXPECT_EQ(first.line.back(), 25u);
+  EXPECT_EQ(line_number(path, first.source.back()), 25u);
   EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(path, schmp::io::split_range(size, 1, 2)); }, path, 40,
                         "feature index 0 (indices are 1-based)"));
   // With 7 parts, line 40 (bytes 390..399) is in part 5 (bytes 358..429); the others read cleanly.
@@ -469,8 +513,8 @@ TEST_F(IoTest, LibsvmLineNumbersAfterMegabytesOfPrefix) {
   const std::uint64_t size = content.size();
   const SparseRows third = schmp::io::read_libsvm(path, schmp::io::split_range(size, 2, 4));
   ASSERT_GT(third.rows(), 0u);
-  EXPECT_EQ(third.line.front(), static_cast<std::uint64_t>(kLines / 2 + 1));
-  EXPECT_EQ(third.line.back(), static_cast<std::uint64_t>(3 * kLines / 4));
+  EXPECT_EQ(line_number(path, third.source.front()), static_cast<std::uint64_t>(kLines / 2 + 1));
+  EXPECT_EQ(line_number(path, third.source.back()), static_cast<std::uint64_t>(3 * kLines / 4));
   EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(path, schmp::io::split_range(size, 3, 4)); }, path,
                         kLines - 9, "non-numeric value 'x'"));
 }
@@ -490,7 +534,7 @@ TEST_F(IoTest, LibsvmLongLineCrossingRangeEnd) {
   EXPECT_EQ(first.row_start[2] - first.row_start[1], 30000u);
   const SparseRows rest = schmp::io::read_libsvm(path, {10, content.size()});
   EXPECT_EQ(rest.labels, (std::vector<double>{2.0}));
-  EXPECT_EQ(rest.line, (std::vector<std::uint64_t>{3}));
+  EXPECT_EQ(line_numbers(path, rest.source), (std::vector<std::uint64_t>{3}));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -515,7 +559,7 @@ TEST_F(IoTest, MatrixMarketRealFile) {
   EXPECT_EQ(entries.row, (std::vector<std::uint64_t>{0, 2, 1}));
   EXPECT_EQ(entries.column, (std::vector<std::uint32_t>{0, 3, 1}));
   EXPECT_EQ(entries.value, (std::vector<double>{1.5, -2e-3, 7.0}));
-  EXPECT_EQ(entries.line, (std::vector<std::uint64_t>{5, 7, 9}));
+  EXPECT_EQ(line_numbers(path, entries.source), (std::vector<std::uint64_t>{5, 7, 9}));
 }
 
 TEST_F(IoTest, MatrixMarketIntegerAndPatternFiles) {
@@ -542,7 +586,7 @@ TEST_F(IoTest, MatrixMarketIntegerAndPatternFiles) {
   EXPECT_EQ(ones.row, (std::vector<std::uint64_t>{4, 0, 1}));
   EXPECT_EQ(ones.column, (std::vector<std::uint32_t>{2, 0, 1}));
   EXPECT_EQ(ones.value, (std::vector<double>{1.0, 1.0, 1.0}));
-  EXPECT_EQ(ones.line, (std::vector<std::uint64_t>{4, 5, 6}));
+  EXPECT_EQ(line_numbers(pattern, ones.source), (std::vector<std::uint64_t>{4, 5, 6}));
 
   const Coordinates none = schmp::io::read_matrix_market(
       write("none.mtx", "%%MatrixMarket matrix coordinate real general\n0 0 0\n"));
@@ -639,7 +683,7 @@ TEST_F(IoTest, MatrixMarketByteRangesReadEveryEntryOnce) {
   const std::string path = write("split.mtx", content);
   const Coordinates whole = schmp::io::read_matrix_market(path);
   ASSERT_EQ(whole.row.size(), 45u);
-  EXPECT_EQ(whole.line, lines);
+  EXPECT_EQ(line_numbers(path, whole.source), lines);
 
   const std::uint64_t size = schmp::io::file_size(path);
   for (const int parts : {1, 2, 3, 7, 64, 500}) {
@@ -653,13 +697,13 @@ TEST_F(IoTest, MatrixMarketByteRangesReadEveryEntryOnce) {
       joined.row.insert(joined.row.end(), piece.row.begin(), piece.row.end());
       joined.column.insert(joined.column.end(), piece.column.begin(), piece.column.end());
       joined.value.insert(joined.value.end(), piece.value.begin(), piece.value.end());
-      joined.line.insert(joined.line.end(), piece.line.begin(), piece.line.end());
+      joined.source.insert(joined.source.end(), piece.source.begin(), piece.source.end());
     }
     SCOPED_TRACE("parts = " + std::to_string(parts));
     EXPECT_EQ(joined.row, whole.row);
     EXPECT_EQ(joined.column, whole.column);
     EXPECT_EQ(joined.value, whole.value);
-    EXPECT_EQ(joined.line, whole.line);
+    EXPECT_EQ(joined.source, whole.source);
   }
 }
 
@@ -782,7 +826,7 @@ std::string large_libsvm(std::size_t min_bytes) {
 SparseRows only_columns(const SparseRows& rows, std::uint32_t begin, std::uint32_t end) {
   SparseRows kept;
   kept.labels = rows.labels;
-  kept.line = rows.line;
+  kept.source = rows.source;
   for (std::size_t r = 0; r < rows.rows(); ++r) {
     for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
       if (rows.index[e] < begin || rows.index[e] >= end) continue;
@@ -912,7 +956,7 @@ TEST_F(IoTest, BagOfWordsReadsUciDocword) {
   EXPECT_EQ(entries[0].document, 0u);
   EXPECT_EQ(entries[0].word, 1u);
   EXPECT_EQ(entries[0].count, 3u);
-  EXPECT_EQ(entries[1].line, 6u);
+  EXPECT_EQ(line_number(path, entries[1].source), 6u);
   EXPECT_EQ(entries[3].document, 1u);
   EXPECT_EQ(entries[3].word, 3u);
   EXPECT_EQ(entries[3].count, 7u);
@@ -968,7 +1012,7 @@ TEST_F(IoTest, TextDocumentsGrowOrKeepTheVocabulary) {
   EXPECT_EQ(documents[0].name, "d1");
   EXPECT_EQ(documents[0].words, (std::vector<std::uint32_t>{0, 1, 2}));
   EXPECT_EQ(documents[1].words, (std::vector<std::uint32_t>{0, 3}));
-  EXPECT_EQ(documents[1].line, 3u);
+  EXPECT_EQ(line_number(path, documents[1].source), 3u);
   EXPECT_TRUE(documents[2].words.empty());
   EXPECT_EQ(vocabulary.size(), 4u);
 
@@ -1124,7 +1168,7 @@ using RatingRecord = std::tuple<std::uint32_t, std::uint32_t, double, std::uint6
 std::vector<RatingRecord> ratings_in_chunks(const std::string& path, std::uint64_t chunk_bytes) {
   std::vector<RatingRecord> ratings;
   internal::read_ratings(
-      path, 0, {}, [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.line); },
+      path, 0, {}, [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.source); },
       schmp::io::ByteRange{}, chunk_bytes);
   return ratings;
 }
@@ -1165,7 +1209,7 @@ TEST_F(IoTest, RatingsReadInSmallChunksAsInOneGo) {
   ASSERT_GT(expected.size(), 10000u);
   std::vector<RatingRecord> public_read;
   for (const auto& r : read_all_ratings(file, 0, {}))
-    public_read.emplace_back(r.user, r.item, r.value, r.line);
+    public_read.emplace_back(r.user, r.item, r.value, r.source);
   EXPECT_EQ(public_read, expected);
   for (const std::uint64_t chunk : kSmallChunks) EXPECT_EQ(ratings_in_chunks(file, chunk), expected) << chunk;
 
@@ -1207,7 +1251,7 @@ TEST_F(IoTest, RatingsOfByteRangesAddUpToTheWholeWithTheirLines) {
                         std::vector<RatingRecord> ratings;
                         internal::read_ratings(
                             path, 0, {},
-                            [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.line); },
+                            [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.source); },
                             range, chunk);
                         return ratings;
                       }),
@@ -1222,15 +1266,17 @@ TEST_F(IoTest, RatingsOfByteRangesAddUpToTheWholeWithTheirLines) {
   const std::vector<RatingRecord> whole = ratings_in_chunks(market, internal::kChunkBytes);
   ASSERT_EQ(whole.size(), 5u);
   for (const int parts : {2, 3, 40}) {
-    EXPECT_EQ(records_of_ranges<RatingRecord>(
-                  market, parts,
-                  [&](schmp::io::ByteRange range) {
-                    std::vector<RatingRecord> ratings;
-                    schmp::io::read_ratings(
-                        market, 1, {},
-                        [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.line); }, range);
-                    return ratings;
-                  }),
+    EXPECT_EQ(records_of_ranges<RatingRecord>(market, parts,
+                                              [&](schmp::io::ByteRange range) {
+                                                std::vector<RatingRecord> ratings;
+                                                schmp::io::read_ratings(
+                                                    market, 1, {},
+                                                    [&](const auto& r) {
+                                                      ratings.emplace_back(r.user, r.item, r.value, r.source);
+                                                    },
+                                                    range);
+                                                return ratings;
+                                              }),
               whole)
         << parts;
   }
@@ -1286,7 +1332,7 @@ std::vector<WordRecord> words_in_chunks(const std::string& path, std::uint64_t c
   std::vector<WordRecord> entries;
   const auto read = internal::read_bag_of_words(
       path, schmp::io::ByteRange{},
-      [&](const auto& e) { entries.emplace_back(e.document, e.word, e.count, e.line); }, chunk_bytes);
+      [&](const auto& e) { entries.emplace_back(e.document, e.word, e.count, e.source); }, chunk_bytes);
   schmp::io::check_entry_count(path, read.declared, read.entries);
   if (size) *size = read.declared;
   return entries;
@@ -1308,7 +1354,7 @@ TEST_F(IoTest, BagOfWordsReadInSmallChunksAsInOneGo) {
   schmp::io::CorpusSize public_size;
   const auto public_read = read_entries(file, &public_size);
   ASSERT_EQ(public_read.size(), expected.size());
-  EXPECT_EQ(public_read.back().line, std::get<3>(expected.back()));
+  EXPECT_EQ(public_read.back().source, std::get<3>(expected.back()));
   expect_same_size(public_size, expected_size);
   for (const std::uint64_t chunk : kSmallChunks) {
     schmp::io::CorpusSize size;
@@ -1345,7 +1391,7 @@ TEST_F(IoTest, BagOfWordsOfByteRangesAddUpToTheWholeWithTheirLines) {
         const auto records = records_of_ranges<WordRecord>(path, parts, [&](schmp::io::ByteRange range) {
           std::vector<WordRecord> read;
           const schmp::io::BagOfWordsRange counted = internal::read_bag_of_words(
-              path, range, [&](const auto& e) { read.emplace_back(e.document, e.word, e.count, e.line); },
+              path, range, [&](const auto& e) { read.emplace_back(e.document, e.word, e.count, e.source); },
               chunk);
           expect_same_size(counted.declared, expected_size);
           EXPECT_EQ(counted.entries, read.size());
@@ -1406,7 +1452,7 @@ TextRead text_in_chunks(const std::string& path, schmp::io::Vocabulary vocabular
                         std::uint64_t chunk_bytes) {
   TextRead read;
   read.left_out = internal::read_text_documents(
-      path, vocabulary, grow, [&](const auto& d) { read.documents.emplace_back(d.name, d.words, d.line); },
+      path, vocabulary, grow, [&](const auto& d) { read.documents.emplace_back(d.name, d.words, d.source); },
       schmp::io::ByteRange{}, chunk_bytes);
   for (std::uint32_t id = 0; id < vocabulary.size(); ++id) read.words.push_back(vocabulary.word(id));
   return read;

@@ -208,7 +208,7 @@ TEST(LassoDependency, SettlesSparseCandidatesByTheSharedRowBound) {
     }
     data.row_start.push_back(data.index.size());
     data.labels.push_back(0);
-    data.line.push_back(i + 1);
+    data.source.push_back(i + 1);
   }
   EXPECT_TRUE(expect_filter_matches_pairwise(data, 0.1, ParamRange{0, static_cast<ParamIndex>(p)}, 11));
 }
@@ -231,7 +231,7 @@ io::SparseRows latent_factor_columns(std::size_t n, std::size_t p, double odd_de
     }
     data.row_start.push_back(data.index.size());
     data.labels.push_back(normal(random));
-    data.line.push_back(i + 1);
+    data.source.push_back(i + 1);
   }
   return data;
 }

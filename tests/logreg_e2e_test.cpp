@@ -136,7 +136,7 @@ TEST_F(LogregEndToEnd, InterferingParallelUpdatesAreTamed) {
   const io::SparseRows rows = io::read_libsvm(heart());
   io::SparseRows copied;
   copied.labels = rows.labels;
-  copied.line = rows.line;
+  copied.source = rows.source;
   for (std::size_t i = 0; i < rows.rows(); ++i) {
     for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e) {
       for (std::uint32_t c = 0; c < kCopies; ++c) {

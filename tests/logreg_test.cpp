@@ -12,6 +12,7 @@
 #include "predict.hpp"
 #include "random_matrix.hpp"
 #include "schmp/io.hpp"
+#include "test_files.hpp"
 
 namespace schmp {
 namespace {
@@ -29,13 +30,17 @@ TEST(BinaryLabel, AcceptsPlusMinusOneAndOneZero) {
   EXPECT_EQ(logreg::binary_label(0, NAN, "f", 1), -1.0);
   EXPECT_EQ(logreg::binary_label(7, 7, "f", 1), 1.0);
   EXPECT_EQ(logreg::binary_label(1, 7, "f", 1), -1.0);
+  // The message names the label's line, found from where it starts in the file.
+  testing::ScratchDir dir;
+  const std::string data = dir.write("data.svm", "1 1:1\n2 1:1\n");
   try {
-    logreg::binary_label(2, NAN, "data.svm", 12);
+    logreg::binary_label(2, NAN, data, 6);
     FAIL() << "label 2 was accepted";
   } catch (const io::InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "data.svm:12: label 2 is not binary (+1/-1 or 1/0); give --positive_label to name the "
-              "positive class");
+              data +
+                  ":2: label 2 is not binary (+1/-1 or 1/0); give --positive_label to name the "
+                  "positive class");
   }
 }
 

@@ -306,7 +306,7 @@ TEST(RatingsReader, ReadsTextWithEitherBaseAndMatrixMarket) {
   EXPECT_EQ(zero[0].user, 0u);
   EXPECT_EQ(zero[0].item, 3u);
   EXPECT_EQ(zero[0].value, 4.5);
-  EXPECT_EQ(zero[1].line, 4u);
+  EXPECT_EQ(io::InputError::at(dir.file("a"), zero[1].source, "").line(), 4u);
   const auto one = read(dir.write("b", "1 4 4.5\n3 1 -1\n"), 1);
   ASSERT_EQ(one.size(), 2u);
   EXPECT_EQ(one[0].item, 3u);
@@ -316,7 +316,7 @@ TEST(RatingsReader, ReadsTextWithEitherBaseAndMatrixMarket) {
   ASSERT_EQ(market.size(), 2u);
   EXPECT_EQ(market[0].item, 3u);
   EXPECT_EQ(market[1].user, 2u);
-  EXPECT_EQ(market[1].line, 5u);
+  EXPECT_EQ(io::InputError::at(dir.file("c"), market[1].source, "").line(), 5u);
   EXPECT_THROW(read(dir.file("c"), 0, io::IdBounds{2, 100}), io::InputError);  // declared 3 users
   EXPECT_THROW(read(dir.write("d", "0 3 4\n"), 0, io::IdBounds{10, 3}), io::InputError);
   EXPECT_NO_THROW(read(dir.file("d"), 0, io::IdBounds{1, 4}));

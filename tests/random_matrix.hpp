@@ -37,7 +37,7 @@ inline RandomMatrix random_matrix(std::size_t rows, std::size_t columns, double 
     }
     m.rows.row_start.push_back(m.rows.index.size());
     m.rows.labels.push_back(normal(random));
-    m.rows.line.push_back(i + 1);
+    m.rows.source.push_back(i + 1);
   }
   return m;
 }

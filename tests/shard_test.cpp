@@ -115,17 +115,21 @@ TEST_F(ShardTest, FewLinesInManyShardsLeaveEmptyPartsThatReadAsTheFile) {
 
 TEST_F(ShardTest, LineNumbersCountFromEachPartAndOnlyOverlappingPartsAreRead) {
   // part-00000 lacks its final newline and part-00001 holds no rows: a range over part-00002 alone
-  // reads neither, and numbers its rows from that part's first line.
+  // reads neither, and a message numbers its rows from that part's first line.
   const std::string shards = directory(
       "shards",
       {{"part-00000", "1 1:1\ngarbage"}, {"part-00001", ""}, {"part-00002", "# comment\n2 2:2\n3 3:3\n"}});
   const std::uint64_t begin = io::file_size(shards + "/part-00000");
   const SparseRows rows = io::read_libsvm(shards, io::ByteRange{begin, io::file_size(shards)});
   EXPECT_EQ(rows.labels, (std::vector<double>{2, 3}));
-  EXPECT_EQ(rows.line, (std::vector<std::uint64_t>{io::source_line(2, 2), io::source_line(2, 3)}));
-  // A range that starts inside part-00002 counts the lines of that part only.
+  // Sources are offsets in the parts taken together.
+  EXPECT_EQ(rows.source, (std::vector<std::uint64_t>{begin + 10, begin + 16}));
+  for (std::size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(std::string(io::InputError::at(shards, rows.source[r], "here").what()),
+              shards + "/part-00002:" + std::to_string(r + 2) + ": here");
+  }
   const SparseRows later = io::read_libsvm(shards, io::ByteRange{begin + 12, io::file_size(shards)});
-  EXPECT_EQ(later.line, (std::vector<std::uint64_t>{io::source_line(2, 3)}));
+  EXPECT_EQ(later.source, (std::vector<std::uint64_t>{begin + 16}));
 }
 
 TEST_F(ShardTest, RatingsShardsReadAsTheFile) {
@@ -295,13 +299,13 @@ TEST_F(ShardTest, RecordsKeepTheirPartForErrorsFoundAfterReading) {
       directory("libsvm", {{"part-00000", "1 1:1\n2 2:2\n"}, {"part-00001", "3 3:3\n4 1:1\n"}});
   const io::SparseRows rows = io::read_libsvm(libsvm);
   ASSERT_EQ(rows.rows(), 4u);
-  EXPECT_EQ(std::string(io::InputError::at(libsvm, rows.line[3], "found later").what()),
+  EXPECT_EQ(std::string(io::InputError::at(libsvm, rows.source[3], "found later").what()),
             libsvm + "/part-00001:2: found later");
-  EXPECT_EQ(io::line_name(libsvm, rows.line[2], rows.line[3]), "line 1");
-  EXPECT_EQ(io::line_name(libsvm, rows.line[0], rows.line[3]), libsvm + "/part-00000:1");
+  EXPECT_EQ(io::line_name(libsvm, rows.source[2], rows.source[3]), "line 1");
+  EXPECT_EQ(io::line_name(libsvm, rows.source[0], rows.source[3]), libsvm + "/part-00000:1");
   // A single file keeps plain line numbers.
   const std::string file = write("rows.svm", "1 1:1\n2 2:2\n");
-  EXPECT_EQ(std::string(io::InputError::at(file, io::read_libsvm(file).line[1], "found later").what()),
+  EXPECT_EQ(std::string(io::InputError::at(file, io::read_libsvm(file).source[1], "found later").what()),
             file + ":2: found later");
 
   const std::string labels =

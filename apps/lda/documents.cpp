@@ -278,12 +278,12 @@ namespace {
 void check_entry(const std::string& path, const io::WordCount& entry, std::uint32_t previous,
                  std::uint32_t known_words) {
   if (entry.document < previous) {
-    throw io::InputError::at(path, entry.line,
+    throw io::InputError::at(path, entry.source,
                              "document " + std::to_string(entry.document + 1) + " after document " +
                                  std::to_string(previous + 1) + ": documents must come in order");
   }
   if (entry.word >= known_words) {
-    throw io::InputError::at(path, entry.line,
+    throw io::InputError::at(path, entry.source,
                              "word id " + std::to_string(entry.word + 1) + " beyond the model's " +
                                  std::to_string(known_words) + " words");
   }

@@ -81,27 +81,28 @@ double positive_label_of(const Config& config) {
   return label;
 }
 
-double binary_label(double label, double positive_label, const std::string& file, std::uint64_t line) {
+double binary_label(double label, double positive_label, const std::string& file, std::uint64_t source) {
   if (!std::isnan(positive_label)) return label == positive_label ? 1.0 : -1.0;
   if (label == 1) return 1.0;
   if (label == -1 || label == 0) return -1.0;
   std::ostringstream message;
   message << "label " << label
           << " is not binary (+1/-1 or 1/0); give --positive_label to name the positive class";
-  throw io::InputError::at(file, line, message.str());
+  throw io::InputError::at(file, source, message.str());
 }
 
 std::vector<bool> positive_rows(const io::SparseRows& rows, double positive_label, const std::string& file) {
   std::vector<bool> positive(rows.rows());
   bool zero = false, minus_one = false;
   for (std::size_t r = 0; r < rows.rows(); ++r) {
-    positive[r] = binary_label(rows.labels[r], positive_label, file, rows.line[r]) > 0;
+    positive[r] = binary_label(rows.labels[r], positive_label, file, rows.source[r]) > 0;
     if (!std::isnan(positive_label)) continue;
     zero = zero || rows.labels[r] == 0;
     minus_one = minus_one || rows.labels[r] == -1;
     if (zero && minus_one) {
       throw io::InputError::at(
-          file, rows.line[r], "labels 0 and -1 both found; give --positive_label to name the positive class");
+          file, rows.source[r],
+          "labels 0 and -1 both found; give --positive_label to name the positive class");
     }
   }
   return positive;
@@ -135,7 +136,7 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
   const double positive = positive_label_of(config);
   y_.resize(static_cast<Eigen::Index>(rows_.rows()));
   for (std::size_t r = 0; r < rows_.rows(); ++r) {
-    y_[static_cast<Eigen::Index>(r)] = binary_label(rows_.labels[r], positive, config.data, rows_.line[r]);
+    y_[static_cast<Eigen::Index>(r)] = binary_label(rows_.labels[r], positive, config.data, rows_.source[r]);
     if (std::isnan(positive) && rows_.labels[r] == 0) ++zero_labels_;
   }
 }
@@ -145,7 +146,7 @@ void Logreg::Worker::start(std::size_t num_params) {
     // The constant feature is the last parameter, after the largest column of every worker's rows.
     io::SparseRows with_bias;
     with_bias.labels = std::move(rows_.labels);
-    with_bias.line = std::move(rows_.line);
+    with_bias.source = std::move(rows_.source);
     for (std::size_t r = 0; r + 1 < rows_.row_start.size(); ++r) {
       for (std::size_t e = rows_.row_start[r]; e < rows_.row_start[r + 1]; ++e) {
         with_bias.index.push_back(rows_.index[e]);

@@ -65,10 +65,10 @@ Penalty penalty_of(const Config& config);
 // The positive class named by --positive_label, or NaN when labels are +1/-1 or 1/0.
 double positive_label_of(const Config& config);
 
-// The class (+1 or -1) of a label read from `file` at `line`: +1/-1 or 1/0 unless `positive_label`
-// (not NaN) names the positive class, in which case every other label is negative. Throws
+// The class (+1 or -1) of a label read from `file` at `source` (schmp/io.hpp): +1/-1 or 1/0 unless
+// `positive_label` (not NaN) names the positive class, in which case every other label is negative. Throws
 // io::InputError for any other label.
-double binary_label(double label, double positive_label, const std::string& file, std::uint64_t line);
+double binary_label(double label, double positive_label, const std::string& file, std::uint64_t source);
 
 // Whether each row of `file` is in the positive class, by binary_label's rules; a file mixing the
 // labels 0 and -1 without `positive_label` is refused at the first row that mixes them.

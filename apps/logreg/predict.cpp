@@ -139,7 +139,7 @@ PredictionReport predict(const std::string& model_path, const std::string& data_
   for (std::size_t r = 0; r < rows.rows(); ++r) {
     const std::string label = label_text(rows.labels[r]);
     if (label != model.positive_label && label != model.negative_label) {
-      throw io::InputError::at(data_path, rows.line[r],
+      throw io::InputError::at(data_path, rows.source[r],
                                "label " + label + " is neither of the model's labels " +
                                    model.positive_label + " and " + model.negative_label);
     }

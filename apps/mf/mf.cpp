@@ -109,15 +109,15 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
   // Duplicates are refused: LIBMF would count both, a database would keep one; neither is what
   // a user who has them meant.
   std::sort(mine.begin(), mine.end(), [](const io::Rating& a, const io::Rating& b) {
-    return std::tie(a.user, a.item, a.line) < std::tie(b.user, b.item, b.line);
+    return std::tie(a.user, a.item, a.source) < std::tie(b.user, b.item, b.source);
   });
   for (std::size_t e = 1; e < mine.size(); ++e) {
     if (mine[e].user == mine[e - 1].user && mine[e].item == mine[e - 1].item) {
-      throw io::InputError::at(config.data, mine[e].line,
+      throw io::InputError::at(config.data, mine[e].source,
                                "duplicate rating of user " +
                                    std::to_string(mine[e].user + config.index_base) + " for item " +
                                    std::to_string(mine[e].item + config.index_base) + " (first on " +
-                                   io::line_name(config.data, mine[e - 1].line, mine[e].line) + ")");
+                                   io::line_name(config.data, mine[e - 1].source, mine[e].source) + ")");
     }
   }
 

@@ -9,9 +9,11 @@
 // for the concatenation of its part files (regular files named part-*, in name order; nothing else in
 // it counts), so it reads exactly as the file it was split from, byte ranges and sizes included. A
 // reader opens only the part files that its byte range overlaps. Every part must end with a newline,
-// so that no line spans two parts. Errors name the part file and its own line number, and so do the
-// `line` fields of what the readers return: for a directory, a line number there counts from the start
-// of its part file (docs/sharding.md).
+// so that no line spans two parts. Errors name the part file and its own line number (docs/sharding.md).
+//
+// What the readers return keeps, for each record, the source of its line: where it starts in the data.
+// A line number is worked out only when a message names it, so that a worker reading a byte range far
+// into a big file reads none of the bytes before its range.
 //
 // Memory: read_libsvm and read_matrix_market hold their range's text and what they return. The readers
 // that pass records to a callback (read_ratings on text, read_bag_of_words, read_text_documents,
@@ -39,8 +41,8 @@ namespace schmp::io {
 class InputError : public std::runtime_error {
  public:
   InputError(std::string file, std::uint64_t line, const std::string& message);
-  // At a record's source line (below) in the data at `path`: names the part file for a directory.
-  static InputError at(const std::string& path, std::uint64_t source_line, const std::string& message);
+  // At a record's source (below) in the data at `path`: names the part file for a directory.
+  static InputError at(const std::string& path, std::uint64_t source, const std::string& message);
   const std::string& file() const { return file_; }
   std::uint64_t line() const { return line_; }
 
@@ -49,17 +51,14 @@ class InputError : public std::runtime_error {
   std::uint64_t line_;
 };
 
-// Records keep the line they were read from for messages raised after parsing (a duplicate found
-// later, an unexpected label): its source line, the line's number in its file, and for a directory of
-// shards the index of its part file above bit kPartShift. InputError::at turns it back into a file
-// name and a line.
-inline constexpr int kPartShift = 40;
-constexpr std::uint64_t source_line(std::uint64_t part, std::uint64_t line) {
-  return part << kPartShift | line;
-}
-// How a message raised at source line `from` names another source line of the same data: "line N" in
-// the same file, "PART:N" in another part file of a directory.
-std::string line_name(const std::string& path, std::uint64_t source_line, std::uint64_t from);
+// Records keep the source of the line they were read from, for messages raised after parsing (a
+// duplicate found later, an unexpected label): the byte offset where the line starts in the data (for a
+// directory of shards, in its part files taken together). InputError::at turns it into the file and
+// line number by counting the newlines before it in its file, reading that file up to the line.
+//
+// How a message raised at source `from` names the line at `source` of the same data: "line N" in the
+// same file, "PART:N" in another part file of a directory.
+std::string line_name(const std::string& path, std::uint64_t source, std::uint64_t from);
 
 // Half-open byte interval [begin, end) of a file; the default covers the whole file.
 struct ByteRange {
@@ -83,7 +82,7 @@ struct SparseRows {
   std::vector<std::uint64_t> row_start{0};  // row r holds entries [row_start[r], row_start[r+1])
   std::vector<std::uint32_t> index;         // 0-based column, strictly increasing within a row
   std::vector<double> value;
-  std::vector<std::uint64_t> line;  // source line of each row, for messages raised after parsing
+  std::vector<std::uint64_t> source;  // of each row's line, for messages raised after parsing
 
   std::size_t rows() const { return labels.size(); }
   std::uint32_t columns() const;  // 1 + the largest column index present (0 when there is none)
@@ -98,11 +97,11 @@ SparseRows read_libsvm(const std::string& path, ByteRange range = {});
 // The entries of a MatrixMarket `matrix coordinate` file (real, integer or pattern; general).
 struct Coordinates {
   std::uint64_t rows = 0, columns = 0, declared_entries = 0;  // from the size line
-  std::uint64_t size_line = 0;                                // the size line's source line
+  std::uint64_t size_source = 0;                              // the size line's source
   std::vector<std::uint64_t> row;                             // 0-based
   std::vector<std::uint32_t> column;                          // 0-based
   std::vector<double> value;                                  // 1 for pattern files
-  std::vector<std::uint64_t> line;                            // source line of each entry
+  std::vector<std::uint64_t> source;                          // of each entry's line
 };
 
 // Reads the header and size line (always from the start of the file) and the entries whose lines
@@ -119,7 +118,7 @@ struct Rating {
   std::uint32_t user = 0;
   std::uint32_t item = 0;
   double value = 0;
-  std::uint64_t line = 0;  // source line, for messages raised later (a duplicate, say)
+  std::uint64_t source = 0;  // of its line, for messages raised later (a duplicate, say)
 };
 
 // Upper bounds on ids: a larger id is an error, not a huge model. Defaults: 2^31 - 1, LIBMF's limit.
@@ -134,7 +133,7 @@ struct IdBounds {
 // negative id, an id below the base or not below its bound, a non-numeric or non-finite rating.
 // Text is read a chunk at a time (see the top of this file) and each chunk parsed on several threads, so
 // this holds at most a chunk's text and its ratings (24 bytes per line) at once; a MatrixMarket file is
-// read whole, its entries (24 bytes each with their line numbers) all held before the first is visited.
+// read whole, its entries (24 bytes each with their sources) all held before the first is visited.
 // An error is raised at the first bad line, after the ratings before it were visited. With a byte range,
 // only the ratings whose lines start in it are visited (a MatrixMarket file's header is still read from
 // its start, and its declared entry count is checked only when the whole file is read: a caller that
@@ -151,7 +150,7 @@ struct WordCount {
   std::uint32_t document = 0;
   std::uint32_t word = 0;
   std::uint32_t count = 0;
-  std::uint64_t line = 0;  // source line, for messages raised later
+  std::uint64_t source = 0;  // of its line, for messages raised later
 };
 
 // The sizes a UCI bag-of-words file declares in its header.
@@ -209,7 +208,7 @@ Vocabulary read_vocabulary(const std::string& path);
 struct TextDocument {
   std::string name;
   std::vector<std::uint32_t> words;
-  std::uint64_t line = 0;  // source line, for messages raised later
+  std::uint64_t source = 0;  // of its line, for messages raised later
 };
 
 // Documents one per line, as Mallet imports them: `name label word word ...` (fields separated by
