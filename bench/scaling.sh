@@ -11,7 +11,8 @@
 # in proportion), the same work per worker. Then the scheduler at the most workers: Lasso with
 # lock-step rounds (--staleness 0) against pipelined ones (--staleness 2), and with two and four scheduler
 # ranks (--schedulers 2, 4); with 8 cores or more, also every rank on a core of its own, a quarter and
-# three eighths of the cores given to scheduler ranks.
+# three eighths of the cores given to scheduler ranks. That table adds the busiest scheduler's work as a
+# share of the solve: near 100% the schedulers are the bottleneck, well below it they only add latency.
 #
 # Problems (generated once into bench/.cache, all at once, one generator per core; --quick: a twentieth):
 #   lasso  1,600,000 x 200,000, 50 nonzeros per row (80M nonzeros); at most 3,000 rounds of 256 coordinates
@@ -69,8 +70,9 @@ read -r -a user_mpirun_flags <<<"${MPIRUN_FLAGS:-}"
 launcher+=("${user_mpirun_flags[@]}")
 
 # measure NAME RANKS COUNTER COMMAND...: runs COMMAND on RANKS ranks with a trace; sets PER_ROUND
-# (seconds per COUNTER step, or "-"), SPLIT (the four time shares as table cells) and STARTUP (the
-# whole run's wall time less the solve's: starting the ranks, reading and handing over the data).
+# (seconds per COUNTER step, or "-"), SPLIT (the four time shares as table cells), BUSY (the busiest
+# scheduler's work as a share of the solve) and STARTUP (the whole run's wall time less the solve's:
+# starting the ranks, reading and handing over the data).
 measure() {
   local name=$1 ranks=$2 counter=$3
   shift 3
@@ -81,6 +83,7 @@ measure() {
     --progress_seconds 0 "${extra_flags[@]}"
   PER_ROUND=-
   SPLIT="- | - | - | -"
+  BUSY=-
   STARTUP=-
   [[ $STATUS == ok && -s $trace ]] || return 0
   local seconds steps
@@ -92,14 +95,19 @@ measure() {
     END { t = v["seconds"]; if (t <= 0) t = 1
           printf "%.1f%% | %.1f%% | %.1f%% | %.1f%%", 100 * v["scheduler_s"] / t, 100 * v["compute_s"] / t,
                  100 * v["communication_s"] / t, 100 * v["idle_s"] / t }' "$trace")
+  BUSY=$(awk -v s="$seconds" -v b="$(last_value "$trace" scheduler_busy_s)" \
+    'BEGIN { if (s > 0 && b ~ /^[0-9.]+$/) printf "%.1f%%", 100 * b / s; else print "-" }')
 }
 
+# table_header TITLE COUNTER [COLUMN]: a table's title and header, with COLUMN after the time split.
 table_header() {
+  local extra="" extra_rule=""
+  if [[ -n ${3:-} ]]; then extra=" $3 |" extra_rule="---|"; fi
   echo
   echo "### $1"
   echo
-  echo "| workers (ranks) | seconds per $2 | speedup | efficiency | scheduler | compute | communication | idle | start-up and loading (s) |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "| workers (ranks) | seconds per $2 | speedup | efficiency | scheduler | compute | communication | idle |$extra start-up and loading (s) |"
+  echo "|---|---|---|---|---|---|---|---|$extra_rule---|"
 }
 
 # series KIND APP COUNTER EXTRA_RANKS: the strong or weak scaling table of one app, whose runs take
@@ -201,10 +209,10 @@ scheduler_row() {
   measure "lasso-scheduler-$workers${setting// /}" "$ranks" round $(command_lasso strong "$largest") $setting
   speedup=$(ratio "$lasso_base" "$PER_ROUND")
   efficiency=$(awk -v s="$speedup" -v n="$workers" 'BEGIN { if (s ~ /^[0-9.]+$/) printf "%.0f%%", 100 * s / n; else print "-" }')
-  echo "| $workers ($ranks; $setting) | $PER_ROUND | $speedup | $efficiency | $SPLIT | $STARTUP |"
+  echo "| $workers ($ranks; $setting) | $PER_ROUND | $speedup | $efficiency | $SPLIT | $BUSY | $STARTUP |"
 }
 if [[ " ${apps[*]} " == *" lasso "* ]]; then
-  table_header "lasso: the scheduler" round
+  table_header "lasso: the scheduler" round "busiest scheduler's work"
   for setting in "--staleness 0" "--staleness 2" "--staleness 2 --schedulers 2" "--staleness 2 --schedulers 4"; do
     scheduler_row "$largest" "$setting"
   done

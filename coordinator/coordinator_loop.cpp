@@ -15,12 +15,6 @@ namespace schmp::detail {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 RoundMessage make_message(Command command, Bytes& pending_commit, Schedule schedule = {}) {
   RoundMessage message;
   message.command = command;
@@ -94,6 +88,8 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   };
   ProgressLog progress(options.progress_seconds, program.trace_columns());
   TimeSplit time = resumed ? time_split_from(resumed->state.time_split) : TimeSplit{};
+  // Resumed, the schedulers count their work afresh.
+  const double earlier_scheduler_busy = time.scheduler_busy;
   const double per_worker = 1.0 / workers.count();
   WorkerRole* const alone = updates_in_order(options, workers.local() != nullptr) ? workers.local() : nullptr;
 
@@ -135,6 +131,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     time.compute += compute;
     time.communication += std::max(0.0, std::chrono::duration<double>(received - sent).count() - compute);
     time.idle += seconds_since(received);
+    time.scheduler_busy = earlier_scheduler_busy + schedulers.busiest_seconds();
     if (traced) {
       trace.row(round, elapsed(), report, time);
       progress.maybe_log(round, elapsed(), report);

@@ -1,21 +1,10 @@
 #include "rotation_loop.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 #include "coordinator_loop.hpp"
 
 namespace schmp::detail {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-}  // namespace
 
 Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorkerRole& own_worker,
                                  const Ring& ring, TraceWriter& trace, const RunOptions& options,

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../runtime/protocol.hpp"
+#include "../runtime/trace.hpp"
 #include "../scheduler/scheduler_rank.hpp"
 
 namespace schmp::detail {
@@ -53,6 +54,7 @@ std::deque<LocalSchedulers::Pending> LocalSchedulers::take_visible(std::uint64_t
 }
 
 Schedule LocalSchedulers::build(std::uint64_t round, std::deque<Pending> visible) {
+  const auto began = Clock::now();
   for (const Pending& pending : visible) {
     for (BlockScheduler& scheduler : schedulers_) {
       scheduler.report_changes(pending.priorities.changes());
@@ -65,7 +67,14 @@ Schedule LocalSchedulers::build(std::uint64_t round, std::deque<Pending> visible
     const std::vector<ParamIndex> piece = scheduler.next_block();
     schedule.params.insert(schedule.params.end(), piece.begin(), piece.end());
   }
+  std::lock_guard lock(mutex_);
+  busy_seconds_ += seconds_since(began);
   return schedule;
+}
+
+double LocalSchedulers::busiest_seconds() {
+  std::lock_guard lock(mutex_);
+  return busy_seconds_;
 }
 
 template <class Ready>
@@ -140,7 +149,11 @@ void LocalSchedulers::stop() {
 
 RemoteSchedulers::RemoteSchedulers(MPI_Comm world, std::vector<ParamRange> ranges, const RunOptions& options,
                                    Waiter& waiter)
-    : world_(world), ranges_(std::move(ranges)), options_(options), waiter_(waiter) {}
+    : world_(world),
+      ranges_(std::move(ranges)),
+      options_(options),
+      waiter_(waiter),
+      busy_seconds_(ranges_.size(), 0.0) {}
 
 void RemoteSchedulers::start(const std::vector<double>& initial_changes) {
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
@@ -149,12 +162,22 @@ void RemoteSchedulers::start(const std::vector<double>& initial_changes) {
   }
 }
 
+BlockPiece RemoteSchedulers::receive_piece(std::size_t s) {
+  auto piece =
+      deserialize<BlockPiece>(receive_bytes(world_, scheduler_rank(s), kTagSchedule, waiter_, &outbox_));
+  busy_seconds_[s] = piece.busy_seconds;
+  return piece;
+}
+
+double RemoteSchedulers::busiest_seconds() {
+  return busy_seconds_.empty() ? 0.0 : *std::max_element(busy_seconds_.begin(), busy_seconds_.end());
+}
+
 Schedule RemoteSchedulers::next(std::uint64_t round) {
   Schedule schedule;
   schedule.round = round;
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
-    const auto piece =
-        deserialize<BlockPiece>(receive_bytes(world_, scheduler_rank(s), kTagSchedule, waiter_, &outbox_));
+    const BlockPiece piece = receive_piece(s);
     if (piece.round != round) {
       throw std::logic_error("scheduler " + std::to_string(s) + " sent round " + std::to_string(piece.round) +
                              ", expected " + std::to_string(round));
@@ -201,9 +224,7 @@ void RemoteSchedulers::stop() {
   // Each scheduler is staleness + 1 pieces ahead of the rounds that ran: receive them so that no
   // message is left in flight.
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
-    for (int k = 0; k <= options_.staleness; ++k) {
-      receive_bytes(world_, scheduler_rank(s), kTagSchedule, waiter_, &outbox_);
-    }
+    for (int k = 0; k <= options_.staleness; ++k) receive_piece(s);
   }
   outbox_.drain(waiter_);
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../runtime/mpi.hpp"
+#include "../runtime/protocol.hpp"
 #include "../scheduler/block_scheduler.hpp"
 #include "schmp/detail/roles.hpp"
 #include "schmp/options.hpp"
@@ -31,6 +32,9 @@ class ScheduleSource {
   virtual void feedback(std::uint64_t round, const Priorities& priorities) = 0;
   // After the last round: lets the schedulers go.
   virtual void stop() = 0;
+  // The busiest scheduler's work so far (taking in feedback, building blocks), in seconds: as far as
+  // the coordinator knows it, a few rounds behind with scheduler ranks.
+  virtual double busiest_seconds() = 0;
 };
 
 // The schedulers hosted by the coordinator: one per range, each with its own dependency test. In
@@ -47,6 +51,7 @@ class LocalSchedulers final : public ScheduleSource {
   Schedule next(std::uint64_t round) override;
   void feedback(std::uint64_t round, const Priorities& priorities) override;
   void stop() override;
+  double busiest_seconds() override;
 
  private:
   struct Pending {
@@ -72,6 +77,7 @@ class LocalSchedulers final : public ScheduleSource {
   std::deque<Pending> pending_;        // feedback the schedulers may not see yet (staleness)
   std::uint64_t feedback_rounds_ = 0;  // feedback has come for rounds 0 .. feedback_rounds_ - 1
   std::deque<Schedule> built_;         // blocks built ahead, in round order
+  double busy_seconds_ = 0;            // in build(): the schedulers take turns, so they add up
   bool stopping_ = false;
   std::exception_ptr failure_;  // what stopped the builder
 };
@@ -84,13 +90,18 @@ class RemoteSchedulers final : public ScheduleSource {
   Schedule next(std::uint64_t round) override;
   void feedback(std::uint64_t round, const Priorities& priorities) override;
   void stop() override;
+  double busiest_seconds() override;
 
  private:
+  // Takes a piece from scheduler s, noting its work so far.
+  BlockPiece receive_piece(std::size_t s);
+
   MPI_Comm world_;
   std::vector<ParamRange> ranges_;
   RunOptions options_;
   Waiter& waiter_;
   Outbox outbox_;
+  std::vector<double> busy_seconds_;  // per scheduler, from its latest piece
 };
 
 }  // namespace schmp::detail

@@ -35,7 +35,7 @@ struct CheckpointState {
   std::uint64_t num_params = 0;  // dynamic programs: the job's parameter count
   std::uint64_t round = 0;
   double seconds = 0;
-  std::vector<double> time_split;      // scheduler, compute, communication, idle: cumulative seconds
+  std::vector<double> time_split;      // scheduler, compute, communication, idle, scheduler busy: seconds
   std::vector<double> changes;         // dynamic programs: the last change of every parameter
   std::vector<std::uint32_t> retired;  // dynamic programs: the parameters retired for good
   std::string trace_header;            // the trace so far: its header line and its rows

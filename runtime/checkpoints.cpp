@@ -29,7 +29,7 @@ io::CheckpointState Checkpoints::state_at(std::uint64_t round, double seconds, c
   state.inputs = inputs_;
   state.round = round;
   state.seconds = seconds;
-  state.time_split = {time.scheduler, time.compute, time.communication, time.idle};
+  state.time_split = {time.scheduler, time.compute, time.communication, time.idle, time.scheduler_busy};
   state.trace_header = trace.header();
   state.trace_rows = trace.rows();
   return state;
@@ -62,12 +62,12 @@ io::CheckpointState Checkpoints::load() const {
       throw refuse("was made from other data: " + saved.path + " is not " + now.path + " (" + how + ")");
     }
   }
-  if (state.time_split.size() != 4) throw refuse("corrupt checkpoint: no time split");
+  if (state.time_split.size() != 5) throw refuse("corrupt checkpoint: no time split");
   return state;
 }
 
 TimeSplit time_split_from(const std::vector<double>& values) {
-  return TimeSplit{values.at(0), values.at(1), values.at(2), values.at(3)};
+  return TimeSplit{values.at(0), values.at(1), values.at(2), values.at(3), values.at(4)};
 }
 
 }  // namespace schmp::detail

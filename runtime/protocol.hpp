@@ -59,10 +59,11 @@ struct SchedulerStart {
 struct BlockPiece {
   std::uint64_t round = 0;
   std::vector<ParamIndex> params;
+  double busy_seconds = 0;  // the scheduler's work so far: taking in feedback, building blocks
 
   template <class Visitor>
   void visit(Visitor& v) {
-    v(round, params);
+    v(round, params, busy_seconds);
   }
 };
 

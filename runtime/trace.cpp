@@ -14,7 +14,7 @@ TraceWriter::TraceWriter(const std::string& path, const std::vector<std::string>
     : path_(path) {
   header_ = "round,seconds,objective";
   for (const std::string& column : program_columns) header_ += "," + column;
-  header_ += ",scheduler_s,compute_s,communication_s,idle_s\n";
+  header_ += ",scheduler_s,compute_s,communication_s,idle_s,scheduler_busy_s\n";
   if (!earlier_header.empty() && earlier_header != header_) {
     auto line = [](const std::string& h) { return h.substr(0, h.find_last_not_of('\n') + 1); };
     throw std::runtime_error("the checkpoint's trace has the columns " + line(earlier_header) +
@@ -42,8 +42,8 @@ void TraceWriter::row(std::uint64_t round, double seconds, const Report& report,
     std::snprintf(cell, sizeof cell, ",%.10g", value);
     line += cell;
   }
-  std::snprintf(cell, sizeof cell, ",%.6f,%.6f,%.6f,%.6f\n", time.scheduler, time.compute, time.communication,
-                time.idle);
+  std::snprintf(cell, sizeof cell, ",%.6f,%.6f,%.6f,%.6f,%.6f\n", time.scheduler, time.compute,
+                time.communication, time.idle, time.scheduler_busy);
   line += cell;
   rows_ += line;
   write(line);

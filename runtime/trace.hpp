@@ -4,9 +4,14 @@
 //   scheduler_s      the coordinator waiting for, or running, the schedulers;
 //   compute_s        the workers' kernels (mean over workers);
 //   communication_s  the rest of the workers' round time: messages and waiting for the slowest;
-//   idle_s           the coordinator's own work (aggregating, evaluating), while workers wait.
+//   idle_s           the coordinator's own work (aggregating, evaluating), while workers wait;
+// and, apart from that split, how hard the schedulers worked:
+//   scheduler_busy_s the busiest scheduler's own work (taking in feedback, building blocks), at most
+//                    the solve's seconds: near them, the schedulers hold the rounds back and more
+//                    scheduler ranks help; far below, scheduler_s is latency that pipelining hides.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -18,11 +23,18 @@
 
 namespace schmp::detail {
 
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 struct TimeSplit {
   double scheduler = 0;
   double compute = 0;
   double communication = 0;
   double idle = 0;
+  double scheduler_busy = 0;
 };
 
 // The trace is also kept in memory, header and rows, so that a checkpoint carries it and a resumed run

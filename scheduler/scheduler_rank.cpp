@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "../runtime/protocol.hpp"
+#include "../runtime/trace.hpp"
 
 namespace schmp::detail {
 
@@ -26,21 +27,27 @@ void run_scheduler_rank(MPI_Comm world, int coordinator_rank, ParamRange owned, 
       receive_bytes(world, coordinator_rank, kTagSchedulerStart, waiter, &outbox));
   BlockScheduler scheduler(owned, start.changes, dependency, scheduler_settings(options, index));
 
-  auto send_piece = [&](std::uint64_t round) {
-    outbox.send(world, coordinator_rank, kTagSchedule, serialize(BlockPiece{round, scheduler.next_block()}));
+  // Each piece carries the work so far, from which the coordinator traces the busiest scheduler's.
+  double busy_seconds = 0;
+  auto send_piece = [&](std::uint64_t round, Clock::time_point work_began) {
+    BlockPiece piece{round, scheduler.next_block(), 0};
+    busy_seconds += seconds_since(work_began);
+    piece.busy_seconds = busy_seconds;
+    outbox.send(world, coordinator_rank, kTagSchedule, serialize(piece));
   };
   const auto ahead = static_cast<std::uint64_t>(options.staleness);
-  for (std::uint64_t round = 0; round <= ahead; ++round) send_piece(round);
+  for (std::uint64_t round = 0; round <= ahead; ++round) send_piece(round, Clock::now());
   for (;;) {
     const auto feedback =
         deserialize<Feedback>(receive_bytes(world, coordinator_rank, kTagFeedback, waiter, &outbox));
     if (feedback.stop) break;
+    const auto work_began = Clock::now();
     std::vector<std::pair<ParamIndex, double>> changes(feedback.params.size());
     for (std::size_t k = 0; k < changes.size(); ++k) changes[k] = {feedback.params[k], feedback.changes[k]};
     scheduler.report_changes(changes);
     scheduler.retire(feedback.retired);
     // The block of round t is built after the feedback of rounds up to t - staleness - 1.
-    send_piece(feedback.round + ahead + 1);
+    send_piece(feedback.round + ahead + 1, work_began);
   }
   outbox.drain(waiter);
 }

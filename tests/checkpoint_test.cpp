@@ -19,7 +19,7 @@ CheckpointState example() {
   state.num_params = 3;
   state.round = 42;
   state.seconds = 1.5;
-  state.time_split = {0.1, 0.2, 0.3, 0.4};
+  state.time_split = {0.1, 0.2, 0.3, 0.4, 0.05};
   state.changes = {1, 0.5, 0};
   state.trace_header = "round,seconds,objective\n";
   state.trace_rows = "0,0,1\n42,1.5,0.25\n";

@@ -318,7 +318,7 @@ TEST_F(LogregEndToEnd, HeldOutRowsAreScoredLikePredict) {
     EXPECT_EQ(
         written.header,
         "round,seconds,objective,nnz,optimality,train_logloss,train_accuracy,test_logloss,test_accuracy,"
-        "test_auc,scheduler_s,compute_s,communication_s,idle_s");
+        "test_auc,scheduler_s,compute_s,communication_s,idle_s,scheduler_busy_s");
     ASSERT_GE(written.rows.size(), 2u);
     // At w = 0 every row is called negative and has loss log 2.
     const std::vector<double>& first = written.rows.front();

@@ -176,6 +176,16 @@ class SummaryTest(TraceTestCase):
         self.assertEqual(line_of(output, "peer"), ["20", "1.500000", "6", "6"])
         self.assertEqual(line_of(section(output, "time split"), "peer"), ["-", "-", "-", "-"])
 
+    def test_busiest_scheduler_as_a_share_of_the_solve(self):
+        busy = (f"round,seconds,objective,{SPLIT_HEADER},scheduler_busy_s\n"
+                "0,0.100000,5,0,0.1,0,0,0.000000\n"
+                "8,2.000000,4,0.2,1.5,0.2,0.1,0.500000\n")
+        output = self.run_ok("summary", self.trace("busy.csv", busy), self.trace("fast.csv", FAST))
+        # 0.5 s of the 2 s solve; a trace without the column has no row.
+        table = section(output, "the busiest scheduler")
+        self.assertEqual(line_of(table, "busy"), ["0.500000", "25.0%"])
+        self.assertNotIn("fast", table)
+
     def test_all_zero_split_has_no_shares(self):
         zero = f"round,seconds,objective,{SPLIT_HEADER}\n0,0.000000,1,0,0,0,0\n"
         output = self.run_ok("summary", self.trace("zero.csv", zero))
