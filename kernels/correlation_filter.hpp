@@ -42,6 +42,10 @@ class CorrelationFilter {
   // The same from the whole data set's rows, already read.
   CorrelationFilter(const io::SparseRows& rows, double rho, ParamRange owned, bool constant_column = false,
                     AllPairs all_pairs = AllPairs::kWhenCheap);
+  // The same from every row's entries in the owned columns (io::read_column_block's, or gathered from
+  // the workers).
+  CorrelationFilter(const io::ColumnBlock& block, double rho, ParamRange owned, bool constant_column = false,
+                    AllPairs all_pairs = AllPairs::kWhenCheap);
   // Whether every pair's verdict was settled when the filter was made.
   bool settled_all_pairs() const { return !all_pairs_.empty(); }
   void clear();
@@ -97,12 +101,10 @@ class CorrelationFilter {
     return start_[column - owned_.begin + 1] - start_[column - owned_.begin];
   }
   bool is_long(ParamIndex column) const;
-  // Settles every pair's verdict from the rows, when that is cheap (see above); false when it is not.
-  CorrelationFilter(const io::ColumnBlock& block, double rho, ParamRange owned, bool constant_column,
-                    AllPairs all_pairs);
   // `constant`: the constant column's index, the data's column count.
   CorrelationFilter(const io::SparseRows& rows, ParamIndex constant, double rho, ParamRange owned,
                     bool constant_column, AllPairs all_pairs);
+  // Settles every pair's verdict from the rows, when that is cheap (see above); false when it is not.
   bool settle_all_pairs(const io::SparseRows& rows, ParamIndex constant, bool owns_constant);
   bool interferes(ParamIndex a, ParamIndex b) const {
     const std::size_t row = (a - owned_.begin) * words_per_column_;

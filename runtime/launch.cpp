@@ -21,6 +21,7 @@
 #include "../workers/rotation_worker.hpp"
 #include "../workers/worker_loop.hpp"
 #include "checkpoints.hpp"
+#include "column_shares.hpp"
 #include "layout.hpp"
 #include "mpi.hpp"
 #include "peers.hpp"
@@ -176,17 +177,33 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     if (num_params > 0xFFFFFFFEull) throw std::runtime_error("more than 2^32 - 2 parameters");
     for (int s = 0; s < options.schedulers; ++s)
       ranges.push_back(split_params(num_params, s, options.schedulers));
-    // Made before the worker starts, which may let go of the rows it read: hosted beside the job's only
-    // worker, the dependency tests may take the whole data set from it rather than read it again.
+  });
+  if (agree_on_failure(world, failure, roles.program_name)) return 1;
+
+  // The scheduler ranges this rank tests, and (programs whose schedulers take their columns from the
+  // workers, column_shares.hpp) those ranges' columns, gathered before the workers start: a worker may
+  // then let go of the rows it read.
+  std::vector<std::size_t> hosted;
+  if (layout.is_scheduler_rank()) hosted.push_back(static_cast<std::size_t>(layout.scheduler_index()));
+  if (layout.is_coordinator() && layout.hosted_schedulers) {
+    for (std::size_t s = 0; s < ranges.size(); ++s) hosted.push_back(s);
+  }
+  std::vector<io::ColumnBlock> columns;
+  if (many && roles.dependency_takes_columns) {
+    columns = gather_columns(world, layout, ranges, hosted, worker ? worker->rows() : nullptr, waiter);
+  }
+  guarded(failure, [&] {
+    // Hosted beside the job's only worker, the dependency tests may take the whole data set from it.
     const WorkerRole* whole_data_worker = worker && layout.workers() == 1 ? worker.get() : nullptr;
-    if (layout.is_scheduler_rank())
-      dependencies.push_back(roles.make_dependency(ranges[layout.scheduler_index()], nullptr));
     // Updated in order, a block's parameters cannot interfere: no dependency test is needed.
     const bool in_order = updates_in_order(options, layout.single_process());
-    if (layout.is_coordinator() && layout.hosted_schedulers) {
-      for (const ParamRange& range : ranges)
-        dependencies.push_back(in_order ? nullptr : roles.make_dependency(range, whole_data_worker));
+    for (std::size_t k = 0; k < hosted.size(); ++k) {
+      const io::ColumnBlock* gathered = columns.empty() ? nullptr : &columns[k];
+      const bool tested = layout.is_scheduler_rank() || !in_order;
+      dependencies.push_back(tested ? roles.make_dependency(ranges[hosted[k]], whole_data_worker, gathered)
+                                    : nullptr);
     }
+    columns.clear();
     if (worker) worker->start(num_params);
   });
   if (agree_on_failure(world, failure, roles.program_name)) return 1;

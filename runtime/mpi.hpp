@@ -23,10 +23,11 @@ enum Tag : int {
   kTagSchedule = 2,
   kTagFeedback = 3,
   kTagReply = 4,
-  kTagBlock = 5,  // a rotation program's model block, passed around the ring
-  kTagPart = 6,   // a rotation worker's share of the final model
-  kTagSaved = 7,  // a rotation worker's share of a checkpoint
-  kTagRoute = 8,  // records a worker hands to their owner while the workers are built (peers.hpp)
+  kTagBlock = 5,    // a rotation program's model block, passed around the ring
+  kTagPart = 6,     // a rotation worker's share of the final model
+  kTagSaved = 7,    // a rotation worker's share of a checkpoint
+  kTagRoute = 8,    // records a worker hands to their owner while the workers are built (peers.hpp)
+  kTagColumns = 9,  // a worker's rows in a scheduler's columns, at start-up (column_shares.hpp)
 };
 
 // Throws std::runtime_error naming the call when an MPI call fails.

@@ -12,6 +12,7 @@
 #include "kernels/column_kernel.hpp"
 #include "kernels/correlation_filter.hpp"
 #include "random_matrix.hpp"
+#include "runtime/column_shares.hpp"
 #include "schmp/io.hpp"
 #include "test_files.hpp"
 
@@ -251,6 +252,40 @@ TEST(LassoDependency, SameVerdictsWhileTheMemoRests) {
   const std::size_t p = 400;
   const io::SparseRows data = latent_factor_columns(600, p, 0.5, 0.5, 77);
   expect_filter_matches_pairwise(data, 0.3, ParamRange{0, static_cast<ParamIndex>(p)}, 6, false, 30);
+}
+
+// The schedulers take their columns from the workers (runtime/column_shares.hpp): the shares of
+// three workers' byte ranges, joined in worker order after a trip through their message, are the block
+// a scheduler would have read from the file.
+TEST(ColumnShares, JoinedInWorkerOrderTheyAreTheBlockReadFromTheFile) {
+  testing::ScratchDir dir;
+  std::mt19937_64 random(9);
+  std::uniform_real_distribution<double> uniform(0, 1);
+  std::ostringstream text;
+  for (int r = 0; r < 300; ++r) {
+    text << (r % 3) - 1;
+    for (int c = 1; c <= 40; ++c) {
+      if (uniform(random) < 0.15) text << " " << c << ":" << uniform(random) - 0.5;
+    }
+    text << "\n";
+  }
+  const std::string path = dir.write("rows.svm", text.str());
+  const std::uint64_t size = io::file_size(path);
+  for (const ParamRange owned : {ParamRange{0, 13}, ParamRange{13, 40}, ParamRange{38, 45}}) {
+    io::ColumnBlock joined;
+    for (int w = 0; w < 3; ++w) {
+      const detail::ColumnShare share =
+          detail::column_share(io::read_libsvm(path, io::split_range(size, w, 3)), owned);
+      detail::append_share(joined, deserialize<detail::ColumnShare>(serialize(share)));
+    }
+    const io::ColumnBlock read = io::read_column_block(path, owned.begin, owned.end);
+    EXPECT_EQ(joined.columns, read.columns);
+    ASSERT_EQ(joined.rows.rows(), read.rows.rows());
+    EXPECT_EQ(joined.rows.row_start, read.rows.row_start);
+    EXPECT_EQ(joined.rows.index, read.rows.index);
+    EXPECT_EQ(joined.rows.value, read.rows.value);
+    EXPECT_FALSE(joined.rows.index.empty() && owned.begin < 40);
+  }
 }
 
 }  // namespace

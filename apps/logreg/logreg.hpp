@@ -260,6 +260,11 @@ struct Logreg {
     // Beside the job's only worker: its rows are the whole data set.
     Dependency(const Config& config, ParamRange owned, const Worker& worker)
         : CorrelationFilter(worker.rows(), config.rho, owned, config.bias) {}
+    // From the owned columns of every worker's rows, sent by the workers.
+    Dependency(const Config& config, ParamRange owned, const io::ColumnBlock& columns)
+        : CorrelationFilter(columns, config.rho, owned, config.bias) {}
+    // With the check off (rho >= 1) no columns are needed.
+    static bool takes_columns(const Config& config) { return config.rho < 1; }
   };
 };
 

@@ -36,6 +36,12 @@
 //       Dependency(const Config&, ParamRange owned, const Worker&);  // optional: used instead when the
 //                                       // job's only worker runs in this process (so holds every row),
 //                                       // before its start(): what it read need not be read again
+//       Dependency(const Config&, ParamRange owned, const io::ColumnBlock&);  // optional, with a
+//                                       // Worker::rows() (const io::SparseRows&, until start()): used
+//                                       // when the workers run in other processes, which send each
+//                                       // scheduler their rows' entries in its columns (rows in worker
+//                                       // order), so that no scheduler reads the data itself; a
+//                                       // static bool takes_columns(const Config&) may decline them
 //       bool interferes(ParamIndex a, ParamIndex b) const; // may a and b not be updated together?
 //     };                                   // (or, faster: void clear(); bool admit(ParamIndex),
 //                                          //  a filter that keeps the block being built itself,

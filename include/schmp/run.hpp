@@ -116,6 +116,15 @@ class TypedWorker final : public WorkerRole {
   void apply(std::span<const std::byte> commit) override {
     worker_.apply(deserialize<typename P::Commit>(commit));
   }
+  const io::SparseRows* rows() const override {
+    if constexpr (requires(const typename P::Worker& w) {
+                    { w.rows() } -> std::convertible_to<const io::SparseRows&>;
+                  }) {
+      return &worker_.rows();
+    } else {
+      return nullptr;
+    }
+  }
 
  private:
   typename P::Worker worker_;
@@ -188,8 +197,26 @@ template <DynamicProgram P>
 requires PairwiseDependency<typename P::Dependency> || BlockDependency<typename P::Dependency>
 class TypedDependency final : public DependencyRole {
  public:
-  TypedDependency(const typename P::Config& config, ParamRange owned, const WorkerRole* whole_data_worker)
-      : dependency_(make(config, owned, whole_data_worker)) {}
+  // Whether the schedulers of this program take their columns from the workers (program.hpp).
+  static bool takes_columns(const typename P::Config& config) {
+    if constexpr (std::constructible_from<typename P::Dependency, const typename P::Config&, ParamRange,
+                                          const io::ColumnBlock&> &&
+                  requires(const typename P::Worker& w) {
+                    { w.rows() } -> std::convertible_to<const io::SparseRows&>;
+                  }) {
+      if constexpr (requires { P::Dependency::takes_columns(config); }) {
+        return P::Dependency::takes_columns(config);
+      } else {
+        return true;
+      }
+    } else {
+      return false;
+    }
+  }
+
+  TypedDependency(const typename P::Config& config, ParamRange owned, const WorkerRole* whole_data_worker,
+                  const io::ColumnBlock* columns)
+      : dependency_(make(config, owned, whole_data_worker, columns)) {}
   void clear() override {
     if constexpr (BlockDependency<typename P::Dependency>) {
       dependency_.clear();
@@ -214,13 +241,17 @@ class TypedDependency final : public DependencyRole {
 
  private:
   static typename P::Dependency make(const typename P::Config& config, ParamRange owned,
-                                     const WorkerRole* whole_data_worker) {
+                                     const WorkerRole* whole_data_worker, const io::ColumnBlock* columns) {
     if constexpr (std::constructible_from<typename P::Dependency, const typename P::Config&, ParamRange,
                                           const typename P::Worker&>) {
       if (whole_data_worker) {
         return typename P::Dependency(
             config, owned, static_cast<const TypedWorker<P>*>(whole_data_worker)->program_worker());
       }
+    }
+    if constexpr (std::constructible_from<typename P::Dependency, const typename P::Config&, ParamRange,
+                                          const io::ColumnBlock&>) {
+      if (columns) return typename P::Dependency(config, owned, *columns);
     }
     return typename P::Dependency(config, owned);
   }
@@ -376,9 +407,11 @@ class Job {
       return std::make_unique<detail::TypedWorker<P>>(config, context);
     };
     roles.make_coordinator = [config] { return std::make_unique<detail::TypedCoordinator<P>>(config); };
-    roles.make_dependency = [config](ParamRange owned, const detail::WorkerRole* whole_data_worker) {
-      return std::make_unique<detail::TypedDependency<P>>(config, owned, whole_data_worker);
+    roles.make_dependency = [config](ParamRange owned, const detail::WorkerRole* whole_data_worker,
+                                     const io::ColumnBlock* columns) {
+      return std::make_unique<detail::TypedDependency<P>>(config, owned, whole_data_worker, columns);
     };
+    roles.dependency_takes_columns = detail::TypedDependency<P>::takes_columns(config);
     roles.program_name = name_;
     roles.inputs = input_files(config);
     return detail::launch(roles, run_options_from_flags());

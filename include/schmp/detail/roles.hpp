@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "schmp/dataset.hpp"
 #include "schmp/message.hpp"
 #include "schmp/options.hpp"
 #include "schmp/program.hpp"
@@ -24,6 +25,9 @@ class WorkerRole {
   virtual Flat evaluate() const = 0;
   virtual Flat update(const Schedule& schedule) = 0;
   virtual void apply(std::span<const std::byte> commit) = 0;
+  // Its rows, until start(), for programs whose Worker has rows(): the schedulers' dependency tests
+  // take their columns from them. Null for the others.
+  virtual const io::SparseRows* rows() const { return nullptr; }
 };
 
 class CoordinatorRole {
@@ -63,9 +67,13 @@ struct ProgramRoles {
   std::function<std::unique_ptr<WorkerRole>(const WorkerContext&)> make_worker;
   std::function<std::unique_ptr<CoordinatorRole>()> make_coordinator;
   // whole_data_worker: this process's worker when it is the job's only one (so holds every row), before
-  // its start(), else null; a program's Dependency may be made from it instead of reading the data again.
-  std::function<std::unique_ptr<DependencyRole>(ParamRange, const WorkerRole* whole_data_worker)>
+  // its start(), else null; columns: the owned columns of every worker's rows, gathered from the
+  // workers, when dependency_takes_columns and the workers run in other processes, else null. A
+  // program's Dependency may be made from either instead of reading the data again.
+  std::function<std::unique_ptr<DependencyRole>(ParamRange, const WorkerRole* whole_data_worker,
+                                                const io::ColumnBlock* columns)>
       make_dependency;
+  bool dependency_takes_columns = false;
   std::string program_name;         // for messages: "schmp-lasso: error: ..."
   std::vector<std::string> inputs;  // the data files a checkpoint is tied to
 };

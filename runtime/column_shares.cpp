@@ -1,0 +1,63 @@
+#include "column_shares.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace schmp::detail {
+
+ColumnShare column_share(const io::SparseRows& rows, ParamRange owned) {
+  ColumnShare share;
+  share.columns = rows.columns();
+  share.row_start.reserve(rows.rows() + 1);
+  share.row_start.push_back(0);
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+      if (!owned.contains(rows.index[e])) continue;
+      share.index.push_back(rows.index[e]);
+      share.value.push_back(rows.value[e]);
+    }
+    share.row_start.push_back(share.index.size());
+  }
+  return share;
+}
+
+void append_share(io::ColumnBlock& block, const ColumnShare& share) {
+  if (share.row_start.empty() || share.row_start.back() != share.index.size() ||
+      share.index.size() != share.value.size()) {
+    throw std::logic_error("a worker's column share is malformed");
+  }
+  io::SparseRows& rows = block.rows;
+  block.columns = std::max(block.columns, share.columns);
+  const std::uint64_t offset = rows.index.size();
+  for (std::size_t r = 1; r < share.row_start.size(); ++r)
+    rows.row_start.push_back(offset + share.row_start[r]);
+  rows.index.insert(rows.index.end(), share.index.begin(), share.index.end());
+  rows.value.insert(rows.value.end(), share.value.begin(), share.value.end());
+  // The dependency tests need neither labels nor sources; rows() counts the labels.
+  rows.labels.resize(rows.labels.size() + share.row_start.size() - 1, 0.0);
+}
+
+std::vector<io::ColumnBlock> gather_columns(MPI_Comm world, const Layout& layout,
+                                            const std::vector<ParamRange>& ranges,
+                                            const std::vector<std::size_t>& hosted,
+                                            const io::SparseRows* worker_rows, Waiter& waiter) {
+  // One share in flight at a time: a worker holds at most one scheduler's part of its rows twice.
+  if (worker_rows) {
+    Outbox outbox;
+    for (std::size_t s = 0; s < ranges.size(); ++s) {
+      const int host = layout.hosted_schedulers ? 0 : static_cast<int>(s) + 1;
+      outbox.send(world, host, kTagColumns, serialize(column_share(*worker_rows, ranges[s])));
+      outbox.drain(waiter);
+    }
+  }
+  std::vector<io::ColumnBlock> blocks(hosted.size());
+  for (io::ColumnBlock& block : blocks) {
+    for (int w = 0; w < layout.workers(); ++w) {
+      append_share(block, deserialize<ColumnShare>(
+                              receive_bytes(world, layout.first_worker_rank() + w, kTagColumns, waiter)));
+    }
+  }
+  return blocks;
+}
+
+}  // namespace schmp::detail

@@ -1,0 +1,49 @@
+// How the schedulers' dependency tests get their columns without reading the data: each worker sends
+// each scheduler the entries of its rows in that scheduler's columns, and the scheduler's process joins
+// them, rows in worker order, into the block it would have read (programs whose Worker has rows(),
+// program.hpp). Each byte of the data is then parsed once, by the worker whose range holds it, where
+// every scheduler used to parse the whole file.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "layout.hpp"
+#include "mpi.hpp"
+#include "schmp/dataset.hpp"
+#include "schmp/program.hpp"
+
+namespace schmp::detail {
+
+// Worker -> a scheduler's process, before the solve: the entries of the worker's rows in the
+// scheduler's columns, in compressed-row form.
+struct ColumnShare {
+  std::uint32_t columns = 0;             // 1 + the largest column index of the worker's rows
+  std::vector<std::uint64_t> row_start;  // one more than the worker's rows
+  std::vector<std::uint32_t> index;
+  std::vector<double> value;
+
+  template <class Visitor>
+  void visit(Visitor& v) {
+    v(columns, row_start, index, value);
+  }
+};
+
+// The entries of `rows` in the columns `owned`.
+ColumnShare column_share(const io::SparseRows& rows, ParamRange owned);
+
+// Adds a worker's rows, with their entries in the block's columns, after those of `block`.
+void append_share(io::ColumnBlock& block, const ColumnShare& share);
+
+// The exchange at start-up, run by every rank once its worker (if any) has read its rows: `worker_rows`
+// is null on ranks without a worker; `hosted` the indices of the scheduler ranges this rank tests
+// (a scheduler rank's own, or every range on a coordinator hosting the schedulers). Returns their blocks,
+// in the order of `hosted`.
+std::vector<io::ColumnBlock> gather_columns(MPI_Comm world, const Layout& layout,
+                                            const std::vector<ParamRange>& ranges,
+                                            const std::vector<std::size_t>& hosted,
+                                            const io::SparseRows* worker_rows, Waiter& waiter);
+
+}  // namespace schmp::detail
