@@ -5,12 +5,17 @@
 
 namespace schmp::detail {
 
-ColumnShare column_share(const io::SparseRows& rows, ParamRange owned) {
+ColumnShare column_share(const io::SparseRows& rows, ParamRange owned, std::size_t first,
+                         std::size_t most_entries, std::size_t most_rows) {
   ColumnShare share;
   share.columns = rows.columns();
-  share.row_start.reserve(rows.rows() + 1);
   share.row_start.push_back(0);
-  for (std::size_t r = 0; r < rows.rows(); ++r) {
+  std::size_t r = first;
+  for (; r < rows.rows() && share.rows() < most_rows; ++r) {
+    std::size_t owned_entries = 0;
+    for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+      owned_entries += owned.contains(rows.index[e]) ? 1 : 0;
+    if (share.rows() > 0 && share.index.size() + owned_entries > most_entries) break;
     for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
       if (!owned.contains(rows.index[e])) continue;
       share.index.push_back(rows.index[e]);
@@ -18,6 +23,7 @@ ColumnShare column_share(const io::SparseRows& rows, ParamRange owned) {
     }
     share.row_start.push_back(share.index.size());
   }
+  share.last = r >= rows.rows();
   return share;
 }
 
@@ -46,15 +52,25 @@ std::vector<io::ColumnBlock> gather_columns(MPI_Comm world, const Layout& layout
     Outbox outbox;
     for (std::size_t s = 0; s < ranges.size(); ++s) {
       const int host = layout.hosted_schedulers ? 0 : static_cast<int>(s) + 1;
-      outbox.send(world, host, kTagColumns, serialize(column_share(*worker_rows, ranges[s])));
-      outbox.drain(waiter);
+      std::size_t first = 0;
+      for (bool last = false; !last;) {
+        const ColumnShare share = column_share(*worker_rows, ranges[s], first);
+        first += share.rows();
+        last = share.last;
+        outbox.send(world, host, kTagColumns, serialize(share));
+        outbox.drain(waiter);
+      }
     }
   }
   std::vector<io::ColumnBlock> blocks(hosted.size());
   for (io::ColumnBlock& block : blocks) {
     for (int w = 0; w < layout.workers(); ++w) {
-      append_share(block, deserialize<ColumnShare>(
-                              receive_bytes(world, layout.first_worker_rank() + w, kTagColumns, waiter)));
+      for (bool last = false; !last;) {
+        const auto share = deserialize<ColumnShare>(
+            receive_bytes(world, layout.first_worker_rank() + w, kTagColumns, waiter));
+        append_share(block, share);
+        last = share.last;
+      }
     }
   }
   return blocks;

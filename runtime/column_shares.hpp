@@ -17,22 +17,33 @@
 
 namespace schmp::detail {
 
-// Worker -> a scheduler's process, before the solve: the entries of the worker's rows in the
-// scheduler's columns, in compressed-row form.
+// Worker -> a scheduler's process, before the solve: the entries of some of the worker's rows in the
+// scheduler's columns, in compressed-row form. A worker's rows may take several shares (MPI counts a
+// message's bytes in an int); the last one says so.
 struct ColumnShare {
   std::uint32_t columns = 0;             // 1 + the largest column index of the worker's rows
-  std::vector<std::uint64_t> row_start;  // one more than the worker's rows
+  std::vector<std::uint64_t> row_start;  // one more than the rows it holds
   std::vector<std::uint32_t> index;
   std::vector<double> value;
+  bool last = true;
+
+  std::size_t rows() const { return row_start.size() - 1; }
 
   template <class Visitor>
   void visit(Visitor& v) {
-    v(columns, row_start, index, value);
+    v(columns, row_start, index, value, last);
   }
 };
 
-// The entries of `rows` in the columns `owned`.
-ColumnShare column_share(const io::SparseRows& rows, ParamRange owned);
+// A share's bounds: about 1.3 GB of message at most.
+inline constexpr std::size_t kMostShareEntries = std::size_t{1} << 26;
+inline constexpr std::size_t kMostShareRows = std::size_t{1} << 26;
+
+// The entries in the columns `owned` of rows `first`, `first` + 1, ... of `rows`, whole rows, as many as
+// keep the share within `most_entries` entries and `most_rows` rows (at least one row, when any is left).
+ColumnShare column_share(const io::SparseRows& rows, ParamRange owned, std::size_t first = 0,
+                         std::size_t most_entries = kMostShareEntries,
+                         std::size_t most_rows = kMostShareRows);
 
 // Adds a worker's rows, with their entries in the block's columns, after those of `block`.
 void append_share(io::ColumnBlock& block, const ColumnShare& share);

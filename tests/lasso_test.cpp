@@ -256,7 +256,8 @@ TEST(LassoDependency, SameVerdictsWhileTheMemoRests) {
 
 // The schedulers take their columns from the workers (runtime/column_shares.hpp): the shares of
 // three workers' byte ranges, joined in worker order after a trip through their message, are the block
-// a scheduler would have read from the file.
+// a scheduler would have read from the file, whether each worker's rows take one share or several
+// (here at most 7 entries or 5 rows each, where the real bounds keep a message under MPI's int count).
 TEST(ColumnShares, JoinedInWorkerOrderTheyAreTheBlockReadFromTheFile) {
   testing::ScratchDir dir;
   std::mt19937_64 random(9);
@@ -272,19 +273,30 @@ TEST(ColumnShares, JoinedInWorkerOrderTheyAreTheBlockReadFromTheFile) {
   const std::string path = dir.write("rows.svm", text.str());
   const std::uint64_t size = io::file_size(path);
   for (const ParamRange owned : {ParamRange{0, 13}, ParamRange{13, 40}, ParamRange{38, 45}}) {
-    io::ColumnBlock joined;
-    for (int w = 0; w < 3; ++w) {
-      const detail::ColumnShare share =
-          detail::column_share(io::read_libsvm(path, io::split_range(size, w, 3)), owned);
-      detail::append_share(joined, deserialize<detail::ColumnShare>(serialize(share)));
-    }
     const io::ColumnBlock read = io::read_column_block(path, owned.begin, owned.end);
-    EXPECT_EQ(joined.columns, read.columns);
-    ASSERT_EQ(joined.rows.rows(), read.rows.rows());
-    EXPECT_EQ(joined.rows.row_start, read.rows.row_start);
-    EXPECT_EQ(joined.rows.index, read.rows.index);
-    EXPECT_EQ(joined.rows.value, read.rows.value);
-    EXPECT_FALSE(joined.rows.index.empty() && owned.begin < 40);
+    for (const std::size_t most : {detail::kMostShareEntries, std::size_t{7}}) {
+      io::ColumnBlock joined;
+      int shares = 0;
+      for (int w = 0; w < 3; ++w) {
+        const io::SparseRows rows = io::read_libsvm(path, io::split_range(size, w, 3));
+        std::size_t first = 0;
+        for (bool last = false; !last; ++shares) {
+          const detail::ColumnShare share =
+              detail::column_share(rows, owned, first, most, most == 7 ? 5 : most);
+          first += share.rows();
+          last = share.last;
+          detail::append_share(joined, deserialize<detail::ColumnShare>(serialize(share)));
+        }
+      }
+      SCOPED_TRACE(std::to_string(shares) + " shares");
+      EXPECT_EQ(shares > 3, most == 7);
+      EXPECT_EQ(joined.columns, read.columns);
+      ASSERT_EQ(joined.rows.rows(), read.rows.rows());
+      EXPECT_EQ(joined.rows.row_start, read.rows.row_start);
+      EXPECT_EQ(joined.rows.index, read.rows.index);
+      EXPECT_EQ(joined.rows.value, read.rows.value);
+    }
+    EXPECT_FALSE(read.rows.index.empty() && owned.begin < 40);
   }
 }
 
