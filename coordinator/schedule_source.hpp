@@ -33,7 +33,8 @@ class ScheduleSource {
   // After the last round: lets the schedulers go.
   virtual void stop() = 0;
   // The busiest scheduler's work so far (taking in feedback, building blocks), in seconds: as far as
-  // the coordinator knows it, a few rounds behind with scheduler ranks.
+  // the coordinator knows it, a few rounds behind with scheduler ranks. Schedulers hosted by the
+  // coordinator take turns on one thread, so there it is the sum of theirs.
   virtual double busiest_seconds() = 0;
 };
 

@@ -32,7 +32,7 @@ SparseRows rows_of_entries(const std::string& data, std::vector<MatrixEntry> ent
   });
   SparseRows rows;
   rows.labels.assign(last - first, 0.0);
-  rows.source.assign(last - first, 0);
+  rows.source.assign(last - first, kUnknownSource);
   rows.row_start.assign(last - first + 1, 0);
   rows.index.reserve(entries.size());
   rows.value.reserve(entries.size());

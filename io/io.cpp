@@ -26,16 +26,25 @@ InputError::InputError(std::string file, std::uint64_t line, const std::string& 
     : std::runtime_error(located_message(file, line, message)), file_(std::move(file)), line_(line) {}
 
 InputError InputError::at(const std::string& path, std::uint64_t source, const std::string& message) {
-  internal::InputFile file(path);
-  const internal::LinePosition position = internal::locate_line(file, source);
-  return InputError(file.parts()[position.part].path, position.line, message);
+  if (source == kUnknownSource) return InputError(path, 0, message);
+  try {
+    internal::InputFile file(path);
+    const internal::LinePosition position = internal::locate_line(file, source);
+    return InputError(file.parts()[position.part].path, position.line, message);
+  } catch (const InputError&) {
+    // The data cannot be read again to count its lines: the message still names the data.
+    return InputError(path, 0, message);
+  }
 }
 
 std::string line_name(const std::string& path, std::uint64_t source, std::uint64_t from) {
+  if (source == kUnknownSource) return path;
   internal::InputFile file(path);
   const internal::LinePosition position = internal::locate_line(file, source);
   const std::string number = std::to_string(position.line);
-  if (position.part == internal::locate_line(file, from).part) return "line " + number;
+  const bool same_part = file.size() > 0 && from != kUnknownSource &&
+                         file.part_at(std::min(from, file.size() - 1)) == position.part;
+  if (same_part) return "line " + number;
   return file.parts()[position.part].path + ":" + number;
 }
 

@@ -43,10 +43,9 @@ void append_share(io::ColumnBlock& block, const ColumnShare& share) {
   rows.labels.resize(rows.labels.size() + share.row_start.size() - 1, 0.0);
 }
 
-std::vector<io::ColumnBlock> gather_columns(MPI_Comm world, const Layout& layout,
-                                            const std::vector<ParamRange>& ranges,
-                                            const std::vector<std::size_t>& hosted,
-                                            const io::SparseRows* worker_rows, Waiter& waiter) {
+void gather_columns(MPI_Comm world, const Layout& layout, const std::vector<ParamRange>& ranges,
+                    const std::vector<std::size_t>& hosted, const io::SparseRows* worker_rows, Waiter& waiter,
+                    const std::function<void(std::size_t, const io::ColumnBlock&)>& take) {
   // One share in flight at a time: a worker holds at most one scheduler's part of its rows twice.
   if (worker_rows) {
     Outbox outbox;
@@ -62,8 +61,8 @@ std::vector<io::ColumnBlock> gather_columns(MPI_Comm world, const Layout& layout
       }
     }
   }
-  std::vector<io::ColumnBlock> blocks(hosted.size());
-  for (io::ColumnBlock& block : blocks) {
+  for (std::size_t k = 0; k < hosted.size(); ++k) {
+    io::ColumnBlock block;
     for (int w = 0; w < layout.workers(); ++w) {
       for (bool last = false; !last;) {
         const auto share = deserialize<ColumnShare>(
@@ -72,8 +71,8 @@ std::vector<io::ColumnBlock> gather_columns(MPI_Comm world, const Layout& layout
         last = share.last;
       }
     }
+    take(k, block);
   }
-  return blocks;
 }
 
 }  // namespace schmp::detail

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "layout.hpp"
@@ -50,11 +51,11 @@ void append_share(io::ColumnBlock& block, const ColumnShare& share);
 
 // The exchange at start-up, run by every rank once its worker (if any) has read its rows: `worker_rows`
 // is null on ranks without a worker; `hosted` the indices of the scheduler ranges this rank tests
-// (a scheduler rank's own, or every range on a coordinator hosting the schedulers). Returns their blocks,
-// in the order of `hosted`.
-std::vector<io::ColumnBlock> gather_columns(MPI_Comm world, const Layout& layout,
-                                            const std::vector<ParamRange>& ranges,
-                                            const std::vector<std::size_t>& hosted,
-                                            const io::SparseRows* worker_rows, Waiter& waiter);
+// (a scheduler rank's own, or every range on a coordinator hosting the schedulers). Each range's block
+// goes to take(k, block), k its place in `hosted`, as soon as it is whole and before the next one is
+// gathered: a coordinator hosting the schedulers holds one block at a time.
+void gather_columns(MPI_Comm world, const Layout& layout, const std::vector<ParamRange>& ranges,
+                    const std::vector<std::size_t>& hosted, const io::SparseRows* worker_rows, Waiter& waiter,
+                    const std::function<void(std::size_t, const io::ColumnBlock&)>& take);
 
 }  // namespace schmp::detail

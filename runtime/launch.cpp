@@ -188,22 +188,23 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
   if (layout.is_coordinator() && layout.hosted_schedulers) {
     for (std::size_t s = 0; s < ranges.size(); ++s) hosted.push_back(s);
   }
-  std::vector<io::ColumnBlock> columns;
+  // Hosted beside the job's only worker, the dependency tests may take the whole data set from it.
+  const WorkerRole* whole_data_worker = worker && layout.workers() == 1 ? worker.get() : nullptr;
+  // Updated in order, a block's parameters cannot interfere: no dependency test is needed.
+  const bool tested = layout.is_scheduler_rank() || !updates_in_order(options, layout.single_process());
+  dependencies.resize(hosted.size());
+  const auto make_dependency = [&](std::size_t k, const io::ColumnBlock* columns) {
+    guarded(failure, [&] {
+      if (tested) dependencies[k] = roles.make_dependency(ranges[hosted[k]], whole_data_worker, columns);
+    });
+  };
   if (many && roles.dependency_takes_columns) {
-    columns = gather_columns(world, layout, ranges, hosted, worker ? worker->rows() : nullptr, waiter);
+    gather_columns(world, layout, ranges, hosted, worker ? worker->rows() : nullptr, waiter,
+                   [&](std::size_t k, const io::ColumnBlock& columns) { make_dependency(k, &columns); });
+  } else {
+    for (std::size_t k = 0; k < hosted.size(); ++k) make_dependency(k, nullptr);
   }
   guarded(failure, [&] {
-    // Hosted beside the job's only worker, the dependency tests may take the whole data set from it.
-    const WorkerRole* whole_data_worker = worker && layout.workers() == 1 ? worker.get() : nullptr;
-    // Updated in order, a block's parameters cannot interfere: no dependency test is needed.
-    const bool in_order = updates_in_order(options, layout.single_process());
-    for (std::size_t k = 0; k < hosted.size(); ++k) {
-      const io::ColumnBlock* gathered = columns.empty() ? nullptr : &columns[k];
-      const bool tested = layout.is_scheduler_rank() || !in_order;
-      dependencies.push_back(tested ? roles.make_dependency(ranges[hosted[k]], whole_data_worker, gathered)
-                                    : nullptr);
-    }
-    columns.clear();
     if (worker) worker->start(num_params);
   });
   if (agree_on_failure(world, failure, roles.program_name)) return 1;

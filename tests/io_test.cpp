@@ -142,6 +142,17 @@ TEST(InputErrorTest, WhatNamesFileAndLine) {
   EXPECT_EQ(whole_file.line(), 0u);
 }
 
+// A record whose line is unknown (a MatrixMarket row) names the whole file, and so does one whose data
+// can no longer be read to count its lines.
+TEST(InputErrorTest, UnknownOrUnreadableSourcesNameTheWholeFile) {
+  const InputError unknown = InputError::at("data.mtx", schmp::io::kUnknownSource, "label 3 is not binary");
+  EXPECT_STREQ(unknown.what(), "data.mtx: label 3 is not binary");
+  EXPECT_EQ(unknown.line(), 0u);
+  EXPECT_EQ(schmp::io::line_name("data.mtx", schmp::io::kUnknownSource, 0), "data.mtx");
+  const InputError gone = InputError::at("no-such-file.svm", 12, "duplicate");
+  EXPECT_STREQ(gone.what(), "no-such-file.svm: duplicate");
+}
+
 TEST(SplitRangeTest, PartsAreContiguousAndNearlyEqual) {
   for (const std::uint64_t size : {0ull, 1ull, 5ull, 100ull, 1001ull}) {
     for (const int parts : {1, 2, 3, 7, 64}) {

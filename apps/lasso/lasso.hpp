@@ -148,6 +148,8 @@ struct Lasso {
   // The dependency filter: |cos(x_j, x_k)| < rho for every pair in a block (kernels/correlation_filter.hpp).
   class Dependency : public kernels::CorrelationFilter {
    public:
+    // Reads the owned columns from the data: the framework's fallback, which this program reaches only
+    // with the check off (rho >= 1), when nothing is read.
     Dependency(const Config& config, ParamRange owned) : CorrelationFilter(config.data, config.rho, owned) {}
     // Beside the job's only worker: its rows are the whole data set.
     Dependency(const Config& config, ParamRange owned, const Worker& worker)

@@ -255,6 +255,8 @@ struct Logreg {
   // The dependency filter: |cos(x_j, x_k)| < rho for every pair in a block (kernels/correlation_filter.hpp).
   class Dependency : public kernels::CorrelationFilter {
    public:
+    // Reads the owned columns from the data: the framework's fallback, which this program reaches only
+    // with the check off (rho >= 1), when nothing is read.
     Dependency(const Config& config, ParamRange owned)
         : CorrelationFilter(config.data, config.rho, owned, config.bias) {}
     // Beside the job's only worker: its rows are the whole data set.

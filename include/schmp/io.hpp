@@ -56,6 +56,10 @@ class InputError : public std::runtime_error {
 // directory of shards, in its part files taken together). InputError::at turns it into the file and
 // line number by counting the newlines before it in its file, reading that file up to the line.
 //
+// A record whose line is not known (a MatrixMarket row, whose entries lie on lines of their own) has
+// kUnknownSource: a message at it names the whole file.
+inline constexpr std::uint64_t kUnknownSource = ~std::uint64_t{0};
+//
 // How a message raised at source `from` names the line at `source` of the same data: "line N" in the
 // same file, "PART:N" in another part file of a directory.
 std::string line_name(const std::string& path, std::uint64_t source, std::uint64_t from);

@@ -102,6 +102,12 @@ struct NoDependency {
 
 namespace detail {
 
+// A program's worker that keeps the rows it read until start() (program.hpp, Dependency).
+template <class Worker>
+concept HoldsRows = requires(const Worker& w) {
+  { w.rows() } -> std::convertible_to<const io::SparseRows&>;
+};
+
 template <DynamicProgram P>
 class TypedWorker final : public WorkerRole {
  public:
@@ -117,9 +123,7 @@ class TypedWorker final : public WorkerRole {
     worker_.apply(deserialize<typename P::Commit>(commit));
   }
   const io::SparseRows* rows() const override {
-    if constexpr (requires(const typename P::Worker& w) {
-                    { w.rows() } -> std::convertible_to<const io::SparseRows&>;
-                  }) {
+    if constexpr (HoldsRows<typename P::Worker>) {
       return &worker_.rows();
     } else {
       return nullptr;
@@ -201,9 +205,7 @@ class TypedDependency final : public DependencyRole {
   static bool takes_columns(const typename P::Config& config) {
     if constexpr (std::constructible_from<typename P::Dependency, const typename P::Config&, ParamRange,
                                           const io::ColumnBlock&> &&
-                  requires(const typename P::Worker& w) {
-                    { w.rows() } -> std::convertible_to<const io::SparseRows&>;
-                  }) {
+                  HoldsRows<typename P::Worker>) {
       if constexpr (requires { P::Dependency::takes_columns(config); }) {
         return P::Dependency::takes_columns(config);
       } else {
