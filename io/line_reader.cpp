@@ -124,19 +124,27 @@ std::uint64_t count_newlines(const char* data, std::size_t size) {
   return count + static_cast<std::uint64_t>(std::count(data + k, data + size, '\n'));
 }
 
-// The data is read in blocks of this size when counting lines, so that a message about a line far
-// into a big file does not hold the whole prefix in memory.
-constexpr std::size_t kCountingBlock = std::size_t{1} << 20;
+// Passes the bytes [from, to) of the data to visit(offset, data, size) a block of 1 MiB at a time, until
+// it returns false: counting the lines before a line far into a big file, for a message, holds one
+// block and not the whole prefix.
+template <class Visit>
+void for_each_block(InputFile& file, std::uint64_t from, std::uint64_t to, Visit visit) {
+  constexpr std::size_t kBlock = std::size_t{1} << 20;
+  std::string block(static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, to - from)), '\0');
+  for (std::uint64_t offset = from; offset < to; offset += kBlock) {
+    const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, to - offset));
+    file.read(offset, count, block.data());
+    if (!visit(offset, block.data(), count)) return;
+  }
+}
 
 // Newlines in the bytes [from, to) of the data.
 std::uint64_t count_newlines(InputFile& file, std::uint64_t from, std::uint64_t to) {
-  std::string block(static_cast<std::size_t>(std::min<std::uint64_t>(kCountingBlock, to - from)), '\0');
   std::uint64_t newlines = 0;
-  for (std::uint64_t offset = from; offset < to; offset += kCountingBlock) {
-    const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(kCountingBlock, to - offset));
-    file.read(offset, count, block.data());
-    newlines += count_newlines(block.data(), count);
-  }
+  for_each_block(file, from, to, [&](std::uint64_t, const char* data, std::size_t size) {
+    newlines += count_newlines(data, size);
+    return true;
+  });
   return newlines;
 }
 
@@ -207,18 +215,18 @@ LinePosition locate_line(InputFile& file, std::uint64_t source) {
 
 std::uint64_t start_of_line(InputFile& file, std::uint64_t index) {
   if (index == 0) return 0;
-  std::string block;
   std::uint64_t newlines = 0;
-  for (std::uint64_t offset = 0; offset < file.size(); offset += block.size()) {
-    block.clear();
-    file.append(offset,
-                static_cast<std::size_t>(std::min<std::uint64_t>(kCountingBlock, file.size() - offset)),
-                block);
-    for (std::size_t k = 0; k < block.size(); ++k) {
-      if (block[k] == '\n' && ++newlines == index) return offset + k + 1;
+  std::uint64_t start = file.size();
+  for_each_block(file, 0, file.size(), [&](std::uint64_t offset, const char* data, std::size_t size) {
+    for (std::size_t k = 0; k < size; ++k) {
+      if (data[k] == '\n' && ++newlines == index) {
+        start = offset + k + 1;
+        return false;
+      }
     }
-  }
-  return file.size();
+    return true;
+  });
+  return start;
 }
 
 LineCursor::LineCursor(const RangeText& text, ByteRange range)
@@ -258,7 +266,6 @@ bool ChunkReader::next(RangeText& chunk) {
   chunk.file_size = file_.size();
   if (offset_ >= end_) return false;
 
-  chunk_offset_ = offset_;
   const auto count = static_cast<std::size_t>(std::min(chunk_bytes_, end_ - offset_));
   file_.append(offset_, count, chunk.bytes);
   if (chunk.bytes.back() != '\n') append_rest_of_line(file_, offset_ + count, chunk.bytes);

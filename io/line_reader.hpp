@@ -159,16 +159,12 @@ class ChunkReader {
   // time; false, with `chunk` empty, once the range is read. InputError (line 0) if it cannot be read.
   bool next(RangeText& chunk);
 
-  // Where the chunk that next() returned last starts in the data.
-  std::uint64_t chunk_offset() const { return chunk_offset_; }
-
  private:
   std::string path_;
   InputFile file_;
   std::uint64_t chunk_bytes_;
   std::uint64_t end_ = 0;     // no line starting here or after is read
   std::uint64_t offset_ = 0;  // where the next chunk starts: a line start
-  std::uint64_t chunk_offset_ = 0;
 };
 
 // The lines of a path (of a byte range of it, as ChunkReader takes them) in order, each with its source,
@@ -190,7 +186,7 @@ class LineStream {
   }
 
   // Where the line after the last one next() returned starts in the data.
-  std::uint64_t offset() const { return chunks_.chunk_offset() + (cursor_ ? cursor_->position() : 0); }
+  std::uint64_t offset() const { return chunk_.offset + (cursor_ ? cursor_->position() : 0); }
 
  private:
   ChunkReader chunks_;
