@@ -43,12 +43,13 @@ std::string shard(const std::string& input, int parts, const std::string& out) {
   return out;
 }
 
-// Rows as parsed, without the line numbers (which count from each part's start in a directory).
+// Rows as parsed, with their sources: offsets in the parts taken together, which are the file's own.
 void expect_same_rows(const SparseRows& actual, const SparseRows& expected) {
   EXPECT_EQ(actual.labels, expected.labels);
   EXPECT_EQ(actual.row_start, expected.row_start);
   EXPECT_EQ(actual.index, expected.index);
   EXPECT_EQ(actual.value, expected.value);
+  EXPECT_EQ(actual.source, expected.source);
 }
 
 // Every worker's rows from the directory equal its rows from the file.
