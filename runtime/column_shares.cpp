@@ -8,7 +8,6 @@ namespace schmp::detail {
 ColumnShare column_share(const io::SparseRows& rows, ParamRange owned, std::size_t first,
                          std::size_t most_entries, std::size_t most_rows) {
   ColumnShare share;
-  share.columns = rows.columns();
   share.row_start.push_back(0);
   std::size_t r = first;
   for (; r < rows.rows() && share.rows() < most_rows; ++r) {
@@ -48,12 +47,14 @@ void gather_columns(MPI_Comm world, const Layout& layout, const std::vector<Para
                     const std::function<void(std::size_t, const io::ColumnBlock&)>& take) {
   // One share in flight at a time: a worker holds at most one scheduler's part of its rows twice.
   if (worker_rows) {
+    const std::uint32_t columns = worker_rows->columns();
     Outbox outbox;
     for (std::size_t s = 0; s < ranges.size(); ++s) {
       const int host = layout.hosted_schedulers ? 0 : static_cast<int>(s) + 1;
       std::size_t first = 0;
       for (bool last = false; !last;) {
-        const ColumnShare share = column_share(*worker_rows, ranges[s], first);
+        ColumnShare share = column_share(*worker_rows, ranges[s], first);
+        share.columns = columns;
         first += share.rows();
         last = share.last;
         outbox.send(world, host, kTagColumns, serialize(share));

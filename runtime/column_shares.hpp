@@ -42,6 +42,7 @@ inline constexpr std::size_t kMostShareRows = std::size_t{1} << 26;
 
 // The entries in the columns `owned` of rows `first`, `first` + 1, ... of `rows`, whole rows, as many as
 // keep the share within `most_entries` entries and `most_rows` rows (at least one row, when any is left).
+// Its `columns` is left 0 for the caller to set: rows.columns() scans every entry, once is enough.
 ColumnShare column_share(const io::SparseRows& rows, ParamRange owned, std::size_t first = 0,
                          std::size_t most_entries = kMostShareEntries,
                          std::size_t most_rows = kMostShareRows);

@@ -281,8 +281,8 @@ TEST(ColumnShares, JoinedInWorkerOrderTheyAreTheBlockReadFromTheFile) {
         const io::SparseRows rows = io::read_libsvm(path, io::split_range(size, w, 3));
         std::size_t first = 0;
         for (bool last = false; !last; ++shares) {
-          const detail::ColumnShare share =
-              detail::column_share(rows, owned, first, most, most == 7 ? 5 : most);
+          detail::ColumnShare share = detail::column_share(rows, owned, first, most, most == 7 ? 5 : most);
+          share.columns = rows.columns();
           first += share.rows();
           last = share.last;
           detail::append_share(joined, deserialize<detail::ColumnShare>(serialize(share)));
