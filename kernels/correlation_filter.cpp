@@ -178,9 +178,9 @@ bool CorrelationFilter::settle_all_pairs(const io::SparseRows& rows, ParamIndex 
 }
 
 void CorrelationFilter::clear() {
-  for (std::uint32_t r : touched_rows_) row_head_[r] = -1;
-  touched_rows_.clear();
-  entries_.clear();
+  for (std::size_t t = 0; t < touched_row_count_; ++t) row_head_[touched_rows_[t]] = -1;
+  touched_row_count_ = 0;
+  threaded_entries_ = 0;
   kept_.clear();
   for (std::uint32_t r : counted_rows_) short_kept_on_row_[r] = 0;
   counted_rows_.clear();
@@ -200,13 +200,29 @@ void CorrelationFilter::prepare(ParamIndex candidate) const {
 
 void CorrelationFilter::thread(std::uint32_t slot) {
   kept_[slot].threaded = true;
-  const ParamIndex column = kept_[slot].column;
-  for (std::size_t e = start_[column - owned_.begin]; e < start_[column - owned_.begin + 1]; ++e) {
-    const std::uint32_t r = row_[e];
-    if (row_head_[r] < 0) touched_rows_.push_back(r);
-    entries_.push_back({row_head_[r], slot, value_[e]});
-    row_head_[r] = static_cast<std::int32_t>(entries_.size() - 1);
+  const std::size_t k = kept_[slot].column - owned_.begin;
+  const std::size_t length = start_[k + 1] - start_[k];
+  // Room for the column first, then plain stores: pushing entry by entry reloads the vectors' ends at
+  // every step, which made threading cost 40 instructions an entry.
+  if (entries_.size() < threaded_entries_ + length) entries_.resize(threaded_entries_ + length);
+  if (touched_rows_.size() < touched_row_count_ + length) touched_rows_.resize(touched_row_count_ + length);
+  const std::uint32_t* rows = row_.data() + start_[k];
+  const float* values = value_.data() + start_[k];
+  std::int32_t* heads = row_head_.data();
+  Entry* entries = entries_.data();
+  std::uint32_t* touched = touched_rows_.data();
+  std::size_t touched_count = touched_row_count_;
+  for (std::size_t e = 0; e < length; ++e) {
+    const std::uint32_t r = rows[e];
+    const std::int32_t head = heads[r];
+    touched[touched_count] = r;
+    touched_count += head < 0 ? 1 : 0;
+    const auto at = static_cast<std::int32_t>(threaded_entries_ + e);
+    entries[at] = {head, slot, values[e]};
+    heads[r] = at;
   }
+  threaded_entries_ += length;
+  touched_row_count_ = touched_count;
 }
 
 bool CorrelationFilter::clear_of_short_kept(ParamIndex candidate) const {

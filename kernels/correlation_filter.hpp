@@ -133,8 +133,12 @@ class CorrelationFilter {
   // The block being built.
   std::vector<Kept> kept_;
   std::vector<std::int32_t> row_head_;  // per row: its first threaded entry, or -1
+  // The threaded entries and the rows they touched: the first threaded_entries_ and touched_row_count_
+  // of these, which keep their size between blocks.
   std::vector<std::uint32_t> touched_rows_;
   std::vector<Entry> entries_;
+  std::size_t threaded_entries_ = 0;
+  std::size_t touched_row_count_ = 0;
   std::vector<double> cosines_;                   // per kept column, for the candidate being tested
   std::vector<std::uint32_t> unknown_;            // kept slots whose verdict with the candidate is not known
   std::vector<std::uint32_t> short_kept_on_row_;  // per row: how many short kept columns have an entry there
