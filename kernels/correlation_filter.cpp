@@ -188,9 +188,10 @@ void CorrelationFilter::clear() {
 }
 
 void CorrelationFilter::prepare(ParamIndex candidate) const {
-  if (rho_ >= 1 || !all_pairs_.empty() || is_long(candidate)) return;
+  if (rho_ >= 1 || !all_pairs_.empty() || (is_long(candidate) && !memo_use_.resting())) return;
   // The candidates' columns sit at random places in memory: asking for all of a block's columns
-  // before testing any overlaps the waits. Long columns are mostly settled by the memo.
+  // before testing any overlaps the waits. Long columns are mostly settled by the memo while it is
+  // in use.
   constexpr std::size_t kLine = 64;
   const std::size_t first = start_[candidate - owned_.begin];
   const std::size_t last = start_[candidate - owned_.begin + 1];

@@ -79,6 +79,7 @@ class CorrelationFilter {
       return false;
     }
     void looked_up(bool found);
+    bool resting() const { return resting_ > 0; }
 
    private:
     static constexpr std::uint32_t kWindow = 4096;
