@@ -182,8 +182,8 @@ void CorrelationFilter::clear() {
   touched_row_count_ = 0;
   threaded_entries_ = 0;
   kept_.clear();
-  for (std::uint32_t r : counted_rows_) short_kept_on_row_[r] = 0;
-  counted_rows_.clear();
+  for (std::size_t t = 0; t < counted_row_count_; ++t) short_kept_on_row_[counted_rows_[t]] = 0;
+  counted_row_count_ = 0;
   largest_short_kept_entry_ = 0;
 }
 
@@ -235,9 +235,19 @@ bool CorrelationFilter::clear_of_short_kept(ParamIndex candidate) const {
 
 void CorrelationFilter::count_rows(ParamIndex column) {
   const std::size_t k = column - owned_.begin;
-  for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) {
-    if (short_kept_on_row_[row_[e]]++ == 0) counted_rows_.push_back(row_[e]);
+  const std::size_t length = start_[k + 1] - start_[k];
+  // Presized, as in thread().
+  if (counted_rows_.size() < counted_row_count_ + length) counted_rows_.resize(counted_row_count_ + length);
+  const std::uint32_t* rows = row_.data() + start_[k];
+  std::uint32_t* counts = short_kept_on_row_.data();
+  std::uint32_t* counted = counted_rows_.data();
+  std::size_t counted_count = counted_row_count_;
+  for (std::size_t e = 0; e < length; ++e) {
+    const std::uint32_t r = rows[e];
+    counted[counted_count] = r;
+    counted_count += counts[r]++ == 0 ? 1 : 0;
   }
+  counted_row_count_ = counted_count;
   largest_short_kept_entry_ = std::max(largest_short_kept_entry_, largest_entry_[k]);
 }
 

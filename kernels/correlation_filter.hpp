@@ -143,7 +143,8 @@ class CorrelationFilter {
   std::vector<double> cosines_;                   // per kept column, for the candidate being tested
   std::vector<std::uint32_t> unknown_;            // kept slots whose verdict with the candidate is not known
   std::vector<std::uint32_t> short_kept_on_row_;  // per row: how many short kept columns have an entry there
-  std::vector<std::uint32_t> counted_rows_;       // rows where that count is not zero
+  std::vector<std::uint32_t> counted_rows_;       // rows where that count is not zero: the first
+  std::size_t counted_row_count_ = 0;             // counted_row_count_, kept sized between blocks
   float largest_short_kept_entry_ = 0;
 };
 
