@@ -63,6 +63,14 @@ CorrelationFilter::CorrelationFilter(const io::SparseRows& rows, ParamIndex cons
   }
   row_head_.assign(rows.rows(), -1);
   short_kept_on_row_.assign(rows.rows(), 0);
+  // The memo's 8 MiB are fresh pages, a page fault each when first written: at the first verdict they
+  // stalled one of the solve's first rounds, here they add to the loading.
+  for (ParamIndex column = owned.begin; column < owned.end; ++column) {
+    if (is_long(column)) {
+      memo_.reset();
+      break;
+    }
+  }
 }
 
 namespace {
@@ -97,11 +105,13 @@ CorrelationFilter::PairMemo::Verdict CorrelationFilter::PairMemo::find(ParamInde
   }
 }
 
+void CorrelationFilter::PairMemo::reset() {
+  slots_.assign(kMemoSlots, 0);
+  used_ = 0;
+}
+
 void CorrelationFilter::PairMemo::insert(ParamIndex a, ParamIndex b, bool interferes) {
-  if (slots_.empty() || 2 * (used_ + 1) > slots_.size()) {
-    slots_.assign(kMemoSlots, 0);
-    used_ = 0;
-  }
+  if (slots_.empty() || 2 * (used_ + 1) > slots_.size()) reset();
   const std::uint64_t key = pair_key(a, b);
   std::size_t s = slot_of(key);
   while (slots_[s] != 0 && slots_[s] >> 1 != key) s = (s + 1) & (slots_.size() - 1);

@@ -59,6 +59,7 @@ class CorrelationFilter {
     enum class Verdict : std::uint8_t { kUnknown, kIndependent, kInterferes };
     Verdict find(ParamIndex a, ParamIndex b) const;
     void insert(ParamIndex a, ParamIndex b, bool interferes);
+    void reset();  // forgets every verdict; makes the table if there is none yet
 
    private:
     std::size_t slot_of(std::uint64_t key) const;
