@@ -25,10 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "kernels/correlation_filter.hpp"
+#include "lasso.hpp"
 #include "runtime/trace.hpp"
 #include "scheduler/block_scheduler.hpp"
 #include "schmp/dataset.hpp"
+#include "schmp/run.hpp"
 
 DEFINE_string(data, "", "LIBSVM or MatrixMarket file, as the apps' --data");
 DEFINE_int32(schedulers, 1, "Scheduler ranks the parameters are split among; this one owns the first range");
@@ -43,17 +44,6 @@ namespace {
 using schmp::detail::Clock;
 using schmp::detail::seconds_since;
 
-class Filter final : public schmp::detail::DependencyRole {
- public:
-  explicit Filter(schmp::kernels::CorrelationFilter& filter) : filter_(filter) {}
-  void clear() override { filter_.clear(); }
-  void prepare(schmp::ParamIndex candidate) override { filter_.prepare(candidate); }
-  bool admit(schmp::ParamIndex candidate) override { return filter_.admit(candidate); }
-
- private:
-  schmp::kernels::CorrelationFilter& filter_;
-};
-
 void run() {
   if (FLAGS_data.empty()) throw std::invalid_argument("no data (--data FILE)");
   if (FLAGS_schedulers < 1) throw std::invalid_argument("--schedulers must be at least 1");
@@ -63,11 +53,14 @@ void run() {
   const schmp::ParamRange owned = schmp::detail::split_params(columns, 0, FLAGS_schedulers);
   if (owned.size() == 0) throw std::invalid_argument(FLAGS_data + ": no columns for the first scheduler");
 
+  // Lasso's dependency test as its scheduler ranks hold it, made from the owned columns of the file.
+  schmp::lasso::Config config;
+  config.data = FLAGS_data;
+  config.rho = FLAGS_rho;
   const auto set_up = Clock::now();
-  schmp::kernels::CorrelationFilter filter(FLAGS_data, FLAGS_rho, owned);
+  schmp::detail::TypedDependency<schmp::lasso::Lasso> dependency(config, owned, nullptr, nullptr);
   const double set_up_seconds = seconds_since(set_up);
 
-  Filter dependency(filter);
   schmp::detail::BlockSchedulerSettings settings;
   settings.block_size = std::max<std::uint32_t>(
       1, schmp::detail::split_params(FLAGS_schedule_size, 0, FLAGS_schedulers).size());
