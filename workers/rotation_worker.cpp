@@ -1,16 +1,8 @@
 #include "rotation_worker.hpp"
 
-#include <chrono>
+#include "../runtime/trace.hpp"
 
 namespace schmp::detail {
-
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, const Ring& ring,
                    Waiter& waiter) {
@@ -24,7 +16,7 @@ WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, cons
   }
   double compute = 0;
   auto timed = [&](auto&& work) {
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = Clock::now();
     work();
     compute += seconds_since(started);
   };

@@ -1,12 +1,13 @@
 #include "worker_loop.hpp"
 
-#include <chrono>
 #include <string>
+
+#include "../runtime/trace.hpp"
 
 namespace schmp::detail {
 
 std::optional<WorkerReply> handle_round(WorkerRole& worker, const RoundMessage& message) {
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = Clock::now();
   if (!message.commit.empty()) worker.apply(message.commit);
   WorkerReply reply;
   switch (message.command) {
@@ -25,7 +26,7 @@ std::optional<WorkerReply> handle_round(WorkerRole& worker, const RoundMessage& 
       throw MessageError("round message with unknown command " +
                          std::to_string(static_cast<unsigned>(message.command)));
   }
-  reply.compute_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  reply.compute_seconds = seconds_since(started);
   return reply;
 }
 
