@@ -135,8 +135,8 @@ class CorrelationFilter {
   // The block being built.
   std::vector<Kept> kept_;
   std::vector<std::int32_t> row_head_;  // per row: its first threaded entry, or -1
-  // The threaded entries and the rows they touched: the first threaded_entries_ and touched_row_count_
-  // of these, which keep their size between blocks.
+  // The rows that the block's threaded entries touched, and those entries: the first touched_row_count_
+  // and threaded_entries_ of each vector, which keep their size between blocks.
   std::vector<std::uint32_t> touched_rows_;
   std::vector<Entry> entries_;
   std::size_t threaded_entries_ = 0;
@@ -144,8 +144,9 @@ class CorrelationFilter {
   std::vector<double> cosines_;                   // per kept column, for the candidate being tested
   std::vector<std::uint32_t> unknown_;            // kept slots whose verdict with the candidate is not known
   std::vector<std::uint32_t> short_kept_on_row_;  // per row: how many short kept columns have an entry there
-  std::vector<std::uint32_t> counted_rows_;       // rows where that count is not zero: the first
-  std::size_t counted_row_count_ = 0;             // counted_row_count_, kept sized between blocks
+  // The rows where that count is not zero: the first counted_row_count_, as above.
+  std::vector<std::uint32_t> counted_rows_;
+  std::size_t counted_row_count_ = 0;
   float largest_short_kept_entry_ = 0;
 };
 
