@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -56,6 +57,13 @@ void close_summary(Summary& summary, std::uint64_t rounds, double seconds) {
   summary.seconds = seconds;
   if (summary.stopped_by != "converged" && summary.stopped_by != "finished")
     LOG(WARNING) << "stopped by " << summary.stopped_by << " before converging";
+}
+
+void print_time_split(const TimeSplit& time, double seconds, std::optional<int> staleness) {
+  std::printf("%s\n", time_split_line(time, seconds).c_str());
+  const std::string hint = staleness ? scheduler_hint(time, seconds, *staleness) : "";
+  if (!hint.empty()) std::printf("%s\n", hint.c_str());
+  std::fflush(stdout);
 }
 
 std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size) {
@@ -197,6 +205,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   schedulers.stop();
   close_summary(summary, round, elapsed());
   program.finish(summary);
+  print_time_split(time, summary.seconds, options.staleness);
   return summary;
 }
 

@@ -38,6 +38,10 @@ std::string stop_reason(const Report& last, std::uint64_t rounds, double seconds
 // Records how long a run went and warns when it stopped before converging.
 void close_summary(Summary& summary, std::uint64_t rounds, double seconds);
 
+// Prints, after the program's own summary, where the solve's time went and, for runs with schedulers
+// (`staleness` given), a hint when the rounds waited for their blocks.
+void print_time_split(const TimeSplit& time, double seconds, std::optional<int> staleness);
+
 // Where a resumed run starts: its checkpoint, and what the program's restore() made of it (the commit
 // that brings the workers to the restored model, and the retirements it implies).
 struct Resumed {

@@ -109,6 +109,7 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     parts.push_back(receive_bytes(ring.comm, worker, kTagPart, waiter));
   close_summary(summary, round, elapsed());
   program.finish(summary, parts);
+  print_time_split(time, summary.seconds, std::nullopt);
   return summary;
 }
 

@@ -49,6 +49,49 @@ void TraceWriter::row(std::uint64_t round, double seconds, const Report& report,
   write(line);
 }
 
+std::string time_split_line(const TimeSplit& time, double seconds) {
+  const auto share = [&](const char* name, double part) {
+    char cell[64];
+    std::snprintf(cell, sizeof cell, "%s %.1f%%", name, seconds > 0 ? 100 * part / seconds : 0.0);
+    return std::string(cell);
+  };
+  std::string line = "time: " + share("compute", time.compute) + "  " +
+                     share("communication", time.communication) + "  " + share("scheduler", time.scheduler) +
+                     "  " + share("idle", time.idle);
+  if (time.scheduler_busy > 0) line += "  (" + share("busiest scheduler working", time.scheduler_busy) + ")";
+  return line;
+}
+
+std::string scheduler_hint(const TimeSplit& time, double seconds, int staleness) {
+  constexpr double kNoticeableShare = 0.05;
+  // Working more than half the solve, a scheduler's blocks come late whenever its work and the
+  // rounds jitter together: past that, sharing the work is what helps.
+  constexpr double kBusyShare = 0.5;
+  // Beyond this many rounds ahead, further pipelining has not helped in our measurements (docs/cluster.md).
+  constexpr int kFurthestUsefulStaleness = 8;
+  if (seconds <= 0 || time.scheduler < kNoticeableShare * seconds) return "";
+  char line[320];
+  const double waited = 100 * time.scheduler / seconds;
+  const double busy = 100 * time.scheduler_busy / seconds;
+  if (staleness == 0) {
+    std::snprintf(line, sizeof line,
+                  "hint: the rounds waited %.1f%% of the time for their blocks, built in lock-step: "
+                  "--staleness 2 builds them while earlier rounds run",
+                  waited);
+  } else if (time.scheduler_busy >= kBusyShare * seconds || staleness >= kFurthestUsefulStaleness) {
+    std::snprintf(line, sizeof line,
+                  "hint: the rounds waited %.1f%% of the time for their blocks and the busiest scheduler "
+                  "worked %.1f%% of it: more scheduler ranks (--schedulers) would share that work",
+                  waited, busy);
+  } else {
+    std::snprintf(line, sizeof line,
+                  "hint: the rounds waited %.1f%% of the time for their blocks while the busiest scheduler "
+                  "worked %.1f%% of it: building further ahead (--staleness above %d) hides that wait",
+                  waited, busy, staleness);
+  }
+  return line;
+}
+
 void ProgressLog::maybe_log(std::uint64_t round, double seconds, const Report& report) {
   if (interval_ <= 0 || seconds < next_) return;
   next_ = seconds + interval_;

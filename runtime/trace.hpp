@@ -37,6 +37,17 @@ struct TimeSplit {
   double scheduler_busy = 0;
 };
 
+// The run's time split as one line of shares of its `seconds` ("time: compute 48.0%  communication
+// ..."), with the busiest scheduler's work where there are schedulers that report it.
+std::string time_split_line(const TimeSplit& time, double seconds);
+
+// When the rounds waited for their blocks a noticeable share of the solve (5%, the most a scheduler
+// should cost), what to change, as a line starting "hint: "; "" otherwise. The busiest scheduler's work
+// tells the two causes apart: near the solve's length the schedulers cannot keep up, and more scheduler
+// ranks share their work; well below it the blocks come late, and building them further ahead
+// (--staleness) hides that.
+std::string scheduler_hint(const TimeSplit& time, double seconds, int staleness);
+
 // The trace is also kept in memory, header and rows, so that a checkpoint carries it and a resumed run
 // writes it out again before its own rows.
 class TraceWriter {

@@ -62,6 +62,21 @@ inline double objective_of(const Output& out) {
   return std::stod(match[1]);
 }
 
+// The closing line of where the solve's time went: its four shares must be there and add up to the
+// solve, less what falls between the timed parts (at most half, on the tests' millisecond runs).
+inline void expect_time_split(const Output& out) {
+  std::smatch match;
+  const std::string percent = " ([0-9.]+)%";
+  ASSERT_TRUE(std::regex_search(out.text, match,
+                                std::regex("\ntime: compute" + percent + "  communication" + percent +
+                                           "  scheduler" + percent + "  idle" + percent)))
+      << out.text;
+  double sum = 0;
+  for (int part = 1; part <= 4; ++part) sum += std::stod(match[part]);
+  EXPECT_GT(sum, 50) << out.text;
+  EXPECT_LT(sum, 100.5) << out.text;
+}
+
 // The whole content of a file ("" when it cannot be read).
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path);

@@ -100,6 +100,7 @@ class LassoEndToEnd : public ::testing::Test {
                            " --trace " + trace + " --progress_seconds 0 " + flags);
     ASSERT_EQ(out.status, 0) << out.text;
     EXPECT_NE(out.text.find("schmp-lasso: converged after"), std::string::npos) << out.text;
+    testing::expect_time_split(out);
     const double objective = objective_of(out);
     EXPECT_NEAR(objective, reference.objective, 1e-6 * reference.objective) << out.text;
     EXPECT_EQ(support(read_model(model)), support(as_map(reference.beta))) << out.text;

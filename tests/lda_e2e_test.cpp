@@ -44,6 +44,7 @@ TEST_P(LdaRanks, LogLikelihoodRisesToTheLongRunLevel) {
   ASSERT_EQ(out.status, 0) << out.text;
   // A 400-iteration single-process run levels off at -8.68 per token; 60 iterations come within 1.2%.
   EXPECT_GT(log_likelihood_of(out), -8.78) << out.text;
+  testing::expect_time_split(out);
   const auto rows = read_trace(dir.file("trace.csv")).rows;
   ASSERT_EQ(rows.size(), 61u);
   EXPECT_GT(rows[10][2], rows[0][2] + 2) << "the first iterations should climb fast";

@@ -1,0 +1,57 @@
+// The run's closing report of where its time went, and the hint it gives when rounds wait for blocks.
+#include "../runtime/trace.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace schmp::detail {
+namespace {
+
+TimeSplit split(double scheduler, double busy) {
+  TimeSplit time;
+  time.compute = 6;
+  time.communication = 2.5;
+  time.scheduler = scheduler;
+  time.idle = 0.25;
+  time.scheduler_busy = busy;
+  return time;
+}
+
+TEST(TimeSplitLine, GivesEachPartAsAShareOfTheSolve) {
+  EXPECT_EQ(time_split_line(split(1.25, 4), 10),
+            "time: compute 60.0%  communication 25.0%  scheduler 12.5%  idle 2.5%  "
+            "(busiest scheduler working 40.0%)");
+  // Without schedulers that report their work (MF, LDA), nothing is said of it.
+  EXPECT_EQ(time_split_line(split(0, 0), 10),
+            "time: compute 60.0%  communication 25.0%  scheduler 0.0%  idle 2.5%");
+  EXPECT_EQ(time_split_line(TimeSplit{}, 0),
+            "time: compute 0.0%  communication 0.0%  scheduler 0.0%  idle 0.0%");
+}
+
+TEST(SchedulerHint, SaysNothingWhileTheWaitsStayBelowFivePercent) {
+  EXPECT_EQ(scheduler_hint(split(0.49, 9), 10, 0), "");
+  EXPECT_EQ(scheduler_hint(split(0.49, 9), 10, 2), "");
+  EXPECT_EQ(scheduler_hint(split(3, 3), 0, 2), "");
+}
+
+TEST(SchedulerHint, NamesTheChangeThatRemovesTheWait) {
+  // Lock-step rounds wait for every block: pipelining first.
+  const std::string lock_step = scheduler_hint(split(3, 3), 10, 0);
+  EXPECT_NE(lock_step.find("waited 30.0%"), std::string::npos) << lock_step;
+  EXPECT_NE(lock_step.find("--staleness 2"), std::string::npos) << lock_step;
+  // Schedulers busy for most of the solve cannot keep up however far ahead they build.
+  const std::string busy = scheduler_hint(split(1, 6), 10, 2);
+  EXPECT_NE(busy.find("worked 60.0%"), std::string::npos) << busy;
+  EXPECT_NE(busy.find("more scheduler ranks (--schedulers)"), std::string::npos) << busy;
+  // Mostly idle schedulers whose blocks still come late: build further ahead...
+  const std::string late = scheduler_hint(split(1, 2), 10, 2);
+  EXPECT_NE(late.find("--staleness above 2"), std::string::npos) << late;
+  // ... up to the point where that stopped helping.
+  const std::string far_ahead = scheduler_hint(split(1, 2), 10, 8);
+  EXPECT_NE(far_ahead.find("--schedulers"), std::string::npos) << far_ahead;
+  for (const std::string& hint : {lock_step, busy, late, far_ahead}) EXPECT_EQ(hint.rfind("hint: ", 0), 0u);
+}
+
+}  // namespace
+}  // namespace schmp::detail
