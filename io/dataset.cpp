@@ -51,11 +51,12 @@ SparseRows rows_of_entries(const std::string& data, std::vector<MatrixEntry> ent
   return rows;
 }
 
-SparseRows rows_of_block(const std::string& data, const std::string& labels, Peers& peers) {
+// The rows of this worker's block of a MatrixMarket matrix, from the entries of its byte range and
+// those the other workers read for it.
+SparseRows rows_of_block(const std::string& data, const std::string& labels, Peers& peers, ByteRange range) {
   if (labels.empty())
     throw InputError(data, 0, "a MatrixMarket matrix needs its labels in a separate file (--labels)");
-  const Coordinates entries =
-      read_matrix_market(data, split_range(file_size(data), peers.index(), peers.count()));
+  const Coordinates entries = read_matrix_market(data, range);
   const std::vector<double> all_labels = read_dense_vector(labels);
   if (all_labels.size() != entries.rows) {
     throw InputError(labels, 0,
@@ -125,10 +126,11 @@ SparseRows read_libsvm_parallel(const std::string& path, std::uint64_t size, Byt
 }  // namespace
 
 SparseRows read_rows_part(const std::string& data, const std::string& labels, Peers& peers) {
+  const ByteRange range = worker_range(data, peers);
   const std::uint64_t size = file_size(data);
   if (size == 0) throw InputError(data, 0, "empty file");
-  if (is_matrix_market(data)) return rows_of_block(data, labels, peers);
-  return read_libsvm_parallel(data, size, split_range(size, peers.index(), peers.count()));
+  if (is_matrix_market(data)) return rows_of_block(data, labels, peers, range);
+  return read_libsvm_parallel(data, size, range);
 }
 
 namespace internal {

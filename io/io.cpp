@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "line_reader.hpp"
+#include "schmp/peers.hpp"
 
 namespace schmp::io {
 
@@ -71,6 +73,35 @@ ByteRange split_range(std::uint64_t size, int part, int parts) {
   const std::uint64_t extra = size % count;
   const auto start = [&](std::uint64_t i) { return i * base + std::min(i, extra); };
   return ByteRange{start(index), start(index + 1)};
+}
+
+ByteRange worker_range(const std::string& data, Peers& peers) {
+  const internal::InputFile file(data);
+  // FNV-1a over the size and each part's name and size: equal on every worker that sees the same data.
+  std::uint64_t fingerprint = 14695981039346656037ull;
+  const auto mix = [&](std::string_view bytes) {
+    for (const char c : bytes) fingerprint = (fingerprint ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  };
+  const auto mix_number = [&](std::uint64_t number) { mix(std::to_string(number) + '\n'); };
+  mix_number(file.size());
+  if (std::filesystem::is_directory(data)) {
+    for (const internal::PartFile& part : file.parts()) {
+      mix(std::filesystem::path(part.path).filename().string() + '\n');
+      mix_number(part.size);
+    }
+  }
+  // Largest and smallest fingerprint: equal only when every worker has the same one.
+  if (peers.max(fingerprint) != ~peers.max(~fingerprint)) {
+    const std::size_t parts = file.parts().size();
+    const std::string seen = std::filesystem::is_directory(data)
+                                 ? std::to_string(parts) + (parts == 1 ? " part file" : " part files") +
+                                       " of " + std::to_string(file.size()) + " bytes"
+                                 : std::to_string(file.size()) + " bytes";
+    throw InputError(data, 0,
+                     "differs between the workers' hosts (this one sees " + seen +
+                         "): every host must see the same file, or the same part files, at this path");
+  }
+  return split_range(file.size(), peers.index(), peers.count());
 }
 
 std::uint32_t SparseRows::columns() const {

@@ -18,13 +18,15 @@
 
 namespace schmp::testing {
 
-// A worker's place among `count` workers, for readers that make no call (LIBSVM rows): any call throws.
+// A worker's place among `count` workers, for readers whose only calls check that every worker sees the
+// same input (LIBSVM rows, io::worker_range): max() answers as if every worker gave the same value, and
+// any other call throws.
 class PlaceOnly final : public Peers {
  public:
   PlaceOnly(int index, int count) : Peers(index, count) {}
 
  protected:
-  std::uint64_t reduce_max(std::uint64_t) override { throw std::logic_error("PlaceOnly: no peers"); }
+  std::uint64_t reduce_max(std::uint64_t value) override { return value; }
   void reduce_sum(std::vector<std::uint64_t>&) override { throw std::logic_error("PlaceOnly: no peers"); }
   void exchange(const std::vector<std::span<const std::byte>>&,
                 const std::function<std::span<std::byte>(std::uint64_t)>&) override {

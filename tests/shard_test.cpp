@@ -364,6 +364,42 @@ TEST_F(ShardTest, ADirectoryWithoutPartFilesIsRefused) {
             others + ": is a directory without part files (part-*): nothing to read");
 }
 
+// Hosts that each hold other shards, or another copy of the file, would split different data and skip
+// or repeat parts of it: every worker refuses, saying what its host sees. Each worker here reads a
+// path of its own, as each host would read its own disk at the one path given.
+TEST_F(ShardTest, WorkersThatSeeDifferentDataAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> parts = {{"part-00000", "1 1:1\n"},
+                                                                  {"part-00001", "2 2:2\n"},
+                                                                  {"part-00002", "3 3:3\n"},
+                                                                  {"part-00003", "4 4:4\n"}};
+  const auto ranges_of = [](const std::vector<std::string>& paths) {
+    std::vector<io::ByteRange> ranges(paths.size());
+    testing::LocalPeers(static_cast<int>(paths.size())).run([&](Peers& peers) {
+      const auto index = static_cast<std::size_t>(peers.index());
+      ranges[index] = io::worker_range(paths[index], peers);
+    });
+    return ranges;
+  };
+  const std::vector<io::ByteRange> same = ranges_of({directory("a", parts), directory("b", parts)});
+  EXPECT_EQ(same[0].begin, 0u);
+  EXPECT_EQ(same[0].end, 12u);
+  EXPECT_EQ(same[1].begin, 12u);
+  EXPECT_EQ(same[1].end, 24u);
+
+  const std::vector<std::string> halves = {directory("first", {parts[0], parts[1]}),
+                                           directory("second", {parts[2], parts[3]})};
+  EXPECT_EQ(error_of([&] { ranges_of(halves); }),
+            halves[0] +
+                ": differs between the workers' hosts (this one sees 2 part files of 12 bytes): every "
+                "host must see the same file, or the same part files, at this path");
+  const std::vector<std::string> copies = {write("whole.svm", "1 1:1\n2 2:2\n3 3:3\n"),
+                                           write("stale.svm", "1 1:1\n2 2:2\n")};
+  EXPECT_EQ(error_of([&] { ranges_of(copies); }),
+            copies[0] +
+                ": differs between the workers' hosts (this one sees 18 bytes): every host must see the "
+                "same file, or the same part files, at this path");
+}
+
 // ---------------------------------------------------------------------------------------------------
 // schmp-shard
 

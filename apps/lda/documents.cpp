@@ -396,9 +396,8 @@ RangeRead read_bag_of_words_range(const std::string& path, std::uint32_t known_w
   RangeRead read;
   std::optional<io::WordCount> first;  // the range's first entry, whose order is checked below
   std::uint32_t previous = 0;
-  const io::BagOfWordsRange range = io::read_bag_of_words(
-      path, io::split_range(io::file_size(path), peers.index(), peers.count()),
-      [&](const io::WordCount& entry) {
+  const io::BagOfWordsRange range =
+      io::read_bag_of_words(path, io::worker_range(path, peers), [&](const io::WordCount& entry) {
         check_entry(path, entry, first ? previous : entry.document, known_words);
         if (!first) first = entry;
         previous = entry.document;
@@ -446,7 +445,7 @@ RangeRead read_text_range(const std::string& path, io::Vocabulary& vocabulary, b
           read.occurrences.push_back(Occurrences{documents, word, 1});
         ++documents;
       },
-      io::split_range(io::file_size(path), peers.index(), peers.count()))};
+      io::worker_range(path, peers))};
   peers.sum(unknown);
   unknown_tokens = unknown[0];
 

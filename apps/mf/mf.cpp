@@ -36,14 +36,15 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
     const std::function<void(const io::Rating&)>& count) {
   const auto workers = static_cast<std::uint32_t>(context.count);
   std::vector<std::vector<io::Rating>> by_owner(workers);
+  Peers& peers = peers_of(context);
+  const io::ByteRange range = io::worker_range(path, peers);
   const io::RatingsRead read = io::read_ratings(
       path, config_.index_base, config_.bounds,
       [&](const io::Rating& rating) {
         count(rating);
         by_owner[rating.user % workers].push_back(rating);
       },
-      io::split_range(io::file_size(path), context.index, context.count));
-  Peers& peers = peers_of(context);
+      range);
   // A MatrixMarket file's size line counts the entries of every range.
   std::vector<std::uint64_t> ratings{read.ratings};
   peers.sum(ratings);

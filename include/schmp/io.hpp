@@ -34,6 +34,10 @@
 #include <unordered_map>
 #include <vector>
 
+namespace schmp {
+class Peers;  // schmp/peers.hpp
+}  // namespace schmp
+
 namespace schmp::io {
 
 // A bad or unreadable input. what() reads "file:line: message", or "file: message" when the problem
@@ -79,6 +83,13 @@ bool is_matrix_market(const std::string& path);
 
 // The part-th of `parts` nearly equal byte ranges of a file of `size` bytes.
 ByteRange split_range(std::uint64_t size, int part, int parts);
+
+// This worker's byte range of `data` (a file, or a directory of shards taken as the concatenation of
+// its part files), after checking with the other workers that every one of them sees the same data
+// there: the same size and, for a directory, the same part files by name and size. Hosts that each
+// hold only some of the shards, or a stale copy of the file, would otherwise split different data and
+// silently skip or repeat parts of it. Every worker calls it (Peers::max, twice).
+ByteRange worker_range(const std::string& data, Peers& peers);
 
 // Rows of a sparse matrix with one label per row, in compressed-row form.
 struct SparseRows {
