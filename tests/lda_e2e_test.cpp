@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 #include <sstream>
 #include <string>
@@ -388,6 +389,28 @@ TEST(LdaHeldOut, TrainingRefusesHeldOutWordsTheCorpusLacks) {
                            " --topics 2 --iterations 2 --progress_seconds 0");
     testing::expect_clean_failure(out,
                                   "schmp-lda: error: " + test + ":4: word id 4 beyond the model's 3 words");
+  }
+}
+
+// The vocabulary only names the topics' words in the output, but a bad one is refused before training,
+// not after a run whose model could then not be written.
+TEST(LdaEndToEnd, RefusesABadVocabularyBeforeTraining) {
+  testing::ScratchDir dir;
+  const std::string blank = dir.write("blank.txt", "apple\n\npear\n");
+  const std::string repeated = dir.write("repeated.txt", "apple\npear\napple\n");
+  const std::string missing = dir.file("missing.txt");
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {blank, blank + ":2: blank line: line i names word i, so every line must hold a word"},
+      {repeated, repeated + ":3: repeated word 'apple'"},
+      {missing, missing + ": cannot open file"}};
+  for (const auto& [vocab, message] : cases) {
+    for (int ranks : {1, 3}) {
+      const Output out = run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + kCorpus + " --vocab " + vocab +
+                             " --topics 3 --iterations 200 --progress_seconds 0 --output " + dir.file("m"));
+      testing::expect_clean_failure(out, "schmp-lda: error: " + message);
+      EXPECT_EQ(out.text.find("iterations 200"), std::string::npos) << "trained first:\n" << out.text;
+      EXPECT_FALSE(std::filesystem::exists(dir.file("m.topics")));
+    }
   }
 }
 

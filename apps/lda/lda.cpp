@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/device.hpp"
 #include "kernels/topic_kernels.hpp"
@@ -326,6 +327,7 @@ Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blo
     }
   }
   if (!config.output.empty()) io::check_writable(config.output + ".topics");
+  if (!config.vocab.empty()) vocabulary_ = io::read_vocabulary(config.vocab);
 }
 
 std::vector<std::string> Lda::Coordinator::trace_columns() const {
@@ -411,7 +413,7 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
     }
   }
   if (!config_.vocab.empty()) {
-    model.vocabulary = io::read_vocabulary(config_.vocab);
+    model.vocabulary = std::move(vocabulary_);
   } else if (!parts.front().vocabulary.empty()) {
     model.vocabulary = io::Vocabulary(parts.front().vocabulary);
   }

@@ -215,6 +215,7 @@ struct Lda {
     Config config_;
     Setup setup_;
     std::uint32_t words_;
+    io::Vocabulary vocabulary_;  // --vocab, read at start-up so that a bad file fails before training
     std::uint64_t iterations_ = 0;
     double moved_ = 0;
     double tokens_per_second_ = 0;  // of the last round

@@ -7,7 +7,7 @@
 //
 //   Worker(const Config& config, const WorkerContext& context) {
 //     schmp::Peers& peers = schmp::peers_of(context);
-//     ... read io::split_range(size, peers.index(), peers.count()) of the input ...
+//     ... read io::worker_range(path, peers) of the input ...
 //     const std::uint64_t users = peers.max(my_largest_user + 1);
 //     peers.sum(item_counts);                       // every worker gets the job's counts
 //     std::vector<Rating> mine = peers.route(by_owner);  // by_owner[w]: what worker w is to keep
