@@ -165,16 +165,14 @@ ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std:
     return block;
   }
   std::vector<MatrixEntry> kept;
-  std::uint64_t row_count = 0;
-  read_matrix_market_in_chunks(data, chunk_bytes, [&](const Coordinates& entries) {
-    row_count = entries.rows;
+  const Coordinates sizes = read_matrix_market_in_chunks(data, chunk_bytes, [&](const Coordinates& entries) {
     for (std::size_t e = 0; e < entries.row.size(); ++e) {
       block.columns = std::max(block.columns, entries.column[e] + 1);
       if (in_block(entries.column[e]))
         kept.push_back(MatrixEntry{entries.row[e], entries.source[e], entries.value[e], entries.column[e]});
     }
   });
-  block.rows = rows_of_entries(data, std::move(kept), 0, row_count);
+  block.rows = rows_of_entries(data, std::move(kept), 0, sizes.rows);
   return block;
 }
 

@@ -227,17 +227,19 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
 
 namespace internal {
 
-void read_matrix_market_in_chunks(const std::string& path, std::uint64_t chunk_bytes,
-                                  const std::function<void(const Coordinates&)>& visit) {
+Coordinates read_matrix_market_in_chunks(const std::string& path, std::uint64_t chunk_bytes,
+                                         const std::function<void(const Coordinates&)>& visit,
+                                         ByteRange range) {
   const Header header = read_header(path, Format::coordinate);
   const Coordinates sizes = declared_sizes(header);
-  ChunkReader chunks(path, chunk_bytes, ByteRange{header.body_begin, ~std::uint64_t{0}});
+  ChunkReader chunks(path, chunk_bytes, ByteRange{std::max(range.begin, header.body_begin), range.end});
   RangeText chunk;
   while (chunks.next(chunk)) {
     Coordinates piece = sizes;
     parse_entries(header, chunk, piece);
     visit(piece);
   }
+  return sizes;
 }
 
 }  // namespace internal

@@ -91,25 +91,32 @@ RatingsRead read_ratings(const std::string& path, int index_base, const IdBounds
     }
     return read;
   }
-  Coordinates entries = read_matrix_market(path, range);
+  // Chunk by chunk as well: a rank holds its parsed ratings only until visit() has seen them.
   const std::uint64_t users = effective_bound(bounds.users);
   const std::uint64_t items = effective_bound(bounds.items);
-  if (entries.rows > users || entries.columns > items) {
-    throw InputError(path, 0,
-                     "declared size " + std::to_string(entries.rows) + " x " +
-                         std::to_string(entries.columns) + " beyond the bound of " + std::to_string(users) +
-                         " users x " + std::to_string(items) + " items");
-  }
-  for (std::size_t e = 0; e < entries.value.size(); ++e) {
-    visit(Rating{static_cast<std::uint32_t>(entries.row[e]), entries.column[e], entries.value[e],
-                 entries.source[e]});
-  }
-  read.ratings = entries.value.size();
-  entries.row = {};
-  entries.column = {};
-  entries.value = {};
-  entries.source = {};
-  read.matrix_market = std::move(entries);
+  const auto check_bounds = [&](const Coordinates& sizes) {
+    if (sizes.rows > users || sizes.columns > items) {
+      throw InputError(path, 0,
+                       "declared size " + std::to_string(sizes.rows) + " x " + std::to_string(sizes.columns) +
+                           " beyond the bound of " + std::to_string(users) + " users x " +
+                           std::to_string(items) + " items");
+    }
+  };
+  Coordinates sizes = read_matrix_market_in_chunks(
+      path, chunk_bytes,
+      [&](const Coordinates& entries) {
+        check_bounds(entries);
+        for (std::size_t e = 0; e < entries.value.size(); ++e) {
+          visit(Rating{static_cast<std::uint32_t>(entries.row[e]), entries.column[e], entries.value[e],
+                       entries.source[e]});
+        }
+        read.ratings += entries.value.size();
+      },
+      range);
+  check_bounds(sizes);
+  // Only a reader that saw every entry can tell whether the count is right.
+  if (range.begin == 0 && range.end >= file_size(path)) check_entry_count(path, sizes, read.ratings);
+  read.matrix_market = std::move(sizes);
   return read;
 }
 

@@ -36,10 +36,12 @@ ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std:
 // in `lines_in` (offsets into text.text()), so that threads can parse consecutive pieces of one text.
 SparseRows parse_libsvm(const RangeText& text, ByteRange lines_in = {});
 
-// The entries of a MatrixMarket coordinate file a chunk at a time: visit() gets each chunk's entries
-// with the header's sizes (the entry count is not checked).
-void read_matrix_market_in_chunks(const std::string& path, std::uint64_t chunk_bytes,
-                                  const std::function<void(const Coordinates&)>& visit);
+// The entries of a MatrixMarket coordinate file (of the lines of `range` past the header, as
+// read_matrix_market takes them) a chunk at a time: visit() gets each chunk's entries with the header's
+// sizes. Returns those sizes, without entries; the entry count is not checked.
+Coordinates read_matrix_market_in_chunks(const std::string& path, std::uint64_t chunk_bytes,
+                                         const std::function<void(const Coordinates&)>& visit,
+                                         ByteRange range = {});
 
 std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
                                   const std::function<void(const TextDocument&)>& visit, ByteRange range,

@@ -1270,21 +1270,39 @@ TEST_F(IoTest, RatingsOfByteRangesAddUpToTheWholeWithTheirLines) {
                                    "3\n2 2 1.5\n3 1 2\n3 3 4\n");
   const std::vector<RatingRecord> whole = ratings_in_chunks(market, internal::kChunkBytes);
   ASSERT_EQ(whole.size(), 5u);
-  for (const int parts : {2, 3, 40}) {
-    EXPECT_EQ(records_of_ranges<RatingRecord>(market, parts,
-                                              [&](schmp::io::ByteRange range) {
-                                                std::vector<RatingRecord> ratings;
-                                                schmp::io::read_ratings(
-                                                    market, 1, {},
-                                                    [&](const auto& r) {
-                                                      ratings.emplace_back(r.user, r.item, r.value, r.source);
-                                                    },
-                                                    range);
-                                                return ratings;
-                                              }),
-              whole)
-        << parts;
+  // It is read a chunk at a time too, so that a rank holds only a chunk's text.
+  for (const int parts : {1, 2, 3, 40}) {
+    for (const std::uint64_t chunk : {std::uint64_t{1}, std::uint64_t{7}, internal::kChunkBytes}) {
+      SCOPED_TRACE(std::to_string(parts) + " ranges, chunks of " + std::to_string(chunk));
+      EXPECT_EQ(records_of_ranges<RatingRecord>(
+                    market, parts,
+                    [&](schmp::io::ByteRange range) {
+                      std::vector<RatingRecord> ratings;
+                      internal::read_ratings(
+                          market, 1, {},
+                          [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.source); },
+                          range, chunk);
+                      return ratings;
+                    }),
+                whole);
+    }
   }
+  // Read whole, its size line's entry count is checked; a range alone cannot tell.
+  const std::string short_market =
+      write("short.mtx", "%%MatrixMarket matrix coordinate real general\n3 4 6\n1 1 5\n2 2 1.5\n");
+  EXPECT_TRUE(FailsWith([&] { ratings_in_chunks(short_market, 4); }, short_market, 2,
+                        "size line declares 6 entries but the file has 2"));
+  EXPECT_EQ(records_of_ranges<RatingRecord>(
+                short_market, 2,
+                [&](schmp::io::ByteRange range) {
+                  std::vector<RatingRecord> ratings;
+                  schmp::io::read_ratings(
+                      short_market, 1, {},
+                      [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.source); }, range);
+                  return ratings;
+                })
+                .size(),
+            2u);
 }
 
 TEST_F(IoTest, RatingsErrorInALaterChunkNamesTheSameFileAndLine) {
