@@ -17,8 +17,9 @@ namespace {
 
 using internal::Where;
 
-// Ratings hold 32-bit ids: a bound beyond 2^32 allows no more than 2^32 does.
-constexpr std::uint64_t kMostIds = std::uint64_t{1} << 32;
+// Ratings hold 32-bit ids, and so must the count of ids the largest one implies (it + 1): a bound
+// beyond 2^32 - 1 allows no more than that does.
+constexpr std::uint64_t kMostIds = (std::uint64_t{1} << 32) - 1;
 
 std::uint64_t effective_bound(std::uint64_t bound) { return std::min(bound, kMostIds); }
 

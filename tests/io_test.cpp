@@ -1103,18 +1103,19 @@ TEST_F(IoTest, BagOfWordsHeaderBeyondThirtyTwoBitIdsNamesItsLine) {
 TEST_F(IoTest, RatingIdsBeyondThirtyTwoBitsAreRefusedWhateverTheBound) {
   // Bounds beyond 2^32 let such ids through, cut to 32 bits: user 2^32 became user 0.
   const schmp::io::IdBounds huge{std::uint64_t{1} << 40, std::uint64_t{1} << 40};
-  const std::string text = write("ratings.txt", "4294967295 0 1\n4294967296 0 1\n");
+  // The largest id leaves the count of ids (it + 1) a 32-bit number too.
+  const std::string text = write("ratings.txt", "4294967294 0 1\n4294967295 0 1\n");
   EXPECT_TRUE(FailsWith([&] { read_all_ratings(text, 0, huge); }, text, 2,
-                        "user id 4294967296 beyond the bound: 0-based ids must be below 4294967296"));
-  const std::string one_based = write("one_based.txt", "4294967296 1 1\n");
+                        "user id 4294967295 beyond the bound: 0-based ids must be below 4294967295"));
+  const std::string one_based = write("one_based.txt", "4294967295 1 1\n");
   const auto ratings = read_all_ratings(one_based, 1, huge);
   ASSERT_EQ(ratings.size(), 1u);
-  EXPECT_EQ(ratings[0].user, 4294967295u);
+  EXPECT_EQ(ratings[0].user, 4294967294u);
   const std::string matrix =
       write("ratings.mtx", "%%MatrixMarket matrix coordinate real general\n8589934592 1 1\n1 1 5\n");
   EXPECT_TRUE(
       FailsWith([&] { read_all_ratings(matrix, 1, huge); }, matrix, 0,
-                "declared size 8589934592 x 1 beyond the bound of 4294967296 users x 4294967296 items"));
+                "declared size 8589934592 x 1 beyond the bound of 4294967295 users x 4294967295 items"));
 }
 
 TEST(CorpusSharedData, SotuSizesMatchItsReadme) {
