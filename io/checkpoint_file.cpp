@@ -13,7 +13,8 @@ namespace schmp::io {
 namespace {
 
 constexpr std::array<char, 8> kMagic = {'S', 'C', 'H', 'M', 'P', 'C', 'K', 'P'};
-constexpr std::uint32_t kFormatVersion = 2;  // 2: the time split holds the schedulers' work too
+// 2: the time split holds the schedulers' work too; 3: the retired parameters are kept.
+constexpr std::uint32_t kFormatVersion = 3;
 constexpr std::size_t kHeaderBytes = kMagic.size() + sizeof(std::uint32_t) + sizeof(std::uint64_t);
 constexpr std::size_t kChecksumBytes = sizeof(std::uint64_t);
 

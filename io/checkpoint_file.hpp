@@ -45,8 +45,8 @@ struct CheckpointState {
 
   template <class V>
   void visit(V& v) {
-    v(program, inputs, num_params, round, seconds, time_split, changes, trace_header, trace_rows, coordinator,
-      workers);
+    v(program, inputs, num_params, round, seconds, time_split, changes, retired, trace_header, trace_rows,
+      coordinator, workers);
   }
 };
 

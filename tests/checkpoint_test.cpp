@@ -21,6 +21,7 @@ CheckpointState example() {
   state.seconds = 1.5;
   state.time_split = {0.1, 0.2, 0.3, 0.4, 0.05};
   state.changes = {1, 0.5, 0};
+  state.retired = {2};
   state.trace_header = "round,seconds,objective\n";
   state.trace_rows = "0,0,1\n42,1.5,0.25\n";
   state.coordinator = {std::byte{1}, std::byte{2}, std::byte{3}};
@@ -54,6 +55,9 @@ TEST(CheckpointFile, ReadsBackWhatWasWritten) {
   const CheckpointState read = read_checkpoint(path);
   EXPECT_EQ(serialize(read), serialize(example()));
   EXPECT_EQ(read.trace_rows, example().trace_rows);
+  // Each field by name too, so that one left out of the serialised form on both sides is caught.
+  EXPECT_EQ(read.changes, example().changes);
+  EXPECT_EQ(read.retired, example().retired);
   EXPECT_EQ(read.workers.size(), 3u);
   // Written under a temporary name and renamed: nothing else is left beside it.
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(scratch.file("")), {}), 1);
