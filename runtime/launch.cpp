@@ -45,6 +45,11 @@ std::optional<Failure> check_options(const RunOptions& o) {
   }
   if (o.threads < 0) return bad("--threads must be 0 (automatic) or more");
   if (o.schedule_size < 1) return bad("--schedule_size must be at least 1");
+  // Each scheduler builds at least one parameter of a round's block.
+  if (static_cast<std::uint64_t>(o.schedulers) > o.schedule_size) {
+    return bad("--schedulers (" + std::to_string(o.schedulers) + ") must not exceed --schedule_size (" +
+               std::to_string(o.schedule_size) + ")");
+  }
   if (o.priority_power != 1 && o.priority_power != 2) return bad("--priority_power must be 1 or 2");
   // With priorities, a weight of zero would never change again: eta keeps every parameter drawable.
   if (!(o.eta > 0) && o.priority) return bad("--eta must be positive");
@@ -175,6 +180,10 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     if (num_params == 0)
       throw std::runtime_error("the input has no parameters to fit (no features in the data)");
     if (num_params > 0xFFFFFFFEull) throw std::runtime_error("more than 2^32 - 2 parameters");
+    if (static_cast<std::uint64_t>(options.schedulers) > num_params) {
+      throw std::runtime_error("--schedulers (" + std::to_string(options.schedulers) + ") exceeds the " +
+                               std::to_string(num_params) + " parameters to share among them");
+    }
     for (int s = 0; s < options.schedulers; ++s)
       ranges.push_back(split_params(num_params, s, options.schedulers));
   });

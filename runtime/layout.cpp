@@ -7,7 +7,7 @@ Layout Layout::make(int size, int rank, int schedulers) {
   layout.size = size;
   layout.rank = rank;
   layout.schedulers = schedulers;
-  layout.hosted_schedulers = size < schedulers + 2;
+  layout.hosted_schedulers = static_cast<long long>(size) < static_cast<long long>(schedulers) + 2;
   return layout;
 }
 

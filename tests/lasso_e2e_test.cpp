@@ -314,7 +314,10 @@ TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
       {"--rho 0", "--rho must be in (0, 1]"},
       {"--eta 0", "--eta must be positive"},
       {"--priority_power 3", "--priority_power must be 1 or 2"},
-      {"--staleness 5000", "--staleness must be between 0 and 1000"}};
+      {"--staleness 5000", "--staleness must be between 0 and 1000"},
+      {"--schedulers 2147483647", "--schedulers (2147483647) must not exceed --schedule_size (32)"},
+      {"--schedulers 20 --schedule_size 64",
+       "--schedulers (20) exceeds the 10 parameters to share among them"}};
   for (const auto& [flags, message] : cases) {
     const Output bad = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " " + flags);
     EXPECT_NE(bad.status, 0) << flags;
