@@ -189,9 +189,11 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
           std::max(0.0, std::chrono::duration<double>(received - scheduled).count() - compute);
       time.idle += seconds_since(received);
     }
+    const auto noted = Clock::now();
     note(priorities);
     schedulers.feedback(round - first_round, priorities);
     priorities.clear();
+    time.idle += seconds_since(noted);
     ++round;
     if (evaluation_due(++rounds_since_evaluation)) {
       summary.last = evaluate(round, true);

@@ -4,7 +4,8 @@
 //   scheduler_s      the coordinator waiting for, or running, the schedulers;
 //   compute_s        the workers' kernels (mean over workers);
 //   communication_s  the rest of the workers' round time: messages and waiting for the slowest;
-//   idle_s           the coordinator's own work (aggregating, evaluating), while workers wait;
+//   idle_s           the coordinator's own work (aggregating, evaluating, passing each round's
+//                    changes to the schedulers), while workers wait;
 // and, apart from that split, how hard the schedulers worked:
 //   scheduler_busy_s the busiest scheduler's own work (taking in feedback, building blocks), at most
 //                    the solve's seconds: near them, the schedulers hold the rounds back and more

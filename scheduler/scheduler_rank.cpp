@@ -38,10 +38,10 @@ void run_scheduler_rank(MPI_Comm world, int coordinator_rank, ParamRange owned, 
   const auto ahead = static_cast<std::uint64_t>(options.staleness);
   for (std::uint64_t round = 0; round <= ahead; ++round) send_piece(round, Clock::now());
   for (;;) {
-    const auto feedback =
-        deserialize<Feedback>(receive_bytes(world, coordinator_rank, kTagFeedback, waiter, &outbox));
+    const Bytes message = receive_bytes(world, coordinator_rank, kTagFeedback, waiter, &outbox);
+    const auto work_began = Clock::now();  // taking the feedback in is the scheduler's work too
+    const auto feedback = deserialize<Feedback>(message);
     if (feedback.stop) break;
-    const auto work_began = Clock::now();
     std::vector<std::pair<ParamIndex, double>> changes(feedback.params.size());
     for (std::size_t k = 0; k < changes.size(); ++k) changes[k] = {feedback.params[k], feedback.changes[k]};
     scheduler.report_changes(changes);
