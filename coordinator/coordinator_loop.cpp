@@ -168,6 +168,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     if (!summary.stopped_by.empty()) break;
     const auto asked = Clock::now();
     Schedule schedule = schedulers.next(round - first_round);
+    schedule.round = round;  // the schedulers count from the resume; the program sees the run's rounds
     const auto scheduled = Clock::now();
     time.scheduler += std::chrono::duration<double>(scheduled - asked).count();
     if (schedule.params.empty()) {

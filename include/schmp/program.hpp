@@ -94,7 +94,7 @@ using ParamIndex = std::uint32_t;
 
 // The block of parameters that one round updates, in the order the schedulers chose them.
 struct Schedule {
-  std::uint64_t round = 0;
+  std::uint64_t round = 0;  // counted from the run's start, on through a resume
   std::vector<ParamIndex> params;
 
   template <class Visitor>
