@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -160,12 +161,14 @@ void flush_to_disk(const fs::path& path, int flags) {
 
 // Copies the bytes [begin, end) of the input to a new file, with a newline after them when asked.
 void write_part(internal::InputFile& input, std::uint64_t begin, std::uint64_t end, bool add_newline,
-                const fs::path& path) {
+                const fs::path& path, const std::function<bool()>& stop_requested) {
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error(path.string() + ": cannot write: " + std::strerror(errno));
     std::string block;
     for (std::uint64_t at = begin; at < end; at += block.size()) {
+      if (stop_requested && stop_requested())
+        throw std::runtime_error("stopped before the parts were complete");
       block.clear();
       input.append(at, static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, end - at)), block);
       out.write(block.data(), static_cast<std::streamsize>(block.size()));
@@ -264,10 +267,13 @@ std::vector<std::string> write_shards(const ShardOptions& options) {
     const std::uint64_t end = starts[static_cast<std::size_t>(part) + 1];
     const std::string name = part_name(part, options.parts);
     // The part that holds the input's last byte ends the last line: it must end with a newline too.
-    write_part(input, begin, end, ends_without_newline && begin < end && end == size, staging.path() / name);
+    write_part(input, begin, end, ends_without_newline && begin < end && end == size, staging.path() / name,
+               options.stop_requested);
     paths.push_back((target / name).string());
   }
   flush_to_disk(staging.path(), O_RDONLY | O_DIRECTORY);
+  if (options.stop_requested && options.stop_requested())
+    throw std::runtime_error("stopped before the parts were complete");
   publish(staging, target, hidden_prefix);
   return paths;
 }

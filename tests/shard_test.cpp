@@ -453,6 +453,28 @@ TEST_F(ShardTest, ToolFailureLeavesNoDirectory) {
   EXPECT_FALSE(fs::exists(options.output));
 }
 
+// A stop asked for midway (the tool asks on SIGINT and SIGTERM) leaves neither the output nor the
+// hidden directory the parts were being written into; asked for at no point, the split completes.
+TEST_F(ShardTest, StopMidwayLeavesNoDirectory) {
+  std::string lines;
+  while (lines.size() < (std::size_t{5} << 20)) lines += "1 1:1 2:0.5 3:0.25\n";
+  io::ShardOptions options;
+  options.input = write("big.svm", lines);
+  options.parts = 2;
+  options.output = dir("out");
+  int asked = 0;
+  options.stop_requested = [&] { return ++asked == 3; };
+  EXPECT_THROW(io::write_shards(options), std::runtime_error);
+  EXPECT_EQ(asked, 3);
+  EXPECT_FALSE(fs::exists(options.output));
+  for (const auto& entry : fs::directory_iterator(dir(""))) {
+    EXPECT_EQ(entry.path().filename().string().find(".out.shard"), std::string::npos) << entry.path();
+  }
+  options.stop_requested = [] { return false; };
+  EXPECT_EQ(io::write_shards(options).size(), 2u);
+  EXPECT_EQ(io::file_size(options.output), lines.size());
+}
+
 TEST_F(ShardTest, ToolRefusesANonEmptyDirectoryUnlessForced) {
   const std::string out = directory("out", {{"keep.txt", "mine\n"}});
   io::ShardOptions options;

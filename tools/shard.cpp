@@ -6,6 +6,7 @@
 // The work is schmp::io::write_shards (schmp/io.hpp); docs/sharding.md is the manual.
 #include <gflags/gflags.h>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
@@ -24,6 +25,15 @@ DEFINE_uint64(header_lines, 0,
               "Lines kept in the first part as the header; when given, --format is not used");
 DEFINE_bool(force, false, "Replace an existing non-empty --out directory");
 
+namespace {
+
+// Set by SIGINT or SIGTERM: the split stops at its next block and removes what it wrote.
+volatile std::sig_atomic_t stop_signal = 0;
+
+void note_signal(int signal) { stop_signal = signal; }
+
+}  // namespace
+
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "usage: schmp-shard --input FILE --parts N --out DIR [--format auto|libsvm|ratings|docword|"
@@ -40,9 +50,17 @@ int main(int argc, char** argv) {
     if (!gflags::GetCommandLineFlagInfoOrDie("header_lines").is_default)
       options.header_lines = FLAGS_header_lines;
     options.force = FLAGS_force;
+    options.stop_requested = [] { return stop_signal != 0; };
+    std::signal(SIGINT, note_signal);
+    std::signal(SIGTERM, note_signal);
     const auto parts = schmp::io::write_shards(options);
     std::printf("schmp-shard: wrote %zu parts to %s\n", parts.size(), FLAGS_out.c_str());
   } catch (const std::exception& error) {
+    if (stop_signal != 0) {
+      std::fprintf(stderr, "schmp-shard: error: %s: %s left unwritten\n",
+                   stop_signal == SIGINT ? "interrupted" : "terminated", FLAGS_out.c_str());
+      return 128 + stop_signal;
+    }
     std::fprintf(stderr, "schmp-shard: error: %s\n", error.what());
     return 1;
   }

@@ -260,6 +260,9 @@ struct ShardOptions {
   // Header lines to keep in the first part, counted as plain lines; when set, `format` is not used.
   std::optional<std::uint64_t> header_lines;
   bool force = false;  // replace an existing non-empty output directory
+  // Asked between blocks of a megabyte; true stops the split as a failure does, leaving no `output`
+  // and no hidden directory (the tool answers SIGINT and SIGTERM so).
+  std::function<bool()> stop_requested;
 };
 
 // Splits `input` at line starts into `parts` files part-00000, part-00001, ... (five digits, more when
