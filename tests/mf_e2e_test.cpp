@@ -121,8 +121,23 @@ TEST_F(MfEndToEnd, BiasedModelsPredictWhatTrainingMeasured) {
     const std::string model = dir.file(algorithm + ".model");
     const Output out = train(3, algorithm, "--iterations 4 --biases --output " + model);
     ASSERT_EQ(out.status, 0) << out.text;
-    // Two more factor columns: (b_u, 1) for users, (1, c_j) for items.
+    // Two more factor columns: a user row ends in (b_u + mu, 1), an item row in (1, c_j), whatever the
+    // scale the solver worked in.
     EXPECT_NE(read_text(model).find("\nk 6\n"), std::string::npos);
+    std::istringstream lines(read_text(model));
+    int rows = 0;
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream fields(line);
+      std::string id, trained;
+      fields >> id >> trained;
+      if (trained != "T" || (id[0] != 'p' && id[0] != 'q')) continue;
+      std::vector<double> values;
+      for (double value; fields >> value;) values.push_back(value);
+      ASSERT_EQ(values.size(), 6u) << line;
+      EXPECT_EQ(values[id[0] == 'p' ? 5 : 4], 1.0) << line;
+      ++rows;
+    }
+    EXPECT_GT(rows, 0);
     const Output predicted =
         run(std::string(SCHMP_MF_BIN) + " predict --model " + model + " --data " + generated_test());
     ASSERT_EQ(predicted.status, 0) << predicted.text;

@@ -33,19 +33,27 @@ Model assemble(const std::vector<MatrixFactorization::Part>& parts, const kernel
   model.item_known.assign(model.items, 0);
   for (std::size_t w = 0; w < workers; ++w) {
     const MatrixFactorization::Part& part = parts[w];
+    // Ratings were solved for in units of `scale` about `offset`: each latent entry takes sqrt(scale),
+    // so that their products take scale; a learned bias takes scale (the user's also the offset), and
+    // the fixed 1s stay 1, so that the file holds (b_u + mu, 1) and (1, c_j).
     auto place = [&](const std::vector<double>& rows, const std::vector<std::uint8_t>& trained,
-                     std::vector<double>& factors, std::vector<std::uint8_t>& known, double user_shift) {
+                     std::vector<double>& factors, std::vector<std::uint8_t>& known, int learned_bias,
+                     int fixed_one, double shift) {
       for (std::size_t row = 0; row < trained.size(); ++row) {
         const std::size_t id = row * workers + w;
         known[id] = trained[row];
         if (!trained[row]) continue;
         for (std::size_t d = 0; d < k; ++d) factors[id * k + d] = rows[row * k + d] * factor_scale;
-        if (layout.biases) factors[id * k + static_cast<std::size_t>(layout.user_bias())] += user_shift;
+        if (!layout.biases) continue;
+        const auto bias = static_cast<std::size_t>(learned_bias);
+        factors[id * k + bias] = rows[row * k + bias] * scale + shift;
+        factors[id * k + static_cast<std::size_t>(fixed_one)] = 1.0;
       }
     };
-    // The item row holds sqrt(scale) against the user's bias: offset / sqrt(scale) there adds offset.
-    place(part.user_factors, part.user_trained, model.user_factors, model.user_known, offset / factor_scale);
-    place(part.item_factors, part.item_trained, model.item_factors, model.item_known, 0.0);
+    place(part.user_factors, part.user_trained, model.user_factors, model.user_known, layout.user_bias(),
+          layout.item_bias(), offset);
+    place(part.item_factors, part.item_trained, model.item_factors, model.item_known, layout.item_bias(),
+          layout.user_bias(), 0.0);
   }
   return model;
 }
