@@ -358,6 +358,16 @@ TEST(LdaHeldOut, TextDocumentsUseTheTrainingVocabulary) {
   // Two topics that separate fruit from roads leave about two equally likely words per document.
   EXPECT_LT(perplexity_of(inferred), 2.5) << inferred.text;
   EXPECT_LT(perplexity_of(trained), 2.5) << trained.text;
+
+  // A model without word names, written under the same prefix, takes the old names away with it.
+  const std::string numbered = dir.write("numbered.txt", "2\n3\n3\n1 1 2\n1 3 1\n2 2 4\n");
+  const Output retrained = run(mpirun(2) + SCHMP_LDA_BIN + " --data " + numbered +
+                               " --topics 2 --iterations 3 --progress_seconds 0 --output " + dir.file("m"));
+  ASSERT_EQ(retrained.status, 0) << retrained.text;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("m.vocab")));
+  const Output numbered_infer =
+      run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("m") + " --data " + numbered);
+  EXPECT_EQ(numbered_infer.status, 0) << numbered_infer.text;
 }
 
 TEST(LdaHeldOut, InferRefusesBadModelsAndDocuments) {

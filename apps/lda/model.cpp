@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <ostream>
@@ -50,6 +51,10 @@ void write_model(const std::string& prefix, const Model& model) {
     io::write_file_atomically(prefix + ".vocab", [&](std::ostream& out) {
       for (std::uint32_t word = 0; word < model.words; ++word) out << model.vocabulary.word(word) << '\n';
     });
+  } else {
+    // A .vocab left by an earlier model under this prefix would be read with this one's counts.
+    std::error_code ignored;
+    std::filesystem::remove(prefix + ".vocab", ignored);
   }
   const std::vector<std::int64_t> totals = model.totals();
   io::write_file_atomically(prefix + ".topics", [&](std::ostream& out) {
