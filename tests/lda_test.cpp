@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "documents.hpp"
@@ -330,6 +332,20 @@ TEST(WordTopicRows, EncodeAndDecodeRoundTrip) {
     std::vector<std::uint32_t> too_many(dense.size() + static_cast<std::size_t>(topics));
     EXPECT_THROW(lda::decode_rows(encoded, topics, too_many), std::logic_error);
   }
+}
+
+// Tokens are numbered in 32 bits within a worker: a worker that would hold more is refused, rather
+// than numbering past the wrap.
+TEST(DocumentShard, RefusesMoreTokensThanItsSlotsNumber) {
+  lda::DocumentShard shard(2);
+  const std::vector<std::uint32_t> words{0, 1, 1};
+  shard.add(0, words, 1);
+  shard.offsets.back() = std::numeric_limits<std::uint32_t>::max() - 2;  // as if that many came before
+  EXPECT_THROW(shard.add(1, words, 1), std::runtime_error);
+  EXPECT_EQ(shard.ids.size(), 1u);
+  shard.offsets.back() = std::numeric_limits<std::uint32_t>::max() - 3;
+  shard.add(1, words, 1);
+  EXPECT_EQ(shard.offsets.back(), std::numeric_limits<std::uint32_t>::max());
 }
 
 TEST(DocumentDealer, GivesEachDocumentToTheLightestWorker) {

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/fast_random.hpp"
 
@@ -37,6 +39,12 @@ WordLayout::WordLayout(std::span<const std::uint64_t> tokens, int blocks)
 void DocumentShard::add(std::uint32_t id, std::span<const std::uint32_t> words, std::uint64_t seed) {
   const auto row = static_cast<std::uint32_t>(ids.size());
   const std::uint32_t first_slot = offsets.back();
+  // Tokens are numbered in 32 bits within a worker (their slots, 4 bytes a token).
+  if (words.size() > std::numeric_limits<std::uint32_t>::max() - first_slot) {
+    throw std::runtime_error("a worker's documents hold more than 2^32 - 1 tokens (" +
+                             std::to_string(std::uint64_t{first_slot} + words.size()) +
+                             " at least): run more workers");
+  }
   ids.push_back(id);
   offsets.push_back(first_slot + static_cast<std::uint32_t>(words.size()));
   counts.resize(counts.size() + static_cast<std::size_t>(topics), 0);
