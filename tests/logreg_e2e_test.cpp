@@ -263,6 +263,43 @@ TEST_F(LogregEndToEnd, PredictAppliesTheModel) {
   }
 }
 
+// Labels are numbers: a model trained with --positive_label on 1/0 labels scores its own data when
+// predict is given the same --positive_label (every other label negative), "+1" in a model is 1, and
+// liblinear's -B 0 (a constant feature of 0, with its weight) is a bias too.
+TEST_F(LogregEndToEnd, PredictReadsLabelsAsNumbersAndTakesThePositiveLabel) {
+  // heart_scale with its labels +1/-1 written 1/0.
+  std::string zero_one;
+  std::ifstream in(heart());
+  for (std::string line; std::getline(in, line);) {
+    zero_one += line.rfind("-1 ", 0) == 0 ? '0' : '1';
+    zero_one.append(line, line.find(' ')).append("\n");
+  }
+  const std::string data = scratch("zero_one.svm");
+  std::ofstream(data) << zero_one;
+  const std::string model = scratch("zero_one.model"), reference = scratch("plus_minus.model");
+  ASSERT_EQ(train(3, data, 1, true, "--positive_label 1 --output " + model).status, 0);
+  ASSERT_EQ(train(3, heart(), 1, true, "--output " + reference).status, 0);
+  const std::string predict = std::string(SCHMP_LOGREG_BIN) + " predict --model ";
+  const Output refused = run(predict + model + " --data " + data);
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.text.find("label 0 is neither of the model's labels 1 and -1 (--positive_label L"),
+            std::string::npos)
+      << refused.text;
+  const Output ours = run(predict + model + " --data " + data + " --positive_label 1");
+  const Output theirs = run(predict + reference + " --data " + heart());
+  ASSERT_EQ(ours.status, 0) << ours.text;
+  ASSERT_EQ(theirs.status, 0) << theirs.text;
+  EXPECT_EQ(ours.text.substr(ours.text.find("rows ")), theirs.text.substr(theirs.text.find("rows ")));
+
+  const std::string plus = scratch("plus.model");
+  std::ofstream(plus) << "solver_type L2R_LR\nnr_class 2\nlabel +1 -1\nnr_feature 1\nbias 0\nw\n2\n5\n";
+  const std::string rows = scratch("rows.svm");
+  std::ofstream(rows) << "1 1:1\n-1 1:-1\n";
+  const Output signed_label = run(predict + plus + " --data " + rows);
+  ASSERT_EQ(signed_label.status, 0) << signed_label.text;
+  EXPECT_NE(signed_label.text.find("rows 2  accuracy 1.000000"), std::string::npos) << signed_label.text;
+}
+
 TEST_F(LogregEndToEnd, PredictRefusesBadModelsAndLabels) {
   const std::string model = scratch("good.model");
   ASSERT_EQ(train(1, heart(), 1, true, "--output " + model).status, 0);
@@ -278,7 +315,8 @@ TEST_F(LogregEndToEnd, PredictRefusesBadModelsAndLabels) {
        svm_model + ":1: solver_type L2R_L2LOSS_SVC_DUAL is not logistic regression"},
       {" --model " + short_model + " --data " + heart(), short_model + ": expected 3 weights, found 1"},
       {" --model " + model + " --data " + other_labels,
-       other_labels + ":2: label 3 is neither of the model's labels 1 and -1"},
+       other_labels + ":2: label 3 is neither of the model's labels 1 and -1 (--positive_label L takes L as "
+                      "positive and every other label as negative)"},
       {" --model " + model + " --data " + scratch("absent.svm"), scratch("absent.svm") + ": "},
       {" --data " + heart(), "predict needs --model and --data"}};
   for (const auto& [flags, message] : cases) {

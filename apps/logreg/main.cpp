@@ -3,10 +3,11 @@
 // --trace, ...) are shared by every app; the flags below are logistic regression's own.
 //
 //   mpirun -np N schmp-logreg --data TRAIN [--penalty l1|l2] [--C C] [--output MODEL]   (training)
-//   schmp-logreg predict --model MODEL --data FILE [--output PROBABILITIES]            (one process)
+//   schmp-logreg predict --model MODEL --data FILE [--positive_label L] [--output P]   (one process)
 #include <gflags/gflags.h>
 
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "logreg.hpp"
@@ -18,7 +19,8 @@ DEFINE_string(labels, "", "Labels of a MatrixMarket matrix: MatrixMarket array o
 DEFINE_string(penalty, "l1", "l1: ||w||_1 (liblinear -s 6); l2: ||w||^2 / 2 (liblinear -s 0)");
 DEFINE_double(C, 1, "Weight of the summed logistic loss against the penalty (liblinear -c)");
 DEFINE_bool(bias, false, "Append a constant feature 1, as liblinear -B 1 does");
-DEFINE_string(positive_label, "", "The label of the positive class; every other label is negative");
+DEFINE_string(positive_label, "",
+              "The label of the positive class; every other label is negative (training and predict)");
 DEFINE_double(tol, 1e-4,
               "Stop when the minimum-norm subgradient relative to its value at w = 0 is at most this");
 DEFINE_double(rho, 0.1, "Dependency check: never update together columns with |cosine| >= rho (1 = off)");
@@ -36,7 +38,13 @@ namespace {
 
 int predict() {
   if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
-  const auto report = schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output);
+  std::optional<double> positive_label;
+  if (!FLAGS_positive_label.empty()) {
+    schmp::logreg::Config labels;
+    labels.positive_label = FLAGS_positive_label;
+    positive_label = schmp::logreg::positive_label_of(labels);
+  }
+  const auto report = schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output, positive_label);
   std::printf("rows %zu  accuracy %.6f  log-loss %.6g  AUC %.6f\n", report.rows, report.accuracy,
               report.log_loss, report.auc);
   if (!FLAGS_output.empty()) std::printf("probabilities: %s\n", FLAGS_output.c_str());
@@ -47,9 +55,10 @@ int predict() {
 
 int main(int argc, char** argv) {
   if (schmp::take_subcommand(argc, argv, "predict")) {
-    return schmp::run_tool(argc, argv,
-                           "usage: schmp-logreg predict --model MODEL --data FILE [--output PROBABILITIES]",
-                           predict);
+    return schmp::run_tool(
+        argc, argv,
+        "usage: schmp-logreg predict --model MODEL --data FILE [--positive_label L] [--output PROBABILITIES]",
+        predict);
   }
   // As in Lasso, each evaluation refreshes every priority, so eta need only keep the rest drawable.
   gflags::SetCommandLineOptionWithMode("eta", "1e-8", gflags::SET_FLAGS_DEFAULT);

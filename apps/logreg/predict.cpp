@@ -1,11 +1,14 @@
 #include "predict.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <numeric>
 #include <sstream>
+#include <string>
 
 #include "logreg.hpp"
 #include "schmp/output.hpp"
@@ -14,11 +17,17 @@ namespace schmp::logreg {
 
 namespace {
 
-// The label as text, the way the model file writes it (1, -1, 0, 2.5).
+// The label as a message shows it: the shortest decimal that reads back as it (1, -1, 0, 2.5, 1234567).
 std::string label_text(double label) {
-  std::ostringstream text;
-  text << label;
-  return text.str();
+  char digits[32];
+  return std::string(digits, std::to_chars(digits, digits + sizeof digits, label).ptr);
+}
+
+// A model file's label as a number; false when it is not one.
+bool parse_label(const std::string& text, double& label) {
+  char* end = nullptr;
+  label = std::strtod(text.c_str(), &end);
+  return end != text.c_str() && *end == '\0' && std::isfinite(label);
 }
 
 }  // namespace
@@ -56,15 +65,17 @@ LinearModel read_liblinear_model(const std::string& path) {
       if (!(fields >> classes) || classes != 2)
         throw io::InputError(path, number, "only two-class models can be applied");
     } else if (key == "label") {
-      if (!(fields >> model.positive_label >> model.negative_label))
-        throw io::InputError(path, number, "expected two labels");
+      if (!(fields >> model.positive_label >> model.negative_label) ||
+          !parse_label(model.positive_label, model.positive) ||
+          !parse_label(model.negative_label, model.negative))
+        throw io::InputError(path, number, "expected two numeric labels");
     } else if (key == "nr_feature") {
       if (!(fields >> model.features)) throw io::InputError(path, number, "expected a feature count");
     } else if (key == "bias") {
       if (!(fields >> model.bias)) throw io::InputError(path, number, "expected the bias value");
     } else if (key == "w") {
       weights = true;
-      expected = model.features + (model.bias > 0 ? 1 : 0);
+      expected = model.features + (model.bias >= 0 ? 1 : 0);
     } else if (!key.empty()) {
       throw io::InputError(path, number, "unknown model line '" + line + "'");
     }
@@ -80,10 +91,10 @@ LinearModel read_liblinear_model(const std::string& path) {
 }
 
 std::vector<double> decision_values(std::span<const double> w, double bias, const io::SparseRows& rows) {
-  const std::size_t features = w.size() - (bias > 0 ? 1 : 0);
+  const std::size_t features = w.size() - (bias >= 0 ? 1 : 0);
   std::vector<double> scores(rows.rows(), 0.0);
   for (std::size_t r = 0; r < rows.rows(); ++r) {
-    double z = bias > 0 ? bias * w[features] : 0.0;
+    double z = bias >= 0 ? bias * w[features] : 0.0;
     for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
       if (rows.index[e] < features) z += w[rows.index[e]] * rows.value[e];
     }
@@ -130,20 +141,26 @@ PredictionReport classification_quality(const std::vector<double>& scores,
 }
 
 PredictionReport predict(const std::string& model_path, const std::string& data_path,
-                         const std::string& output_path) {
+                         const std::string& output_path, std::optional<double> positive_label) {
   const LinearModel model = read_liblinear_model(model_path);
   if (!output_path.empty()) io::check_writable(output_path);
   const io::SparseRows rows = io::read_libsvm(data_path);
   if (rows.rows() == 0) throw io::InputError(data_path, 0, "no data rows");
   std::vector<bool> positive(rows.rows());
   for (std::size_t r = 0; r < rows.rows(); ++r) {
-    const std::string label = label_text(rows.labels[r]);
-    if (label != model.positive_label && label != model.negative_label) {
-      throw io::InputError::at(data_path, rows.source[r],
-                               "label " + label + " is neither of the model's labels " +
-                                   model.positive_label + " and " + model.negative_label);
+    const double label = rows.labels[r];
+    if (positive_label) {
+      positive[r] = label == *positive_label;
+      continue;
     }
-    positive[r] = label == model.positive_label;
+    if (label != model.positive && label != model.negative) {
+      throw io::InputError::at(
+          data_path, rows.source[r],
+          "label " + label_text(label) + " is neither of the model's labels " + model.positive_label +
+              " and " + model.negative_label +
+              " (--positive_label L takes L as positive and every other label as negative)");
+    }
+    positive[r] = label == model.positive;
   }
   const std::vector<double> scores = decision_values(model.w, model.bias, rows);
   const PredictionReport report = classification_quality(scores, positive);
