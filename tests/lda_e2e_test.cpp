@@ -69,6 +69,7 @@ TEST_P(LdaRanks, LogLikelihoodRisesToTheLongRunLevel) {
     std::istringstream values(line);
     int id = 0;
     values >> id;
+    EXPECT_EQ(id, rows_read + 1) << "documents in id order, whichever worker held them";
     double sum = 0;
     for (double value; values >> value;) sum += value;
     EXPECT_NEAR(sum, 1.0, 1e-8) << "document " << id;

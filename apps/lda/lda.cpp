@@ -418,18 +418,29 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
     model.vocabulary = io::Vocabulary(parts.front().vocabulary);
   }
   write_model(config_.output, model);
+  // Documents in id order, whichever worker holds them: the file is the same for every rank count.
+  struct Held {
+    std::uint32_t id;
+    std::size_t part;
+    std::size_t row;
+  };
+  std::vector<Held> held;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    for (std::size_t row = 0; row < parts[p].documents.size(); ++row)
+      held.push_back({parts[p].documents[row], p, row});
+  }
+  std::sort(held.begin(), held.end(), [](const Held& a, const Held& b) { return a.id < b.id; });
   io::write_file_atomically(config_.output + ".doc_topic", [&](std::ostream& out) {
     out.precision(10);
-    for (const Part& part : parts) {
-      for (std::size_t row = 0; row < part.documents.size(); ++row) {
-        const auto first = part.document_topic.begin() + static_cast<std::ptrdiff_t>(row * topics);
-        const double length = std::accumulate(first, first + static_cast<std::ptrdiff_t>(topics), 0.0);
-        out << part.documents[row] + 1;
-        for (std::size_t k = 0; k < topics; ++k)
-          out << ' '
-              << (first[static_cast<std::ptrdiff_t>(k)] + config_.alpha) / (length + config_.alpha * topics);
-        out << '\n';
-      }
+    for (const Held& document : held) {
+      const auto first =
+          parts[document.part].document_topic.begin() + static_cast<std::ptrdiff_t>(document.row * topics);
+      const double length = std::accumulate(first, first + static_cast<std::ptrdiff_t>(topics), 0.0);
+      out << document.id + 1;
+      for (std::size_t k = 0; k < topics; ++k)
+        out << ' '
+            << (first[static_cast<std::ptrdiff_t>(k)] + config_.alpha) / (length + config_.alpha * topics);
+      out << '\n';
     }
   });
   std::printf("model: %s.{word_topic,topics,doc_topic%s}\n", config_.output.c_str(),

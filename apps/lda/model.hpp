@@ -3,7 +3,8 @@
 //   PREFIX.word_topic   # schmp-lda word-topic counts: W words, K topics, alpha A, beta B
 //                       then W lines of K counts n_kw (line w + 1: word w); numpy.loadtxt reads it as is
 //   PREFIX.vocab        the words, one per line (line w + 1: word w), when the corpus named them
-//   PREFIX.doc_topic    one line per training document: its id (1-based) and K proportions
+//   PREFIX.doc_topic    one line per training document, in id order: its id (1-based) and K proportions
+//                       (a docword.txt document without entries has none: the format does not list it)
 //   PREFIX.topics       each topic's top words with p(word | topic), readable text
 #pragma once
 
