@@ -420,8 +420,24 @@ TEST_F(LogregEndToEnd, MixedZeroAndMinusOneLabelsAreRefused) {
   std::ofstream(path) << "1 1:0.5\n0 2:1\n-1 1:-1\n";
   const Output out = train(3, path, 1, true, "");
   EXPECT_NE(out.status, 0);
-  EXPECT_NE(out.text.find("schmp-logreg: error: " + path + ": labels 1, 0 and -1 found"), std::string::npos)
+  EXPECT_NE(out.text.find("schmp-logreg: error: " + path + ": labels 0 and -1 both found"), std::string::npos)
       << out.text;
+}
+
+// A MatrixMarket matrix takes its labels from --labels: a bad label is that file's, not the matrix's.
+TEST_F(LogregEndToEnd, BadLabelsOfAMatrixNameTheLabelsFile) {
+  const std::string matrix = scratch("x.mtx");
+  std::ofstream(matrix) << "%%MatrixMarket matrix coordinate real general\n3 2 3\n1 1 1\n2 2 1\n3 1 -1\n";
+  const std::string two = scratch("two.txt");
+  std::ofstream(two) << "1\n2\n-1\n";
+  const std::string mixed = scratch("mixed.txt");
+  std::ofstream(mixed) << "1\n0\n-1\n";
+  for (const auto& [labels, message] : std::vector<std::pair<std::string, std::string>>{
+           {two, two + ": label 2 is not binary"}, {mixed, mixed + ": labels 0 and -1 both found"}}) {
+    const Output out = train(3, matrix, 1, true, "--labels " + labels);
+    EXPECT_NE(out.status, 0);
+    EXPECT_NE(out.text.find("schmp-logreg: error: " + message), std::string::npos) << out.text;
+  }
 }
 
 TEST_F(LogregEndToEnd, BadInputAndOptionsFailCleanly) {

@@ -134,9 +134,12 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
       columns_in_data_(rows_.columns()),
       bias_(config.bias) {
   const double positive = positive_label_of(config);
+  // A MatrixMarket matrix's labels come from --labels, whose lines its rows do not keep: a bad label is
+  // that file's.
+  const std::string& labels = config.labels.empty() ? config.data : config.labels;
   y_.resize(static_cast<Eigen::Index>(rows_.rows()));
   for (std::size_t r = 0; r < rows_.rows(); ++r) {
-    y_[static_cast<Eigen::Index>(r)] = binary_label(rows_.labels[r], positive, config.data, rows_.source[r]);
+    y_[static_cast<Eigen::Index>(r)] = binary_label(rows_.labels[r], positive, labels, rows_.source[r]);
     if (std::isnan(positive) && rows_.labels[r] == 0) ++zero_labels_;
   }
 }
@@ -237,14 +240,16 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
                                                       static_cast<Eigen::Index>(num_params))) {
   if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
   if (config.positive_label.empty() && zero_labels_ > 0 && zero_labels_ + setup.positives < n_) {
-    throw std::runtime_error(config.data +
-                             ": labels 1, 0 and -1 found; give --positive_label to name the positive class");
+    throw std::runtime_error(
+        (config.labels.empty() ? config.data : config.labels) +
+        ": labels 0 and -1 both found; give --positive_label to name the positive class");
   }
   if (!config.output.empty()) io::check_writable(config.output);
   if (!config.test.empty()) {
     test_ = io::read_rows(config.test, config.test_labels);
     if (test_.rows() == 0) throw io::InputError(config.test, 0, "no data rows");
-    test_positive_ = positive_rows(test_, positive_label_of(config), config.test);
+    test_positive_ = positive_rows(test_, positive_label_of(config),
+                                   config.test_labels.empty() ? config.test : config.test_labels);
   }
   // At w = 0 every row has l'' = 1/4: the first block's steps are known before any evaluation.
   curvature_ = config.C * column_norms_ / 4;
