@@ -304,6 +304,50 @@ INSTANTIATE_TEST_SUITE_P(Cases, LassoBadInput,
                                            BadInput{"empty", "", ": "}, BadInput{"missing", "", ": "}),
                          [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
 
+// schmp-generate, which the tests and benchmarks draw their problems from: one error line and status 1
+// where it cannot write; dense rows, steep item popularity and tiny Dirichlet priors end, and well.
+TEST(Generator, FailsWithOneLineAndEndsOnExtremeSettings) {
+  testing::ScratchDir dir;
+  const std::string generate = "timeout 120 " + std::string(SCHMP_GENERATE_BIN);
+  const Output unwritable = run(generate + " lasso --rows 10 --out " + dir.file("missing/x.svm"));
+  EXPECT_EQ(unwritable.status, 1) << unwritable.text;
+  EXPECT_EQ(unwritable.text, "schmp-generate: error: " + dir.file("missing/x.svm") +
+                                 ": cannot write: No such file or directory\n");
+  const Output not_a_number = run(generate + " mf --zipf nan --out " + dir.file("m.txt"));
+  EXPECT_EQ(not_a_number.status, 1) << not_a_number.text;
+
+  ASSERT_EQ(run(generate + " lasso --rows 3 --cols 2000 --density 1 --out " + dir.file("dense.svm")).status,
+            0);
+  const io::SparseRows dense = io::read_libsvm(dir.file("dense.svm"));
+  ASSERT_EQ(dense.rows(), 3u);
+  // About cols x density distinct columns a row (Poisson, at most cols), in increasing order.
+  for (std::size_t r = 0; r < dense.rows(); ++r) {
+    EXPECT_GT(dense.row_start[r + 1] - dense.row_start[r], 1800u);
+    for (std::size_t e = dense.row_start[r] + 1; e < dense.row_start[r + 1]; ++e)
+      EXPECT_LT(dense.index[e - 1], dense.index[e]);
+  }
+  ASSERT_EQ(run(generate + " mf --users 5 --items 100 --ratings 200 --test_ratings 0 --zipf 6 --out " +
+                dir.file("steep.txt"))
+                .status,
+            0);
+  std::istringstream ratings(testing::read_text(dir.file("steep.txt")));
+  std::set<std::pair<int, int>> pairs;
+  int count = 0;
+  for (int user, item; ratings >> user >> item;) {
+    double value = 0;
+    ratings >> value;
+    pairs.insert({user, item});
+    ++count;
+  }
+  EXPECT_GT(count, 100);
+  EXPECT_EQ(pairs.size(), static_cast<std::size_t>(count)) << "an item rated twice by one user";
+  ASSERT_EQ(run(generate + " lda --documents 5 --words 20 --topics 2 --alpha 1e-6 --beta 1e-6 --out " +
+                dir.file("lda.txt"))
+                .status,
+            0);
+  EXPECT_EQ(testing::read_text(dir.file("lda.txt.truth")).find("nan"), std::string::npos);
+}
+
 TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
   const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --schedulers 0");
   EXPECT_NE(out.status, 0);

@@ -30,7 +30,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <random>
 #include <string>
 #include <vector>
@@ -61,28 +63,50 @@ namespace {
 
 enum class Kind { kLasso, kLogreg };
 
+// `count` distinct values of [0, size), sorted: drawn until that many are distinct. Past half of
+// the range it draws the values to leave out instead, so that dense draws do not search for the last
+// few values left.
+std::vector<std::uint64_t> distinct_uniform(std::mt19937_64& random, std::uint64_t size,
+                                            std::uint64_t count) {
+  std::uniform_int_distribution<std::uint64_t> value(0, size - 1);
+  const bool dense = count > size / 2;
+  const std::uint64_t drawn_count = dense ? size - count : count;
+  std::vector<std::uint64_t> drawn;
+  while (drawn.size() < drawn_count) {
+    drawn.push_back(value(random));
+    if (drawn.size() == drawn_count) {
+      std::sort(drawn.begin(), drawn.end());
+      drawn.erase(std::unique(drawn.begin(), drawn.end()), drawn.end());
+    }
+  }
+  if (!dense) return drawn;
+  std::vector<std::uint64_t> kept;
+  kept.reserve(count);
+  auto left_out = drawn.begin();
+  for (std::uint64_t v = 0; v < size; ++v) {
+    if (left_out != drawn.end() && *left_out == v) {
+      ++left_out;
+    } else {
+      kept.push_back(v);
+    }
+  }
+  return kept;
+}
+
 // One row's columns: about cols * density distinct uniformly random columns (at least one), sorted.
 std::vector<std::uint64_t> draw_columns(std::mt19937_64& random) {
   std::poisson_distribution<std::uint64_t> row_nonzeros(static_cast<double>(FLAGS_cols) * FLAGS_density);
-  std::uniform_int_distribution<std::uint64_t> column(0, FLAGS_cols - 1);
   const std::uint64_t count =
       std::min<std::uint64_t>(FLAGS_cols, std::max<std::uint64_t>(1, row_nonzeros(random)));
-  std::vector<std::uint64_t> cols;
-  while (cols.size() < count) {
-    cols.push_back(column(random));
-    if (cols.size() == count) {
-      std::sort(cols.begin(), cols.end());
-      cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-    }
-  }
-  return cols;
+  return distinct_uniform(random, FLAGS_cols, count);
 }
 
 int generate(Kind kind) {
   if (FLAGS_rows == 0 || FLAGS_cols == 0 || !(FLAGS_density > 0 && FLAGS_density <= 1) ||
-      FLAGS_support > FLAGS_cols || FLAGS_out.empty()) {
+      FLAGS_support > FLAGS_cols || !std::isfinite(FLAGS_noise) || FLAGS_out.empty()) {
     std::fprintf(stderr,
-                 "schmp-generate: error: need --out, rows and cols > 0, 0 < density <= 1, support <= cols\n");
+                 "schmp-generate: error: need --out, rows and cols > 0, 0 < density <= 1, support <= cols, "
+                 "finite noise\n");
     return 1;
   }
   std::mt19937_64 random(FLAGS_seed);
@@ -138,11 +162,12 @@ int generate(Kind kind) {
 int generate_ratings() {
   const std::uint64_t wanted = FLAGS_ratings + FLAGS_test_ratings;
   if (FLAGS_users == 0 || FLAGS_items == 0 || FLAGS_rank == 0 || FLAGS_out.empty() || wanted == 0 ||
-      wanted / FLAGS_users > FLAGS_items / 2 || FLAGS_zipf < 0) {
-    std::fprintf(
-        stderr,
-        "schmp-generate: error: need --out, users, items and rank > 0, zipf >= 0, and at most half of "
-        "the items rated per user\n");
+      wanted / FLAGS_users > FLAGS_items / 2 || !(FLAGS_zipf >= 0 && std::isfinite(FLAGS_zipf)) ||
+      !std::isfinite(FLAGS_noise)) {
+    std::fprintf(stderr,
+                 "schmp-generate: error: need --out, users, items and rank > 0, finite zipf >= 0 and noise, "
+                 "and at most "
+                 "half of the items rated per user\n");
     return 1;
   }
   std::mt19937_64 random(FLAGS_seed);
@@ -169,12 +194,21 @@ int generate_ratings() {
   for (std::uint64_t u = 0; u < FLAGS_users; ++u) {
     const std::uint64_t count = std::min<std::uint64_t>(per_user(random), FLAGS_items / 2);
     rated.clear();
-    while (rated.size() < count) {
+    // With steep popularity the last distinct items could take almost forever to draw: after a bounded
+    // number of draws, the most popular items not yet rated fill the user's count.
+    const std::uint64_t most_draws = 64 * count + 1024;
+    std::uint64_t draws = 0;
+    while (rated.size() < count && draws < most_draws) {
       rated.push_back(pick_item(random));
-      if (rated.size() == count) {
+      ++draws;
+      if (rated.size() == count || draws == most_draws) {
         std::sort(rated.begin(), rated.end());
         rated.erase(std::unique(rated.begin(), rated.end()), rated.end());
       }
+    }
+    for (std::uint64_t j = 0; rated.size() < count; ++j) {
+      if (!std::binary_search(rated.begin(), rated.end(), j))
+        rated.insert(std::upper_bound(rated.begin(), rated.end(), j), j);
     }
     for (const std::uint64_t j : rated) {
       double value = FLAGS_noise * normal(random);
@@ -195,6 +229,13 @@ std::vector<double> dirichlet(std::mt19937_64& random, std::size_t size, double 
   std::vector<double> draw(size);
   double sum = 0;
   for (double& value : draw) sum += value = gamma(random);
+  if (!(sum > 0)) {
+    // Every gamma draw underflowed (a tiny concentration): the Dirichlet's limit, all mass on one
+    // outcome drawn uniformly.
+    std::fill(draw.begin(), draw.end(), 0.0);
+    draw[std::uniform_int_distribution<std::size_t>(0, size - 1)(random)] = 1.0;
+    return draw;
+  }
   for (double& value : draw) value /= sum;
   return draw;
 }
@@ -251,10 +292,15 @@ int main(int argc, char** argv) {
       "       schmp-generate lda --documents D --words W --topics K --document_length N --out FILE");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   const std::string kind = argc > 1 ? argv[1] : "";
-  if (kind == "lasso") return generate(Kind::kLasso);
-  if (kind == "logreg") return generate(Kind::kLogreg);
-  if (kind == "mf") return generate_ratings();
-  if (kind == "lda") return generate_documents();
+  try {
+    if (kind == "lasso") return generate(Kind::kLasso);
+    if (kind == "logreg") return generate(Kind::kLogreg);
+    if (kind == "mf") return generate_ratings();
+    if (kind == "lda") return generate_documents();
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "schmp-generate: error: %s\n", error.what());
+    return 1;
+  }
   std::fprintf(stderr, "schmp-generate: error: unknown dataset kind '%s' (known: lasso, logreg, mf, lda)\n",
                kind.c_str());
   return 1;
