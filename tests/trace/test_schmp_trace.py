@@ -326,6 +326,15 @@ def png_size(path):
     return struct.unpack(">II", head[16:24])
 
 
+def has_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@unittest.skipUnless(has_matplotlib(), "matplotlib is not installed (Debian: python3-matplotlib)")
 class PlotTest(TraceTestCase):
     def test_plot_writes_a_1200_by_800_png(self):
         out = os.path.join(self.directory, "plot.png")
@@ -416,6 +425,20 @@ class ErrorsTest(TraceTestCase):
         else:
             self.assertIn(expected_message, result.stderr)
         return result
+
+    def test_plot_without_matplotlib(self):
+        # A matplotlib that cannot be imported, found first on the path, stands for its absence.
+        fake = os.path.join(self.directory, "fake", "matplotlib")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "__init__.py"), "w") as init:
+            init.write("raise ImportError('No module named matplotlib')\n")
+        environment = dict(os.environ, PYTHONPATH=os.path.dirname(fake))
+        result = subprocess.run([SCRIPT, "plot", self.trace("fast.csv", FAST), "--out",
+                                 os.path.join(self.directory, "p.png")],
+                                capture_output=True, text=True, timeout=60, env=environment)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(result.stderr.splitlines(), [
+            "schmp-trace: plot needs matplotlib (Debian: python3-matplotlib): No module named matplotlib"])
 
     def test_missing_file(self):
         path = os.path.join(self.directory, "missing.csv")
