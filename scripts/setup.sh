@@ -5,7 +5,8 @@
 #                              liblinear-predict reads schmp-logreg's models; python3-matplotlib:
 #                              schmp-trace plots; clang and its runtime: the libFuzzer targets;
 #                              iproute2: scripts/netns-cluster's simulated hosts)
-#   scripts/setup.sh --bench   also the peers the benchmarks compare against (scikit-learn)
+#   scripts/setup.sh --bench   also the peers the benchmarks compare against (scikit-learn; pip, with
+#                              which the benchmarks fetch LIBMF's source and tomotopy)
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config
@@ -17,7 +18,7 @@ packages=(cmake g++ make pkg-config
   clang libclang-rt-14-dev
   iproute2)
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-sklearn python3-numpy python3-scipy)
+  packages+=(python3-sklearn python3-numpy python3-scipy python3-pip python3-venv)
 fi
 
 missing=()

@@ -51,8 +51,9 @@ for program in io_test lda_test; do echo "fast_unwind_on_malloc=1" >"$asan_optio
 # block on this toolchain (schmp-mf --output died with "Tracer caught signal 11" at exit, every time);
 # off, dynamic TLS is not scanned as a root, which can only add leak reports, never hide one.
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1:\
-fast_unwind_on_malloc=0:intercept_tls_get_addr=0:include_if_exists=$asan_options/%b"
-export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0"
+fast_unwind_on_malloc=0:intercept_tls_get_addr=0:include_if_exists='$asan_options/%b'"
+# Paths quoted: the sanitizers split their options at spaces, colons and commas.
+export LSAN_OPTIONS="suppressions='$PWD/tests/sanitizers/lsan.supp':print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # Under the sanitizers every mpirun costs seconds: this pass leaves out Lasso's and logreg's 5-rank
 # layouts and the simulated-host runs, whose code paths the 1- and 3-rank layouts and the other
