@@ -61,15 +61,19 @@ timed() {
 # generate_once FILE KIND FLAGS...: prints FILE, first made by `schmp-generate KIND FLAGS... --seed 1`
 # unless it exists (with its .truth and .test files); written under a temporary name, so that an
 # interrupted run leaves nothing that looks complete. Uses $generate (the sourcing script sets it).
+# Returns non-zero when the generator fails: callers run it in $(...), where `set -e` does not reach,
+# so every step checks its own status.
 generate_once() {
   local file=$1 kind=$2
   shift 2
   if [[ ! -s $file ]]; then
     log "generating $file"
-    "$generate" "$kind" "$@" --seed 1 --out "$file.tmp" >&2
+    "$generate" "$kind" "$@" --seed 1 --out "$file.tmp" >&2 || { log "generating $file failed"; return 1; }
     local extra
-    for extra in truth test; do if [[ -e $file.tmp.$extra ]]; then mv "$file.tmp.$extra" "$file.$extra"; fi; done
-    mv "$file.tmp" "$file"
+    for extra in truth test; do
+      if [[ -e $file.tmp.$extra ]]; then mv "$file.tmp.$extra" "$file.$extra" || return 1; fi
+    done
+    mv "$file.tmp" "$file" || return 1
   fi
   echo "$file"
 }

@@ -56,13 +56,17 @@ fi
 
 # reach TRACE TARGET LOAD: whole-process seconds at the first trace row with objective >= TARGET.
 reach() {
+  if [[ ! -s $1 || $2 == - ]]; then
+    echo "-"
+    return
+  fi
   awk -F, -v target="$2" -v load="$3" '
     NR > 1 && $3 >= target { printf "%.1f\n", load + $2; found = 1; exit }
     END { if (!found) print "not reached" }' "$1"
 }
 
 # last_objective TRACE: the objective of the trace's last row.
-last_objective() { tail -n 1 "$1" | awk -F, '{ printf "%.4f\n", $3 }'; }
+last_objective() { if [[ -s $1 ]]; then tail -n 1 "$1" | awk -F, '{ printf "%.4f\n", $3 }'; else echo "failed, no trace"; fi; }
 
 # row NAME TOKENS ITERATIONS TRACE WALL LOAD: one table row, with the times to the targets.
 row() {
@@ -93,13 +97,16 @@ compare() {
   local tomotopy_wall=$WALL tomotopy_load
   tomotopy_load=$(awk -v w="$WALL" -v t="$(json_field "$runs/tomotopy-$title.out" train_seconds 2>/dev/null || echo)" \
     'BEGIN { if (w ~ /^[0-9.]+$/ && t != "") printf "%.2f", w - t; else print 0 }')
-  PEER_TARGET=$(tail -n 1 "$runs/tomotopy-$title.csv" | cut -d, -f3)
+  PEER_TARGET=-
+  if [[ -s $runs/tomotopy-$title.csv ]]; then PEER_TARGET=$(tail -n 1 "$runs/tomotopy-$title.csv" | cut -d, -f3); fi
   PEER_TIME=$(reach "$runs/tomotopy-$title.csv" "$PEER_TARGET" "$tomotopy_load")
 
   echo
   echo "### $title: K = $topics, alpha $alpha, beta 0.01, $iterations iterations ($tokens tokens)"
   echo
-  local header="| run | log-likelihood per token | wall | tokens/s | time to tomotopy's $(printf '%.4f' "$PEER_TARGET") | ratio |"
+  local shown_target=-
+  if [[ $PEER_TARGET != - ]]; then shown_target=$(printf '%.4f' "$PEER_TARGET"); fi
+  local header="| run | log-likelihood per token | wall | tokens/s | time to tomotopy's $shown_target | ratio |"
   local rule="|---|---|---|---|---|---|"
   if ((REFERENCES)); then
     header+=" time to WarpLDA's -7.698 | time to Mallet's -7.5575 |"

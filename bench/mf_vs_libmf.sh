@@ -70,6 +70,10 @@ schmp_row() {
   timed "$name" "${command[@]}" --data "$data" --test "$test" --trace "$trace" --progress_seconds 0 \
     --output "$runs/$name.model" "$@" "${extra_flags[@]}"
   local wall=$WALL solve best reached load
+  if [[ ! -s $trace ]]; then
+    echo "| schmp-mf np $np $* | $STATUS, no trace | - | $(secs "$wall") | - |"
+    return 0
+  fi
   solve=$(sed -n 's/.*(\([0-9.]*\) s, stopped by.*/\1/p' "$runs/$name.out")
   load=$(awk -v w="$wall" -v s="$solve" 'BEGIN { if (w ~ /^[0-9.]+$/ && s != "") printf "%.2f", w - s; else print "-" }')
   best=$(awk -F, 'NR > 1 && (b == "" || $6 < b) { b = $6; at = $4 } END { printf "%.4f (it %d)", b, at }' "$trace")
