@@ -1177,12 +1177,18 @@ std::pair<std::string, std::uint64_t> part_and_line(const std::string& directory
 
 using RatingRecord = std::tuple<std::uint32_t, std::uint32_t, double, std::uint64_t>;
 
-std::vector<RatingRecord> ratings_in_chunks(const std::string& path, std::uint64_t chunk_bytes) {
+// The ratings of a byte range of `path` (ids `index_base`-based), read in chunks of `chunk_bytes`.
+std::vector<RatingRecord> ratings_of_range(const std::string& path, int index_base,
+                                           schmp::io::ByteRange range, std::uint64_t chunk_bytes) {
   std::vector<RatingRecord> ratings;
   internal::read_ratings(
-      path, 0, {}, [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.source); },
-      schmp::io::ByteRange{}, chunk_bytes);
+      path, index_base, {}, [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.source); },
+      range, chunk_bytes);
   return ratings;
+}
+
+std::vector<RatingRecord> ratings_in_chunks(const std::string& path, std::uint64_t chunk_bytes) {
+  return ratings_of_range(path, 0, schmp::io::ByteRange{}, chunk_bytes);
 }
 
 // At least `min_bytes` of `user item rating` lines (0-based ids) with comments, blank lines, CRLF
@@ -1253,14 +1259,7 @@ TEST_F(IoTest, RatingsOfByteRangesAddUpToTheWholeWithTheirLines) {
         SCOPED_TRACE(path + ": " + std::to_string(parts) + " ranges, chunks of " + std::to_string(chunk));
         EXPECT_EQ(records_of_ranges<RatingRecord>(
                       path, parts,
-                      [&](schmp::io::ByteRange range) {
-                        std::vector<RatingRecord> ratings;
-                        internal::read_ratings(
-                            path, 0, {},
-                            [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.source); },
-                            range, chunk);
-                        return ratings;
-                      }),
+                      [&](schmp::io::ByteRange range) { return ratings_of_range(path, 0, range, chunk); }),
                   whole);
       }
     }
@@ -1277,14 +1276,7 @@ TEST_F(IoTest, RatingsOfByteRangesAddUpToTheWholeWithTheirLines) {
       SCOPED_TRACE(std::to_string(parts) + " ranges, chunks of " + std::to_string(chunk));
       EXPECT_EQ(records_of_ranges<RatingRecord>(
                     market, parts,
-                    [&](schmp::io::ByteRange range) {
-                      std::vector<RatingRecord> ratings;
-                      internal::read_ratings(
-                          market, 1, {},
-                          [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.source); },
-                          range, chunk);
-                      return ratings;
-                    }),
+                    [&](schmp::io::ByteRange range) { return ratings_of_range(market, 1, range, chunk); }),
                 whole);
     }
   }
@@ -1293,15 +1285,11 @@ TEST_F(IoTest, RatingsOfByteRangesAddUpToTheWholeWithTheirLines) {
       write("short.mtx", "%%MatrixMarket matrix coordinate real general\n3 4 6\n1 1 5\n2 2 1.5\n");
   EXPECT_TRUE(FailsWith([&] { ratings_in_chunks(short_market, 4); }, short_market, 2,
                         "size line declares 6 entries but the file has 2"));
-  EXPECT_EQ(records_of_ranges<RatingRecord>(
-                short_market, 2,
-                [&](schmp::io::ByteRange range) {
-                  std::vector<RatingRecord> ratings;
-                  schmp::io::read_ratings(
-                      short_market, 1, {},
-                      [&](const auto& r) { ratings.emplace_back(r.user, r.item, r.value, r.source); }, range);
-                  return ratings;
-                })
+  EXPECT_EQ(records_of_ranges<RatingRecord>(short_market, 2,
+                                            [&](schmp::io::ByteRange range) {
+                                              return ratings_of_range(short_market, 1, range,
+                                                                      internal::kChunkBytes);
+                                            })
                 .size(),
             2u);
 }
