@@ -63,7 +63,11 @@ namespace {
 // there, each block's tokens sorted word by word (stably: a document's tokens keep their order).
 template <class Token>
 std::vector<std::vector<Token>> into_blocks(std::vector<Token> tokens, const WordLayout& layout) {
+  // Each block sized first: grown token by token, the blocks would hold up to twice their tokens.
+  std::vector<std::size_t> sizes(layout.words.size(), 0);
+  for (const Token& token : tokens) ++sizes[layout.block[token.word]];
   std::vector<std::vector<Token>> blocks(layout.words.size());
+  for (std::size_t b = 0; b < blocks.size(); ++b) blocks[b].reserve(sizes[b]);
   for (Token token : tokens) {
     const std::uint32_t word = token.word;
     token.word = layout.row[word];
