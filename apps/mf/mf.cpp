@@ -654,7 +654,7 @@ Report MatrixFactorization::Coordinator::report(const Stats& summed) {
   last_objective_ = report.objective;
   if (config_.early_stop > 0) {
     const double test_rmse = report.columns[2];
-    if (iterations_ == 0 || test_rmse < best_test_rmse_) {
+    if (test_rmse < best_test_rmse_) {
       best_test_rmse_ = test_rmse;
       best_iteration_ = iterations_;
       report.keep = true;

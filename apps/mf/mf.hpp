@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <functional>
 #include <memory>
 #include <string>
@@ -299,8 +300,8 @@ struct MatrixFactorization {
     std::uint64_t iterations_ = 0;
     bool iteration_done_ = false;
     double last_objective_ = -1;
-    // early stopping
-    double best_test_rmse_ = 0;
+    // early stopping: the best test RMSE of any evaluation so far (several may fall in one iteration)
+    double best_test_rmse_ = std::numeric_limits<double>::infinity();
     std::uint64_t best_iteration_ = 0;
   };
 };
