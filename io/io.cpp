@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -83,8 +84,10 @@ ByteRange worker_range(const std::string& data, Peers& peers) {
     for (const char c : bytes) fingerprint = (fingerprint ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   };
   const auto mix_number = [&](std::uint64_t number) { mix(std::to_string(number) + '\n'); };
+  std::error_code not_a_directory;
+  const bool directory = std::filesystem::is_directory(data, not_a_directory);
   mix_number(file.size());
-  if (std::filesystem::is_directory(data)) {
+  if (directory) {
     for (const internal::PartFile& part : file.parts()) {
       mix(std::filesystem::path(part.path).filename().string() + '\n');
       mix_number(part.size);
@@ -93,10 +96,9 @@ ByteRange worker_range(const std::string& data, Peers& peers) {
   // Largest and smallest fingerprint: equal only when every worker has the same one.
   if (peers.max(fingerprint) != ~peers.max(~fingerprint)) {
     const std::size_t parts = file.parts().size();
-    const std::string seen = std::filesystem::is_directory(data)
-                                 ? std::to_string(parts) + (parts == 1 ? " part file" : " part files") +
-                                       " of " + std::to_string(file.size()) + " bytes"
-                                 : std::to_string(file.size()) + " bytes";
+    const std::string seen = directory ? std::to_string(parts) + (parts == 1 ? " part file" : " part files") +
+                                             " of " + std::to_string(file.size()) + " bytes"
+                                       : std::to_string(file.size()) + " bytes";
     throw InputError(data, 0,
                      "differs between the workers' hosts (this one sees " + seen +
                          "): every host must see the same file, or the same part files, at this path");
