@@ -26,14 +26,19 @@ std::string located_message(const std::string& file, std::uint64_t line, const s
 }  // namespace
 
 InputError::InputError(std::string file, std::uint64_t line, const std::string& message)
-    : std::runtime_error(located_message(file, line, message)), file_(std::move(file)), line_(line) {}
+    : std::runtime_error(located_message(file, line, message)),
+      file_(std::move(file)),
+      line_(line),
+      order_(line) {}
 
 InputError InputError::at(const std::string& path, std::uint64_t source, const std::string& message) {
   if (source == kUnknownSource) return InputError(path, 0, message);
   try {
     internal::InputFile file(path);
     const internal::LinePosition position = internal::locate_line(file, source);
-    return InputError(file.parts()[position.part].path, position.line, message);
+    InputError error(file.parts()[position.part].path, position.line, message);
+    error.order_ = source;  // across the part files, where their own line numbers start over
+    return error;
   } catch (const InputError&) {
     // The data cannot be read again to count its lines: the message still names the data.
     return InputError(path, 0, message);

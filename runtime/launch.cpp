@@ -71,9 +71,9 @@ std::string explained(const std::exception& e) {
   return e.what();
 }
 
-// Runs a start-up step, turning an exception into this rank's failure. Input errors are keyed by line
-// so that all ranks agree on the earliest one; a worker stopped because another failed keys its echo
-// last, so that the other's failure is the one reported.
+// Runs a start-up step, turning an exception into this rank's failure. Input errors are keyed by their
+// place in the data so that all ranks agree on the earliest one, across part files too; a worker stopped
+// because another failed keys its echo last, so that the other's failure is the one reported.
 void guarded(std::optional<Failure>& failure, const std::function<void()>& step) {
   if (failure) return;
   try {
@@ -81,7 +81,7 @@ void guarded(std::optional<Failure>& failure, const std::function<void()>& step)
   } catch (const PeerFailure& e) {
     failure = Failure{~std::uint64_t{0} - 1, e.what()};
   } catch (const io::InputError& e) {
-    failure = Failure{e.line(), e.what()};
+    failure = Failure{e.order(), e.what()};
   } catch (const std::exception& e) {
     failure = Failure{0, explained(e)};
   }

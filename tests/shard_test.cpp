@@ -537,5 +537,22 @@ TEST_F(ShardTest, LassoReadsADirectoryAsTheFileItWasSplitFrom) {
   testing::expect_clean_failure(bad, directory + "/part-00002:1: feature index 0 (indices are 1-based)");
 }
 
+// Two workers each meet a bad line: the one reported is the earlier in the data, though its line number
+// within its part file is the larger.
+TEST_F(ShardTest, TheEarliestErrorInTheDataIsReportedAcrossParts) {
+  std::string first, second;
+  for (int line = 1; line <= 1000; ++line) {
+    first += line == 900 ? "1 1:x\n" : "1 1:1\n";
+    second += line == 2 ? "1 1:y\n" : "1 1:1\n";
+  }
+  // Parts of equal size: of 4 ranks (the coordinator, a scheduler, 2 workers) worker 0 reads the first,
+  // worker 1 the second.
+  const std::string shards = directory("bad", {{"part-00000", first}, {"part-00001", second}});
+  const testing::Output out =
+      testing::run(testing::mpirun(4) + SCHMP_LASSO_BIN + " --data " + shards + "/ --progress_seconds 0");
+  testing::expect_clean_failure(out, shards + "/part-00000:900: ");
+  EXPECT_EQ(out.text.find("part-00001"), std::string::npos) << out.text;
+}
+
 }  // namespace
 }  // namespace schmp
