@@ -63,7 +63,7 @@ void check_config(const Config& config) {
   if (!(std::isfinite(config.tol) && config.tol > 0)) throw std::runtime_error("--tol must be positive");
   if (!(config.rho > 0 && config.rho <= 1)) throw std::runtime_error("--rho must be in (0, 1]");
   penalty_of(config);
-  positive_label_of(config);
+  positive_label_of(config.positive_label);
 }
 
 Penalty penalty_of(const Config& config) {
@@ -72,13 +72,18 @@ Penalty penalty_of(const Config& config) {
   throw std::runtime_error("--penalty must be l1 or l2, not '" + config.penalty + "'");
 }
 
-double positive_label_of(const Config& config) {
-  if (config.positive_label.empty()) return NAN;
+std::optional<double> label_number(const std::string& text) {
   char* end = nullptr;
-  const double label = std::strtod(config.positive_label.c_str(), &end);
-  if (*end != '\0' || !std::isfinite(label))
-    throw std::runtime_error("--positive_label must be a number, not '" + config.positive_label + "'");
+  const double label = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !std::isfinite(label)) return std::nullopt;
   return label;
+}
+
+double positive_label_of(const std::string& flag) {
+  if (flag.empty()) return NAN;
+  const std::optional<double> label = label_number(flag);
+  if (!label) throw std::runtime_error("--positive_label must be a number, not '" + flag + "'");
+  return *label;
 }
 
 double binary_label(double label, double positive_label, const std::string& file, std::uint64_t source) {
@@ -133,7 +138,7 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()),
       bias_(config.bias) {
-  const double positive = positive_label_of(config);
+  const double positive = positive_label_of(config.positive_label);
   // A MatrixMarket matrix's labels come from --labels, whose lines its rows do not keep: a bad label is
   // that file's.
   const std::string& labels = config.labels.empty() ? config.data : config.labels;
@@ -248,7 +253,7 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
   if (!config.test.empty()) {
     test_ = io::read_rows(config.test, config.test_labels);
     if (test_.rows() == 0) throw io::InputError(config.test, 0, "no data rows");
-    test_positive_ = positive_rows(test_, positive_label_of(config),
+    test_positive_ = positive_rows(test_, positive_label_of(config.positive_label),
                                    config.test_labels.empty() ? config.test : config.test_labels);
   }
   // At w = 0 every row has l'' = 1/4: the first block's steps are known before any evaluation.
@@ -517,7 +522,7 @@ void Logreg::Coordinator::finish(const Summary& summary) {
   std::string positive = "1", negative = zero_labels_ > 0 ? "0" : "-1";
   if (!config_.positive_label.empty()) {
     positive = config_.positive_label;
-    negative = positive_label_of(config_) == -1 ? "1" : "-1";
+    negative = positive_label_of(config_.positive_label) == -1 ? "1" : "-1";
   }
   if (!config_.output.empty()) {
     io::write_file_atomically(config_.output, [&](std::ostream& out) {

@@ -30,6 +30,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,8 +63,12 @@ struct Config {
 // Throws std::runtime_error naming the flag when a setting is out of range.
 void check_config(const Config& config);
 Penalty penalty_of(const Config& config);
-// The positive class named by --positive_label, or NaN when labels are +1/-1 or 1/0.
-double positive_label_of(const Config& config);
+// A label written as text (a model file's, a flag's), as a number: none unless the whole text is one
+// finite number.
+std::optional<double> label_number(const std::string& text);
+// The positive class named by --positive_label (`flag`), or NaN when it is empty (labels +1/-1 or 1/0);
+// std::runtime_error when it is not a number.
+double positive_label_of(const std::string& flag);
 
 // The class (+1 or -1) of a label read from `file` at `source` (schmp/io.hpp): +1/-1 or 1/0 unless
 // `positive_label` (not NaN) names the positive class, in which case every other label is negative. Throws

@@ -39,11 +39,7 @@ namespace {
 int predict() {
   if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
   std::optional<double> positive_label;
-  if (!FLAGS_positive_label.empty()) {
-    schmp::logreg::Config labels;
-    labels.positive_label = FLAGS_positive_label;
-    positive_label = schmp::logreg::positive_label_of(labels);
-  }
+  if (!FLAGS_positive_label.empty()) positive_label = schmp::logreg::positive_label_of(FLAGS_positive_label);
   const auto report = schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output, positive_label);
   std::printf("rows %zu  accuracy %.6f  log-loss %.6g  AUC %.6f\n", report.rows, report.accuracy,
               report.log_loss, report.auc);

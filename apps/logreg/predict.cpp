@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <numeric>
 #include <sstream>
@@ -21,13 +20,6 @@ namespace {
 std::string label_text(double label) {
   char digits[32];
   return std::string(digits, std::to_chars(digits, digits + sizeof digits, label).ptr);
-}
-
-// A model file's label as a number; false when it is not one.
-bool parse_label(const std::string& text, double& label) {
-  char* end = nullptr;
-  label = std::strtod(text.c_str(), &end);
-  return end != text.c_str() && *end == '\0' && std::isfinite(label);
 }
 
 }  // namespace
@@ -65,10 +57,13 @@ LinearModel read_liblinear_model(const std::string& path) {
       if (!(fields >> classes) || classes != 2)
         throw io::InputError(path, number, "only two-class models can be applied");
     } else if (key == "label") {
-      if (!(fields >> model.positive_label >> model.negative_label) ||
-          !parse_label(model.positive_label, model.positive) ||
-          !parse_label(model.negative_label, model.negative))
+      if (!(fields >> model.positive_label >> model.negative_label))
         throw io::InputError(path, number, "expected two numeric labels");
+      const std::optional<double> positive = label_number(model.positive_label);
+      const std::optional<double> negative = label_number(model.negative_label);
+      if (!positive || !negative) throw io::InputError(path, number, "expected two numeric labels");
+      model.positive = *positive;
+      model.negative = *negative;
     } else if (key == "nr_feature") {
       if (!(fields >> model.features)) throw io::InputError(path, number, "expected a feature count");
     } else if (key == "bias") {
