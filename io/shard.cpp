@@ -159,6 +159,11 @@ void flush_to_disk(const fs::path& path, int flags) {
   throw std::runtime_error(path.string() + ": cannot flush to disk: " + std::strerror(errno));
 }
 
+// Stops the split as a failure does when ShardOptions::stop_requested says so.
+void stop_if_requested(const std::function<bool()>& stop_requested) {
+  if (stop_requested && stop_requested()) throw std::runtime_error("stopped before the parts were complete");
+}
+
 // Copies the bytes [begin, end) of the input to a new file, with a newline after them when asked.
 void write_part(internal::InputFile& input, std::uint64_t begin, std::uint64_t end, bool add_newline,
                 const fs::path& path, const std::function<bool()>& stop_requested) {
@@ -167,8 +172,7 @@ void write_part(internal::InputFile& input, std::uint64_t begin, std::uint64_t e
     if (!out) throw std::runtime_error(path.string() + ": cannot write: " + std::strerror(errno));
     std::string block;
     for (std::uint64_t at = begin; at < end; at += block.size()) {
-      if (stop_requested && stop_requested())
-        throw std::runtime_error("stopped before the parts were complete");
+      stop_if_requested(stop_requested);
       block.clear();
       input.append(at, static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, end - at)), block);
       out.write(block.data(), static_cast<std::streamsize>(block.size()));
@@ -272,8 +276,7 @@ std::vector<std::string> write_shards(const ShardOptions& options) {
     paths.push_back((target / name).string());
   }
   flush_to_disk(staging.path(), O_RDONLY | O_DIRECTORY);
-  if (options.stop_requested && options.stop_requested())
-    throw std::runtime_error("stopped before the parts were complete");
+  stop_if_requested(options.stop_requested);
   publish(staging, target, hidden_prefix);
   return paths;
 }
