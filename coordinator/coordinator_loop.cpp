@@ -107,22 +107,33 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     throw std::logic_error("the program's initial_changes() has " + std::to_string(changes.size()) +
                            " entries for " + std::to_string(num_params) + " parameters");
   }
-  // What the program reported about the parameters: checked, and kept in the bookkeeping above.
-  auto note = [&](const Priorities& priorities) {
-    check_params(priorities, num_params);
-    for (const auto& [param, change] : priorities.changes()) changes[param] = change;
-    for (ParamIndex param : priorities.retired()) {
-      if (!retired[param]) {
-        retired[param] = true;
-        --live_params;
-      }
+  // What the schedulers learn with the next round's feedback: what the program reported, less the
+  // changes a parameter had already (a scheduler's weight is a function of the last change, so those
+  // would leave it as it is). After an evaluation every live parameter gets a change, and most are
+  // the zero it had: on the scaling benchmark's Lasso this cuts 200,000 entries to a few thousand,
+  // work the coordinator and the schedulers would otherwise do while the rounds wait.
+  Priorities news;
+  // Takes in what the program reported: checked, kept in the bookkeeping above, passed on in `news`.
+  auto note = [&](Priorities& reported) {
+    check_params(reported, num_params);
+    for (const auto& [param, change] : reported.changes()) {
+      if (change == changes[param]) continue;
+      changes[param] = change;
+      news.set(param, change);
     }
+    for (ParamIndex param : reported.retired()) {
+      if (retired[param]) continue;
+      retired[param] = true;
+      --live_params;
+      news.retire(param);
+    }
+    reported.clear();
   };
 
   // Shipped with the next message, so a round costs one broadcast.
   Bytes pending_commit = resumed ? std::move(resumed->commit) : Bytes{};
-  // What the schedulers learn with the next round's feedback; resuming, the retirements so far (until
-  // that feedback reaches them, a block may still hold a retired parameter, as with staleness).
+  // Filled by the program; resuming, the retirements so far (until the next feedback reaches the
+  // schedulers, a block may still hold a retired parameter, as with staleness).
   Priorities priorities = resumed ? std::move(resumed->priorities) : Priorities{};
   if (resumed) {
     for (const ParamIndex param : resumed->state.retired) priorities.retire(param);
@@ -172,7 +183,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     const auto scheduled = Clock::now();
     time.scheduler += std::chrono::duration<double>(scheduled - asked).count();
     if (schedule.params.empty()) {
-      schedulers.feedback(round - first_round, priorities);
+      schedulers.feedback(round - first_round, news);
       summary.stopped_by = "no parameter left to schedule";
       break;
     }
@@ -192,8 +203,8 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     }
     const auto noted = Clock::now();
     note(priorities);
-    schedulers.feedback(round - first_round, priorities);
-    priorities.clear();
+    schedulers.feedback(round - first_round, news);
+    news.clear();
     time.idle += seconds_since(noted);
     ++round;
     if (evaluation_due(++rounds_since_evaluation)) {

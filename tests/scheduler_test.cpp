@@ -251,6 +251,48 @@ TEST(BlockScheduler, SameSeedSameBlocks) {
   }
 }
 
+// The coordinator passes on only the changes that differ from a parameter's last one: that is exact
+// only if reporting a parameter's last change again leaves the scheduler as it was, drawing by weight
+// and in sweeps alike, also for a parameter that has just stopped or started moving.
+TEST(BlockScheduler, ReportingTheLastChangeAgainChangesNothing) {
+  for (bool sweeps : {false, true}) {
+    BlockSchedulerSettings settings;
+    settings.block_size = 6;
+    settings.seed = 9;
+    settings.sweeps = sweeps;
+    std::vector<double> initial(300, 0.0);
+    for (std::size_t k = 0; k < initial.size(); k += 3) initial[k] = 1.0;
+    RingDependency told_once_filter(300);
+    RingDependency told_again_filter(300);
+    BlockScheduler told_once({0, 300}, initial, &told_once_filter, settings);
+    BlockScheduler told_again({0, 300}, initial, &told_again_filter, settings);
+    std::vector<double> last = initial;
+    std::mt19937_64 random(17);
+    std::uniform_int_distribution<int> kind(0, 2);
+    for (int round = 0; round < 200; ++round) {
+      const std::vector<ParamIndex> block = told_once.next_block();
+      ASSERT_EQ(block, told_again.next_block()) << "sweeps " << sweeps << ", round " << round;
+      std::vector<std::pair<ParamIndex, double>> news;
+      std::vector<std::pair<ParamIndex, double>> with_repeats;
+      for (ParamIndex j : block) {
+        // A third stop moving, a third move by a new amount, a third repeat their last change.
+        const int what = kind(random);
+        const double change = what == 0 ? 0.0 : what == 1 ? 0.5 + round % 5 : last[j];
+        if (change != last[j]) news.emplace_back(j, change);
+        with_repeats.emplace_back(j, change);
+        last[j] = change;
+      }
+      // An evaluation's worth of repeats: every parameter's last change, now and then.
+      if (round % 25 == 24) {
+        for (ParamIndex j = 0; j < 300; ++j) with_repeats.emplace_back(j, last[j]);
+      }
+      told_once.report_changes(news);
+      told_again.report_changes(with_repeats);
+      for (ParamIndex j = 0; j < 300; ++j) ASSERT_EQ(told_once.weight(j), told_again.weight(j));
+    }
+  }
+}
+
 TEST(BlockScheduler, SweepsVisitEveryMovingParameterOncePerSweep) {
   // Parameters 200..299; those with an even offset moved (change 1), the others did not (weight eta).
   BlockSchedulerSettings settings;

@@ -131,7 +131,8 @@ struct WorkerContext {
 // What the coordinator tells the schedulers about parameters: how much each updated one changed (the
 // scheduler turns a change c into the sampling weight |c|^priority_power + eta), and which are done
 // for good (proven at their final value, e.g. by a safe screening rule): those are never scheduled
-// again.
+// again. Reporting a parameter's last change again costs next to nothing: only changes that differ
+// from a parameter's last one travel to the schedulers, so an evaluation may refresh every priority.
 class Priorities {
  public:
   void set(ParamIndex param, double change) { changes_.emplace_back(param, change); }
