@@ -7,6 +7,8 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <set>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -316,21 +318,44 @@ TEST(MetropolisHastings, ChainStaysOnTheCollapsedConditional) {
   }
 }
 
+// A count shares a word with its topic; a row with a count too large for that travels as (topic, count)
+// pairs. Both round-trip, at K = 1 (no topic bits), a power of two (K - 1 fills its bits) and others.
 TEST(WordTopicRows, EncodeAndDecodeRoundTrip) {
+  struct Case {
+    int topics;
+    std::set<std::size_t> wide_rows;
+  };
+  // Row 2 holds 4,000,000,000 (counts keep all 32 bits), row 3 2^23 and row 4 2^23 - 1: counts up to
+  // 2^32 - 1 pack with 1 topic, 2^29 - 1 with 7 (3 bits), 2^25 - 1 with 128 (7 bits), 2^23 - 1 with
+  // 300 (9 bits) and 2^15 - 1 with 100,000 (17 bits).
+  const Case cases[] = {{1, {}}, {7, {2}}, {128, {2}}, {300, {2, 3}}, {100000, {2, 3, 4}}};
   std::mt19937_64 random(5);
-  for (const int topics : {1, 7, 300}) {
-    std::vector<std::uint32_t> dense(static_cast<std::size_t>(topics) * 11);
+  for (const Case& c : cases) {
+    const auto width = static_cast<std::size_t>(c.topics);
+    const std::size_t rows = 11;
+    std::vector<std::uint32_t> dense(width * rows);
     for (auto& count : dense) count = random() % 4 == 0 ? static_cast<std::uint32_t>(random() % 9) : 0;
-    dense[2 * static_cast<std::size_t>(topics)] = 4000000000u;  // counts keep all 32 bits
-    const std::vector<std::uint32_t> encoded = lda::encode_rows(dense, topics);
-    const auto nonzero =
-        static_cast<std::size_t>(std::count_if(dense.begin(), dense.end(), [](auto c) { return c > 0; }));
-    EXPECT_EQ(encoded.size(), 11 + 2 * nonzero) << "a row header and a pair per nonzero count";
+    dense[width - 1] = 5;  // the last topic: the largest in the low bits
+    dense[2 * width] = 4000000000u;
+    dense[3 * width + width / 2] = 1u << 23;
+    dense[4 * width + width - 1] = (1u << 23) - 1;
+    const std::vector<std::uint32_t> encoded = lda::encode_rows(dense, c.topics);
+    std::size_t expected_size = rows;  // a header per row
+    for (std::size_t r = 0; r < rows; ++r) {
+      const auto row = std::span<const std::uint32_t>(dense).subspan(r * width, width);
+      const auto nonzero =
+          static_cast<std::size_t>(std::count_if(row.begin(), row.end(), [](auto n) { return n > 0; }));
+      expected_size += (c.wide_rows.count(r) ? 2 : 1) * nonzero;
+    }
+    EXPECT_EQ(encoded.size(), expected_size)
+        << c.topics << " topics: a word per nonzero count, two in a wide row";
     std::vector<std::uint32_t> decoded(dense.size(), 7);
-    lda::decode_rows(encoded, topics, decoded);
-    EXPECT_EQ(decoded, dense) << topics << " topics";
-    std::vector<std::uint32_t> too_many(dense.size() + static_cast<std::size_t>(topics));
-    EXPECT_THROW(lda::decode_rows(encoded, topics, too_many), std::logic_error);
+    lda::decode_rows(encoded, c.topics, decoded);
+    EXPECT_EQ(decoded, dense) << c.topics << " topics";
+    std::vector<std::uint32_t> too_many(dense.size() + width);
+    EXPECT_THROW(lda::decode_rows(encoded, c.topics, too_many), std::logic_error);
+    const std::vector<std::uint32_t> cut(encoded.begin(), encoded.end() - 1);
+    EXPECT_THROW(lda::decode_rows(cut, c.topics, decoded), std::logic_error);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "documents.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -255,30 +256,67 @@ std::uint64_t HeldOutDocuments::held_out_tokens() const {
 
 std::uint64_t HeldOutDocuments::observed_tokens() const { return observed_.offsets.back(); }
 
+namespace {
+
+// A row's entries share their 32 bits between the topic (the low bits, as many as K - 1 needs) and
+// the count (the rest).
+struct RowPacking {
+  explicit RowPacking(int topics)
+      : topic_bits(std::bit_width(static_cast<std::uint32_t>(topics - 1))),
+        topic_mask((std::uint32_t{1} << topic_bits) - 1),
+        largest_count(static_cast<std::uint32_t>((std::uint64_t{1} << (32 - topic_bits)) - 1)) {}
+  int topic_bits;
+  std::uint32_t topic_mask;
+  std::uint32_t largest_count;  // that fits beside a topic
+};
+
+}  // namespace
+
 std::vector<std::uint32_t> encode_rows(std::span<const std::uint32_t> dense, int topics) {
   const auto width = static_cast<std::size_t>(topics);
+  const RowPacking packing(topics);
   std::vector<std::uint32_t> encoded;
   for (std::size_t first = 0; first < dense.size(); first += width) {
-    const std::size_t header = encoded.size();
-    encoded.push_back(0);
-    for (std::size_t k = 0; k < width; ++k) {
-      if (dense[first + k] == 0) continue;
-      encoded.push_back(static_cast<std::uint32_t>(k));
-      encoded.push_back(dense[first + k]);
+    const std::span<const std::uint32_t> row = dense.subspan(first, width);
+    std::uint32_t nonzeros = 0;
+    bool wide = false;  // a count too large to pack: the row takes (topic, count) pairs
+    for (const std::uint32_t count : row) {
+      nonzeros += count != 0 ? 1 : 0;
+      wide = wide || count > packing.largest_count;
     }
-    encoded[header] = static_cast<std::uint32_t>((encoded.size() - header - 1) / 2);
+    encoded.push_back(nonzeros << 1 | (wide ? 1u : 0u));
+    for (std::uint32_t k = 0; k < row.size(); ++k) {
+      if (row[k] == 0) continue;
+      if (wide) {
+        encoded.push_back(k);
+        encoded.push_back(row[k]);
+      } else {
+        encoded.push_back(k | row[k] << packing.topic_bits);
+      }
+    }
   }
   return encoded;
 }
 
 void decode_rows(std::span<const std::uint32_t> encoded, int topics, std::span<std::uint32_t> dense) {
   const auto width = static_cast<std::size_t>(topics);
+  const RowPacking packing(topics);
   std::fill(dense.begin(), dense.end(), 0u);
   std::size_t at = 0;
   for (std::size_t first = 0; first < dense.size(); first += width) {
     if (at >= encoded.size()) throw std::logic_error("a word-topic block's encoding ends early");
-    const std::uint32_t pairs = encoded[at++];
-    for (std::uint32_t i = 0; i < pairs; ++i, at += 2) dense[first + encoded[at]] = encoded[at + 1];
+    const std::uint32_t header = encoded[at++];
+    const std::uint32_t nonzeros = header >> 1;
+    const bool wide = (header & 1) != 0;
+    if (nonzeros > width || encoded.size() - at < std::size_t{nonzeros} * (wide ? 2 : 1))
+      throw std::logic_error("a word-topic block's encoding has a bad row");
+    const std::span<std::uint32_t> row = dense.subspan(first, width);
+    for (std::uint32_t i = 0; i < nonzeros; ++i) {
+      const std::uint32_t entry = encoded[at++];
+      const std::uint32_t topic = wide ? entry : entry & packing.topic_mask;
+      if (topic >= width) throw std::logic_error("a word-topic block's encoding names a topic beyond K");
+      row[topic] = wide ? encoded[at++] : entry >> packing.topic_bits;
+    }
   }
   if (at != encoded.size())
     throw std::logic_error("a word-topic block's encoding has more rows than its block");

@@ -216,14 +216,10 @@ Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
   const LogGammaRatio word_term(beta);
   const LogGammaRatio document_term(alpha);
   Stats stats;
-  // The encoding lists exactly the nonzero counts.
-  for (std::size_t at = 0; at < home.encoded.size();) {
-    const std::uint32_t pairs = home.encoded[at++];
-    for (std::uint32_t i = 0; i < pairs; ++i, at += 2) {
-      const std::uint32_t count = home.encoded[at + 1];
-      stats.word_tokens += count;
-      stats.log_likelihood += word_term(count);
-    }
+  for (const std::uint32_t count : load(static_cast<std::uint32_t>(context_.index), home)) {
+    if (count == 0) continue;
+    stats.word_tokens += count;
+    stats.log_likelihood += word_term(count);
   }
   if (context_.index == 0) {
     const double beta_sum = beta * words_;
