@@ -111,7 +111,9 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   // changes a parameter had already (a scheduler's weight is a function of the last change, so those
   // would leave it as it is). After an evaluation every live parameter gets a change, and most are
   // the zero it had: on the scaling benchmark's Lasso this cuts 200,000 entries to a few thousand,
-  // work the coordinator and the schedulers would otherwise do while the rounds wait.
+  // work the coordinator and the schedulers would otherwise do while the rounds wait. The weights are
+  // as they would be; the samplers' running sums, updated in other steps, may differ in their last
+  // bits, so a draw within that rounding of an interval's edge could go the other way.
   Priorities news;
   // Takes in what the program reported: checked, kept in the bookkeeping above, passed on in `news`.
   auto note = [&](Priorities& reported) {

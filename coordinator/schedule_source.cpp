@@ -188,9 +188,9 @@ Schedule RemoteSchedulers::next(std::uint64_t round) {
 }
 
 void RemoteSchedulers::feedback(std::uint64_t round, const Priorities& priorities) {
-  // After an evaluation every live parameter has a change (200,000 on the scaling benchmark's Lasso):
-  // the messages are sized first, and runs of parameters in one range, as programs mostly report
-  // them, skip the search for their owner.
+  // After an evaluation every live parameter whose step changed has a change, up to all of them: the
+  // messages are sized first, and runs of parameters in one range, as programs mostly report them,
+  // skip the search for their owner.
   std::size_t last_owner = 0;
   const auto owner_of = [&](ParamIndex param) {
     if (!ranges_[last_owner].contains(param)) last_owner = owner(ranges_, param);

@@ -251,9 +251,11 @@ TEST(BlockScheduler, SameSeedSameBlocks) {
   }
 }
 
-// The coordinator passes on only the changes that differ from a parameter's last one: that is exact
-// only if reporting a parameter's last change again leaves the scheduler as it was, drawing by weight
-// and in sweeps alike, also for a parameter that has just stopped or started moving.
+// The coordinator passes on only the changes that differ from a parameter's last one: sound only if
+// reporting a parameter's last change again leaves its weight, and so the blocks, as they were,
+// drawing by weight and in sweeps alike, also for a parameter that has just stopped or started moving.
+// (The sampler's running sums then take other updates, and may round differently in their last bits:
+// a draw within that rounding of an interval's edge could go the other way.)
 TEST(BlockScheduler, ReportingTheLastChangeAgainChangesNothing) {
   for (bool sweeps : {false, true}) {
     BlockSchedulerSettings settings;

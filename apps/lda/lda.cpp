@@ -136,7 +136,7 @@ void Lda::Worker::store(std::uint32_t block, Block& held) const {
 }
 
 Lda::Block Lda::Worker::make_block() const {
-  // Every row empty: no pairs.
+  // Every row empty: a header of no counts.
   return Block{std::vector<std::uint32_t>(rows(static_cast<std::uint32_t>(context_.index)), 0)};
 }
 
