@@ -159,7 +159,9 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     }
     return report;
   };
+  // The workers wait while the coordinator saves: its own work, idle_s in the split.
   auto save_checkpoint = [&](std::uint64_t round) {
+    const auto began = Clock::now();
     io::CheckpointState state = checkpoints.state_at(round, elapsed(), time, trace);
     state.num_params = num_params;
     state.changes = changes;
@@ -168,6 +170,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     }
     state.coordinator = program.save();
     checkpoints.write(state, seconds_since(started));
+    time.idle += seconds_since(began);
   };
 
   schedulers.start(changes);

@@ -56,8 +56,10 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     }
     return report;
   };
-  // Every worker's share, then the coordinator's state, the clock and the trace.
+  // Every worker's share, then the coordinator's state, the clock and the trace. The workers wait
+  // meanwhile: the coordinator's own work, idle_s in the split.
   auto save_checkpoint = [&](std::uint64_t round) {
+    const auto began = Clock::now();
     io::CheckpointState state = checkpoints.state_at(round, elapsed(), time, trace);
     tell_other_workers(Command::kSave);
     state.workers.push_back(own_worker.save());
@@ -65,6 +67,7 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
       state.workers.push_back(receive_bytes(ring.comm, worker, kTagSaved, waiter));
     state.coordinator = program.save();
     checkpoints.write(state, seconds_since(started));
+    time.idle += seconds_since(began);
   };
 
   if (own_worker.prepares()) {
@@ -101,13 +104,16 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
   }
   if (rounds_since_evaluation > 0) summary.last = evaluate(round, true);
   if (checkpoints.enabled()) save_checkpoint(round);
+  // The solve ends here. Gathering the workers' parts of the model is output, as writing it is: across
+  // hosts it moves the whole model, which would otherwise count in the solve's seconds but in no
+  // share of them.
+  close_summary(summary, round, elapsed());
 
   std::vector<Bytes> parts;
   parts.push_back(own_worker.part());
   tell_other_workers(Command::kStop);
   for (int worker = 1; worker < ring.count; ++worker)
     parts.push_back(receive_bytes(ring.comm, worker, kTagPart, waiter));
-  close_summary(summary, round, elapsed());
   program.finish(summary, parts);
   print_time_split(time, summary.seconds, std::nullopt);
   return summary;

@@ -63,8 +63,9 @@ inline double objective_of(const Output& out) {
 }
 
 // The closing line of where the solve's time went: its four shares must be there and add up to the
-// solve, less what falls between the timed parts (at most half, on the tests' millisecond runs).
-inline void expect_time_split(const Output& out) {
+// solve, less what falls between the timed parts (the coordinator's bookkeeping, as writing trace
+// rows): at least `least` percent (on the tests' millisecond runs up to half falls between).
+inline void expect_time_split(const Output& out, double least = 50) {
   std::smatch match;
   const std::string percent = " ([0-9.]+)%";
   ASSERT_TRUE(std::regex_search(out.text, match,
@@ -73,7 +74,7 @@ inline void expect_time_split(const Output& out) {
       << out.text;
   double sum = 0;
   for (int part = 1; part <= 4; ++part) sum += std::stod(match[part]);
-  EXPECT_GT(sum, 50) << out.text;
+  EXPECT_GE(sum, least) << out.text;
   EXPECT_LT(sum, 100.5) << out.text;
 }
 

@@ -257,6 +257,17 @@ TEST_P(FaultTest, SigtermWritesTheModelAndACheckpoint) {
   EXPECT_EQ(resumed.status, 0) << resumed.text;
 }
 
+// A checkpoint at every evaluation: the workers wait while the coordinator saves, and that time counts
+// in the split (idle), which then still accounts for the whole solve but for the coordinator's
+// bookkeeping. (Checkpoints of rotation apps gather every worker's share to rank 0.)
+TEST_P(FaultTest, CheckpointsCountInTheTimeSplit) {
+  const Output out = run(command(
+      3, GetParam().finish + " --checkpoint " + scratch_.file("run.checkpoint") + " --checkpoint_every 0",
+      6));
+  ASSERT_EQ(out.status, 0) << out.text;
+  testing::expect_time_split(out, 90);
+}
+
 const App kApps[] = {
     {"lasso", SCHMP_LASSO_BIN, "--data {dir}/lasso.svm --lambda_ratio 0.05",
      "--tol 1e-300 --max_rounds 1000000000", "--tol 1e-9", "grep -q '^# objective' {model}", 1e-6, false},
