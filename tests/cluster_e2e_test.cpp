@@ -72,12 +72,13 @@ std::string pid_of(const Output& out) {
   return std::regex_search(out.text, match, std::regex("netns-cluster pid ([0-9]+)")) ? match[1].str() : "";
 }
 
-// mpirun `args` across `hosts` simulated hosts. The shell prints its own id and then becomes the
-// script (exec), so that id is the script's.
-ClusterRun on_hosts(int hosts, const std::string& args) {
+// mpirun `args` across `hosts` simulated hosts, with the script's `options`. The shell prints its own
+// id and then becomes the script (exec), so that id is the script's.
+ClusterRun on_hosts(int hosts, const std::string& args, const std::string& options = "") {
   ClusterRun r;
   r.out = run("timeout 300 sh -c 'echo netns-cluster pid $$ && exec \"$0\" \"$@\"' " + kScript + " --hosts " +
-              std::to_string(hosts) + " --mpirun " + SCHMP_MPIEXEC + " -- --oversubscribe " + args);
+              std::to_string(hosts) + " " + options + " --mpirun " + SCHMP_MPIEXEC + " -- --oversubscribe " +
+              args);
   r.pid = pid_of(r.out);
   return r;
 }
@@ -232,6 +233,46 @@ INSTANTIATE_TEST_SUITE_P(Ranks, ClusterLda, ::testing::Values(2, 3),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return "np" + std::to_string(info.param);
                          });
+
+// Lines of `text` that match `pattern`.
+int count_lines(const std::string& text, const std::string& pattern) {
+  int count = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    count += std::regex_search(line, std::regex(pattern)) ? 1 : 0;
+  return count;
+}
+
+// --rate caps every host's link both ways: what the host sends (its eth0, as each host's rank sees it)
+// and what it receives (its port on the switch). What a capped link costs a job is for benchmarks.
+TEST_F(Cluster, RateCapsEveryHostsLinkBothWays) {
+  const Output capped = run(kScript + " --hosts 2 --rate 100mbit --check --mpirun " + SCHMP_MPIEXEC);
+  if (capped.status == 77) GTEST_SKIP() << capped.text;  // no tc, or a kernel without tbf
+  ASSERT_EQ(capped.status, 0) << capped.text;
+  const ClusterRun sending =
+      on_hosts(2, "-np 2 --map-by node sh -c 'echo $(hostname) $(tc qdisc show dev eth0)'", "--rate 100mbit");
+  ASSERT_EQ(sending.out.status, 0) << sending.out.text;
+  for (int k : {1, 2}) {
+    EXPECT_EQ(count_lines(sending.out.text, "^schmp-" + sending.pid + "-host" + std::to_string(k) +
+                                                " qdisc tbf .* rate 100Mbit"),
+              1)
+        << sending.out.text;
+  }
+  expect_torn_down(sending);
+  const ClusterRun receiving =
+      on_hosts(2, "-np 1 sh -c 'h=$(hostname); tc -n ${h%-host1}-switch qdisc show'", "--rate 100mbit");
+  ASSERT_EQ(receiving.out.status, 0) << receiving.out.text;
+  for (int k : {1, 2}) {
+    EXPECT_EQ(
+        count_lines(receiving.out.text, "qdisc tbf .* dev port" + std::to_string(k) + " .* rate 100Mbit"), 1)
+        << receiving.out.text;
+  }
+  expect_torn_down(receiving);
+  const Output refused = run(kScript + " --hosts 2 --rate 100 --check");
+  EXPECT_EQ(refused.status, 2) << refused.text;
+  EXPECT_NE(refused.text.find("--rate must be a positive integer and kbit, mbit or gbit"), std::string::npos)
+      << refused.text;
+}
 
 TEST_F(Cluster, FailingJobPassesItsStatusOnAndTearsDown) {
   const ClusterRun r =
