@@ -278,22 +278,27 @@ std::vector<std::uint32_t> encode_rows(std::span<const std::uint32_t> dense, int
   std::vector<std::uint32_t> encoded;
   for (std::size_t first = 0; first < dense.size(); first += width) {
     const std::span<const std::uint32_t> row = dense.subspan(first, width);
-    std::uint32_t nonzeros = 0;
-    bool wide = false;  // a count too large to pack: the row takes (topic, count) pairs
-    for (const std::uint32_t count : row) {
-      nonzeros += count != 0 ? 1 : 0;
-      wide = wide || count > packing.largest_count;
-    }
-    encoded.push_back(nonzeros << 1 | (wide ? 1u : 0u));
+    const std::size_t header = encoded.size();
+    encoded.push_back(0);
+    std::uint32_t largest = 0;
     for (std::uint32_t k = 0; k < row.size(); ++k) {
       if (row[k] == 0) continue;
-      if (wide) {
+      encoded.push_back(k | row[k] << packing.topic_bits);
+      largest = std::max(largest, row[k]);
+    }
+    const auto nonzeros = static_cast<std::uint32_t>(encoded.size() - header - 1);
+    // A count too large to pack (seldom: 2^25 tokens of one word in one topic at K = 100): the row
+    // again, as (topic, count) pairs.
+    const bool wide = largest > packing.largest_count;
+    if (wide) {
+      encoded.resize(header + 1);
+      for (std::uint32_t k = 0; k < row.size(); ++k) {
+        if (row[k] == 0) continue;
         encoded.push_back(k);
         encoded.push_back(row[k]);
-      } else {
-        encoded.push_back(k | row[k] << packing.topic_bits);
       }
     }
+    encoded[header] = nonzeros << 1 | (wide ? 1u : 0u);
   }
   return encoded;
 }
@@ -308,15 +313,25 @@ void decode_rows(std::span<const std::uint32_t> encoded, int topics, std::span<s
     const std::uint32_t header = encoded[at++];
     const std::uint32_t nonzeros = header >> 1;
     const bool wide = (header & 1) != 0;
-    if (nonzeros > width || encoded.size() - at < std::size_t{nonzeros} * (wide ? 2 : 1))
+    const std::size_t end = at + std::size_t{nonzeros} * (wide ? 2 : 1);
+    if (nonzeros > width || end > encoded.size())
       throw std::logic_error("a word-topic block's encoding has a bad row");
-    const std::span<std::uint32_t> row = dense.subspan(first, width);
-    for (std::uint32_t i = 0; i < nonzeros; ++i) {
-      const std::uint32_t entry = encoded[at++];
-      const std::uint32_t topic = wide ? entry : entry & packing.topic_mask;
-      if (topic >= width) throw std::logic_error("a word-topic block's encoding names a topic beyond K");
-      row[topic] = wide ? encoded[at++] : entry >> packing.topic_bits;
+    std::uint32_t* const row = dense.data() + first;
+    std::uint32_t topic_seen = 0;  // the largest topic named, checked once a row
+    if (wide) {
+      for (; at < end; at += 2) {
+        topic_seen = std::max(topic_seen, encoded[at]);
+        row[std::min<std::size_t>(encoded[at], width - 1)] = encoded[at + 1];
+      }
+    } else {
+      for (; at < end; ++at) {
+        const std::uint32_t topic = encoded[at] & packing.topic_mask;
+        topic_seen = std::max(topic_seen, topic);
+        row[std::min<std::size_t>(topic, width - 1)] = encoded[at] >> packing.topic_bits;
+      }
     }
+    if (nonzeros > 0 && topic_seen >= width)
+      throw std::logic_error("a word-topic block's encoding names a topic beyond K");
   }
   if (at != encoded.size())
     throw std::logic_error("a word-topic block's encoding has more rows than its block");
