@@ -359,6 +359,21 @@ TEST(WordTopicRows, EncodeAndDecodeRoundTrip) {
   }
 }
 
+// A malformed encoding (a topic beyond K, packed or in a pair; more counts than topics; a row cut
+// short) is refused, not written past its row.
+TEST(WordTopicRows, DecodeRefusesMalformedRows) {
+  std::vector<std::uint32_t> dense(2 * 7, 0);
+  const std::vector<std::vector<std::uint32_t>> malformed = {
+      {1 << 1, 7 | 5 << 3, 0},              // packed topic 7 of 7
+      {1 << 1 | 1, 9, 5, 0},                // a pair naming topic 9
+      {8 << 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},  // 8 counts in a row of 7 topics
+      {2 << 1, 1 | 5 << 3},                 // 2 counts announced, 1 there
+  };
+  for (const auto& encoded : malformed) EXPECT_THROW(lda::decode_rows(encoded, 7, dense), std::logic_error);
+  lda::decode_rows(std::vector<std::uint32_t>{1 << 1, 6 | 5 << 3, 1 << 1 | 1, 0, 9}, 7, dense);
+  EXPECT_EQ(dense, (std::vector<std::uint32_t>{0, 0, 0, 0, 0, 0, 5, 9, 0, 0, 0, 0, 0, 0}));
+}
+
 // Tokens are numbered in 32 bits within a worker: a worker that would hold more is refused, rather
 // than numbering past the wrap.
 TEST(DocumentShard, RefusesMoreTokensThanItsSlotsNumber) {
