@@ -19,7 +19,8 @@
 # Every run writes a trace: round, seconds, joint log-likelihood per token log p(w, z) / N (the same
 # quantity for both programs), every 10 iterations. The table gives the last log-likelihood, the
 # whole-process time and throughput (tokens x iterations / wall), and the time each run takes to
-# reach tomotopy's final log-likelihood (whole process: loading plus the trace's seconds) with ratio =
+# reach tomotopy's final log-likelihood (whole process: loading plus the trace's seconds; for schmp,
+# "loading" is the wall time less the solve, so it also holds gathering and writing the model) with ratio =
 # tomotopy's time / the run's (above 1: faster than tomotopy). On techdocs at K = 100 it adds the
 # time to WarpLDA's and Mallet's final figures. schmp-lda runs twice: its default sampler (sparse:
 # exact Gibbs, word by word) and the Metropolis-Hastings one (--sampler mh --mh_steps 2).

@@ -14,8 +14,9 @@
 # whole-process time less the share of its fit time spent on the iterations after the best (its
 # iterations cost the same; the driver prints the fit time). LIBMF now and then hangs after its last
 # iteration (its scheduler's shutdown): a run that does is killed after a minute and run again.
-# schmp-mf then runs each setting with a trace: its time to target is its loading time plus the solve
-# seconds of the first trace row whose test RMSE is at most the target; its best is the trace's least
+# schmp-mf then runs each setting with a trace: its time to target is its loading time (the wall time
+# less the solve, so also gathering and writing the model) plus the solve seconds of the first trace
+# row whose test RMSE is at most the target; its best is the trace's least
 # test RMSE. ratio = LIBMF's time / schmp's (above 1: schmp is faster). Last, LIBMF's own calc_rmse is
 # run on schmp's model file, to show that LIBMF reads it and predicts what schmp-mf does.
 #

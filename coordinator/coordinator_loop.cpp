@@ -173,7 +173,9 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     time.idle += seconds_since(began);
   };
 
+  const auto starting = Clock::now();
   schedulers.start(changes);
+  time.scheduler += seconds_since(starting);
   Summary summary;
   std::uint64_t round = first_round;
   // A resumed run's first evaluation repeats the checkpoint's last trace row: it is not traced again.
@@ -220,9 +222,10 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
   }
   if (rounds_since_evaluation > 0) summary.last = evaluate(round, true);
   if (checkpoints.enabled()) save_checkpoint(round);
+  // The solve ends here; letting the workers and schedulers go is not part of it.
+  close_summary(summary, round, elapsed());
   workers.send(make_message(Command::kStop, pending_commit));
   schedulers.stop();
-  close_summary(summary, round, elapsed());
   program.finish(summary);
   print_time_split(time, summary.seconds, options.staleness);
   return summary;

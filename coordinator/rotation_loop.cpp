@@ -1,6 +1,7 @@
 #include "rotation_loop.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "coordinator_loop.hpp"
 
@@ -56,8 +57,9 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     }
     return report;
   };
-  // Every worker's share, then the coordinator's state, the clock and the trace. The workers wait
-  // meanwhile: the coordinator's own work, idle_s in the split.
+  // Every worker's share, then the coordinator's state, the clock and the trace. Gathering the shares
+  // is communication (across hosts it moves the whole model); the workers wait while the coordinator
+  // writes: its own work, idle_s in the split.
   auto save_checkpoint = [&](std::uint64_t round) {
     const auto began = Clock::now();
     io::CheckpointState state = checkpoints.state_at(round, elapsed(), time, trace);
@@ -65,9 +67,11 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     state.workers.push_back(own_worker.save());
     for (int worker = 1; worker < ring.count; ++worker)
       state.workers.push_back(receive_bytes(ring.comm, worker, kTagSaved, waiter));
+    const auto gathered = Clock::now();
+    time.communication += std::chrono::duration<double>(gathered - began).count();
     state.coordinator = program.save();
     checkpoints.write(state, seconds_since(started));
-    time.idle += seconds_since(began);
+    time.idle += seconds_since(gathered);
   };
 
   if (own_worker.prepares()) {

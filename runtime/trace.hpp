@@ -3,9 +3,10 @@
 // columns, then where the time went (cumulative seconds):
 //   scheduler_s      the coordinator waiting for, or running, the schedulers;
 //   compute_s        the workers' kernels (mean over workers);
-//   communication_s  the rest of the workers' round time: messages and waiting for the slowest;
+//   communication_s  the rest of the workers' round time: messages and waiting for the slowest
+//                    (and a rotation program's checkpoints gathering the workers' shares);
 //   idle_s           the coordinator's own work (aggregating, evaluating, passing each round's
-//                    changes to the schedulers), while workers wait;
+//                    changes to the schedulers, saving checkpoints), while workers wait;
 // and, apart from that split, how hard the schedulers worked:
 //   scheduler_busy_s the busiest scheduler's own work (taking in feedback, building blocks), at most
 //                    the solve's seconds: near them, the schedulers hold the rounds back and more
