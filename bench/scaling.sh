@@ -31,6 +31,10 @@
 #
 # Environment: SCHMP_BUILD (default <repo>/build), SCHMP_BENCH_TIMEOUT (seconds per run, default 600),
 # SCHMP_WORKERS (worker counts), SCHMP_APPS (default "lasso mf lda"), MPIRUN_FLAGS (extra mpirun flags, e.g. "--hostfile hosts").
+# SCHMP_SIMULATED_HOSTS=N runs every job across N hosts simulated on this machine (scripts/netns-cluster:
+# root, iproute2), the ranks dealt to the hosts in turn (--map-by node) and not bound, as the hosts
+# share the cores; SCHMP_LINK_RATE (e.g. 10gbit) caps each host's link (netns-cluster --rate), so that
+# the messages between hosts cost what that network would.
 # Arguments after `--` are passed to every run.
 set -euo pipefail
 
@@ -62,8 +66,15 @@ read -r -a apps <<<"${SCHMP_APPS:-lasso mf lda}"
 scale=1
 if ((quick)); then scale=20; fi
 
-launcher=(mpirun --bind-to core)
-if [[ $(id -u) -eq 0 ]]; then launcher+=(--allow-run-as-root); fi
+simulated_hosts=${SCHMP_SIMULATED_HOSTS:-}
+if [[ -n $simulated_hosts ]]; then
+  launcher=("$repo/scripts/netns-cluster" --hosts "$simulated_hosts")
+  if [[ -n ${SCHMP_LINK_RATE:-} ]]; then launcher+=(--rate "$SCHMP_LINK_RATE"); fi
+  launcher+=(-- --map-by node)
+else
+  launcher=(mpirun --bind-to core)
+  if [[ $(id -u) -eq 0 ]]; then launcher+=(--allow-run-as-root); fi
+fi
 # More ranks than cores (the scheduler ranks at the largest count) must be allowed, and then not bound.
 launcher+=(--oversubscribe)
 read -r -a user_mpirun_flags <<<"${MPIRUN_FLAGS:-}"
@@ -78,7 +89,7 @@ measure() {
   shift 3
   local trace=$runs/$name.csv
   local bind=()
-  if ((ranks > cores)); then bind=(--bind-to none); fi
+  if ((ranks > cores)) && [[ -z $simulated_hosts ]]; then bind=(--bind-to none); fi
   timed "$name" "${launcher[@]}" "${bind[@]}" -np "$ranks" "$@" --threads 1 --trace "$trace" \
     --progress_seconds 0 "${extra_flags[@]}"
   PER_ROUND=-
@@ -181,6 +192,10 @@ generate_all() {
 generate_all
 
 echo "## Scaling on $(hostname): $cores cores, workers ${worker_counts[*]}"
+if [[ -n $simulated_hosts ]]; then
+  echo
+  echo "(Across $simulated_hosts hosts simulated on these cores, links ${SCHMP_LINK_RATE:-uncapped}: scripts/netns-cluster.)"
+fi
 if ((largest < 16)); then
   echo
   echo "(At most $largest workers here: this machine has $cores cores.)"
