@@ -11,8 +11,9 @@
 // parameter starts with the same priority and each one kept gets a new one, |N(0, 1)|, after its
 // block: the start of a solve, when every parameter still moves and the candidates are spread over all
 // the columns, which is where the scheduler's work per round is largest. It prints the filter's set-up
-// time, the mean time per block (all of them and the first ten), the parameters kept per block, and a
-// checksum of the blocks: two builds that make the same blocks print the same checksum.
+// time, the mean time per block (all of them and the first ten), the parameters kept per block, the
+// median, 99th percentile and slowest block, and a checksum of the blocks: two builds that make the
+// same blocks print the same checksum.
 #include <gflags/gflags.h>
 
 #include <algorithm>
@@ -71,6 +72,8 @@ void run() {
   std::normal_distribution<double> normal(0, 1);
 
   constexpr int kFirstBlocks = 10;
+  std::vector<double> block_seconds;
+  block_seconds.reserve(static_cast<std::size_t>(FLAGS_blocks));
   double seconds = 0;
   double first_seconds = 0;
   std::uint64_t kept = 0;
@@ -80,6 +83,7 @@ void run() {
     const std::vector<schmp::ParamIndex> block = scheduler.next_block();
     const double took = seconds_since(began);
     seconds += took;
+    block_seconds.push_back(took);
     if (b < kFirstBlocks) first_seconds += took;
     kept += block.size();
     std::vector<std::pair<schmp::ParamIndex, double>> changes;
@@ -95,6 +99,13 @@ void run() {
   std::printf("%d blocks of up to %u: %.4f ms per block (first %d: %.4f ms), %.1f kept per block\n",
               FLAGS_blocks, settings.block_size, 1e3 * seconds / FLAGS_blocks, first,
               1e3 * first_seconds / first, static_cast<double>(kept) / FLAGS_blocks);
+  // A pipeline of schedulers stalls on its slowest blocks, which the mean hides.
+  std::sort(block_seconds.begin(), block_seconds.end());
+  const auto quantile = [&](double q) {
+    return 1e3 * block_seconds[static_cast<std::size_t>(q * static_cast<double>(block_seconds.size() - 1))];
+  };
+  std::printf("per block: median %.4f ms, 99th percentile %.4f ms, slowest %.4f ms\n", quantile(0.5),
+              quantile(0.99), 1e3 * block_seconds.back());
   std::printf("checksum %016llx\n", static_cast<unsigned long long>(checksum));
 }
 

@@ -9,6 +9,7 @@ run() { "$bench" --data "$data/diabetes.svm" --schedule_size 4 --blocks 200 --rh
 first=$(run)
 echo "$first"
 grep -q "^200 blocks of up to 4: .* ms per block" <<<"$first"
+grep -q "^per block: median .* ms, 99th percentile .* ms, slowest .* ms$" <<<"$first"
 checksum() { run "$@" | grep "^checksum "; }
 [[ $(checksum) == "$(checksum)" ]] || { echo "two runs with one seed differ"; exit 1; }
 [[ $(checksum) != "$(checksum --seed 2)" ]] || { echo "another seed, the same blocks"; exit 1; }
