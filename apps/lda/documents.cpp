@@ -317,7 +317,9 @@ void decode_rows(std::span<const std::uint32_t> encoded, int topics, std::span<s
     if (nonzeros > width || end > encoded.size())
       throw std::logic_error("a word-topic block's encoding has a bad row");
     std::uint32_t* const row = dense.data() + first;
-    std::uint32_t topic_seen = 0;  // the largest topic named, checked once a row
+    // The largest topic named is checked once the row is written; until then a topic beyond K writes
+    // to the row's last count (std::min), never past the row.
+    std::uint32_t topic_seen = 0;
     if (wide) {
       for (; at < end; at += 2) {
         topic_seen = std::max(topic_seen, encoded[at]);
