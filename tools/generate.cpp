@@ -166,8 +166,7 @@ int generate_ratings() {
       !std::isfinite(FLAGS_noise)) {
     std::fprintf(stderr,
                  "schmp-generate: error: need --out, users, items and rank > 0, finite zipf >= 0 and noise, "
-                 "and at most "
-                 "half of the items rated per user\n");
+                 "and at most half of the items rated per user\n");
     return 1;
   }
   std::mt19937_64 random(FLAGS_seed);
