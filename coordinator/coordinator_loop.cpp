@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -141,6 +142,26 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     for (const ParamIndex param : resumed->state.retired) priorities.retire(param);
   }
   note(priorities);
+  // The round whose feedback is still to go. With staleness k >= 1, the block of round t + 1 needs the
+  // feedback of rounds up to t - k only, so round t's is sent once round t + 1 is on its way to the
+  // workers: taking it in and splitting it among the scheduler ranks then overlaps their compute
+  // instead of holding the next round back. Every feedback goes before an evaluation, so the
+  // schedulers see the same feedback, in the same rounds, as if each went at once.
+  const bool overlap_feedback = options.staleness > 0 && alone == nullptr;
+  std::optional<std::uint64_t> unsent_feedback;
+  auto send_feedback = [&] {
+    if (!unsent_feedback) return;
+    note(priorities);
+    schedulers.feedback(*unsent_feedback - first_round, news);
+    news.clear();
+    unsent_feedback.reset();
+  };
+  // Sends it while the workers wait: the coordinator's own work, idle_s in the split.
+  auto send_feedback_now = [&] {
+    const auto began = Clock::now();
+    send_feedback();
+    time.idle += seconds_since(began);
+  };
   auto evaluate = [&](std::uint64_t round, bool traced) {
     const auto sent = Clock::now();
     workers.send(make_message(Command::kEvaluate, pending_commit));
@@ -190,6 +211,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     const auto scheduled = Clock::now();
     time.scheduler += std::chrono::duration<double>(scheduled - asked).count();
     if (schedule.params.empty()) {
+      send_feedback_now();
       schedulers.feedback(round - first_round, news);
       summary.stopped_by = "no parameter left to schedule";
       break;
@@ -199,6 +221,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
       time.compute += seconds_since(scheduled);
     } else {
       workers.send(make_message(Command::kUpdate, pending_commit, schedule));
+      send_feedback();  // the previous round's, while the workers compute (see above)
       const WorkerReply reply = workers.collect();
       const auto received = Clock::now();
       pending_commit = program.aggregate(schedule, reply.summed, priorities);
@@ -208,18 +231,17 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
           std::max(0.0, std::chrono::duration<double>(received - scheduled).count() - compute);
       time.idle += seconds_since(received);
     }
-    const auto noted = Clock::now();
-    note(priorities);
-    schedulers.feedback(round - first_round, news);
-    news.clear();
-    time.idle += seconds_since(noted);
+    unsent_feedback = round;
+    if (!overlap_feedback) send_feedback_now();
     ++round;
     if (evaluation_due(++rounds_since_evaluation)) {
+      send_feedback_now();
       summary.last = evaluate(round, true);
       rounds_since_evaluation = 0;
       if (checkpoints.due(seconds_since(started))) save_checkpoint(round);
     }
   }
+  send_feedback_now();
   if (rounds_since_evaluation > 0) summary.last = evaluate(round, true);
   if (checkpoints.enabled()) save_checkpoint(round);
   // The solve ends here; letting the workers and schedulers go is not part of it.
