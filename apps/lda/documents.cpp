@@ -317,22 +317,24 @@ void decode_rows(std::span<const std::uint32_t> encoded, int topics, std::span<s
     if (nonzeros > width || end > encoded.size())
       throw std::logic_error("a word-topic block's encoding has a bad row");
     std::uint32_t* const row = dense.data() + first;
-    // The largest topic named is checked once the row is written; until then a topic beyond K writes
-    // to the row's last count (std::min), never past the row.
-    std::uint32_t topic_seen = 0;
+    // encode_rows writes a row's topics ascending and its counts nonzero; anything else (a repeated
+    // topic would lose a count) is refused once the row is written. Until then a topic beyond K
+    // writes to the row's last count (std::min), never past the row; ascending, the last topic named
+    // is the largest.
+    std::uint64_t least_next_topic = 0;
+    bool canonical = true;
+    auto put = [&](std::uint32_t topic, std::uint32_t count) {
+      canonical &= topic >= least_next_topic && count != 0;
+      least_next_topic = std::uint64_t{topic} + 1;
+      row[std::min<std::size_t>(topic, width - 1)] = count;
+    };
     if (wide) {
-      for (; at < end; at += 2) {
-        topic_seen = std::max(topic_seen, encoded[at]);
-        row[std::min<std::size_t>(encoded[at], width - 1)] = encoded[at + 1];
-      }
+      for (; at < end; at += 2) put(encoded[at], encoded[at + 1]);
     } else {
-      for (; at < end; ++at) {
-        const std::uint32_t topic = encoded[at] & packing.topic_mask;
-        topic_seen = std::max(topic_seen, topic);
-        row[std::min<std::size_t>(topic, width - 1)] = encoded[at] >> packing.topic_bits;
-      }
+      for (; at < end; ++at) put(encoded[at] & packing.topic_mask, encoded[at] >> packing.topic_bits);
     }
-    if (nonzeros > 0 && topic_seen >= width)
+    if (!canonical) throw std::logic_error("a word-topic block's encoding has a bad row");
+    if (least_next_topic > width)
       throw std::logic_error("a word-topic block's encoding names a topic beyond K");
   }
   if (at != encoded.size())
