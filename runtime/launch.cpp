@@ -293,8 +293,14 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
     const HostPlacement host = host_placement(MPI_COMM_WORLD);
     Waiter waiter(!host.oversubscribed());
     const StopSignals stop_signals;
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int threads = options.threads > 0 ? options.threads : std::max(1, cores / host.ranks);
+    const int threads = options.threads > 0 ? options.threads : host.cpus;
+    if (rank == 0 && threads > host.bound_cpus) {
+      std::fprintf(stderr,
+                   "%s: warning: --threads %d, but rank 0 is bound to %d CPU%s and runs no more threads "
+                   "(mpirun binds each rank to a core when it starts 2 or fewer): add --bind-to none, or "
+                   "--map-by slot:PE=%d\n",
+                   program_name.c_str(), threads, host.bound_cpus, host.bound_cpus == 1 ? "" : "s", threads);
+    }
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                     static_cast<std::size_t>(threads));
     return play(waiter, RankResources{threads, host.index});

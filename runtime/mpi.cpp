@@ -1,5 +1,6 @@
 #include "mpi.hpp"
 
+#include <sched.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 namespace schmp::detail {
 
@@ -240,11 +242,24 @@ bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const s
 }
 
 HostPlacement host_placement(MPI_Comm comm) {
-  if (!mpi_started()) return HostPlacement{};
-  const Communicator host = Communicator::split_by_host(comm);
+  cpu_set_t bound;
+  CPU_ZERO(&bound);
+  const bool known = sched_getaffinity(0, sizeof bound, &bound) == 0;  // fails beyond 1,024 CPUs
   HostPlacement placement;
+  placement.bound_cpus = known ? std::max(1, CPU_COUNT(&bound))
+                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  placement.cpus = placement.bound_cpus;
+  if (!mpi_started()) return placement;
+  const Communicator host = Communicator::split_by_host(comm);
   check_mpi(MPI_Comm_size(host.get(), &placement.ranks), "MPI_Comm_size");
   check_mpi(MPI_Comm_rank(host.get(), &placement.index), "MPI_Comm_rank");
+  std::vector<cpu_set_t> bindings(static_cast<std::size_t>(placement.ranks));
+  check_mpi(
+      MPI_Allgather(&bound, sizeof bound, MPI_BYTE, bindings.data(), sizeof bound, MPI_BYTE, host.get()),
+      "MPI_Allgather");
+  const auto sharing = std::count_if(bindings.begin(), bindings.end(),
+                                     [&](const cpu_set_t& other) { return CPU_EQUAL(&other, &bound); });
+  placement.cpus = std::max(1, placement.bound_cpus / static_cast<int>(std::max<std::ptrdiff_t>(1, sharing)));
   return placement;
 }
 

@@ -129,6 +129,11 @@ bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const s
 struct HostPlacement {
   int ranks = 1;  // ranks on this host
   int index = 0;  // this rank's index among them
+  // The CPUs this rank may run on (its binding: mpirun binds each rank to a core when it starts 2 or
+  // fewer, to a socket when more), and its share of them, divided among the ranks of this host bound
+  // to the same ones: how many threads it should run. oneTBB keeps to the binding whatever it is told.
+  int bound_cpus = 1;
+  int cpus = 1;
   // Whether the host runs more ranks than it has cores, in which case no rank should spin.
   bool oversubscribed() const;
 };

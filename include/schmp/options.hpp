@@ -9,9 +9,9 @@
 namespace schmp {
 
 struct RunOptions {
-  int schedulers = 1;                  // --schedulers: scheduler count S
-  int staleness = 0;                   // --staleness: rounds the schedulers may run ahead (0 = lock-step)
-  int threads = 0;                     // --threads: oneTBB threads per worker (0 = cores / local ranks)
+  int schedulers = 1;  // --schedulers: scheduler count S
+  int staleness = 0;   // --staleness: rounds the schedulers may run ahead (0 = lock-step)
+  int threads = 0;     // --threads: oneTBB threads per worker (0 = bound CPUs / ranks sharing them)
   std::uint32_t schedule_size = 32;    // --schedule_size: parameters per round, over all schedulers
   bool priority = true;                // --priority: sample by |change|^power + eta, else uniformly
   bool sweeps = false;                 // --sweeps: random-order sweeps over the moving parameters
