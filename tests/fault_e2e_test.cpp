@@ -2,7 +2,8 @@
 //   - a rank killed (SIGKILL) midway ends the job within 10 s with a message naming it, and the last
 //     checkpoint resumes, on the same, fewer and more ranks, to the final objective of an uninterrupted
 //     run;
-//   - SIGTERM to mpirun ends the run cleanly with a usable model and a checkpoint;
+//   - SIGTERM to mpirun ends the run cleanly with a usable model and a checkpoint, and so does SIGTERM
+//     delivered twice to every rank (as a batch system and mpirun both deliver it);
 //   - a checkpoint made with other settings is refused on every rank.
 #include <signal.h>
 
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "e2e.hpp"
@@ -255,6 +257,45 @@ TEST_P(FaultTest, SigtermWritesTheModelAndACheckpoint) {
   const int iterations = std::isnan(traced) ? 0 : static_cast<int>(traced) + 2;
   const Output resumed = run(command(2, app.finish + " --resume " + checkpoint, iterations));
   EXPECT_EQ(resumed.status, 0) << resumed.text;
+}
+
+// Whether `signal` is pending for process `pid`: sent, and not yet taken by its handler (two signals of
+// one kind sent while the first is pending merge into one).
+bool signal_pending(int pid, int signal) {
+  std::istringstream status(proc_file(pid, "status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("SigPnd:", 0) != 0 && line.rfind("ShdPnd:", 0) != 0) continue;
+    if ((std::stoull(line.substr(7), nullptr, 16) >> (signal - 1) & 1) != 0) return true;
+  }
+  return false;
+}
+
+// A batch system that stops a job signals every process in it, and mpirun passes its own copy on: each
+// rank gets SIGTERM twice, the second once it has taken the first. That is still one request to stop,
+// ended as cleanly as the one above.
+TEST_P(FaultTest, SigtermTwiceToEveryRankIsOneRequest) {
+  const App& app = GetParam();
+  const std::string trace = scratch_.file("run.csv");
+  const std::string model = scratch_.file("model");
+  constexpr int kRanks = 3;
+  Background job(command(kRanks, app.long_run + " --output " + model + " --trace " + trace));
+  ASSERT_TRUE(wait_for([&] { return trace_rows(trace) >= 3; }));
+  std::vector<int> ranks;
+  for (int rank = 0; rank < kRanks; ++rank) ranks.push_back(rank_process(trace, rank));
+  for (const int pid : ranks) {
+    ASSERT_GT(pid, 0);
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  }
+  for (const int pid : ranks) {
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (signal_pending(pid, SIGTERM) && Clock::now() < deadline) std::this_thread::yield();
+    ::kill(pid, SIGTERM);  // the rank may be gone already, its run ended
+  }
+  const Output out = job.finish();
+  EXPECT_EQ(out.status, 0) << out.text;
+  EXPECT_NE(out.text.find("stopped by signal"), std::string::npos) << out.text;
+  // LDA writes its model as files named after `model`.
+  EXPECT_TRUE(std::filesystem::exists(model) || std::filesystem::exists(model + ".word_topic")) << out.text;
 }
 
 // A checkpoint at every evaluation: the workers wait while the coordinator saves, and that time counts
