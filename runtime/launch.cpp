@@ -168,8 +168,12 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
   if (many && layout.is_worker()) peers.emplace(workers.get(), waiter);
   std::unique_ptr<WorkerRole> worker;
   if (layout.is_worker()) {
+    // A worker's GPU follows its index among the workers on its host: the coordinator and scheduler
+    // ranks there hold none.
+    RankResources worker_resources = resources;
+    if (many) worker_resources.index_on_host = host_placement(workers.get()).index;
     worker = make_worker<WorkerRole>(failure, roles.make_worker, layout.worker_index(), layout.workers(),
-                                     resources, options, peers);
+                                     worker_resources, options, peers);
   }
   if (agree_on_failure(world, failure, roles.program_name)) return 1;
 
