@@ -356,6 +356,19 @@ TEST(WordTopicRows, EncodeAndDecodeRoundTrip) {
     EXPECT_THROW(lda::decode_rows(encoded, c.topics, too_many), std::logic_error);
     const std::vector<std::uint32_t> cut(encoded.begin(), encoded.end() - 1);
     EXPECT_THROW(lda::decode_rows(cut, c.topics, decoded), std::logic_error);
+    // One row at a time, as rank 0 writes the documents' rows in id order.
+    const std::vector<std::size_t> starts = lda::row_starts(encoded, rows);
+    ASSERT_EQ(starts.size(), rows + 1);
+    std::vector<std::uint32_t> row(width);
+    for (std::size_t r = 0; r < rows; ++r) {
+      lda::decode_rows(std::span<const std::uint32_t>(encoded).subspan(starts[r], starts[r + 1] - starts[r]),
+                       c.topics, row);
+      EXPECT_TRUE(std::equal(row.begin(), row.end(), dense.begin() + static_cast<std::ptrdiff_t>(r * width)))
+          << c.topics << " topics, row " << r;
+    }
+    EXPECT_THROW(lda::row_starts(encoded, rows + 1), std::logic_error);
+    EXPECT_THROW(lda::row_starts(encoded, rows - 1), std::logic_error);
+    EXPECT_THROW(lda::row_starts(cut, rows), std::logic_error);
   }
 }
 

@@ -341,6 +341,22 @@ void decode_rows(std::span<const std::uint32_t> encoded, int topics, std::span<s
     throw std::logic_error("a word-topic block's encoding has more rows than its block");
 }
 
+std::vector<std::size_t> row_starts(std::span<const std::uint32_t> encoded, std::size_t rows) {
+  std::vector<std::size_t> starts;
+  starts.reserve(rows + 1);
+  std::size_t at = 0;
+  for (std::size_t row = 0; row < rows; ++row) {
+    if (at >= encoded.size()) throw std::logic_error("an encoding of count rows ends early");
+    starts.push_back(at);
+    const std::uint32_t header = encoded[at];
+    at += 1 + std::size_t{header >> 1} * ((header & 1) != 0 ? 2 : 1);
+  }
+  if (at != encoded.size())
+    throw std::logic_error("an encoding of count rows does not end where its rows do");
+  starts.push_back(at);
+  return starts;
+}
+
 namespace {
 
 // The checks of an entry that follows one of document `previous`: documents in order, words known.

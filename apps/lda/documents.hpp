@@ -186,9 +186,13 @@ class HeldOutDocuments {
 // full at first (78 of 100 topics on the scaling corpus, 30 after 8 iterations), so the first
 // iterations' messages are the largest. A row with a count too large for the bits left (2^25 for
 // K = 100, 2^22 for K = 1000) travels as (topic, count) pairs, which the header's low bit marks.
+// The documents' topic counts go to rank 0 at the end of a run the same way.
 std::vector<std::uint32_t> encode_rows(std::span<const std::uint32_t> dense, int topics);
 // Fills `dense` (rows x K, the encoding's rows) from an encoding.
 void decode_rows(std::span<const std::uint32_t> encoded, int topics, std::span<std::uint32_t> dense);
+// Where each of an encoding's `rows` rows starts, and after them where the last ends: row r is
+// encoded[starts[r], starts[r + 1]), for decode_rows one row at a time.
+std::vector<std::size_t> row_starts(std::span<const std::uint32_t> encoded, std::size_t rows);
 
 // Where a corpus is: UCI bag-of-words (`data`) or documents one per line, Mallet's format (`text`).
 struct CorpusFiles {

@@ -304,11 +304,8 @@ void Lda::Worker::restore(const std::vector<Saved>& shares, Block&) {
 
 Lda::Part Lda::Worker::part(const Block& home) const {
   const auto home_block = static_cast<std::uint32_t>(context_.index);
-  std::vector<std::uint32_t> word_topic(static_cast<std::size_t>(rows(home_block)) *
-                                        static_cast<std::size_t>(config_.topics));
-  decode_rows(home.encoded, config_.topics, word_topic);
-  return Part{std::move(word_topic), layout_.words[home_block], documents_.counts, documents_.ids,
-              vocabulary_};
+  return Part{home.encoded, layout_.words[home_block], encode_rows(documents_.counts, config_.topics),
+              documents_.ids, vocabulary_};
 }
 
 Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blocks)
@@ -402,9 +399,12 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
               config_.beta,
               std::vector<std::uint32_t>(static_cast<std::size_t>(words_) * topics, 0),
               {}};
+  std::vector<std::uint32_t> dense;
   for (const Part& part : parts) {
+    dense.resize(part.words.size() * topics);
+    decode_rows(part.word_topic, config_.topics, dense);
     for (std::size_t row = 0; row < part.words.size(); ++row) {
-      std::copy_n(part.word_topic.begin() + static_cast<std::ptrdiff_t>(row * topics), topics,
+      std::copy_n(dense.begin() + static_cast<std::ptrdiff_t>(row * topics), topics,
                   model.word_topic.begin() + static_cast<std::ptrdiff_t>(part.words[row] * topics));
     }
   }
@@ -421,21 +421,25 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
     std::size_t row;
   };
   std::vector<Held> held;
+  std::vector<std::vector<std::size_t>> row_start(parts.size());  // each part's document rows, encoded
   for (std::size_t p = 0; p < parts.size(); ++p) {
+    row_start[p] = row_starts(parts[p].document_topic, parts[p].documents.size());
     for (std::size_t row = 0; row < parts[p].documents.size(); ++row)
       held.push_back({parts[p].documents[row], p, row});
   }
   std::sort(held.begin(), held.end(), [](const Held& a, const Held& b) { return a.id < b.id; });
   io::write_file_atomically(config_.output + ".doc_topic", [&](std::ostream& out) {
     out.precision(10);
+    std::vector<std::uint32_t> counts(topics);
     for (const Held& document : held) {
-      const auto first =
-          parts[document.part].document_topic.begin() + static_cast<std::ptrdiff_t>(document.row * topics);
-      const double length = std::accumulate(first, first + static_cast<std::ptrdiff_t>(topics), 0.0);
+      const std::vector<std::size_t>& starts = row_start[document.part];
+      decode_rows(std::span<const std::uint32_t>(parts[document.part].document_topic)
+                      .subspan(starts[document.row], starts[document.row + 1] - starts[document.row]),
+                  config_.topics, counts);
+      const double length = std::accumulate(counts.begin(), counts.end(), 0.0);
       out << document.id + 1;
-      for (std::size_t k = 0; k < topics; ++k)
-        out << ' '
-            << (first[static_cast<std::ptrdiff_t>(k)] + config_.alpha) / (length + config_.alpha * topics);
+      for (const std::uint32_t count : counts)
+        out << ' ' << (count + config_.alpha) / (length + config_.alpha * topics);
       out << '\n';
     }
   });

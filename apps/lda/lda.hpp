@@ -116,10 +116,12 @@ struct Lda {
       v(encoded);
     }
   };
+  // Counts travel encoded (encode_rows): with many topics most are 0, and a worker's documents' rows
+  // dense (4 x K bytes each) could pass the 2 GiB that one message may hold.
   struct Part {
-    std::vector<std::uint32_t> word_topic;      // its home block's rows
+    std::vector<std::uint32_t> word_topic;      // its home block's rows, encoded
     std::vector<std::uint32_t> words;           // their words
-    std::vector<std::uint32_t> document_topic;  // its documents' rows
+    std::vector<std::uint32_t> document_topic;  // its documents' rows, encoded
     std::vector<std::uint32_t> documents;       // their ids
     std::vector<std::string> vocabulary;        // worker 0, of a text corpus: every word by id
     template <class V>
