@@ -142,16 +142,16 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     for (const ParamIndex param : resumed->state.retired) priorities.retire(param);
   }
   note(priorities);
-  // The round whose feedback is still to go. With staleness k >= 1, the block of round t + 1 needs the
-  // feedback of rounds up to t - k only, so round t's is sent once round t + 1 is on its way to the
-  // workers: taking it in and splitting it among the scheduler ranks then overlaps their compute
-  // instead of holding the next round back. Every feedback goes before an evaluation, so the
-  // schedulers see the same feedback, in the same rounds, as if each went at once.
-  const bool overlap_feedback = options.staleness > 0 && alone == nullptr;
+  // The round whose feedback (`news`, already noted) is still to go. With staleness k >= 1, the block of
+  // round t + 1 needs the feedback of rounds up to t - k only, so round t's is sent once round t + 1 is
+  // on its way to the workers: splitting it among the scheduler ranks and sending it then overlaps
+  // their compute instead of holding the next round back. Every feedback goes before an evaluation,
+  // so the schedulers see the same feedback, in the same rounds, as if each went at once. (A worker in
+  // the coordinator's own process computes as the round is sent: nothing to overlap there.)
+  const bool overlap_feedback = options.staleness > 0 && workers.local() == nullptr;
   std::optional<std::uint64_t> unsent_feedback;
   auto send_feedback = [&] {
     if (!unsent_feedback) return;
-    note(priorities);
     schedulers.feedback(*unsent_feedback - first_round, news);
     news.clear();
     unsent_feedback.reset();
@@ -231,6 +231,9 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
           std::max(0.0, std::chrono::duration<double>(received - scheduled).count() - compute);
       time.idle += seconds_since(received);
     }
+    const auto noted = Clock::now();
+    note(priorities);
+    time.idle += seconds_since(noted);
     unsent_feedback = round;
     if (!overlap_feedback) send_feedback_now();
     ++round;

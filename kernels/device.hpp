@@ -16,9 +16,9 @@ int gpu_count();
 // Why gpu_count() is 0, as a phrase ("" when it is not).
 std::string no_gpu_reason();
 
-// The GPU a worker uses: its index among its host's ranks, modulo the host's GPU count, so that ranks
-// started on one host share its GPUs evenly. Throws std::runtime_error (one line, naming --device) when
-// the context asks for a GPU and there is none; returns -1 for --device cpu.
+// The GPU a worker uses: its index among its host's worker ranks, modulo the host's GPU count, so that
+// the workers started on one host share its GPUs evenly. Throws std::runtime_error (one line, naming
+// --device) when the context asks for a GPU and there is none; returns -1 for --device cpu.
 int pick_gpu(const WorkerContext& context);
 
 }  // namespace schmp::kernels

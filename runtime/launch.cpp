@@ -6,6 +6,7 @@
 #include <tbb/global_control.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <functional>
 #include <new>
@@ -288,6 +289,23 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
   return 0;
 }
 
+// Collective: rank 0 says so, once, when a worker rank is bound to fewer CPUs than its threads, which
+// oneTBB then does not run (the coordinator and scheduler ranks run none).
+void warn_of_short_bindings(const std::string& program_name, const std::string& role, int threads,
+                            int bound_cpus) {
+  const bool works = role == "all roles" || role.find("worker") != std::string::npos;
+  int fewest = works && threads > bound_cpus ? bound_cpus : INT_MAX;
+  if (mpi_started()) {
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  }
+  if (world_rank() != 0 || fewest == INT_MAX) return;
+  std::fprintf(stderr,
+               "%s: warning: --threads %d, but a worker rank is bound to %d CPU%s and runs no more threads "
+               "(mpirun binds each rank to a core when it starts 2 ranks or fewer): add --bind-to none, or "
+               "--map-by slot:PE=%d\n",
+               program_name.c_str(), threads, fewest, fewest == 1 ? "" : "s", threads);
+}
+
 // Plays a rank's part (`play(waiter, resources)`) with the waiting and threading this host allows; an
 // error after start-up takes the whole job down, naming the rank and its role.
 template <class Play>
@@ -298,13 +316,7 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
     Waiter waiter(!host.oversubscribed());
     const StopSignals stop_signals;
     const int threads = options.threads > 0 ? options.threads : host.cpus;
-    if (rank == 0 && threads > host.bound_cpus) {
-      std::fprintf(stderr,
-                   "%s: warning: --threads %d, but rank 0 is bound to %d CPU%s and runs no more threads "
-                   "(mpirun binds each rank to a core when it starts 2 or fewer): add --bind-to none, or "
-                   "--map-by slot:PE=%d\n",
-                   program_name.c_str(), threads, host.bound_cpus, host.bound_cpus == 1 ? "" : "s", threads);
-    }
+    warn_of_short_bindings(program_name, role, threads, host.bound_cpus);
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                     static_cast<std::size_t>(threads));
     return play(waiter, RankResources{threads, host.index});

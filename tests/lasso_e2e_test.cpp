@@ -235,20 +235,27 @@ TEST_F(LassoEndToEnd, SameModelWhereverTheSchedulersRunAndWhateverTheThreads) {
   for (std::size_t k = 1; k < texts.size(); ++k) EXPECT_EQ(texts[k], texts[0]) << "run " << k;
 }
 
-// oneTBB keeps a rank's threads to the CPUs that mpirun bound it to (a core each when it starts 2 ranks
-// or fewer): more threads asked for than that are named, and the automatic count keeps to the binding.
+// oneTBB keeps a rank's threads to the CPUs that mpirun bound it to (a core each, its hardware threads,
+// when it starts 2 ranks or fewer): more threads asked for than that are named, and the automatic count
+// keeps to the binding.
 TEST_F(LassoEndToEnd, ThreadsBeyondARanksBindingAreNamed) {
   const std::string bound =
       "timeout 300 " + std::string(SCHMP_MPIEXEC) + " --allow-run-as-root --bind-to core -np 1 ";
+  const Output core = run(bound + "nproc");
+  ASSERT_EQ(core.status, 0) << core.text;
+  const int core_cpus = std::stoi(core.text);
+  const Output all = run(mpirun(1) + "nproc");
+  ASSERT_EQ(all.status, 0) << all.text;
+  const int unbound_cpus = std::stoi(all.text);
   const std::string solve = std::string(SCHMP_LASSO_BIN) + " --data " + diabetes().path +
                             " --lambda_ratio 0.05 --progress_seconds 0";
-  const Output more = run(bound + solve + " --threads 2");
+  const Output more = run(bound + solve + " --threads " + std::to_string(core_cpus + 1));
   ASSERT_EQ(more.status, 0) << more.text;
-  EXPECT_NE(more.text.find("schmp-lasso: warning: --threads 2, but rank 0 is bound to 1 CPU and runs no more "
-                           "threads"),
-            std::string::npos)
-      << more.text;
-  for (const std::string& fitting : {bound + solve, mpirun(1) + solve + " --threads 2"}) {
+  const std::string warning = "schmp-lasso: warning: --threads " + std::to_string(core_cpus + 1) +
+                              ", but a worker rank is bound to " + std::to_string(core_cpus) + " CPU";
+  EXPECT_NE(more.text.find(warning), std::string::npos) << more.text;
+  for (const std::string& fitting :
+       {bound + solve, mpirun(1) + solve + " --threads " + std::to_string(unbound_cpus)}) {
     const Output out = run(fitting);
     ASSERT_EQ(out.status, 0) << out.text;
     EXPECT_EQ(out.text.find("warning"), std::string::npos) << out.text;

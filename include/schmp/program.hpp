@@ -123,7 +123,7 @@ struct WorkerContext {
   int threads = 1;  // oneTBB threads this worker may use
   std::uint64_t seed = 0;
   Device device = Device::cpu;
-  int index_on_host = 0;  // the rank's index among its host's ranks: picks its GPU (index mod GPU count)
+  int index_on_host = 0;  // the worker's index among its host's workers: picks its GPU (index mod GPUs)
   Peers* peers =
       nullptr;  // the other workers, for collectives in the constructor: use peers_of() (peers.hpp)
 };
