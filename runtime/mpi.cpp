@@ -21,7 +21,8 @@ constexpr std::size_t kLengthBytes = sizeof(std::uint64_t);
 constexpr int kSpinPolls = 20000;
 constexpr int kMaxSleepMicros = 10;
 
-// MPI counts are ints: larger messages would need splitting, which no program needs yet.
+// MPI counts are ints: byte messages travel in pieces (kLargestPiece); a sum of more than 2^31 values
+// would need splitting too, which no program needs.
 int mpi_count(std::size_t count) {
   if (count > static_cast<std::size_t>(INT32_MAX)) {
     throw std::runtime_error("message of " + std::to_string(count) + " elements exceeds MPI's int count");
@@ -129,7 +130,9 @@ Outbox::~Outbox() {
   // A job that ends normally drains its outbox; here only an unwinding error path can leave sends,
   // and MPI_Abort follows it, so the requests are simply let go.
   for (Pending& p : pending_) {
-    if (p.request != MPI_REQUEST_NULL) MPI_Request_free(&p.request);
+    for (MPI_Request& request : p.requests) {
+      if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+    }
   }
 }
 
@@ -137,31 +140,47 @@ void Outbox::send(MPI_Comm comm, int dest, int tag, Bytes bytes) {
   reap();
   Pending& p = pending_.emplace_back();
   p.bytes = std::move(bytes);
-  check_mpi(MPI_Isend(p.bytes.data(), mpi_count(p.bytes.size()), MPI_BYTE, dest, tag, comm, &p.request),
-            "MPI_Isend");
+  // Pieces from one sender with one tag arrive in the order sent (MPI's non-overtaking rule).
+  const std::size_t size = p.bytes.size();
+  for (std::size_t at = 0;; at += piece_bytes_) {
+    const std::size_t piece = std::min(piece_bytes_, size - at);
+    MPI_Request& request = p.requests.emplace_back(MPI_REQUEST_NULL);
+    check_mpi(MPI_Isend(p.bytes.data() + at, mpi_count(piece), MPI_BYTE, dest, tag, comm, &request),
+              "MPI_Isend");
+    if (piece < piece_bytes_) break;
+  }
 }
 
 void Outbox::reap() {
   for (auto it = pending_.begin(); it != pending_.end();) {
     int done = 0;
-    check_mpi(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    check_mpi(
+        MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE),
+        "MPI_Testall");
     it = done ? pending_.erase(it) : std::next(it);
   }
 }
 
 void Outbox::drain(Waiter& waiter) {
-  for (Pending& p : pending_) waiter.wait(p.request);
+  for (Pending& p : pending_) {
+    for (MPI_Request& request : p.requests) waiter.wait(request);
+  }
   pending_.clear();
 }
 
-Bytes receive_bytes(MPI_Comm comm, int source, int tag, Waiter& waiter, Outbox* outbox) {
-  const int size = waiter.probe(comm, source, tag, outbox);
-  Bytes bytes(static_cast<std::size_t>(size));
-  check_mpi(MPI_Recv(bytes.data(), size, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
-  return bytes;
+Bytes receive_bytes(MPI_Comm comm, int source, int tag, Waiter& waiter, Outbox* outbox,
+                    std::size_t piece_bytes) {
+  Bytes bytes;
+  for (;;) {
+    const int size = waiter.probe(comm, source, tag, outbox);
+    const std::size_t at = bytes.size();
+    bytes.resize(at + static_cast<std::size_t>(size));
+    check_mpi(MPI_Recv(bytes.data() + at, size, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+    if (static_cast<std::size_t>(size) < piece_bytes) return bytes;
+  }
 }
 
-void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter) {
+void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter, std::size_t piece_bytes) {
   if (!mpi_started()) return;
   int rank = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
@@ -183,10 +202,9 @@ void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter) {
     bytes.resize(length);
     std::memcpy(bytes.data(), block.data() + kLengthBytes, inline_bytes);
   }
-  if (length > inline_bytes) {
-    check_mpi(MPI_Ibcast(bytes.data() + inline_bytes, mpi_count(length - inline_bytes), MPI_BYTE, root, comm,
-                         &request),
-              "MPI_Ibcast");
+  for (std::size_t at = inline_bytes; at < length; at += piece_bytes) {
+    const std::size_t piece = std::min(piece_bytes, length - at);
+    check_mpi(MPI_Ibcast(bytes.data() + at, mpi_count(piece), MPI_BYTE, root, comm, &request), "MPI_Ibcast");
     waiter.wait(request);
   }
 }

@@ -81,10 +81,15 @@ class Waiter {
   bool may_spin_;
 };
 
+// MPI counts are ints: a message longer than this travels in pieces of this many bytes and a last,
+// shorter one (empty if need be), so that its receiver knows where it ends. (Tests pass smaller pieces,
+// the same to sender and receiver.)
+inline constexpr std::size_t kLargestPiece = std::size_t{1} << 30;
+
 // Sends that return at once: each buffer is kept until its send completes.
 class Outbox {
  public:
-  Outbox() = default;
+  explicit Outbox(std::size_t piece_bytes = kLargestPiece) : piece_bytes_(piece_bytes) {}
   Outbox(const Outbox&) = delete;
   Outbox& operator=(const Outbox&) = delete;
   ~Outbox();
@@ -95,16 +100,20 @@ class Outbox {
  private:
   struct Pending {
     Bytes bytes;
-    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<MPI_Request> requests;  // one per piece
   };
+  std::size_t piece_bytes_;
   std::list<Pending> pending_;
 };
 
-Bytes receive_bytes(MPI_Comm comm, int source, int tag, Waiter& waiter, Outbox* outbox = nullptr);
+// Receives what one Outbox::send sent, whatever its length.
+Bytes receive_bytes(MPI_Comm comm, int source, int tag, Waiter& waiter, Outbox* outbox = nullptr,
+                    std::size_t piece_bytes = kLargestPiece);
 
 // Broadcasts `bytes` from `root`; on the other ranks `bytes` is replaced by what the root sent. Small
-// messages travel in one collective, larger ones in two.
-void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter);
+// messages travel in one collective, larger ones in two (the rest in pieces, when it is long).
+void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter,
+                     std::size_t piece_bytes = kLargestPiece);
 
 // Sums `values` elementwise onto `root` (every rank passes the same length).
 void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& waiter);

@@ -1,6 +1,6 @@
 // Run under mpirun by peers_test: every rank checks the workers' collectives (runtime/peers.hpp) on
 // MPI_COMM_WORLD and prints "rank R: ok" or what went wrong.
-//   peers_probe                 sums, maxima and routes
+//   peers_probe                 sums, maxima and routes; messages and broadcasts sent in pieces
 //   peers_probe fail N          the last rank fails after N calls, and every other rank must stop
 //                               with PeerFailure at its next call instead of waiting
 //   peers_probe documents PATH  LDA's documents of a UCI corpus read among the ranks, each reading
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/lda/documents.hpp"
+#include "runtime/mpi.hpp"
 #include "runtime/peers.hpp"
 
 namespace {
@@ -58,6 +59,40 @@ std::string check(schmp::Peers& peers) {
     }
   }
   if (next != received.size()) return "route: too many records";
+  return "ok";
+}
+
+// Messages of every length around the piece size, sent round the ranks and broadcast from each, in
+// pieces of 10 bytes: they arrive whole.
+std::string check_pieces(MPI_Comm comm) {
+  constexpr std::size_t kPiece = 10;
+  int me = 0, count = 1;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &count);
+  schmp::detail::Waiter waiter(false);
+  auto message = [](int from, std::size_t length) {
+    schmp::Bytes bytes(length);
+    for (std::size_t i = 0; i < length; ++i)
+      bytes[i] = static_cast<std::byte>(from * 31 + static_cast<int>(i));
+    return bytes;
+  };
+  const std::size_t lengths[] = {0, 1, kPiece - 1, kPiece, kPiece + 1, 2 * kPiece, 3 * kPiece + 7, 5000};
+  schmp::detail::Outbox outbox(kPiece);
+  const int next = (me + 1) % count, previous = (me + count - 1) % count;
+  for (const std::size_t length : lengths) outbox.send(comm, next, 7, message(me, length));
+  for (const std::size_t length : lengths) {
+    if (schmp::detail::receive_bytes(comm, previous, 7, waiter, &outbox, kPiece) != message(previous, length))
+      return "pieces: a message sent in pieces arrived otherwise";
+  }
+  outbox.drain(waiter);
+  for (int root = 0; root < count; ++root) {
+    for (const std::size_t length :
+         {std::size_t{0}, std::size_t{3000}, std::size_t{2040}, std::size_t{2041}}) {
+      schmp::Bytes bytes = me == root ? message(root, length) : schmp::Bytes(3, std::byte{1});
+      schmp::detail::broadcast_bytes(comm, root, bytes, waiter, kPiece);
+      if (bytes != message(root, length)) return "pieces: a broadcast in pieces arrived otherwise";
+    }
+  }
   return "ok";
 }
 
@@ -126,6 +161,7 @@ int main(int argc, char** argv) {
         if (outcome != "ok") status = 1;
       } else if (fail_after < 0) {
         outcome = check(peers);
+        if (outcome == "ok") outcome = check_pieces(MPI_COMM_WORLD);
         if (outcome != "ok") status = 1;
       } else {
         for (int call = 0;; ++call) {

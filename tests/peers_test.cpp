@@ -1,6 +1,7 @@
 // The workers' collectives under mpirun, on several rank counts (more ranks than cores too): sums of
 // vectors of different lengths, maxima, records routed to their owners in order and in many steps,
-// and a worker that fails stopping the others instead of leaving them waiting.
+// messages and broadcasts sent in pieces, and a worker that fails stopping the others instead of
+// leaving them waiting.
 #include <gtest/gtest.h>
 
 #include <string>

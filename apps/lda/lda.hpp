@@ -116,8 +116,8 @@ struct Lda {
       v(encoded);
     }
   };
-  // Counts travel encoded (encode_rows): with many topics most are 0, and a worker's documents' rows
-  // dense (4 x K bytes each) could pass the 2 GiB that one message may hold.
+  // Counts travel encoded (encode_rows): with many topics most are 0, and the documents' rows dense
+  // (4 x K bytes each) would be most of what rank 0 collects and holds.
   struct Part {
     std::vector<std::uint32_t> word_topic;      // its home block's rows, encoded
     std::vector<std::uint32_t> words;           // their words
