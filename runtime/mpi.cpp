@@ -188,8 +188,9 @@ void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter, std:
   if (rank == root) {
     const std::uint64_t length = bytes.size();
     std::memcpy(block.data(), &length, kLengthBytes);
-    std::memcpy(block.data() + kLengthBytes, bytes.data(),
-                std::min<std::size_t>(bytes.size(), kInlineBroadcastBytes - kLengthBytes));
+    // std::copy_n, not memcpy: an empty message has no data pointer, which memcpy may not be given.
+    std::copy_n(bytes.begin(), std::min<std::size_t>(bytes.size(), kInlineBroadcastBytes - kLengthBytes),
+                block.begin() + kLengthBytes);
   }
   MPI_Request request;
   check_mpi(MPI_Ibcast(block.data(), static_cast<int>(block.size()), MPI_BYTE, root, comm, &request),
@@ -200,7 +201,7 @@ void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter, std:
   const std::size_t inline_bytes = std::min<std::size_t>(length, kInlineBroadcastBytes - kLengthBytes);
   if (rank != root) {
     bytes.resize(length);
-    std::memcpy(bytes.data(), block.data() + kLengthBytes, inline_bytes);
+    std::copy_n(block.begin() + kLengthBytes, inline_bytes, bytes.begin());
   }
   for (std::size_t at = inline_bytes; at < length; at += piece_bytes) {
     const std::size_t piece = std::min(piece_bytes, length - at);
