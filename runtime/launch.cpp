@@ -12,7 +12,6 @@
 #include <new>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "../coordinator/coordinator_loop.hpp"
 #include "../coordinator/rotation_loop.hpp"
