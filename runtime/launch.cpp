@@ -370,7 +370,11 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
     if (resumed) resumed->workers.clear();
     broadcast_bytes(ring.comm, 0, shares, waiter);
     guarded(failure, [&] {
-      restore_program(options.resume, [&] { worker->restore(deserialize<std::vector<Bytes>>(shares)); });
+      restore_program(options.resume, [&] {
+        std::vector<Bytes> each = deserialize<std::vector<Bytes>>(shares);
+        Bytes().swap(shares);  // held twice only while it is split
+        worker->restore(std::move(each));
+      });
     });
     if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
   }

@@ -326,11 +326,14 @@ class TypedRotationWorker final : public RotationWorkerRole {
       return {};
     }
   }
-  void restore(const std::vector<Bytes>& shares) override {
+  void restore(std::vector<Bytes> shares) override {
     if constexpr (kSaves) {
       std::vector<typename P::Saved> typed;
       typed.reserve(shares.size());
-      for (const Bytes& share : shares) typed.push_back(deserialize<typename P::Saved>(share));
+      for (Bytes& share : shares) {
+        typed.push_back(deserialize<typename P::Saved>(share));
+        Bytes().swap(share);
+      }
       worker_.restore(typed, held_);
     }
   }

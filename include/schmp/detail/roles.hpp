@@ -106,10 +106,11 @@ class RotationWorkerRole {
   virtual Bytes part() const = 0;
   virtual void keep() = 0;  // the model as it stands is the best so far
   // Checkpoints, for programs with a Saved message: this worker's share of the model state, and the
-  // shares of every worker of the checkpointed run (any count) to take its own from, after start().
+  // shares of every worker of the checkpointed run (any count) to take its own from, after start();
+  // each share's bytes are let go once decoded, so that the state is not held twice over.
   virtual bool saves() const = 0;
   virtual Bytes save() const = 0;
-  virtual void restore(const std::vector<Bytes>& shares) = 0;
+  virtual void restore(std::vector<Bytes> shares) = 0;
 };
 
 class RotationCoordinatorRole {
