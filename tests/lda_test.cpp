@@ -374,22 +374,26 @@ TEST(WordTopicRows, EncodeAndDecodeRoundTrip) {
 
 // A malformed encoding is refused, not written past its row: a topic beyond K, packed or in a pair;
 // more counts than topics; a row cut short; topics repeated or out of order (a repeat would lose a
-// count); a zero count. Each bad row is the block's last, so that a write past it would leave the
-// buffer (which the sanitizer build catches).
+// count); a zero count; pairs for counts that pack. Each bad row is the block's last, so that a write
+// past it would leave the buffer (which the sanitizer build catches). At K = 7 a count packs below
+// 2^29, so the pairs below hold 2^29 where they should be well formed otherwise.
 TEST(WordTopicRows, DecodeRefusesMalformedRows) {
-  const std::vector<std::uint32_t> good_row = {1 << 1, 2 | 5 << 3};  // topic 2, count 5, at K = 7
+  constexpr std::uint32_t kWide = 1u << 29;
+  const std::vector<std::uint32_t> good_row = {1 << 1, 2 | 5 << 3};  // topic 2, count 5
   const std::vector<std::vector<std::uint32_t>> bad_rows = {
       {1 << 1, 7 | 5 << 3},              // packed topic 7 of 7
-      {1 << 1 | 1, 9, 5},                // a pair naming topic 9
-      {1 << 1 | 1, 0xffffffff, 5},       // and one naming the largest topic there is
+      {1 << 1 | 1, 9, kWide},            // a pair naming topic 9
+      {1 << 1 | 1, 0xffffffff, kWide},   // and one naming the largest topic there is
       {8 << 1, 1, 1, 1, 1, 1, 1, 1, 1},  // 8 counts in a row of 7 topics
       {2 << 1, 1 | 5 << 3},              // 2 counts announced, 1 there
-      {2 << 1 | 1, 1, 5},                // 2 pairs announced, 1 there
+      {2 << 1 | 1, 1, kWide},            // 2 pairs announced, 1 there
       {2 << 1, 3 | 1 << 3, 3 | 2 << 3},  // topic 3 twice
       {2 << 1, 4 | 1 << 3, 3 | 2 << 3},  // topics out of order
-      {2 << 1 | 1, 4, 1, 3, 2},          // and in pairs
+      {2 << 1 | 1, 4, kWide, 3, 2},      // and in pairs
       {1 << 1, 3},                       // a zero count
-      {1 << 1 | 1, 3, 0},                // and in a pair
+      {2 << 1 | 1, 1, kWide, 3, 0},      // and in a pair
+      {1 << 1 | 1, 3, 5},                // pairs for a count that packs
+      {0 << 1 | 1},                      // pairs for no count at all
   };
   for (const auto& bad_row : bad_rows) {
     std::vector<std::uint32_t> encoded = good_row;
@@ -398,8 +402,9 @@ TEST(WordTopicRows, DecodeRefusesMalformedRows) {
     EXPECT_THROW(lda::decode_rows(encoded, 7, dense), std::logic_error) << ::testing::PrintToString(bad_row);
   }
   std::vector<std::uint32_t> dense(2 * 7, 0);
-  lda::decode_rows(std::vector<std::uint32_t>{2 << 1, 0 | 1 << 3, 6 | 5 << 3, 1 << 1 | 1, 0, 9}, 7, dense);
-  EXPECT_EQ(dense, (std::vector<std::uint32_t>{1, 0, 0, 0, 0, 0, 5, 9, 0, 0, 0, 0, 0, 0}));
+  lda::decode_rows(std::vector<std::uint32_t>{2 << 1, 0 | 1 << 3, 6 | 5 << 3, 2 << 1 | 1, 0, 9, 1, kWide}, 7,
+                   dense);
+  EXPECT_EQ(dense, (std::vector<std::uint32_t>{1, 0, 0, 0, 0, 0, 5, 9, kWide, 0, 0, 0, 0, 0}));
 }
 
 // Tokens are numbered in 32 bits within a worker: a worker that would hold more is refused, rather

@@ -317,19 +317,23 @@ void decode_rows(std::span<const std::uint32_t> encoded, int topics, std::span<s
     if (nonzeros > width || end > encoded.size())
       throw std::logic_error("a word-topic block's encoding has a bad row");
     std::uint32_t* const row = dense.data() + first;
-    // encode_rows writes a row's topics ascending and its counts nonzero; anything else (a repeated
-    // topic would lose a count) is refused once the row is written. Until then a topic beyond K
-    // writes to the row's last count (std::min), never past the row; ascending, the last topic named
-    // is the largest.
+    // encode_rows writes a row's topics ascending and its counts nonzero, and pairs only for a count
+    // too large to pack; anything else (a repeated topic would lose a count) is refused once the row
+    // is written, so that an encoding decodes only as encode_rows wrote it. Until then a topic beyond
+    // K writes to the row's last count (std::min), never past the row; ascending, the last topic
+    // named is the largest.
     std::uint64_t least_next_topic = 0;
     bool canonical = true;
+    std::uint32_t largest = 0;
     auto put = [&](std::uint32_t topic, std::uint32_t count) {
       canonical &= topic >= least_next_topic && count != 0;
       least_next_topic = std::uint64_t{topic} + 1;
+      largest = std::max(largest, count);
       row[std::min<std::size_t>(topic, width - 1)] = count;
     };
     if (wide) {
       for (; at < end; at += 2) put(encoded[at], encoded[at + 1]);
+      canonical &= largest > packing.largest_count;
     } else {
       for (; at < end; ++at) put(encoded[at] & packing.topic_mask, encoded[at] >> packing.topic_bits);
     }
