@@ -52,6 +52,9 @@ StopSignals::StopSignals() {
 }
 
 StopSignals::~StopSignals() {
+  // Once a stop was asked for, the process is on its way out (MPI_Finalize, exit): the handlers stay,
+  // so that the request's second copy, coming late, does not kill it in its last steps.
+  if (requested()) return;
   sigaction(SIGINT, &previous_interrupt_, nullptr);
   sigaction(SIGTERM, &previous_terminate_, nullptr);
 }

@@ -17,7 +17,7 @@ namespace schmp::detail {
 class StopSignals {
  public:
   StopSignals();   // installs the handlers
-  ~StopSignals();  // puts back the previous ones
+  ~StopSignals();  // puts back the previous ones, unless a stop was asked for
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
