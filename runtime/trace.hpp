@@ -5,8 +5,10 @@
 //   compute_s        the workers' kernels (mean over workers);
 //   communication_s  the rest of the workers' round time: messages and waiting for the slowest
 //                    (and a rotation program's checkpoints gathering the workers' shares);
-//   idle_s           the coordinator's own work (aggregating, evaluating, passing each round's
-//                    changes to the schedulers, saving checkpoints), while workers wait;
+//   idle_s           the coordinator's own work (aggregating, evaluating, noting each round's
+//                    changes, saving checkpoints), while workers wait; with staleness and the
+//                    workers in other processes, the changes reach the schedulers within
+//                    communication_s, while the next round computes;
 // and, apart from that split, how hard the schedulers worked:
 //   scheduler_busy_s the busiest scheduler's own work (taking in feedback, building blocks), at most
 //                    the solve's seconds: near them, the schedulers hold the rounds back and more

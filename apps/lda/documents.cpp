@@ -270,6 +270,11 @@ struct RowPacking {
   std::uint32_t largest_count;  // that fits beside a topic
 };
 
+// The words that follow a row's header: one per nonzero count, two in a row of (topic, count) pairs.
+std::size_t words_after(std::uint32_t header) {
+  return std::size_t{header >> 1} * ((header & 1) != 0 ? 2 : 1);
+}
+
 }  // namespace
 
 std::vector<std::uint32_t> encode_rows(std::span<const std::uint32_t> dense, int topics) {
@@ -313,7 +318,7 @@ void decode_rows(std::span<const std::uint32_t> encoded, int topics, std::span<s
     const std::uint32_t header = encoded[at++];
     const std::uint32_t nonzeros = header >> 1;
     const bool wide = (header & 1) != 0;
-    const std::size_t end = at + std::size_t{nonzeros} * (wide ? 2 : 1);
+    const std::size_t end = at + words_after(header);
     if (nonzeros > width || end > encoded.size())
       throw std::logic_error("a word-topic block's encoding has a bad row");
     std::uint32_t* const row = dense.data() + first;
@@ -352,8 +357,7 @@ std::vector<std::size_t> row_starts(std::span<const std::uint32_t> encoded, std:
   for (std::size_t row = 0; row < rows; ++row) {
     if (at >= encoded.size()) throw std::logic_error("an encoding of count rows ends early");
     starts.push_back(at);
-    const std::uint32_t header = encoded[at];
-    at += 1 + std::size_t{header >> 1} * ((header & 1) != 0 ? 2 : 1);
+    at += 1 + words_after(encoded[at]);
   }
   if (at != encoded.size())
     throw std::logic_error("an encoding of count rows does not end where its rows do");
