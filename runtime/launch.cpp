@@ -364,18 +364,21 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
   });
   if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
 
-  // Resuming, every worker takes its share of the model from the checkpointed run's, which rank 0 read.
+  // Resuming, every worker takes its part of the model from the checkpointed run's shares, which rank 0
+  // read. They go out one broadcast at a time, so that no rank holds more than one of them: LDA's hold
+  // every token's topic. A worker that refuses a share still takes the rest, so that every broadcast is
+  // met.
   if (!options.resume.empty()) {
-    Bytes shares = resumed ? serialize(resumed->workers) : Bytes{};
+    Bytes count = resumed ? serialize(static_cast<std::uint64_t>(resumed->workers.size())) : Bytes{};
+    broadcast_bytes(ring.comm, 0, count, waiter);
+    const auto shares = deserialize<std::uint64_t>(count);
+    for (std::uint64_t s = 0; s < shares; ++s) {
+      Bytes share = resumed ? std::move(resumed->workers[s]) : Bytes{};
+      broadcast_bytes(ring.comm, 0, share, waiter);
+      guarded(failure, [&] { restore_program(options.resume, [&] { worker->restore(share); }); });
+    }
     if (resumed) resumed->workers.clear();
-    broadcast_bytes(ring.comm, 0, shares, waiter);
-    guarded(failure, [&] {
-      restore_program(options.resume, [&] {
-        std::vector<Bytes> each = deserialize<std::vector<Bytes>>(shares);
-        Bytes().swap(shares);  // held twice only while it is split
-        worker->restore(std::move(each));
-      });
-    });
+    guarded(failure, [&] { restore_program(options.resume, [&] { worker->finish_restore(); }); });
     if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
   }
 

@@ -251,55 +251,77 @@ Lda::Saved Lda::Worker::save(const Block&) const {
   return saved;
 }
 
-void Lda::Worker::restore(const std::vector<Saved>& shares, Block&) {
-  auto refuse = [](const std::string& why) {
-    return std::runtime_error("the checkpoint does not fit this corpus: " + why);
-  };
-  // Where each document's topics start among the shares, by document id.
-  struct Place {
-    std::uint32_t share = UINT32_MAX;
-    std::uint64_t start = 0;
-    std::uint32_t length = 0;
-  };
-  std::vector<Place> places;
-  std::vector<std::int64_t> totals(static_cast<std::size_t>(config_.topics), 0);
-  for (std::uint32_t s = 0; s < shares.size(); ++s) {
-    const Saved& share = shares[s];
-    if (share.lengths.size() != share.documents.size())
-      throw refuse("a share lists documents and lengths apart");
-    std::uint64_t start = 0;
-    for (std::size_t i = 0; i < share.documents.size(); ++i) {
-      const std::uint32_t id = share.documents[i];
-      if (id >= places.size()) places.resize(static_cast<std::size_t>(id) + 1);
-      if (places[id].share != UINT32_MAX) throw refuse("document " + std::to_string(id) + " twice");
-      places[id] = Place{s, start, share.lengths[i]};
-      start += share.lengths[i];
-    }
-    if (start != share.topics.size()) throw refuse("a share's token count disagrees with its documents");
-    for (const std::uint32_t topic : share.topics) {
-      if (topic >= totals.size())
-        throw refuse("topic " + std::to_string(topic) + " of " + std::to_string(totals.size()));
-      ++totals[topic];
-    }
+namespace {
+
+std::runtime_error unfit_checkpoint(const std::string& why) {
+  return std::runtime_error("the checkpoint does not fit this corpus: " + why);
+}
+
+}  // namespace
+
+Lda::Worker::Restoring& Lda::Worker::restoring_state() {
+  if (!restoring_) {
+    restoring_.emplace();
+    restoring_->topics_by_slot.resize(documents_.offsets.back());
+    restoring_->found.resize(documents_.ids.size(), false);
+    restoring_->totals.assign(static_cast<std::size_t>(config_.topics), 0);
   }
-  std::vector<std::uint32_t> by_slot(documents_.offsets.back());
+  return *restoring_;
+}
+
+void Lda::Worker::restore(const Saved& share, Block&) {
+  Restoring& restoring = restoring_state();
+  if (share.lengths.size() != share.documents.size())
+    throw unfit_checkpoint("a share lists documents and lengths apart");
+  std::uint64_t tokens = 0;
+  for (const std::uint32_t length : share.lengths) tokens += length;
+  if (tokens != share.topics.size())
+    throw unfit_checkpoint("a share's token count disagrees with its documents");
+  for (const std::uint32_t topic : share.topics) {
+    if (topic >= restoring.totals.size())
+      throw unfit_checkpoint("topic " + std::to_string(topic) + " of " +
+                             std::to_string(restoring.totals.size()));
+    ++restoring.totals[topic];
+  }
+  // This worker's documents among the share's: its ids are in ascending order (the reader deals them so).
+  std::uint64_t start = 0;
+  for (std::size_t i = 0; i < share.documents.size(); start += share.lengths[i], ++i) {
+    const std::uint32_t id = share.documents[i];
+    const auto it = std::lower_bound(documents_.ids.begin(), documents_.ids.end(), id);
+    if (it == documents_.ids.end() || *it != id) continue;
+    const auto row = static_cast<std::uint32_t>(it - documents_.ids.begin());
+    if (restoring.found[row]) throw unfit_checkpoint("document " + std::to_string(id) + " twice");
+    if (share.lengths[i] != documents_.length(row)) {
+      throw unfit_checkpoint("document " + std::to_string(id) + " has " + std::to_string(share.lengths[i]) +
+                             " tokens there, " + std::to_string(documents_.length(row)) + " here");
+    }
+    const auto first = share.topics.begin() + static_cast<std::ptrdiff_t>(start);
+    std::copy(first, first + share.lengths[i], restoring.topics_by_slot.begin() + documents_.offsets[row]);
+    restoring.found[row] = true;
+  }
+}
+
+void Lda::Worker::finish_restore(Block&) {
+  const Restoring& restoring = restoring_state();
   for (std::uint32_t row = 0; row < documents_.ids.size(); ++row) {
-    const std::uint32_t id = documents_.ids[row];
-    if (id >= places.size() || places[id].share == UINT32_MAX)
-      throw refuse("document " + std::to_string(id) + " is missing");
-    const Place& place = places[id];
-    if (place.length != documents_.length(row)) {
-      throw refuse("document " + std::to_string(id) + " has " + std::to_string(place.length) +
-                   " tokens there, " + std::to_string(documents_.length(row)) + " here");
-    }
-    const auto first = shares[place.share].topics.begin() + static_cast<std::ptrdiff_t>(place.start);
-    std::copy(first, first + place.length, by_slot.begin() + documents_.offsets[row]);
+    if (!restoring.found[row])
+      throw unfit_checkpoint("document " + std::to_string(documents_.ids[row]) + " is missing");
   }
-  documents_.set_topics(by_slot);
+  // Each worker finds its own documents; the shares' tokens, counted by every worker alike, must be the
+  // corpus's, which also refuses documents the corpus does not have.
+  const auto sum = [](const std::vector<std::int64_t>& counts) {
+    return std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
+  };
+  if (sum(restoring.totals) != sum(totals_)) {
+    throw unfit_checkpoint("it holds " + std::to_string(sum(restoring.totals)) + " tokens, the corpus " +
+                           std::to_string(sum(totals_)));
+  }
+  documents_.set_topics(restoring.topics_by_slot);
   if (gpu_sampler_) gpu_sampler_->upload(documents_.by_block, documents_.counts);
   // Every token of the corpus is in the shares, so their topics give the totals directly.
-  totals_ = totals;
-  synced_totals_ = totals;
+  totals_ = restoring.totals;
+  synced_totals_ = restoring.totals;
+  restoring_.reset();
 }
 
 Lda::Part Lda::Worker::part(const Block& home) const {

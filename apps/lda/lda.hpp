@@ -168,11 +168,20 @@ struct Lda {
     Stats end_evaluation(const Block& home);
     Part part(const Block& home) const;
     Saved save(const Block& home) const;
-    // Takes its documents' topics from the checkpointed run's shares; the prepare rotation then
-    // counts the blocks from them.
-    void restore(const std::vector<Saved>& shares, Block& home);
+    // Takes its documents' topics from each of the checkpointed run's shares in turn; the prepare
+    // rotation then counts the blocks from them.
+    void restore(const Saved& share, Block& home);
+    void finish_restore(Block& home);
 
    private:
+    // What the shares of a checkpoint have given so far, while they come in.
+    struct Restoring {
+      std::vector<std::uint32_t> topics_by_slot;  // of its tokens
+      std::vector<bool> found;                    // of its documents, by row
+      std::vector<std::int64_t> totals;           // n_k of every share's tokens
+    };
+    Restoring& restoring_state();  // begun at the first share
+
     std::uint32_t rows(std::uint32_t block) const;  // the words of a block
     // The held block's rows, dense, to be worked on; store() encodes them back into it.
     std::span<std::uint32_t> load(std::uint32_t block, const Block& held);
@@ -196,6 +205,7 @@ struct Lda {
     SamplerState sampler_;
     std::unique_ptr<kernels::GpuTopicSampler> gpu_sampler_;  // with --device gpu
     double moved_ = 0;
+    std::optional<Restoring> restoring_;
   };
 
   class Coordinator {

@@ -479,23 +479,30 @@ MatrixFactorization::Saved MatrixFactorization::Worker::save(const Block& home) 
   return saved;
 }
 
-void MatrixFactorization::Worker::restore(const std::vector<Saved>& shares, Block& home) {
+void MatrixFactorization::Worker::restore(const Saved& share, Block& home) {
   const auto width = static_cast<std::size_t>(layout_.width());
-  const auto workers = static_cast<std::uint64_t>(shares.size());
-  for (std::size_t s = 0; s < shares.size(); ++s) {
-    if (shares[s].worker != s || shares[s].workers != workers)
-      throw std::runtime_error("the checkpoint's shares are out of order");
+  const bool ccd = config_.algorithm == Algorithm::kCcd;
+  if (!restoring_) {
+    if (share.workers == 0) throw std::runtime_error("the checkpoint's shares are out of order");
+    restoring_.emplace(Restoring{0, share.workers, share.kept != 0, {}});
+    // CCD++'s residuals need the rows of every item its ratings meet, which are spread over the shares.
+    if (ccd) restoring_->item_factors.resize(static_cast<std::size_t>(items_) * width);
   }
-  if (shares.empty()) throw std::runtime_error("the checkpoint has no workers' shares");
-  const bool kept = shares.front().kept != 0;
-  // Row `row` of this worker's `rows_of` (users or its home items) from the share that held id `id`:
-  // width doubles of `field`, or one of a per-row field (width 1).
-  auto copy_rows = [&](std::size_t rows, auto field, std::size_t per_row, std::vector<double>& into) {
+  Restoring& restoring = *restoring_;
+  if (share.worker != restoring.shares || share.workers != restoring.workers ||
+      (share.kept != 0) != restoring.kept)
+    throw std::runtime_error("the checkpoint's shares are out of order");
+  ++restoring.shares;
+  // The rows of this worker's `rows` (users or its home items) that this share holds: those of id
+  // `id` with id mod workers = share.worker. Width doubles of `from` each, or one of a per-row field.
+  const auto workers = static_cast<std::uint64_t>(share.workers);
+  auto copy_rows = [&](std::size_t rows, const std::vector<double>& from, std::size_t per_row,
+                       std::vector<double>& into) {
     into.resize(rows * per_row);
     for (std::size_t row = 0; row < rows; ++row) {
       const std::uint64_t id =
           row * static_cast<std::uint64_t>(context_.count) + static_cast<std::uint64_t>(context_.index);
-      const std::vector<double>& from = field(shares[id % workers]);
+      if (id % workers != share.worker) continue;
       const std::size_t at = static_cast<std::size_t>(id / workers) * per_row;
       if (at + per_row > from.size())
         throw std::runtime_error("the checkpoint does not fit this data: row " + std::to_string(id));
@@ -505,33 +512,37 @@ void MatrixFactorization::Worker::restore(const std::vector<Saved>& shares, Bloc
   };
   const std::size_t users = user_counts_.size();
   const std::size_t items = home.factors.size() / width;
-  copy_rows(
-      users, [](const Saved& s) -> const std::vector<double>& { return s.user_factors; }, width,
-      user_factors_);
-  copy_rows(
-      items, [](const Saved& s) -> const std::vector<double>& { return s.item_factors; }, width,
-      home.factors);
-  if (config_.algorithm == Algorithm::kSgd) {
-    copy_rows(
-        users, [](const Saved& s) -> const std::vector<double>& { return s.user_gradient_sums; }, 1,
-        user_gradient_sums_);
-    copy_rows(
-        items, [](const Saved& s) -> const std::vector<double>& { return s.item_gradient_sums; }, 1,
-        home.gradient_sums);
+  copy_rows(users, share.user_factors, width, user_factors_);
+  copy_rows(items, share.item_factors, width, home.factors);
+  if (!ccd) {
+    copy_rows(users, share.user_gradient_sums, 1, user_gradient_sums_);
+    copy_rows(items, share.item_gradient_sums, 1, home.gradient_sums);
   }
-  kept_ = kept;
-  if (kept) {
-    copy_rows(
-        users, [](const Saved& s) -> const std::vector<double>& { return s.kept_user_factors; }, width,
-        kept_user_factors_);
-    copy_rows(
-        items, [](const Saved& s) -> const std::vector<double>& { return s.kept_item_factors; }, width,
-        kept_item_factors_);
+  if (restoring.kept) {
+    copy_rows(users, share.kept_user_factors, width, kept_user_factors_);
+    copy_rows(items, share.kept_item_factors, width, kept_item_factors_);
   }
+  if (ccd) {
+    for (std::uint64_t item = share.worker; item < items_; item += workers) {
+      const std::size_t at = static_cast<std::size_t>(item / workers) * width;
+      if (at + width > share.item_factors.size())
+        throw std::runtime_error("the checkpoint does not fit this data: item " + std::to_string(item));
+      std::copy_n(share.item_factors.begin() + static_cast<std::ptrdiff_t>(at), width,
+                  restoring.item_factors.begin() + static_cast<std::ptrdiff_t>(item * width));
+    }
+  }
+}
+
+void MatrixFactorization::Worker::finish_restore(Block&) {
+  if (!restoring_) throw std::runtime_error("the checkpoint has no workers' shares");
+  if (restoring_->shares != restoring_->workers)
+    throw std::runtime_error("the checkpoint's shares are out of order");
+  kept_ = restoring_->kept;
   if (config_.algorithm == Algorithm::kCcd) {
-    // CCD++: every residual r - w.h with no component lifted, as at the start. The ratings meet the
-    // items of every block, whose rows are all in the shares. (With --device gpu the host's residuals
-    // were dropped: they are made anew here.)
+    // CCD++: every residual r - w.h with no component lifted, as at the start. (With --device gpu the
+    // host's residuals were dropped: they are made anew here.)
+    const auto width = static_cast<std::size_t>(layout_.width());
+    const std::vector<double>& item_factors = restoring_->item_factors;
     lifted_ = -1;
     const auto cells_per_block = static_cast<std::size_t>(train_.groups() * train_.groups());
     residuals_.resize(train_.all().size());
@@ -541,13 +552,13 @@ void MatrixFactorization::Worker::restore(const std::vector<Saved>& shares, Bloc
       residuals_[c].resize(cell.size());
       for (std::size_t e = 0; e < cell.size(); ++e) {
         const std::uint64_t item = cell[e].item * static_cast<std::uint64_t>(context_.count) + block;
-        const std::vector<double>& items_there = shares[item % workers].item_factors;
-        const double* h = items_there.data() + (item / workers) * width;
+        const double* h = &item_factors[item * width];
         const double* w = &user_factors_[cell[e].user * width];
         residuals_[c][e] = cell[e].value - std::inner_product(w, w + width, h, 0.0);
       }
     }
   }
+  restoring_.reset();
   if (device_) move_users_to_gpu();
 }
 

@@ -31,6 +31,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -212,7 +213,9 @@ struct MatrixFactorization {
     Part part(const Block& home) const;
     void keep(const Block& home);
     Saved save(const Block& home) const;
-    void restore(const std::vector<Saved>& shares, Block& home);
+    // Takes its rows from each of the checkpointed run's shares in turn.
+    void restore(const Saved& share, Block& home);
+    void finish_restore(Block& home);
 
    private:
     // The ratings of this worker's users in `path`: each worker reads its byte range, passes every
@@ -235,6 +238,14 @@ struct MatrixFactorization {
     // With --device gpu: hands the user rows (and CCD++'s residuals) to the GPU, which holds them from
     // here on, and drops the host's copies, so that none can be read stale.
     void move_users_to_gpu();
+
+    // What the shares of a checkpoint have given so far, while they come in.
+    struct Restoring {
+      std::uint32_t shares = 0;   // taken
+      std::uint32_t workers = 0;  // of the checkpointed run: as many shares
+      bool kept = false;
+      std::vector<double> item_factors;  // ccd: every item's row, by id, for the residuals
+    };
 
     Config config_;
     kernels::RowLayout layout_;
@@ -267,6 +278,7 @@ struct MatrixFactorization {
     std::vector<double> error_by_group_;
     std::vector<double> absolute_by_group_;
     std::vector<double> test_error_by_group_;
+    std::optional<Restoring> restoring_;
   };
 
   class Coordinator {

@@ -62,15 +62,18 @@
 // stale.
 //
 // Checkpoints (--checkpoint, --resume) need a `struct Saved` (a worker's share of the model state, with
-// global ids), a `struct Progress` (the coordinator's own state) and four members:
+// global ids), a `struct Progress` (the coordinator's own state) and five members:
 //
 //       Saved Worker::save(const Block& home) const;
-//       void Worker::restore(const std::vector<Saved>& shares, Block& home);  // after start()
+//       void Worker::restore(const Saved& share, Block& home);  // after start(), once per share
+//       void Worker::finish_restore(Block& home);               // after the last share
 //       Progress Coordinator::save() const;
 //       void Coordinator::restore(const Progress&);
 //
-// restore() hands every worker the shares of all the workers of the checkpointed run, however many
-// there were, to take its own part from; a program with prepare() has its blocks filled again after.
+// Resuming, every worker is handed the shares of all the workers of the checkpointed run, however many
+// there were, one at a time and in worker order, to take its own part from each: no rank holds more
+// than one of them at once. finish_restore() then checks that every part was found and makes what
+// follows from it. A program with prepare() has its blocks filled again after.
 #pragma once
 
 #include <concepts>

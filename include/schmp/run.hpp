@@ -72,11 +72,12 @@ concept SavesDynamic = requires(const typename P::Coordinator& const_coordinator
 template <class P>
 concept SavesRotation = requires(const typename P::Worker& const_worker, typename P::Worker& worker,
                                  const typename P::Block& const_block, typename P::Block& block,
-                                 const std::vector<typename P::Saved>& shares,
+                                 const typename P::Saved& share,
                                  const typename P::Coordinator& const_coordinator,
                                  typename P::Coordinator& coordinator, const typename P::Progress& progress) {
   { const_worker.save(const_block) } -> std::same_as<typename P::Saved>;
-  worker.restore(shares, block);
+  worker.restore(share, block);
+  worker.finish_restore(block);
   { const_coordinator.save() } -> std::same_as<typename P::Progress>;
   coordinator.restore(progress);
 };
@@ -274,7 +275,8 @@ class TypedRotationWorker final : public RotationWorkerRole {
   static constexpr bool kSaves = SavesRotation<P>;
   static_assert(
       kSaves || !requires { typename P::Saved; },
-      "a rotation program with a Saved message needs the save() and restore() members of rotation.hpp");
+      "a rotation program with a Saved message needs the save(), restore() and finish_restore() members of "
+      "rotation.hpp");
 
  public:
   TypedRotationWorker(const typename P::Config& config, const WorkerContext& context)
@@ -326,16 +328,11 @@ class TypedRotationWorker final : public RotationWorkerRole {
       return {};
     }
   }
-  void restore(std::vector<Bytes> shares) override {
-    if constexpr (kSaves) {
-      std::vector<typename P::Saved> typed;
-      typed.reserve(shares.size());
-      for (Bytes& share : shares) {
-        typed.push_back(deserialize<typename P::Saved>(share));
-        Bytes().swap(share);
-      }
-      worker_.restore(typed, held_);
-    }
+  void restore(std::span<const std::byte> share) override {
+    if constexpr (kSaves) worker_.restore(deserialize<typename P::Saved>(share), held_);
+  }
+  void finish_restore() override {
+    if constexpr (kSaves) worker_.finish_restore(held_);
   }
 
  private:

@@ -105,12 +105,13 @@ class RotationWorkerRole {
   virtual void put_block(std::span<const std::byte> block) = 0;
   virtual Bytes part() const = 0;
   virtual void keep() = 0;  // the model as it stands is the best so far
-  // Checkpoints, for programs with a Saved message: this worker's share of the model state, and the
-  // shares of every worker of the checkpointed run (any count) to take its own from, after start();
-  // each share's bytes are let go once decoded, so that the state is not held twice over.
+  // Checkpoints, for programs with a Saved message: this worker's share of the model state; then, after
+  // start(), each share of the checkpointed run's workers (any count) in turn to take its own part
+  // from, and finish_restore() after the last.
   virtual bool saves() const = 0;
   virtual Bytes save() const = 0;
-  virtual void restore(std::vector<Bytes> shares) = 0;
+  virtual void restore(std::span<const std::byte> share) = 0;
+  virtual void finish_restore() = 0;
 };
 
 class RotationCoordinatorRole {

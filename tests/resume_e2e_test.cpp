@@ -1,0 +1,179 @@
+// Resuming the rotation programs (MF, LDA) under mpirun, whose workers take their part of the model from
+// the checkpointed run's shares one share at a time:
+//   - MF's SGD resumed on the rank count of its checkpoint writes the model file of an uninterrupted
+//     run, byte for byte, early stopping's kept model included;
+//   - shares that do not fit the data (a document missing, twice or of another length, tokens the
+//     corpus does not have, shares missing or out of order, rows too short) are refused on every rank
+//     with one line naming the checkpoint, on one rank and on several.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../io/checkpoint_file.hpp"
+#include "e2e.hpp"
+#include "lda.hpp"
+#include "mf.hpp"
+#include "schmp/message.hpp"
+#include "test_files.hpp"
+
+namespace schmp::testing {
+namespace {
+
+// Writes to `to` the checkpoint at `from` with its workers' shares (the program's Saved) changed by
+// `change`. The input fingerprints are kept, so the forgery passes every check but the program's own.
+template <class Saved>
+void forge_shares(const std::string& from, const std::string& to,
+                  const std::function<void(std::vector<Saved>&)>& change) {
+  io::CheckpointState state = io::read_checkpoint(from);
+  std::vector<Saved> shares;
+  for (const Bytes& share : state.workers) shares.push_back(deserialize<Saved>(share));
+  change(shares);
+  state.workers.clear();
+  for (const Saved& share : shares) state.workers.push_back(serialize(share));
+  io::write_checkpoint(to, state);
+}
+
+TEST(RotationResume, MfSgdContinuesExactly) {
+  ScratchDir scratch;
+  const std::string data = scratch.file("mf.txt");
+  const Output made =
+      run(std::string(SCHMP_GENERATE_BIN) +
+          " mf --users 300 --items 200 --rank 4 --ratings 6000 --test_ratings 1500 --noise 0.5"
+          " --seed 5 --out " +
+          data);
+  ASSERT_EQ(made.status, 0) << made.text;
+  // A weak penalty overfits: the test RMSE is best at iteration 15 of 30, so the model written at the
+  // end is the one early stopping kept, from before the checkpoint at iteration 20.
+  const std::string mf =
+      mpirun(3) + SCHMP_MF_BIN + " --data " + data + " --test " + data +
+      ".test --algorithm sgd --rank 16 --lambda 0.0001 --early_stop 100 --progress_seconds 0";
+  const std::string checkpoint = scratch.file("run.checkpoint");
+  const Output whole = run(mf + " --iterations 30 --output " + scratch.file("whole"));
+  ASSERT_EQ(whole.status, 0) << whole.text;
+  ASSERT_NE(whole.text.find("at iteration 15: the model kept"), std::string::npos) << whole.text;
+  const Output first = run(mf + " --iterations 20 --checkpoint " + checkpoint);
+  ASSERT_EQ(first.status, 0) << first.text;
+  const Output resumed =
+      run(mf + " --iterations 30 --resume " + checkpoint + " --output " + scratch.file("resumed"));
+  ASSERT_EQ(resumed.status, 0) << resumed.text;
+  EXPECT_EQ(read_text(scratch.file("resumed")), read_text(scratch.file("whole")));
+}
+
+using LdaShares = std::vector<lda::Lda::Saved>;
+
+// The topics of document `d` of a share: where they start among its tokens.
+std::size_t topics_start(const lda::Lda::Saved& share, std::size_t d) {
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < d; ++i) start += share.lengths[i];
+  return start;
+}
+
+TEST(RotationResume, LdaSharesThatDoNotFitAreRefused) {
+  ScratchDir scratch;
+  const std::string lda = std::string(SCHMP_LDA_BIN) + " --data " + SCHMP_SOURCE_DIR +
+                          "/data/sotu/docword.txt --topics 5 --iterations 3 --progress_seconds 0";
+  const std::string checkpoint = scratch.file("run.checkpoint");
+  const Output made = run(mpirun(2) + lda + " --iterations 2 --checkpoint " + checkpoint);
+  ASSERT_EQ(made.status, 0) << made.text;
+  const LdaShares shares = [&] {
+    LdaShares read;
+    forge_shares<lda::Lda::Saved>(checkpoint, scratch.file("copy"), [&](LdaShares& all) { read = all; });
+    return read;
+  }();
+  ASSERT_EQ(shares.size(), 2u);
+  const std::uint32_t last = shares[1].documents.back();
+  const std::uint32_t first = shares[0].documents.front();
+  const std::uint32_t first_length = shares[0].lengths.front();
+  std::uint64_t tokens = 0;
+  for (const auto& share : shares) tokens += share.topics.size();
+
+  struct Forgery {
+    std::string name;
+    std::function<void(LdaShares&)> change;
+    std::string message;  // on one rank, where the one worker owns every document
+  };
+  const std::vector<Forgery> forgeries = {
+      {"missing",
+       [](LdaShares& all) {
+         all[1].topics.resize(all[1].topics.size() - all[1].lengths.back());
+         all[1].documents.pop_back();
+         all[1].lengths.pop_back();
+       },
+       "document " + std::to_string(last) + " is missing"},
+      {"twice",
+       [](LdaShares& all) {
+         all[1].documents.push_back(all[0].documents[0]);
+         all[1].lengths.push_back(all[0].lengths[0]);
+         all[1].topics.insert(all[1].topics.end(), all[0].topics.begin(),
+                              all[0].topics.begin() + all[0].lengths[0]);
+       },
+       "document " + std::to_string(first) + " twice"},
+      {"another_length",
+       [](LdaShares& all) {
+         ++all[0].lengths[0];
+         --all[0].lengths[1];
+       },
+       "document " + std::to_string(first) + " has " + std::to_string(first_length + 1) + " tokens there, " +
+           std::to_string(first_length) + " here"},
+      {"unknown_document",
+       [](LdaShares& all) {
+         all[1].documents.push_back(1000000);
+         all[1].lengths.push_back(3);
+         all[1].topics.insert(all[1].topics.end(), {0, 1, 2});
+       },
+       "it holds " + std::to_string(tokens + 3) + " tokens, the corpus " + std::to_string(tokens)},
+      {"topic_out_of_range", [](LdaShares& all) { all[1].topics[topics_start(all[1], 1)] = 5; },
+       "topic 5 of 5"},
+  };
+  const std::string refused =
+      "schmp-lda: error: " + scratch.file("forged") + ": the checkpoint does not fit this corpus: ";
+  for (const Forgery& forgery : forgeries) {
+    SCOPED_TRACE(forgery.name);
+    forge_shares<lda::Lda::Saved>(checkpoint, scratch.file("forged"), forgery.change);
+    expect_clean_failure(run(mpirun(1) + lda + " --resume " + scratch.file("forged")),
+                         refused + forgery.message);
+    // On several ranks only the owner of a document sees it: which rank speaks first depends on how
+    // the documents are dealt, but every rank stops.
+    expect_clean_failure(run(mpirun(3) + lda + " --resume " + scratch.file("forged")), refused);
+  }
+}
+
+using MfShares = std::vector<mf::MatrixFactorization::Saved>;
+
+TEST(RotationResume, MfSharesThatDoNotFitAreRefused) {
+  ScratchDir scratch;
+  const std::string data = scratch.file("mf.txt");
+  const Output made =
+      run(std::string(SCHMP_GENERATE_BIN) +
+          " mf --users 200 --items 100 --rank 3 --ratings 3000 --test_ratings 0 --seed 2 --out " + data);
+  ASSERT_EQ(made.status, 0) << made.text;
+  for (const std::string algorithm : {"ccd", "sgd"}) {
+    SCOPED_TRACE(algorithm);
+    const std::string mf = std::string(SCHMP_MF_BIN) + " --data " + data + " --algorithm " + algorithm +
+                           " --rank 3 --iterations 3 --progress_seconds 0";
+    const std::string checkpoint = scratch.file(algorithm + ".checkpoint");
+    const Output first = run(mpirun(2) + mf + " --iterations 2 --checkpoint " + checkpoint);
+    ASSERT_EQ(first.status, 0) << first.text;
+    const std::string forged = scratch.file("forged");
+    const std::string refused = "schmp-mf: error: " + forged + ": ";
+    const std::vector<std::pair<std::function<void(MfShares&)>, std::string>> forgeries = {
+        {[](MfShares& all) { all.pop_back(); }, "the checkpoint's shares are out of order"},
+        {[](MfShares& all) { std::swap(all[0], all[1]); }, "the checkpoint's shares are out of order"},
+        {[](MfShares& all) { all[1].user_factors.resize(all[1].user_factors.size() / 2); },
+         "the checkpoint does not fit this data: row "},
+        {[](MfShares& all) { all[0].item_factors.resize(all[0].item_factors.size() / 2); },
+         "the checkpoint does not fit this data: "},
+    };
+    for (const auto& [change, message] : forgeries) {
+      forge_shares<mf::MatrixFactorization::Saved>(checkpoint, forged, change);
+      // The rows are taken alike for both algorithms: sgd on several ranks only, to save time.
+      for (const int ranks : algorithm == "ccd" ? std::vector<int>{1, 3} : std::vector<int>{3}) {
+        SCOPED_TRACE(message + " on " + std::to_string(ranks));
+        expect_clean_failure(run(mpirun(ranks) + mf + " --resume " + forged), refused + message);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace schmp::testing
