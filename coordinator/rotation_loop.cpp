@@ -57,21 +57,25 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     }
     return report;
   };
-  // Every worker's share, then the coordinator's state, the clock and the trace. Gathering the shares
-  // is communication (across hosts it moves the whole model); the workers wait while the coordinator
-  // writes: its own work, idle_s in the split.
+  // The coordinator's state, the clock and the trace, then every worker's share, each written as it
+  // arrives so that rank 0 holds one at a time. Receiving the shares is communication (across hosts it
+  // moves the whole model); the rest is the coordinator's own work while the workers wait: idle_s.
   auto save_checkpoint = [&](std::uint64_t round) {
     const auto began = Clock::now();
     io::CheckpointState state = checkpoints.state_at(round, elapsed(), time, trace);
-    tell_other_workers(Command::kSave);
-    state.workers.push_back(own_worker.save());
-    for (int worker = 1; worker < ring.count; ++worker)
-      state.workers.push_back(receive_bytes(ring.comm, worker, kTagSaved, waiter));
-    const auto gathered = Clock::now();
-    time.communication += std::chrono::duration<double>(gathered - began).count();
     state.coordinator = program.save();
-    checkpoints.write(state, seconds_since(started));
-    time.idle += seconds_since(gathered);
+    tell_other_workers(Command::kSave);
+    double receiving = 0;
+    checkpoints.write(state, seconds_since(started), static_cast<std::uint64_t>(ring.count),
+                      [&](std::uint64_t w) {
+                        if (w == 0) return own_worker.save();
+                        const auto asked = Clock::now();
+                        Bytes share = receive_bytes(ring.comm, static_cast<int>(w), kTagSaved, waiter);
+                        receiving += seconds_since(asked);
+                        return share;
+                      });
+    time.communication += receiving;
+    time.idle += seconds_since(began) - receiving;
   };
 
   if (own_worker.prepares()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <stdexcept>
 
 #include "line_reader.hpp"
 #include "schmp/io.hpp"
@@ -13,10 +14,13 @@ namespace schmp::io {
 namespace {
 
 constexpr std::array<char, 8> kMagic = {'S', 'C', 'H', 'M', 'P', 'C', 'K', 'P'};
-// 2: the time split holds the schedulers' work too; 3: the retired parameters are kept.
-constexpr std::uint32_t kFormatVersion = 3;
-constexpr std::size_t kHeaderBytes = kMagic.size() + sizeof(std::uint32_t) + sizeof(std::uint64_t);
+// 2: the time split holds the schedulers' work too; 3: the retired parameters are kept; 4: the shares
+// follow the state one by one, and the checksum covers the whole file.
+constexpr std::uint32_t kFormatVersion = 4;
+constexpr std::size_t kHeaderBytes = kMagic.size() + sizeof(std::uint32_t) + 2 * sizeof(std::uint64_t);
 constexpr std::size_t kChecksumBytes = sizeof(std::uint64_t);
+// Files are hashed in chunks of this size, each seeded by the hash so far, and read through in them.
+constexpr std::size_t kChunk = std::size_t{1} << 22;
 
 constexpr std::uint64_t mix(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -36,6 +40,48 @@ T get(std::span<const std::byte> in, std::size_t offset) {
   return value;
 }
 
+// content_hash over a stream of bytes cut into kChunk pieces, each seeded by the hash so far, whatever
+// pieces the bytes arrive in.
+class ChunkedHash {
+ public:
+  void add(std::span<const std::byte> bytes) {
+    while (!bytes.empty()) {
+      const std::size_t taken = std::min(bytes.size(), kChunk - chunk_.size());
+      if (chunk_.empty() && taken == kChunk) {
+        hash_ = content_hash(bytes.first(kChunk), hash_);  // a whole chunk in place: no copy
+      } else {
+        chunk_.insert(chunk_.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(taken));
+        if (chunk_.size() == kChunk) flush();
+      }
+      bytes = bytes.subspan(taken);
+    }
+  }
+  std::uint64_t finish() {
+    if (!chunk_.empty()) flush();
+    return hash_;
+  }
+
+ private:
+  void flush() {
+    hash_ = content_hash(chunk_, hash_);
+    chunk_.clear();
+  }
+  Bytes chunk_;
+  std::uint64_t hash_ = 0;
+};
+
+// The ChunkedHash of a file's first `end` bytes, read in chunks.
+std::uint64_t hash_of(internal::InputFile& file, std::uint64_t end) {
+  std::uint64_t hash = 0;
+  Bytes chunk(static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end)));
+  for (std::uint64_t offset = 0; offset < end; offset += kChunk) {
+    const auto length = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end - offset));
+    file.read(offset, length, reinterpret_cast<char*>(chunk.data()));
+    hash = content_hash(std::span(chunk).first(length), hash);
+  }
+  return hash;
+}
+
 }  // namespace
 
 std::uint64_t content_hash(std::span<const std::byte> bytes, std::uint64_t seed) {
@@ -49,90 +95,132 @@ std::uint64_t content_hash(std::span<const std::byte> bytes, std::uint64_t seed)
 
 InputFingerprint fingerprint(const std::string& path) {
   internal::InputFile file(path);
-  InputFingerprint print{path, file.size(), 0};
-  // Chunks hashed in turn, each seeded by the hash so far: the whole content counts.
-  constexpr std::size_t kChunk = std::size_t{1} << 22;
-  std::vector<char> chunk(kChunk);
-  for (std::uint64_t offset = 0; offset < file.size(); offset += kChunk) {
-    const auto length = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, file.size() - offset));
-    file.read(offset, length, chunk.data());
-    print.hash = content_hash(std::as_bytes(std::span(chunk.data(), length)), print.hash);
-  }
-  return print;
+  return InputFingerprint{path, file.size(), hash_of(file, file.size())};
+}
+
+std::uint64_t checkpoint_checksum(std::span<const std::byte> bytes) {
+  ChunkedHash hash;
+  hash.add(bytes);
+  return hash.finish();
 }
 
 namespace {
 
-// The header of a checkpoint whose payload has `payload_bytes` bytes, and the checksum after it.
-Bytes header_for(std::uint64_t payload_bytes) {
-  Bytes header(kHeaderBytes);
-  put(header, 0, kMagic);
-  put(header, kMagic.size(), kFormatVersion);
-  put(header, kMagic.size() + sizeof kFormatVersion, payload_bytes);
-  return header;
-}
-
-Bytes checksum_of(std::span<const std::byte> payload) {
-  Bytes checksum(kChecksumBytes);
-  put(checksum, 0, content_hash(payload));
-  return checksum;
+template <class T>
+Bytes bytes_of(const T& value) {
+  Bytes bytes(sizeof value);
+  put(bytes, 0, value);
+  return bytes;
 }
 
 }  // namespace
 
-Bytes frame_checkpoint(std::span<const std::byte> payload) {
-  Bytes file = header_for(payload.size());
-  file.resize(kHeaderBytes + payload.size() + kChecksumBytes);
-  if (!payload.empty()) std::memcpy(file.data() + kHeaderBytes, payload.data(), payload.size());
-  put(file, kHeaderBytes + payload.size(), content_hash(payload));
-  return file;
+void write_checkpoint(std::ostream& out, const CheckpointState& state, std::uint64_t shares,
+                      const std::function<Bytes(std::uint64_t)>& share) {
+  if (!state.workers.empty())
+    throw std::invalid_argument("write_checkpoint: the shares go apart from the state");
+  const Bytes serialised = serialize(state);
+  ChunkedHash hash;
+  auto write = [&](std::span<const std::byte> bytes) {
+    hash.add(bytes);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  };
+  Bytes header(kHeaderBytes);
+  put(header, 0, kMagic);
+  put(header, kMagic.size(), kFormatVersion);
+  put(header, kMagic.size() + sizeof kFormatVersion, shares);
+  put(header, kMagic.size() + sizeof kFormatVersion + sizeof shares, std::uint64_t{serialised.size()});
+  write(header);
+  write(serialised);
+  for (std::uint64_t w = 0; w < shares && out; ++w) {
+    const Bytes bytes = share(w);
+    write(bytes_of(std::uint64_t{bytes.size()}));
+    write(bytes);
+  }
+  const Bytes checksum = bytes_of(hash.finish());
+  out.write(reinterpret_cast<const char*>(checksum.data()), static_cast<std::streamsize>(checksum.size()));
+}
+
+void write_checkpoint(const std::string& path, const CheckpointState& state, std::uint64_t shares,
+                      const std::function<Bytes(std::uint64_t)>& share) {
+  if (!state.workers.empty())
+    throw std::invalid_argument("write_checkpoint: the shares go apart from the state");
+  write_file_atomically(path, [&](std::ostream& out) { write_checkpoint(out, state, shares, share); });
 }
 
 void write_checkpoint(const std::string& path, const CheckpointState& state) {
-  // The payload is written where it lies, never copied into a frame: a checkpoint may be most of rank
-  // 0's memory.
-  const Bytes payload = serialize(state);
-  const Bytes header = header_for(payload.size());
-  const Bytes checksum = checksum_of(payload);
-  write_file_atomically(path, [&](std::ostream& out) {
-    for (const Bytes* part : {&header, &payload, &checksum})
-      out.write(reinterpret_cast<const char*>(part->data()), static_cast<std::streamsize>(part->size()));
-  });
+  CheckpointState without_shares = state;
+  without_shares.workers.clear();
+  write_checkpoint(path, without_shares, state.workers.size(),
+                   [&](std::uint64_t w) { return state.workers[w]; });
 }
 
-CheckpointState decode_checkpoint(const std::string& path, std::span<const std::byte> file) {
+CheckpointReader::CheckpointReader(const std::string& path) : file_(path) {
   auto refuse = [&](const std::string& why) { return InputError(path, 0, why); };
-  if (file.size() < kMagic.size() || std::memcmp(file.data(), kMagic.data(), kMagic.size()) != 0)
+  const std::uint64_t size = file_.size();
+  Bytes header(kHeaderBytes);
+  file_.read(0, static_cast<std::size_t>(std::min<std::uint64_t>(size, kHeaderBytes)),
+             reinterpret_cast<char*>(header.data()));
+  if (size < kMagic.size() || std::memcmp(header.data(), kMagic.data(), kMagic.size()) != 0)
     throw refuse("not a schmp checkpoint");
-  if (file.size() < kHeaderBytes) throw refuse("truncated checkpoint (the header is cut short)");
-  const auto version = get<std::uint32_t>(file, kMagic.size());
+  if (size < kMagic.size() + sizeof(std::uint32_t))
+    throw refuse("truncated checkpoint (the header is cut short)");
+  const auto version = get<std::uint32_t>(header, kMagic.size());
   if (version != kFormatVersion) {
     throw refuse("checkpoint format " + std::to_string(version) + ", this build reads format " +
                  std::to_string(kFormatVersion));
   }
-  const auto length = get<std::uint64_t>(file, kMagic.size() + sizeof(std::uint32_t));
-  const std::uint64_t available = file.size() - kHeaderBytes;
-  if (length > available || available - length < kChecksumBytes) {
-    throw refuse("truncated checkpoint: " + std::to_string(file.size()) +
-                 " bytes where the header promises " +
-                 std::to_string(length + kHeaderBytes + kChecksumBytes));
+  if (size < kHeaderBytes + kChecksumBytes) throw refuse("truncated checkpoint (the header is cut short)");
+
+  // First pass: the checksum, over every byte before it.
+  const std::uint64_t body = size - kChecksumBytes;
+  Bytes checksum(kChecksumBytes);
+  file_.read(body, kChecksumBytes, reinterpret_cast<char*>(checksum.data()));
+  if (get<std::uint64_t>(checksum, 0) != hash_of(file_, body)) {
+    throw refuse("corrupt checkpoint: its checksum does not match its content (truncated, or changed)");
   }
-  if (available - length > kChecksumBytes) throw refuse("checkpoint has bytes after its end");
-  const std::span<const std::byte> payload = file.subspan(kHeaderBytes, static_cast<std::size_t>(length));
-  if (get<std::uint64_t>(file, kHeaderBytes + payload.size()) != content_hash(payload))
-    throw refuse("corrupt checkpoint: its checksum does not match its content");
+
+  // Second pass: the state, then where each share lies. A checksum that matches makes damage unlikely
+  // here, but a file made to match is still refused rather than trusted.
+  const auto shares = get<std::uint64_t>(header, kMagic.size() + sizeof version);
+  const auto state_length = get<std::uint64_t>(header, kMagic.size() + sizeof version + sizeof shares);
+  if (state_length > body - kHeaderBytes) throw refuse("corrupt checkpoint: the state runs past the end");
+  Bytes state(static_cast<std::size_t>(state_length));
+  file_.read(kHeaderBytes, state.size(), reinterpret_cast<char*>(state.data()));
   try {
-    return deserialize<CheckpointState>(payload);
+    state_ = deserialize<CheckpointState>(state);
   } catch (const MessageError& e) {
     throw refuse(std::string("corrupt checkpoint: ") + e.what());
   }
+  if (!state_.workers.empty()) throw refuse("corrupt checkpoint: shares inside the state");
+  std::uint64_t offset = kHeaderBytes + state_length;
+  for (std::uint64_t w = 0; w < shares; ++w) {
+    Bytes length(sizeof(std::uint64_t));
+    if (body - offset < length.size())
+      throw refuse("corrupt checkpoint: share " + std::to_string(w) + " is missing");
+    file_.read(offset, length.size(), reinterpret_cast<char*>(length.data()));
+    offset += length.size();
+    const auto share_length = get<std::uint64_t>(length, 0);
+    if (share_length > body - offset)
+      throw refuse("corrupt checkpoint: share " + std::to_string(w) + " runs past the end");
+    shares_.emplace_back(offset, share_length);
+    offset += share_length;
+  }
+  if (offset != body) throw refuse("corrupt checkpoint: bytes after the last share");
+}
+
+Bytes CheckpointReader::share(std::uint64_t w) {
+  const auto [offset, length] = shares_.at(static_cast<std::size_t>(w));
+  Bytes bytes(static_cast<std::size_t>(length));
+  file_.read(offset, bytes.size(), reinterpret_cast<char*>(bytes.data()));
+  return bytes;
 }
 
 CheckpointState read_checkpoint(const std::string& path) {
-  internal::InputFile file(path);
-  std::vector<std::byte> bytes(static_cast<std::size_t>(file.size()));
-  file.read(0, bytes.size(), reinterpret_cast<char*>(bytes.data()));
-  return decode_checkpoint(path, bytes);
+  CheckpointReader reader(path);
+  CheckpointState state = std::move(reader.state());
+  for (std::uint64_t w = 0; w < reader.shares(); ++w) state.workers.push_back(reader.share(w));
+  return state;
 }
 
 }  // namespace schmp::io

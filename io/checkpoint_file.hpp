@@ -3,16 +3,23 @@
 // schedulers' weights, the trace so far) and the program's model, serialised by the program's typed
 // messages in a form that does not depend on the rank count.
 //
-// On disk: the magic "SCHMPCKP", a format version (u32), the payload's length (u64), the payload (the
-// serialised CheckpointState), and a 64-bit checksum of the payload. Written to a temporary name,
-// flushed to disk and renamed, so that a checkpoint is never seen half-written.
+// On disk: the magic "SCHMPCKP", a format version (u32), the number of workers' shares (u64) and the
+// state's length (u64); the state (the serialised CheckpointState, its shares left out: an empty list);
+// each share as its length (u64) and its bytes; and a 64-bit checksum of every byte before it. The
+// shares come last and one by one so that rank 0 can write them as they arrive and read them back one
+// at a time: together they can be the largest thing a run holds (LDA's: every token's topic). Written to
+// a temporary name, flushed to disk and renamed, so that a checkpoint is never seen half-written.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <ostream>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "line_reader.hpp"
 #include "schmp/message.hpp"
 
 namespace schmp::io {
@@ -56,17 +63,40 @@ std::uint64_t content_hash(std::span<const std::byte> bytes, std::uint64_t seed 
 // The size and content hash of a file; InputError (line 0) when it cannot be read.
 InputFingerprint fingerprint(const std::string& path);
 
-// The bytes of a checkpoint file around a payload (the serialised CheckpointState): header and checksum.
-Bytes frame_checkpoint(std::span<const std::byte> payload);
-
-// Writes atomically (temporary file, fsync, rename); std::runtime_error naming the path on failure.
+// Writes `state` (whose own list of shares must be empty) and then `shares` workers' shares, share(w) giving
+// the w-th in turn, each written before the next is asked for: the caller need not hold them all. Atomic
+// (temporary file, fsync, rename); std::runtime_error naming the path on failure. A write that fails
+// part way stops asking for shares.
+void write_checkpoint(const std::string& path, const CheckpointState& state, std::uint64_t shares,
+                      const std::function<Bytes(std::uint64_t)>& share);
+// The same with the shares `state` holds.
 void write_checkpoint(const std::string& path, const CheckpointState& state);
+// The checkpoint's bytes, written to `out` as the first form writes them to its file; a stream that
+// fails stops the asking for shares.
+void write_checkpoint(std::ostream& out, const CheckpointState& state, std::uint64_t shares,
+                      const std::function<Bytes(std::uint64_t)>& share);
 
-// Reads and verifies a checkpoint: a file that is not one, is truncated, fails its checksum or does not
-// decode raises InputError naming the file and what is wrong.
+// A checkpoint read in two passes, so that its workers' shares need not be in memory together. The
+// constructor reads the file through once to check its frame and checksum, decodes the state, and finds
+// where each share lies; share(w) then reads one. A file that is not a checkpoint, is truncated, fails
+// its checksum or does not decode raises InputError naming it and what is wrong.
+class CheckpointReader {
+ public:
+  explicit CheckpointReader(const std::string& path);
+  CheckpointState& state() { return state_; }  // its workers' shares empty
+  std::uint64_t shares() const { return shares_.size(); }
+  Bytes share(std::uint64_t w);
+
+ private:
+  internal::InputFile file_;
+  CheckpointState state_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> shares_;  // each one's offset and length
+};
+
+// Reads a whole checkpoint, shares included, as CheckpointReader checks it.
 CheckpointState read_checkpoint(const std::string& path);
 
-// The same, from bytes already in memory (what read_checkpoint does after reading the file).
-CheckpointState decode_checkpoint(const std::string& path, std::span<const std::byte> file);
+// The checksum that ends a checkpoint whose bytes before it are `bytes`.
+std::uint64_t checkpoint_checksum(std::span<const std::byte> bytes);
 
 }  // namespace schmp::io

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <exception>
 #include <utility>
 
 #include "schmp/io.hpp"
@@ -35,17 +36,34 @@ io::CheckpointState Checkpoints::state_at(std::uint64_t round, double seconds, c
   return state;
 }
 
-void Checkpoints::write(const io::CheckpointState& state, double seconds) {
+void Checkpoints::write(const io::CheckpointState& state, double seconds) { write(state, seconds, 0, {}); }
+
+void Checkpoints::write(const io::CheckpointState& state, double seconds, std::uint64_t shares,
+                        const std::function<Bytes(std::uint64_t)>& share) {
   last_ = seconds;
+  std::uint64_t taken = 0;
+  std::exception_ptr share_failure;
   try {
-    io::write_checkpoint(path_, state);
+    io::write_checkpoint(path_, state, shares, [&](std::uint64_t w) {
+      ++taken;
+      try {
+        return share(w);
+      } catch (...) {
+        share_failure = std::current_exception();
+        throw;
+      }
+    });
   } catch (const std::exception& e) {
+    if (share_failure) std::rethrow_exception(share_failure);
     LOG(WARNING) << "no checkpoint written: " << e.what();
   }
+  // A write that failed part way asked for fewer shares than there are.
+  for (; taken < shares; ++taken) share(taken);
 }
 
-io::CheckpointState Checkpoints::load() const {
-  io::CheckpointState state = io::read_checkpoint(resume_);
+std::unique_ptr<io::CheckpointReader> Checkpoints::load() const {
+  auto reader = std::make_unique<io::CheckpointReader>(resume_);
+  const io::CheckpointState& state = reader->state();
   auto refuse = [&](const std::string& why) { return io::InputError(resume_, 0, why); };
   if (state.program != program_) throw refuse("is a checkpoint of " + state.program + ", not of " + program_);
   if (state.inputs.size() != inputs_.size()) {
@@ -63,7 +81,7 @@ io::CheckpointState Checkpoints::load() const {
     }
   }
   if (state.time_split.size() != 5) throw refuse("corrupt checkpoint: no time split");
-  return state;
+  return reader;
 }
 
 TimeSplit time_split_from(const std::vector<double>& values) {

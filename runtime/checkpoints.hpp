@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,9 +32,15 @@ class Checkpoints {
   // Writes the file and restarts the interval at `seconds` (this process's). A checkpoint that cannot
   // be written is a warning, not the end of the run: the model is still to be written.
   void write(const io::CheckpointState& state, double seconds);
+  // The same with `shares` workers' shares after the state, share(w) giving each in turn (rotation
+  // programs: rank 0 receives them as it writes). share() is called for every share even when the
+  // file cannot be written, since they are on their way; what it throws ends the run.
+  void write(const io::CheckpointState& state, double seconds, std::uint64_t shares,
+             const std::function<Bytes(std::uint64_t)>& share);
 
-  // The checkpoint named by --resume, verified to be this program's, on these inputs.
-  io::CheckpointState load() const;
+  // The checkpoint named by --resume, verified to be this program's, on these inputs; its workers'
+  // shares are still in the file.
+  std::unique_ptr<io::CheckpointReader> load() const;
 
  private:
   std::string path_;

@@ -246,7 +246,7 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
       checkpoints = start_checkpoints(roles.program_name, roles.inputs, program->saves(), options);
       if (!options.resume.empty()) {
         Resumed& r = resumed.emplace();
-        r.state = checkpoints->load();
+        r.state = std::move(checkpoints->load()->state());
         if (r.state.num_params != num_params) {
           throw io::InputError(options.resume, 0,
                                "was made for " + std::to_string(r.state.num_params) +
@@ -351,13 +351,15 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
   std::unique_ptr<TraceWriter> trace;
   std::unique_ptr<Checkpoints> checkpoints;
   std::optional<io::CheckpointState> resumed;
+  std::unique_ptr<io::CheckpointReader> checkpoint;  // resuming, on rank 0: the shares still in the file
   guarded(failure, [&] {
     worker->start(summed);
     if (ring.index != 0) return;
     program = roles.make_coordinator(summed, ring.count);
     checkpoints = start_checkpoints(roles.program_name, roles.inputs, worker->saves(), options);
     if (!options.resume.empty()) {
-      resumed = checkpoints->load();
+      checkpoint = checkpoints->load();
+      resumed = std::move(checkpoint->state());
       restore_program(options.resume, [&] { program->restore(resumed->coordinator); });
     }
     trace = open_trace(options, program->trace_columns(), resumed ? &*resumed : nullptr);
@@ -365,19 +367,20 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
   if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
 
   // Resuming, every worker takes its part of the model from the checkpointed run's shares, which rank 0
-  // read. They go out one broadcast at a time, so that no rank holds more than one of them: LDA's hold
-  // every token's topic. A worker that refuses a share still takes the rest, so that every broadcast is
-  // met.
+  // reads from the file one at a time and broadcasts: no rank holds more than one of them (LDA's hold
+  // every token's topic). A rank that has failed still takes part in every broadcast, rank 0 sending
+  // nothing in place of a share it could not read.
   if (!options.resume.empty()) {
-    Bytes count = resumed ? serialize(static_cast<std::uint64_t>(resumed->workers.size())) : Bytes{};
+    Bytes count = checkpoint ? serialize(checkpoint->shares()) : Bytes{};
     broadcast_bytes(ring.comm, 0, count, waiter);
     const auto shares = deserialize<std::uint64_t>(count);
     for (std::uint64_t s = 0; s < shares; ++s) {
-      Bytes share = resumed ? std::move(resumed->workers[s]) : Bytes{};
+      Bytes share;
+      if (checkpoint) guarded(failure, [&] { share = checkpoint->share(s); });
       broadcast_bytes(ring.comm, 0, share, waiter);
       guarded(failure, [&] { restore_program(options.resume, [&] { worker->restore(share); }); });
     }
-    if (resumed) resumed->workers.clear();
+    checkpoint.reset();
     guarded(failure, [&] { restore_program(options.resume, [&] { worker->finish_restore(); }); });
     if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
   }

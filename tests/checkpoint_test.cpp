@@ -2,10 +2,14 @@
 // length, any byte changed, another format version) is refused with an InputError naming it.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
+#include <vector>
 
 #include "../io/checkpoint_file.hpp"
+#include "../runtime/checkpoints.hpp"
 #include "schmp/io.hpp"
 #include "test_files.hpp"
 
@@ -36,16 +40,30 @@ Bytes file_bytes(const std::string& path) {
   return Bytes(first, first + text.size());
 }
 
-// The message of decoding `bytes` as a checkpoint, which must fail with an InputError naming "ck".
+// The message of reading `bytes` as a checkpoint file, which must fail with an InputError naming it.
 std::string refusal(std::span<const std::byte> bytes) {
+  testing::ScratchDir scratch;
+  const std::string path = scratch.file("ck");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   try {
-    decode_checkpoint("ck", bytes);
+    read_checkpoint(path);
   } catch (const InputError& e) {
-    EXPECT_EQ(e.file(), "ck");
+    EXPECT_EQ(e.file(), path);
     return e.what();
   }
   ADD_FAILURE() << "a damaged checkpoint of " << bytes.size() << " bytes was accepted";
   return "";
+}
+
+// `bytes` with a changed header field (u64 at `at`) and the checksum made to match again: damage the
+// checksum cannot see.
+Bytes with_field(Bytes bytes, std::size_t at, std::uint64_t value) {
+  std::memcpy(bytes.data() + at, &value, sizeof value);
+  const std::size_t body = bytes.size() - sizeof(std::uint64_t);
+  const std::uint64_t checksum = checkpoint_checksum(std::span(bytes).first(body));
+  std::memcpy(bytes.data() + body, &checksum, sizeof checksum);
+  return bytes;
 }
 
 TEST(CheckpointFile, ReadsBackWhatWasWritten) {
@@ -76,7 +94,47 @@ TEST(CheckpointFile, RefusesEveryTruncation) {
   }
   Bytes longer = bytes;
   longer.push_back(std::byte{0});
-  EXPECT_NE(refusal(longer).find("bytes after its end"), std::string::npos);
+  EXPECT_NE(refusal(longer).find("corrupt checkpoint"), std::string::npos);
+}
+
+// Past the checksum, the frame is still checked: a header that promises other shares, or a state that
+// runs past them, is refused rather than trusted.
+TEST(CheckpointFile, RefusesFramesThatDoNotAddUp) {
+  testing::ScratchDir scratch;
+  const std::string path = scratch.file("run.checkpoint");
+  write_checkpoint(path, example());
+  const Bytes bytes = file_bytes(path);
+  constexpr std::size_t kShares = 12;  // after the magic and the version
+  constexpr std::size_t kStateLength = 20;
+  EXPECT_NE(refusal(with_field(bytes, kShares, 4)).find("share 3 is missing"), std::string::npos);
+  EXPECT_NE(refusal(with_field(bytes, kShares, 2)).find("bytes after the last share"), std::string::npos);
+  EXPECT_NE(refusal(with_field(bytes, kStateLength, bytes.size())).find("the state runs past the end"),
+            std::string::npos);
+  EXPECT_NE(refusal(with_field(bytes, kStateLength, 7)).find("corrupt checkpoint"), std::string::npos);
+}
+
+// Shares handed over one at a time make the same file as a whole state, and read back one at a time.
+TEST(CheckpointFile, SharesAreWrittenAndReadOneAtATime) {
+  testing::ScratchDir scratch;
+  const CheckpointState whole = example();
+  write_checkpoint(scratch.file("whole"), whole);
+  CheckpointState state = whole;
+  state.workers.clear();
+  std::vector<std::uint64_t> asked;
+  write_checkpoint(scratch.file("streamed"), state, whole.workers.size(), [&](std::uint64_t w) {
+    asked.push_back(w);
+    return whole.workers[w];
+  });
+  EXPECT_EQ(asked, (std::vector<std::uint64_t>{0, 1, 2}));
+  EXPECT_EQ(file_bytes(scratch.file("streamed")), file_bytes(scratch.file("whole")));
+
+  CheckpointReader reader(scratch.file("streamed"));
+  EXPECT_TRUE(reader.state().workers.empty());
+  EXPECT_EQ(serialize(reader.state()), serialize(state));
+  ASSERT_EQ(reader.shares(), 3u);
+  for (const std::uint64_t w : {2, 0, 1}) EXPECT_EQ(reader.share(w), whole.workers[w]) << w;
+  EXPECT_THROW(write_checkpoint(scratch.file("bad"), whole, 1, [&](std::uint64_t) { return Bytes{}; }),
+               std::invalid_argument);
 }
 
 TEST(CheckpointFile, RefusesEveryChangedByte) {
@@ -97,6 +155,37 @@ TEST(CheckpointFile, RefusesEveryChangedByte) {
   Bytes version = bytes;
   version[8] = std::byte{9};
   EXPECT_NE(refusal(version).find("checkpoint format 9"), std::string::npos);
+}
+
+// A checkpoint that cannot be written is a warning, but every share is still taken (the workers have
+// sent them); what taking a share throws is not a checkpoint's failure and ends the run.
+TEST(Checkpoints, TakeEveryShareEvenWhenTheFileCannotBeWritten) {
+  testing::ScratchDir scratch;
+  const std::string directory = scratch.file("checkpoints");
+  std::filesystem::create_directories(directory);
+  RunOptions options;
+  options.checkpoint = directory + "/run.checkpoint";
+  detail::Checkpoints checkpoints(options, "schmp-test", {});
+  std::vector<std::uint64_t> asked;
+  auto share = [&](std::uint64_t w) {
+    asked.push_back(w);
+    return Bytes(3, std::byte{7});
+  };
+  std::filesystem::remove_all(directory);
+  checkpoints.write(CheckpointState{}, 1.0, 3, share);
+  EXPECT_EQ(asked, (std::vector<std::uint64_t>{0, 1, 2}));
+
+  std::filesystem::create_directories(directory);
+  auto failing = [&](std::uint64_t w) {
+    if (w == 1) throw std::runtime_error("a worker is gone");
+    return Bytes{};
+  };
+  EXPECT_THROW(checkpoints.write(CheckpointState{}, 2.0, 3, failing), std::runtime_error);
+  EXPECT_TRUE(std::filesystem::is_empty(directory));
+  asked.clear();
+  checkpoints.write(CheckpointState{}, 3.0, 3, share);
+  EXPECT_EQ(asked, (std::vector<std::uint64_t>{0, 1, 2}));
+  EXPECT_EQ(read_checkpoint(options.checkpoint).workers, std::vector<Bytes>(3, Bytes(3, std::byte{7})));
 }
 
 TEST(CheckpointFile, RefusesFilesThatAreNotCheckpoints) {
