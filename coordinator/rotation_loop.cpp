@@ -122,7 +122,7 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
   tell_other_workers(Command::kStop);
   for (int worker = 1; worker < ring.count; ++worker)
     parts.push_back(receive_bytes(ring.comm, worker, kTagPart, waiter));
-  program.finish(summary, parts);
+  program.finish(summary, std::move(parts));
   print_time_split(time, summary.seconds, std::nullopt);
   return summary;
 }

@@ -358,10 +358,13 @@ class TypedRotationCoordinator final : public RotationCoordinatorRole {
   Report report(const Flat& summed) override {
     return coordinator_.report(unflatten<typename P::Stats>(summed));
   }
-  void finish(const Summary& summary, const std::vector<Bytes>& parts) override {
+  void finish(const Summary& summary, std::vector<Bytes> parts) override {
     std::vector<typename P::Part> typed;
     typed.reserve(parts.size());
-    for (const Bytes& part : parts) typed.push_back(deserialize<typename P::Part>(part));
+    for (Bytes& part : parts) {
+      typed.push_back(deserialize<typename P::Part>(part));
+      Bytes().swap(part);
+    }
     coordinator_.finish(summary, typed);
   }
   Bytes save() const override {

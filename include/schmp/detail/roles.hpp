@@ -122,7 +122,8 @@ class RotationCoordinatorRole {
   virtual void aggregate(const Flat& summed) = 0;  // of the step schedule() gave last
   virtual bool wants_evaluation() const = 0;
   virtual Report report(const Flat& summed) = 0;
-  virtual void finish(const Summary& summary, const std::vector<Bytes>& parts) = 0;
+  // parts[w] from worker w: each part's bytes are let go once decoded, so they are not held twice.
+  virtual void finish(const Summary& summary, std::vector<Bytes> parts) = 0;
   virtual Bytes save() const = 0;  // the coordinator's own state (its Progress)
   virtual void restore(std::span<const std::byte> progress) = 0;
 };
