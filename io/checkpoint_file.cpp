@@ -143,8 +143,6 @@ void write_checkpoint(std::ostream& out, const CheckpointState& state, std::uint
 
 void write_checkpoint(const std::string& path, const CheckpointState& state, std::uint64_t shares,
                       const std::function<Bytes(std::uint64_t)>& share) {
-  if (!state.workers.empty())
-    throw std::invalid_argument("write_checkpoint: the shares go apart from the state");
   write_file_atomically(path, [&](std::ostream& out) { write_checkpoint(out, state, shares, share); });
 }
 
@@ -155,12 +153,29 @@ void write_checkpoint(const std::string& path, const CheckpointState& state) {
                    [&](std::uint64_t w) { return state.workers[w]; });
 }
 
-CheckpointReader::CheckpointReader(const std::string& path) : file_(path) {
+struct CheckpointReader::SecondPass {
+  explicit SecondPass(const std::string& path) : file(path) {}
+  // Reads `length` bytes at `offset`, hashing them: the second pass reads the file in order.
+  Bytes read(std::uint64_t offset, std::uint64_t length) {
+    Bytes bytes(static_cast<std::size_t>(length));
+    file.read(offset, bytes.size(), reinterpret_cast<char*>(bytes.data()));
+    hash.add(bytes);
+    return bytes;
+  }
+  internal::InputFile file;
+  ChunkedHash hash;
+};
+
+CheckpointReader::~CheckpointReader() = default;
+
+CheckpointReader::CheckpointReader(const std::string& path)
+    : path_(path), pass_(std::make_unique<SecondPass>(path)) {
   auto refuse = [&](const std::string& why) { return InputError(path, 0, why); };
-  const std::uint64_t size = file_.size();
+  internal::InputFile& file = pass_->file;
+  const std::uint64_t size = file.size();
   Bytes header(kHeaderBytes);
-  file_.read(0, static_cast<std::size_t>(std::min<std::uint64_t>(size, kHeaderBytes)),
-             reinterpret_cast<char*>(header.data()));
+  file.read(0, static_cast<std::size_t>(std::min<std::uint64_t>(size, kHeaderBytes)),
+            reinterpret_cast<char*>(header.data()));
   if (size < kMagic.size() || std::memcmp(header.data(), kMagic.data(), kMagic.size()) != 0)
     throw refuse("not a schmp checkpoint");
   if (size < kMagic.size() + sizeof(std::uint32_t))
@@ -175,30 +190,33 @@ CheckpointReader::CheckpointReader(const std::string& path) : file_(path) {
   // First pass: the checksum, over every byte before it.
   const std::uint64_t body = size - kChecksumBytes;
   Bytes checksum(kChecksumBytes);
-  file_.read(body, kChecksumBytes, reinterpret_cast<char*>(checksum.data()));
-  if (get<std::uint64_t>(checksum, 0) != hash_of(file_, body)) {
+  file.read(body, kChecksumBytes, reinterpret_cast<char*>(checksum.data()));
+  checksum_ = get<std::uint64_t>(checksum, 0);
+  if (checksum_ != hash_of(file, body))
     throw refuse("corrupt checkpoint: its checksum does not match its content (truncated, or changed)");
-  }
 
   // Second pass: the state, then where each share lies. A checksum that matches makes damage unlikely
   // here, but a file made to match is still refused rather than trusted.
+  pass_->hash.add(header);
   const auto shares = get<std::uint64_t>(header, kMagic.size() + sizeof version);
   const auto state_length = get<std::uint64_t>(header, kMagic.size() + sizeof version + sizeof shares);
   if (state_length > body - kHeaderBytes) throw refuse("corrupt checkpoint: the state runs past the end");
-  Bytes state(static_cast<std::size_t>(state_length));
-  file_.read(kHeaderBytes, state.size(), reinterpret_cast<char*>(state.data()));
   try {
-    state_ = deserialize<CheckpointState>(state);
+    state_ = deserialize<CheckpointState>(pass_->read(kHeaderBytes, state_length));
   } catch (const MessageError& e) {
     throw refuse(std::string("corrupt checkpoint: ") + e.what());
   }
   if (!state_.workers.empty()) throw refuse("corrupt checkpoint: shares inside the state");
   std::uint64_t offset = kHeaderBytes + state_length;
+  // Each share takes its length's 8 bytes at least.
+  if (shares > (body - offset) / sizeof(std::uint64_t))
+    throw refuse("corrupt checkpoint: " + std::to_string(shares) + " shares cannot fit in it");
+  shares_.reserve(static_cast<std::size_t>(shares));
   for (std::uint64_t w = 0; w < shares; ++w) {
     Bytes length(sizeof(std::uint64_t));
     if (body - offset < length.size())
       throw refuse("corrupt checkpoint: share " + std::to_string(w) + " is missing");
-    file_.read(offset, length.size(), reinterpret_cast<char*>(length.data()));
+    file.read(offset, length.size(), reinterpret_cast<char*>(length.data()));
     offset += length.size();
     const auto share_length = get<std::uint64_t>(length, 0);
     if (share_length > body - offset)
@@ -207,19 +225,27 @@ CheckpointReader::CheckpointReader(const std::string& path) : file_(path) {
     offset += share_length;
   }
   if (offset != body) throw refuse("corrupt checkpoint: bytes after the last share");
+  if (shares_.empty() && pass_->hash.finish() != checksum_)
+    throw refuse("changed while it was read (another run writing it?)");
 }
 
-Bytes CheckpointReader::share(std::uint64_t w) {
-  const auto [offset, length] = shares_.at(static_cast<std::size_t>(w));
-  Bytes bytes(static_cast<std::size_t>(length));
-  file_.read(offset, bytes.size(), reinterpret_cast<char*>(bytes.data()));
+Bytes CheckpointReader::next_share() {
+  auto refuse = [&](const std::string& why) { return InputError(path_, 0, why); };
+  if (next_ == shares_.size()) throw std::logic_error("CheckpointReader: no share left");
+  const auto [offset, length] = shares_[next_++];
+  const Bytes length_field = pass_->read(offset - sizeof(std::uint64_t), sizeof(std::uint64_t));
+  if (get<std::uint64_t>(length_field, 0) != length)
+    throw refuse("changed while it was read (another run writing it?)");
+  Bytes bytes = pass_->read(offset, length);
+  if (next_ == shares_.size() && pass_->hash.finish() != checksum_)
+    throw refuse("changed while it was read (another run writing it?)");
   return bytes;
 }
 
 CheckpointState read_checkpoint(const std::string& path) {
   CheckpointReader reader(path);
-  CheckpointState state = std::move(reader.state());
-  for (std::uint64_t w = 0; w < reader.shares(); ++w) state.workers.push_back(reader.share(w));
+  CheckpointState state = reader.take_state();
+  for (std::uint64_t w = 0; w < reader.shares(); ++w) state.workers.push_back(reader.next_share());
   return state;
 }
 

@@ -13,13 +13,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "line_reader.hpp"
 #include "schmp/message.hpp"
 
 namespace schmp::io {
@@ -77,20 +77,27 @@ void write_checkpoint(std::ostream& out, const CheckpointState& state, std::uint
                       const std::function<Bytes(std::uint64_t)>& share);
 
 // A checkpoint read in two passes, so that its workers' shares need not be in memory together. The
-// constructor reads the file through once to check its frame and checksum, decodes the state, and finds
-// where each share lies; share(w) then reads one. A file that is not a checkpoint, is truncated, fails
-// its checksum or does not decode raises InputError naming it and what is wrong.
+// constructor reads the file through once to check its frame and checksum, then decodes the state and
+// finds where each share lies; next_share() reads them in turn. The second pass is hashed too: a file
+// that changed between the passes is refused at the last share. A file that is not a checkpoint, is
+// truncated, fails its checksum or does not decode raises InputError naming it and what is wrong.
 class CheckpointReader {
  public:
   explicit CheckpointReader(const std::string& path);
-  CheckpointState& state() { return state_; }  // its workers' shares empty
+  ~CheckpointReader();
+  const CheckpointState& state() const { return state_; }  // its workers' shares empty
+  CheckpointState take_state() { return std::move(state_); }
   std::uint64_t shares() const { return shares_.size(); }
-  Bytes share(std::uint64_t w);
+  Bytes next_share();  // in worker order
 
  private:
-  internal::InputFile file_;
+  struct SecondPass;  // the file, and the hash of what has been read of it again
+  std::string path_;
+  std::unique_ptr<SecondPass> pass_;
   CheckpointState state_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> shares_;  // each one's offset and length
+  std::size_t next_ = 0;
+  std::uint64_t checksum_ = 0;
 };
 
 // Reads a whole checkpoint, shares included, as CheckpointReader checks it.

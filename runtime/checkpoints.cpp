@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <exception>
+#include <stdexcept>
 #include <utility>
 
 #include "schmp/io.hpp"
@@ -53,6 +54,8 @@ void Checkpoints::write(const io::CheckpointState& state, double seconds, std::u
         throw;
       }
     });
+  } catch (const std::logic_error&) {
+    throw;  // a caller's mistake, not a file that cannot be written
   } catch (const std::exception& e) {
     if (share_failure) std::rethrow_exception(share_failure);
     LOG(WARNING) << "no checkpoint written: " << e.what();

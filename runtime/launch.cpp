@@ -246,7 +246,7 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
       checkpoints = start_checkpoints(roles.program_name, roles.inputs, program->saves(), options);
       if (!options.resume.empty()) {
         Resumed& r = resumed.emplace();
-        r.state = std::move(checkpoints->load()->state());
+        r.state = checkpoints->load()->take_state();
         if (r.state.num_params != num_params) {
           throw io::InputError(options.resume, 0,
                                "was made for " + std::to_string(r.state.num_params) +
@@ -351,15 +351,15 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
   std::unique_ptr<TraceWriter> trace;
   std::unique_ptr<Checkpoints> checkpoints;
   std::optional<io::CheckpointState> resumed;
-  std::unique_ptr<io::CheckpointReader> checkpoint;  // resuming, on rank 0: the shares still in the file
+  std::unique_ptr<io::CheckpointReader> resume_file;  // resuming, on rank 0: the shares still to read
   guarded(failure, [&] {
     worker->start(summed);
     if (ring.index != 0) return;
     program = roles.make_coordinator(summed, ring.count);
     checkpoints = start_checkpoints(roles.program_name, roles.inputs, worker->saves(), options);
     if (!options.resume.empty()) {
-      checkpoint = checkpoints->load();
-      resumed = std::move(checkpoint->state());
+      resume_file = checkpoints->load();
+      resumed = resume_file->take_state();
       restore_program(options.resume, [&] { program->restore(resumed->coordinator); });
     }
     trace = open_trace(options, program->trace_columns(), resumed ? &*resumed : nullptr);
@@ -368,19 +368,20 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
 
   // Resuming, every worker takes its part of the model from the checkpointed run's shares, which rank 0
   // reads from the file one at a time and broadcasts: no rank holds more than one of them (LDA's hold
-  // every token's topic). A rank that has failed still takes part in every broadcast, rank 0 sending
-  // nothing in place of a share it could not read.
+  // every token's topic). The ranks agree before each share, so that a share refused (or one rank 0
+  // could not read) stops them all at once, not after the whole checkpoint has gone round.
   if (!options.resume.empty()) {
-    Bytes count = checkpoint ? serialize(checkpoint->shares()) : Bytes{};
+    Bytes count = resume_file ? serialize(resume_file->shares()) : Bytes{};
     broadcast_bytes(ring.comm, 0, count, waiter);
     const auto shares = deserialize<std::uint64_t>(count);
     for (std::uint64_t s = 0; s < shares; ++s) {
       Bytes share;
-      if (checkpoint) guarded(failure, [&] { share = checkpoint->share(s); });
+      if (resume_file) guarded(failure, [&] { share = resume_file->next_share(); });
+      if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
       broadcast_bytes(ring.comm, 0, share, waiter);
       guarded(failure, [&] { restore_program(options.resume, [&] { worker->restore(share); }); });
     }
-    checkpoint.reset();
+    resume_file.reset();
     guarded(failure, [&] { restore_program(options.resume, [&] { worker->finish_restore(); }); });
     if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
   }

@@ -106,7 +106,7 @@ TEST(CheckpointFile, RefusesFramesThatDoNotAddUp) {
   const Bytes bytes = file_bytes(path);
   constexpr std::size_t kShares = 12;  // after the magic and the version
   constexpr std::size_t kStateLength = 20;
-  EXPECT_NE(refusal(with_field(bytes, kShares, 4)).find("share 3 is missing"), std::string::npos);
+  EXPECT_NE(refusal(with_field(bytes, kShares, 4)).find("4 shares cannot fit in it"), std::string::npos);
   EXPECT_NE(refusal(with_field(bytes, kShares, 2)).find("bytes after the last share"), std::string::npos);
   EXPECT_NE(refusal(with_field(bytes, kStateLength, bytes.size())).find("the state runs past the end"),
             std::string::npos);
@@ -132,7 +132,7 @@ TEST(CheckpointFile, SharesAreWrittenAndReadOneAtATime) {
   EXPECT_TRUE(reader.state().workers.empty());
   EXPECT_EQ(serialize(reader.state()), serialize(state));
   ASSERT_EQ(reader.shares(), 3u);
-  for (const std::uint64_t w : {2, 0, 1}) EXPECT_EQ(reader.share(w), whole.workers[w]) << w;
+  for (std::uint64_t w = 0; w < 3; ++w) EXPECT_EQ(reader.next_share(), whole.workers[w]) << w;
   EXPECT_THROW(write_checkpoint(scratch.file("bad"), whole, 1, [&](std::uint64_t) { return Bytes{}; }),
                std::invalid_argument);
 }
@@ -155,6 +155,37 @@ TEST(CheckpointFile, RefusesEveryChangedByte) {
   Bytes version = bytes;
   version[8] = std::byte{9};
   EXPECT_NE(refusal(version).find("checkpoint format 9"), std::string::npos);
+}
+
+// Shares larger than the 4 MiB chunks the checksum is taken in, cut across them anywhere, read back
+// whole; a file changed between the reader's two passes is refused at its last share.
+TEST(CheckpointFile, LargeSharesAndAFileChangedWhileRead) {
+  testing::ScratchDir scratch;
+  CheckpointState state = example();
+  state.workers = {Bytes(5u << 20, std::byte{1}), Bytes(3, std::byte{2}), Bytes(9u << 20, std::byte{3})};
+  for (std::size_t k = 0; k < state.workers[2].size(); k += 4099) state.workers[2][k] = std::byte(k % 251);
+  const std::string path = scratch.file("large");
+  write_checkpoint(path, state);
+  EXPECT_EQ(read_checkpoint(path).workers, state.workers);
+
+  CheckpointReader reader(path);
+  ASSERT_EQ(reader.shares(), 3u);
+  EXPECT_EQ(reader.next_share(), state.workers[0]);
+  {
+    std::fstream in_place(path, std::ios::in | std::ios::out | std::ios::binary);
+    const auto middle = static_cast<std::streamoff>(std::filesystem::file_size(path) / 2);  // in share 2
+    in_place.seekg(middle);
+    const char byte = static_cast<char>(in_place.get() ^ 1);
+    in_place.seekp(middle);
+    in_place.put(byte);
+  }
+  EXPECT_EQ(reader.next_share(), state.workers[1]);
+  try {
+    reader.next_share();
+    FAIL() << "a checkpoint changed between the passes was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("changed while it was read"), std::string::npos) << e.what();
+  }
 }
 
 // A checkpoint that cannot be written is a warning, but every share is still taken (the workers have
@@ -186,6 +217,10 @@ TEST(Checkpoints, TakeEveryShareEvenWhenTheFileCannotBeWritten) {
   checkpoints.write(CheckpointState{}, 3.0, 3, share);
   EXPECT_EQ(asked, (std::vector<std::uint64_t>{0, 1, 2}));
   EXPECT_EQ(read_checkpoint(options.checkpoint).workers, std::vector<Bytes>(3, Bytes(3, std::byte{7})));
+  // Shares given both in the state and apart are a caller's mistake, not a warning.
+  CheckpointState with_shares;
+  with_shares.workers = {Bytes(1)};
+  EXPECT_THROW(checkpoints.write(with_shares, 4.0, 1, share), std::invalid_argument);
 }
 
 TEST(CheckpointFile, RefusesFilesThatAreNotCheckpoints) {

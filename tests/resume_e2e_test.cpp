@@ -157,7 +157,7 @@ TEST(RotationResume, MfSharesThatDoNotFitAreRefused) {
     const std::string forged = scratch.file("forged");
     const std::string refused = "schmp-mf: error: " + forged + ": ";
     const std::vector<std::pair<std::function<void(MfShares&)>, std::string>> forgeries = {
-        {[](MfShares& all) { all.pop_back(); }, "the checkpoint's shares are out of order"},
+        {[](MfShares& all) { all.pop_back(); }, "the checkpoint holds 1 of its 2 workers' shares"},
         {[](MfShares& all) { std::swap(all[0], all[1]); }, "the checkpoint's shares are out of order"},
         {[](MfShares& all) { all[1].user_factors.resize(all[1].user_factors.size() / 2); },
          "the checkpoint does not fit this data: row "},

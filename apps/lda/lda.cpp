@@ -308,7 +308,8 @@ void Lda::Worker::finish_restore(Block&) {
       throw unfit_checkpoint("document " + std::to_string(documents_.ids[row]) + " is missing");
   }
   // Each worker finds its own documents; the shares' tokens, counted by every worker alike, must be the
-  // corpus's, which also refuses documents the corpus does not have.
+  // corpus's, which also refuses documents the corpus does not have, but for empty ones (which change
+  // nothing).
   const auto sum = [](const std::vector<std::int64_t>& counts) {
     return std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
   };

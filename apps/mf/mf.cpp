@@ -483,7 +483,7 @@ void MatrixFactorization::Worker::restore(const Saved& share, Block& home) {
   const auto width = static_cast<std::size_t>(layout_.width());
   const bool ccd = config_.algorithm == Algorithm::kCcd;
   if (!restoring_) {
-    if (share.workers == 0) throw std::runtime_error("the checkpoint's shares are out of order");
+    if (share.workers == 0) throw std::runtime_error("a share of the checkpoint counts no workers");
     restoring_.emplace(Restoring{0, share.workers, share.kept != 0, {}});
     // CCD++'s residuals need the rows of every item its ratings meet, which are spread over the shares.
     if (ccd) restoring_->item_factors.resize(static_cast<std::size_t>(items_) * width);
@@ -535,8 +535,10 @@ void MatrixFactorization::Worker::restore(const Saved& share, Block& home) {
 
 void MatrixFactorization::Worker::finish_restore(Block&) {
   if (!restoring_) throw std::runtime_error("the checkpoint has no workers' shares");
-  if (restoring_->shares != restoring_->workers)
-    throw std::runtime_error("the checkpoint's shares are out of order");
+  if (restoring_->shares != restoring_->workers) {
+    throw std::runtime_error("the checkpoint holds " + std::to_string(restoring_->shares) + " of its " +
+                             std::to_string(restoring_->workers) + " workers' shares");
+  }
   kept_ = restoring_->kept;
   if (config_.algorithm == Algorithm::kCcd) {
     // CCD++: every residual r - w.h with no component lifted, as at the start. (With --device gpu the

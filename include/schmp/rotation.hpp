@@ -66,7 +66,7 @@
 //
 //       Saved Worker::save(const Block& home) const;
 //       void Worker::restore(const Saved& share, Block& home);  // after start(), once per share
-//       void Worker::finish_restore(Block& home);               // after the last share
+//       void Worker::finish_restore(Block& home);               // then (also with no shares)
 //       Progress Coordinator::save() const;
 //       void Coordinator::restore(const Progress&);
 //

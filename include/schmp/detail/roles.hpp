@@ -107,7 +107,7 @@ class RotationWorkerRole {
   virtual void keep() = 0;  // the model as it stands is the best so far
   // Checkpoints, for programs with a Saved message: this worker's share of the model state; then, after
   // start(), each share of the checkpointed run's workers (any count) in turn to take its own part
-  // from, and finish_restore() after the last.
+  // from, and finish_restore() after them (also when there are none).
   virtual bool saves() const = 0;
   virtual Bytes save() const = 0;
   virtual void restore(std::span<const std::byte> share) = 0;
