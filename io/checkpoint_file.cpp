@@ -225,20 +225,21 @@ CheckpointReader::CheckpointReader(const std::string& path)
     offset += share_length;
   }
   if (offset != body) throw refuse("corrupt checkpoint: bytes after the last share");
-  if (shares_.empty() && pass_->hash.finish() != checksum_)
-    throw refuse("changed while it was read (another run writing it?)");
+  if (shares_.empty() && pass_->hash.finish() != checksum_) refuse_changed();
+}
+
+void CheckpointReader::refuse_changed() const {
+  throw InputError(path_, 0, "changed while it was read (another run writing it?)");
 }
 
 Bytes CheckpointReader::next_share() {
-  auto refuse = [&](const std::string& why) { return InputError(path_, 0, why); };
   if (next_ == shares_.size()) throw std::logic_error("CheckpointReader: no share left");
   const auto [offset, length] = shares_[next_++];
+  // The length again, in file order for the hash; one that changed must not size the read.
   const Bytes length_field = pass_->read(offset - sizeof(std::uint64_t), sizeof(std::uint64_t));
-  if (get<std::uint64_t>(length_field, 0) != length)
-    throw refuse("changed while it was read (another run writing it?)");
+  if (get<std::uint64_t>(length_field, 0) != length) refuse_changed();
   Bytes bytes = pass_->read(offset, length);
-  if (next_ == shares_.size() && pass_->hash.finish() != checksum_)
-    throw refuse("changed while it was read (another run writing it?)");
+  if (next_ == shares_.size() && pass_->hash.finish() != checksum_) refuse_changed();
   return bytes;
 }
 

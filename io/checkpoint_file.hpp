@@ -92,6 +92,8 @@ class CheckpointReader {
 
  private:
   struct SecondPass;  // the file, and the hash of what has been read of it again
+  // The file changed between the passes: their hashes, or a share's length, differ.
+  [[noreturn]] void refuse_changed() const;
   std::string path_;
   std::unique_ptr<SecondPass> pass_;
   CheckpointState state_;
