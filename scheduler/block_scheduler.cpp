@@ -96,8 +96,10 @@ std::vector<ParamIndex> BlockScheduler::next_block_in_sweeps() {
   if (dependency_) dependency_->clear();
   ++blocks_;
   std::optional<std::uint32_t> opening = std::exchange(opens_next_block_, std::nullopt);
-  // Each candidate is looked at once: the one that ended the last block, then the sweep, starting a
-  // new one at most once.
+  // Each active candidate is looked at once: the one that ended the last block, then the sweep,
+  // starting a new one at most once. Entries of parameters that stopped moving since the sweep began
+  // are passed over without counting, or a sweep that most of its parameters have left would yield
+  // blocks of one or two for the rest of its length.
   std::size_t candidates_left = (opening ? 1 : 0) + active_.size();
   bool started_sweep = false;
   while (kept.size() < settings_.block_size && candidates_left > 0) {
@@ -118,8 +120,8 @@ std::vector<ParamIndex> BlockScheduler::next_block_in_sweeps() {
       if (dependency_ && swept_ + kPrepareAhead < sweep_.size())
         dependency_->prepare(owned_.begin + sweep_[swept_ + kPrepareAhead]);
     }
-    --candidates_left;
     if (active_at_[k] == kInactive) continue;
+    --candidates_left;
     const ParamIndex candidate = owned_.begin + k;
     // A block ends at a candidate it holds already (from the sweep before) as at one that interferes:
     // either opens the next block, so that no sweep misses it.

@@ -341,6 +341,44 @@ TEST(BlockScheduler, SweepsVisitEveryMovingParameterOncePerSweep) {
   EXPECT_EQ(next_sweep.count(201), 1u);
 }
 
+TEST(BlockScheduler, SweepsStayFullWhenMostParametersStopMidSweep) {
+  // An evaluation after the first block finds 53 of 2,000 parameters still moving: the rest of the
+  // sweep under way is mostly parameters that stopped, and the blocks must not shrink to the few
+  // moving ones each stretch of it holds.
+  BlockSchedulerSettings settings;
+  settings.sweeps = true;
+  settings.block_size = 32;
+  settings.seed = 5;
+  const ParamIndex size = 2000;
+  BlockScheduler scheduler({0, size}, std::vector<double>(size, 1.0), nullptr, settings);
+  const std::vector<ParamIndex> first = scheduler.next_block();
+  ASSERT_EQ(first.size(), 32u);
+  // The moving ones are all still to come in this sweep, so two blocks take them all: 32, then 21.
+  std::vector<std::pair<ParamIndex, double>> stopped;
+  std::set<ParamIndex> moving;
+  for (ParamIndex j = 0; j < size; ++j) {
+    const bool visited = std::find(first.begin(), first.end(), j) != first.end();
+    if (j % 37 == 0 && !visited && moving.size() < 53) {
+      moving.insert(j);
+    } else {
+      stopped.emplace_back(j, 0.0);
+    }
+  }
+  scheduler.report_changes(stopped);
+  std::set<ParamIndex> kept;
+  std::size_t blocks = 0;
+  while (kept.size() < moving.size() && blocks < 2) {
+    const std::vector<ParamIndex> block = scheduler.next_block();
+    ++blocks;
+    ASSERT_FALSE(block.empty());
+    for (ParamIndex j : block) {
+      EXPECT_EQ(moving.count(j), 1u) << j << " stopped moving";
+      kept.insert(j);
+    }
+  }
+  EXPECT_EQ(kept, moving) << "after " << blocks << " blocks";
+}
+
 TEST(BlockScheduler, SweepsEndABlockAtTheFirstRejection) {
   const ParamIndex size = 60;
   RingDependency dependency(size);
