@@ -1,7 +1,8 @@
 // schmp-mf end to end under mpirun: both algorithms at 1, 3 and 5 ranks recover generated low-rank
 // data down to its noise; CCD++ never raises the objective and gives the single-process result at any
-// rank count; cold-start users and items, predict and recommend agree with the model file; bad input
-// stops every rank with one line; MovieLens reaches the quality the issue asks for when present.
+// rank count; --tol compares whole iterations however often the run evaluates; cold-start users and items,
+// predict and recommend agree with the model file; bad input stops every rank with one line; MovieLens
+// reaches the quality the issue asks for when present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -100,6 +101,20 @@ TEST_F(MfEndToEnd, CcdNeverRaisesTheObjectiveBetweenRounds) {
   for (std::size_t r = 1; r < rows.size(); ++r) {
     EXPECT_LE(rows[r][2], rows[r - 1][2] * (1 + 1e-12)) << "round " << rows[r][0];
   }
+}
+
+TEST_F(MfEndToEnd, TolWeighsWholeIterationsWhateverTheEvaluations) {
+  // Evaluated after every round, CCD++ meets rounds that update one component and lower the objective
+  // very little; --tol must still compare iteration with iteration, and stop where it does without.
+  const std::string flags = "--iterations 60 --tol 1e-4";
+  const Output per_iteration = train(1, "ccd", flags);
+  const Output per_round = train(1, "ccd", flags + " --eval_every 1");
+  ASSERT_EQ(per_iteration.status, 0) << per_iteration.text;
+  ASSERT_EQ(per_round.status, 0) << per_round.text;
+  ASSERT_NE(per_iteration.text.find("stopped by converged"), std::string::npos) << per_iteration.text;
+  ASSERT_LT(number_after(per_iteration, "iterations"), 60);
+  EXPECT_EQ(number_after(per_round, "iterations"), number_after(per_iteration, "iterations"));
+  EXPECT_EQ(objective_of(per_round), objective_of(per_iteration));
 }
 
 TEST_F(MfEndToEnd, CcdGivesTheSingleProcessResultAtEveryRankCount) {

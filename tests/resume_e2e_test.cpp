@@ -1,7 +1,8 @@
 // Resuming the rotation programs (MF, LDA) under mpirun, whose workers take their part of the model from
 // the checkpointed run's shares one share at a time:
 //   - MF's SGD resumed on the rank count of its checkpoint writes the model file of an uninterrupted
-//     run, byte for byte, early stopping's kept model included;
+//     run, byte for byte, early stopping's kept model included, and the last model when the resumed
+//     run does not stop early;
 //   - shares that do not fit the data (a document missing, twice or of another length, tokens the
 //     corpus does not have, shares missing or out of order, rows too short) are refused on every rank
 //     with one line naming the checkpoint, on one rank and on several.
@@ -51,9 +52,9 @@ TEST(RotationResume, MfSgdContinuesExactly) {
   ASSERT_EQ(made.status, 0) << made.text;
   // A weak penalty overfits: the test RMSE is best at iteration 15 of 30, so the model written at the
   // end is the one early stopping kept, from before the checkpoint at iteration 20.
-  const std::string mf =
-      mpirun(3) + SCHMP_MF_BIN + " --data " + data + " --test " + data +
-      ".test --algorithm sgd --rank 16 --lambda 0.0001 --early_stop 100 --progress_seconds 0";
+  const std::string plain = mpirun(3) + SCHMP_MF_BIN + " --data " + data + " --test " + data +
+                            ".test --algorithm sgd --rank 16 --lambda 0.0001 --progress_seconds 0";
+  const std::string mf = plain + " --early_stop 100";
   const std::string checkpoint = scratch.file("run.checkpoint");
   const Output whole = run(mf + " --iterations 30 --output " + scratch.file("whole"));
   ASSERT_EQ(whole.status, 0) << whole.text;
@@ -64,6 +65,13 @@ TEST(RotationResume, MfSgdContinuesExactly) {
       run(mf + " --iterations 30 --resume " + checkpoint + " --output " + scratch.file("resumed"));
   ASSERT_EQ(resumed.status, 0) << resumed.text;
   EXPECT_EQ(read_text(scratch.file("resumed")), read_text(scratch.file("whole")));
+  // Resumed without early stopping, the run writes its last model, as a run that never stopped early.
+  const Output last = run(plain + " --iterations 30 --output " + scratch.file("last"));
+  ASSERT_EQ(last.status, 0) << last.text;
+  const Output resumed_plain =
+      run(plain + " --iterations 30 --resume " + checkpoint + " --output " + scratch.file("resumed_plain"));
+  ASSERT_EQ(resumed_plain.status, 0) << resumed_plain.text;
+  EXPECT_EQ(read_text(scratch.file("resumed_plain")), read_text(scratch.file("last")));
 }
 
 using LdaShares = std::vector<lda::Lda::Saved>;

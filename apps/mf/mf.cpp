@@ -518,7 +518,7 @@ void MatrixFactorization::Worker::restore(const Saved& share, Block& home) {
     copy_rows(users, share.user_gradient_sums, 1, user_gradient_sums_);
     copy_rows(items, share.item_gradient_sums, 1, home.gradient_sums);
   }
-  if (restoring.kept) {
+  if (keeps_restored_model()) {
     copy_rows(users, share.kept_user_factors, width, kept_user_factors_);
     copy_rows(items, share.kept_item_factors, width, kept_item_factors_);
   }
@@ -539,7 +539,7 @@ void MatrixFactorization::Worker::finish_restore(Block&) {
     throw std::runtime_error("the checkpoint holds " + std::to_string(restoring_->shares) + " of its " +
                              std::to_string(restoring_->workers) + " workers' shares");
   }
-  kept_ = restoring_->kept;
+  kept_ = keeps_restored_model();
   if (config_.algorithm == Algorithm::kCcd) {
     // CCD++: every residual r - w.h with no component lifted, as at the start. (With --device gpu the
     // host's residuals were dropped: they are made anew here.)
@@ -660,11 +660,17 @@ Report MatrixFactorization::Coordinator::report(const Stats& summed) {
                              (config_.algorithm == Algorithm::kSgd ? ": sgd diverged, lower --learning_rate"
                                                                    : ": the ratings overflow"));
   }
-  const double decrease = last_objective_ - report.objective;
-  report.converged =
-      config_.tol > 0 && last_objective_ >= 0 && decrease >= 0 && decrease <= config_.tol * last_objective_;
+  // --tol weighs whole iterations: evaluations within one (--eval_every, CCD's rounds) follow a
+  // single component's update, which may lower the objective very little long before the model settles.
+  if (at_iteration_boundary() && (!last_boundary_ || iterations_ > last_boundary_->iterations)) {
+    if (last_boundary_) {
+      const double decrease = last_boundary_->objective - report.objective;
+      report.converged =
+          config_.tol > 0 && decrease >= 0 && decrease <= config_.tol * last_boundary_->objective;
+    }
+    last_boundary_ = Boundary{iterations_, report.objective};
+  }
   report.finished = iterations_ >= static_cast<std::uint64_t>(config_.iterations);
-  last_objective_ = report.objective;
   if (config_.early_stop > 0) {
     const double test_rmse = report.columns[2];
     if (test_rmse < best_test_rmse_) {
@@ -676,6 +682,10 @@ Report MatrixFactorization::Coordinator::report(const Stats& summed) {
     }
   }
   return report;
+}
+
+bool MatrixFactorization::Coordinator::at_iteration_boundary() const {
+  return rounds_left_ == 0 && component_updates_ % static_cast<std::uint64_t>(layout_.width()) == 0;
 }
 
 MatrixFactorization::Progress MatrixFactorization::Coordinator::save() const {

@@ -223,6 +223,9 @@ struct MatrixFactorization {
     std::vector<io::Rating> read_own_ratings(const std::string& path, const WorkerContext& context,
                                              const std::function<void(const io::Rating&)>& count);
     std::uint32_t block_items(std::uint32_t block) const;
+    // Whether the checkpoint being restored holds a model kept by early stopping that this run keeps
+    // too: only while this run also stops early, or the model written would not be the one reported.
+    bool keeps_restored_model() const { return restoring_ && restoring_->kept && config_.early_stop > 0; }
     // Runs work(cell_index, group) over the block's cells, the grid's diagonals one after another so
     // that no two concurrent cells share a user or an item.
     template <class Work>
@@ -295,6 +298,9 @@ struct MatrixFactorization {
 
    private:
     std::uint32_t pick_component();
+    // Between iterations: no component's update under way (sgd: always). A run resumed from a
+    // checkpoint taken within an iteration measures its first --tol decrease from the next boundary.
+    bool at_iteration_boundary() const;
 
     Config config_;
     Setup setup_;
@@ -311,7 +317,12 @@ struct MatrixFactorization {
     // both
     std::uint64_t iterations_ = 0;
     bool iteration_done_ = false;
-    double last_objective_ = -1;
+    // The last iteration boundary evaluated: what --tol measures the next iteration's decrease from.
+    struct Boundary {
+      std::uint64_t iterations = 0;
+      double objective = 0;
+    };
+    std::optional<Boundary> last_boundary_;
     // early stopping: the best test RMSE of any evaluation so far (several may fall in one iteration)
     double best_test_rmse_ = std::numeric_limits<double>::infinity();
     std::uint64_t best_iteration_ = 0;
