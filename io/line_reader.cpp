@@ -16,10 +16,19 @@ std::vector<PartFile> list_parts(const std::string& directory) {
   std::error_code error;
   for (std::filesystem::directory_iterator entry(directory, error), end; !error && entry != end;
        entry.increment(error)) {
+    if (!entry->path().filename().string().starts_with(kPartPrefix)) continue;
+    // Subdirectories are not parts. Anything else named as one must be a file: a link to a missing
+    // mount, say, would otherwise drop its records without a word, on every host alike.
     std::error_code kind_error;
-    if (entry->path().filename().string().starts_with(kPartPrefix) && entry->is_regular_file(kind_error)) {
-      parts.push_back(PartFile{entry->path().string(), 0, 0});
+    const std::filesystem::file_status status = entry->status(kind_error);
+    if (std::filesystem::is_directory(status)) continue;
+    if (!std::filesystem::is_regular_file(status)) {
+      throw InputError(entry->path().string(), 0,
+                       status.type() == std::filesystem::file_type::not_found
+                           ? "is a link to nothing: every part-* but a directory must be a file"
+                           : "is not a regular file: every part-* but a directory must be one");
     }
+    parts.push_back(PartFile{entry->path().string(), 0, 0});
   }
   if (error) throw InputError(directory, 0, "cannot list the directory: " + error.message());
   if (parts.empty()) {

@@ -2,6 +2,7 @@
 // file, whatever the number of shards and of workers; errors name the part file and its own line; the
 // tool never leaves a half-written directory; schmp-lasso gives the same objective from either.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -353,6 +354,20 @@ TEST_F(ShardTest, OnlyRegularPartFilesCountAndTheyGoInNameOrder) {
                                                   {"_SUCCESS", ""}});
   fs::create_directories(shards + "/part-00005");
   EXPECT_EQ(io::read_libsvm(shards).labels, (std::vector<double>{2, 3}));
+}
+
+TEST_F(ShardTest, APartThatIsNotAFileIsRefused) {
+  const std::string linked = directory("linked", {{"part-00000", "1 1:1\n"}, {"part-00002", "2 2:2\n"}});
+  fs::create_symlink(linked + "/missing/part", linked + "/part-00001");
+  EXPECT_EQ(error_of([&] { io::read_libsvm(linked); }),
+            linked + "/part-00001: is a link to nothing: every part-* but a directory must be a file");
+  fs::remove(linked + "/part-00001");
+  fs::create_symlink("part-00002", linked + "/part-00001");
+  EXPECT_EQ(io::read_libsvm(linked).labels, (std::vector<double>{1, 2, 2}));
+  const std::string fifo = directory("fifo", {{"part-00000", "1 1:1\n"}});
+  ASSERT_EQ(::mkfifo((fifo + "/part-00001").c_str(), 0600), 0);
+  EXPECT_EQ(error_of([&] { io::read_libsvm(fifo); }),
+            fifo + "/part-00001: is not a regular file: every part-* but a directory must be one");
 }
 
 TEST_F(ShardTest, ADirectoryWithoutPartFilesIsRefused) {
