@@ -57,6 +57,10 @@ void write_file_atomically(const std::string& path, const std::function<void(std
 }
 
 void check_writable(const std::string& path) {
+  // The temporary beside it could be made, but the rename onto a directory would fail after the run.
+  std::error_code kind_error;
+  if (std::filesystem::is_directory(path, kind_error))
+    throw std::runtime_error(path + ": cannot write: Is a directory");
   const std::string temporary = temporary_name(path);
   {
     std::ofstream probe(temporary, std::ios::binary | std::ios::trunc);

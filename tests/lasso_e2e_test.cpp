@@ -263,11 +263,16 @@ TEST_F(LassoEndToEnd, ThreadsBeyondARanksBindingAreNamed) {
 }
 
 TEST_F(LassoEndToEnd, UnwritableOutputsFailBeforeSolving) {
-  for (const std::string flag : {"--output", "--trace"}) {
-    const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " " + flag +
-                           " /nonexistent-dir/file --progress_seconds 0");
-    testing::expect_clean_failure(out, "schmp-lasso: error: /nonexistent-dir/file: cannot write");
-    EXPECT_EQ(out.text.find("rounds"), std::string::npos) << "it solved before failing:\n" << out.text;
+  testing::ScratchDir scratch;
+  const std::string directory = scratch.file("a-directory");
+  std::filesystem::create_directories(directory);
+  for (const std::string& path : {std::string("/nonexistent-dir/file"), directory}) {
+    for (const std::string flag : {"--output", "--trace"}) {
+      const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " " + flag + " " +
+                             path + " --progress_seconds 0");
+      testing::expect_clean_failure(out, "schmp-lasso: error: " + path + ": cannot write");
+      EXPECT_EQ(out.text.find("rounds"), std::string::npos) << "it solved before failing:\n" << out.text;
+    }
   }
 }
 

@@ -342,7 +342,10 @@ Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blo
                   config.test.c_str(), setup_.unknown_tokens);
     }
   }
-  if (!config.output.empty()) io::check_writable(config.output + ".topics");
+  if (!config.output.empty()) {
+    for (const char* suffix : {".word_topic", ".vocab", ".topics", ".doc_topic"})
+      io::check_writable(config.output + suffix);
+  }
   if (!config.vocab.empty()) vocabulary_ = io::read_vocabulary(config.vocab);
 }
 
