@@ -33,18 +33,28 @@ void TraceWriter::write(const std::string& text) {
     throw std::runtime_error(path_ + ": cannot write trace: " + std::strerror(errno));
 }
 
+namespace {
+
+// Appends printf's formatting of `values`, however long: a fixed buffer would cut a long run's row
+// short and glue the next one onto it.
+template <class... Values>
+void append_formatted(std::string& line, const char* format, Values... values) {
+  const int length = std::snprintf(nullptr, 0, format, values...);
+  if (length <= 0) return;
+  const std::size_t at = line.size();
+  line.resize(at + static_cast<std::size_t>(length) + 1);
+  std::snprintf(line.data() + at, static_cast<std::size_t>(length) + 1, format, values...);
+  line.pop_back();  // the terminating zero
+}
+
+}  // namespace
+
 void TraceWriter::row(std::uint64_t round, double seconds, const Report& report, const TimeSplit& time) {
-  char cell[64];
-  std::snprintf(cell, sizeof cell, "%llu,%.6f,%.15g", static_cast<unsigned long long>(round), seconds,
-                report.objective);
-  std::string line = cell;
-  for (double value : report.columns) {
-    std::snprintf(cell, sizeof cell, ",%.10g", value);
-    line += cell;
-  }
-  std::snprintf(cell, sizeof cell, ",%.6f,%.6f,%.6f,%.6f,%.6f\n", time.scheduler, time.compute,
-                time.communication, time.idle, time.scheduler_busy);
-  line += cell;
+  std::string line;
+  append_formatted(line, "%llu,%.6f,%.15g", static_cast<unsigned long long>(round), seconds, report.objective);
+  for (double value : report.columns) append_formatted(line, ",%.10g", value);
+  append_formatted(line, ",%.6f,%.6f,%.6f,%.6f,%.6f\n", time.scheduler, time.compute, time.communication,
+                   time.idle, time.scheduler_busy);
   rows_ += line;
   write(line);
 }

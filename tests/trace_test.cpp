@@ -1,4 +1,5 @@
-// The run's closing report of where its time went, and the hint it gives when rounds wait for blocks.
+// The run's closing report of where its time went, the hint it gives when rounds wait for blocks, and
+// the trace's rows.
 #include "../runtime/trace.hpp"
 
 #include <gtest/gtest.h>
@@ -51,6 +52,27 @@ TEST(SchedulerHint, NamesTheChangeThatRemovesTheWait) {
   const std::string far_ahead = scheduler_hint(split(1, 2), 10, 8);
   EXPECT_NE(far_ahead.find("--schedulers"), std::string::npos) << far_ahead;
   for (const std::string& hint : {lock_step, busy, late, far_ahead}) EXPECT_EQ(hint.rfind("hint: ", 0), 0u);
+}
+
+TEST(TraceWriter, RowsOfALongRunStayWhole) {
+  // Times of a run of days, and the largest round count: each row whole, one per line.
+  TimeSplit time;
+  time.scheduler = 123456.5;
+  time.compute = 987654.25;
+  time.communication = 555555.125;
+  time.idle = 44444.0625;
+  time.scheduler_busy = 333333.5;
+  Report report;
+  report.objective = -1.234567890123456e-300;
+  report.columns = {1e300, -2.5};
+  TraceWriter trace("", {"a", "b"});
+  trace.row(18446744073709551615ull, 1987654.5, report, time);
+  trace.row(1, 2, report, time);
+  EXPECT_EQ(trace.rows(),
+            "18446744073709551615,1987654.500000,-1.23456789012346e-300,1e+300,-2.5,123456.500000,"
+            "987654.250000,555555.125000,44444.062500,333333.500000\n"
+            "1,2.000000,-1.23456789012346e-300,1e+300,-2.5,123456.500000,987654.250000,555555.125000,"
+            "44444.062500,333333.500000\n");
 }
 
 }  // namespace
