@@ -18,9 +18,18 @@ constexpr std::uint32_t kRejectionsInARow = 8;
 constexpr std::uint32_t kInactive = 0xffffffffu;
 constexpr std::size_t kPrepareAhead = 8;
 
-// Each scheduler draws from its own stream, fixed by the seed and its index.
+// Each scheduler draws from its own stream, fixed by the seed and its index. A seed_seq keeps 32 bits
+// of each value: a seed's high half goes in as a value of its own, after the others so that seeds
+// below 2^32 keep the streams they always had.
 std::mt19937_64 random_stream(const BlockSchedulerSettings& settings) {
-  std::seed_seq seeds{settings.seed, static_cast<std::uint64_t>(settings.index)};
+  const auto low = static_cast<std::uint32_t>(settings.seed);
+  const auto high = static_cast<std::uint32_t>(settings.seed >> 32);
+  const auto index = static_cast<std::uint32_t>(settings.index);
+  if (high == 0) {
+    std::seed_seq seeds{low, index};
+    return std::mt19937_64(seeds);
+  }
+  std::seed_seq seeds{low, index, high};
   return std::mt19937_64(seeds);
 }
 

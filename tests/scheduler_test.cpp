@@ -232,22 +232,25 @@ TEST(BlockScheduler, UniformWhenPriorityIsOffAndSquaredWhenAsked) {
 }
 
 TEST(BlockScheduler, SameSeedSameBlocks) {
-  for (bool sweeps : {false, true}) {
-    BlockSchedulerSettings settings;
-    settings.block_size = 8;
-    settings.seed = 42;
-    settings.sweeps = sweeps;
-    BlockScheduler a({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
-    BlockScheduler b({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
-    settings.seed = 43;
-    BlockScheduler other_seed({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
-    bool differs = false;
-    for (int round = 0; round < 20; ++round) {
-      const std::vector<ParamIndex> block = a.next_block();
-      EXPECT_EQ(block, b.next_block()) << "sweeps " << sweeps;
-      differs = differs || block != other_seed.next_block();
+  // Seeds that differ only above their low 32 bits are other seeds too.
+  for (const std::uint64_t other : {std::uint64_t{43}, std::uint64_t{42} + (std::uint64_t{1} << 32)}) {
+    for (bool sweeps : {false, true}) {
+      BlockSchedulerSettings settings;
+      settings.block_size = 8;
+      settings.seed = 42;
+      settings.sweeps = sweeps;
+      BlockScheduler a({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
+      BlockScheduler b({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
+      settings.seed = other;
+      BlockScheduler other_seed({0, 1000}, std::vector<double>(1000, 0.5), nullptr, settings);
+      bool differs = false;
+      for (int round = 0; round < 20; ++round) {
+        const std::vector<ParamIndex> block = a.next_block();
+        EXPECT_EQ(block, b.next_block()) << "sweeps " << sweeps;
+        differs = differs || block != other_seed.next_block();
+      }
+      EXPECT_TRUE(differs) << "seed " << other << " should give other blocks (sweeps " << sweeps << ")";
     }
-    EXPECT_TRUE(differs) << "another seed should give other blocks (sweeps " << sweeps << ")";
   }
 }
 
