@@ -1,6 +1,6 @@
 // schmp-lda end to end under mpirun: on the bundled State of the Union subset, every rank count
 // raises the log-likelihood to the level of a long single-process run, keeps the counts consistent
-// (the program checks them after every round and stops if they break), and writes the model files;
+// (the program checks them at every evaluation and stops if they break), and writes the model files;
 // text input and bad input.
 #include <gtest/gtest.h>
 
@@ -305,6 +305,22 @@ TEST(LdaHeldOut, TopicsPredictHeldOutWordsAndInferAgreesWithTraining) {
     }
     EXPECT_EQ(documents, 10);
   }
+}
+
+// Folding the held-out documents in draws from a random stream of its own: the model trained is the
+// same with --test as without.
+TEST(LdaHeldOut, WatchingHeldOutDocumentsLeavesTrainingAsItIs) {
+  testing::ScratchDir dir;
+  const SplitCorpus split = split_sotu(dir);
+  const std::string train = mpirun(3) + SCHMP_LDA_BIN + " --data " + split.train +
+                            " --topics 10 --iterations 5 --progress_seconds 0 --seed 6 --output ";
+  const Output alone = run(train + dir.file("alone"));
+  const Output watched = run(train + dir.file("watched") + " --test " + split.test);
+  ASSERT_EQ(alone.status, 0) << alone.text;
+  ASSERT_EQ(watched.status, 0) << watched.text;
+  EXPECT_EQ(log_likelihood_of(watched), log_likelihood_of(alone));
+  EXPECT_EQ(read_text(dir.file("watched.word_topic")), read_text(dir.file("alone.word_topic")));
+  EXPECT_EQ(read_text(dir.file("watched.doc_topic")), read_text(dir.file("alone.doc_topic")));
 }
 
 // infer cuts the documents into a fixed number of groups, each with its own random stream: the

@@ -1,5 +1,8 @@
 // LDA pieces: the exact and the word-by-word collapsed Gibbs steps sample the collapsed conditional;
-// fold-in samples it with the model fixed; the predictive probability is sum_k theta_dk phi_kw.
+// fold-in samples it with the model fixed; the predictive probability is sum_k theta_dk phi_kw; the
+// coordinator stops a run whose counts disagree with the topic totals.
+#include "lda.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +13,7 @@
 #include <set>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "documents.hpp"
@@ -473,6 +477,37 @@ TEST(ExactSampler, UniformEndsPickTheFirstAndLastTopics) {
   ++model.totals[3];
   EXPECT_EQ(kernels::resample_exact(model.counts(), 3, 0.0, scratch), 0u);
   EXPECT_EQ(kernels::resample_exact(model.counts(), 0, std::nextafter(1.0, 0.0), scratch), 5u);
+}
+
+// The coordinator stops the run when the counts and the topic totals disagree: each token counted once
+// on both sides, and each topic's counts adding up to its total.
+TEST(LdaCoordinator, RefusesCountsThatDisagreeWithTheTotals) {
+  lda::Config config;
+  config.topics = 2;
+  lda::Lda::Setup setup;
+  setup.topic_counts = {6, 4};
+  setup.tokens = 10;
+  setup.words = 3;
+  lda::Lda::Coordinator coordinator(config, setup, 1);
+  lda::Lda::Stats agreeing;
+  agreeing.word_tokens = 10;
+  agreeing.document_tokens = 10;
+  agreeing.word_totals_off = {0, 0};
+  agreeing.document_totals_off = {0, 0};
+  EXPECT_NO_THROW(coordinator.report(agreeing));
+  lda::Lda::Stats moved = agreeing;  // a count moved between topics: every token still counted once
+  moved.word_totals_off = {1, -1};
+  try {
+    coordinator.report(moved);
+    ADD_FAILURE() << "a topic total off its counts went unnoticed";
+  } catch (const std::logic_error& error) {
+    EXPECT_NE(std::string(error.what()).find("topic 0's total is off its word-topic counts by -1"),
+              std::string::npos)
+        << error.what();
+  }
+  lda::Lda::Stats lost = agreeing;
+  lost.document_tokens = 9;
+  EXPECT_THROW(coordinator.report(lost), std::logic_error);
 }
 
 }  // namespace

@@ -78,6 +78,11 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
   if (!config.test.empty()) {
     const CorpusFiles test{config.data.empty() ? "" : config.test, config.text.empty() ? "" : config.test};
     HeldOutDocuments& held_out = held_out_.emplace(config.topics);
+    // Folding in draws from a stream of its own, so that watching held-out documents leaves the
+    // training chain as it is without them.
+    held_out_sampler_.emplace(
+        config.sampler, config.topics, config.mh_steps,
+        config.seed * 1000003 + static_cast<std::uint64_t>(context.count + context.index));
     unknown_tokens_ = read_dealt_documents(test, vocabulary, false, words_, peers, nullptr,
                                            [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
                                              held_out.add(id, words, config.seed + 1);
@@ -155,8 +160,8 @@ void Lda::Worker::update(const Step& step, std::uint32_t block, Block& held) {
   const std::span<std::uint32_t> counts = load(block, held);
   if (held_out_) {
     // Scored first, against the model as the last round left it, then folded in further.
-    if (step.score) held_out_->score(block, counts, totals_, priors_, sampler_.word_by_word);
-    held_out_->fold_in(block, counts, totals_, priors_, sampler_);
+    if (step.score) held_out_->score(block, counts, totals_, priors_, held_out_sampler_->word_by_word);
+    held_out_->fold_in(block, counts, totals_, priors_, *held_out_sampler_);
   }
   moved_ += static_cast<double>(documents_.learn(block, counts, totals_, priors_, sampler_));
   store(block, held);
@@ -171,8 +176,8 @@ void Lda::Worker::update_on_gpu(const Step& step, std::uint32_t block, Block& he
     // On the CPU while the GPU samples, against the block and the totals as they were before the sweep
     // (the staging copy, which the GPU only reads from, and totals_, which finish_sweep rewrites): what
     // the CPU path reads too. Folding in moves neither.
-    if (step.score) held_out_->score(block, counts, totals_, priors_, sampler_.word_by_word);
-    held_out_->fold_in(block, counts, totals_, priors_, sampler_);
+    if (step.score) held_out_->score(block, counts, totals_, priors_, held_out_sampler_->word_by_word);
+    held_out_->fold_in(block, counts, totals_, priors_, *held_out_sampler_);
   }
   const kernels::GpuSweep sweep = gpu_sampler_->finish_sweep(totals_);
   moved_ += static_cast<double>(sweep.moved);
@@ -216,15 +221,23 @@ Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
   const LogGammaRatio word_term(beta);
   const LogGammaRatio document_term(alpha);
   Stats stats;
-  for (const std::uint32_t count : load(static_cast<std::uint32_t>(context_.index), home)) {
+  stats.word_totals_off.assign(topics, 0.0);
+  stats.document_totals_off.assign(topics, 0.0);
+  const std::span<const std::uint32_t> home_counts = load(static_cast<std::uint32_t>(context_.index), home);
+  for (std::size_t i = 0; i < home_counts.size(); ++i) {
+    const std::uint32_t count = home_counts[i];
     if (count == 0) continue;
     stats.word_tokens += count;
+    stats.word_totals_off[i % topics] += count;
     stats.log_likelihood += word_term(count);
   }
   if (context_.index == 0) {
     const double beta_sum = beta * words_;
-    for (const std::int64_t total : totals_) {
-      stats.log_likelihood += std::lgamma(beta_sum) - std::lgamma(static_cast<double>(total) + beta_sum);
+    for (std::size_t k = 0; k < topics; ++k) {
+      const auto total = static_cast<double>(totals_[k]);
+      stats.log_likelihood += std::lgamma(beta_sum) - std::lgamma(total + beta_sum);
+      stats.word_totals_off[k] -= total;
+      stats.document_totals_off[k] -= total;
     }
   }
   for (std::uint32_t row = 0; row < documents_.ids.size(); ++row) {
@@ -234,6 +247,7 @@ Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
       const std::uint32_t count = counts[k];
       length += count;
       stats.document_tokens += count;
+      stats.document_totals_off[k] += count;
       if (count > 0) stats.log_likelihood += document_term(count);
     }
     stats.log_likelihood += std::lgamma(alpha * static_cast<double>(topics)) -
@@ -375,14 +389,23 @@ void Lda::Coordinator::aggregate(const Step& step, const Partial& summed) {
 }
 
 Report Lda::Coordinator::report(const Stats& summed) {
-  // Every token is counted once in the word-topic and once in the document-topic counts, after every
-  // round; a count gone below zero would wrap around and show here too.
+  // Every token is counted once in the word-topic and once in the document-topic counts, and each
+  // topic's counts add up to its total n_k, at every evaluation; a count gone below zero would wrap
+  // around and show here too.
   const double tokens = setup_.tokens;
   if (summed.word_tokens != tokens || summed.document_tokens != tokens) {
     throw std::logic_error("count invariant broken after iteration " + std::to_string(iterations_) + ": " +
                            std::to_string(summed.word_tokens) + " word-topic and " +
                            std::to_string(summed.document_tokens) + " document-topic counts for " +
                            std::to_string(tokens) + " tokens");
+  }
+  for (std::size_t k = 0; k < summed.word_totals_off.size(); ++k) {
+    if (summed.word_totals_off[k] != 0 || summed.document_totals_off[k] != 0) {
+      throw std::logic_error("count invariant broken after iteration " + std::to_string(iterations_) +
+                             ": topic " + std::to_string(k) + "'s total is off its word-topic counts by " +
+                             std::to_string(-summed.word_totals_off[k]) + ", its document-topic counts by " +
+                             std::to_string(-summed.document_totals_off[k]));
+    }
   }
   Report report;
   report.objective = summed.log_likelihood / tokens;

@@ -102,9 +102,13 @@ struct Lda {
     double log_likelihood = 0;   // log p(w, z), summed over the parts each worker owns
     double word_tokens = 0;      // the sum of the word-topic counts of the home blocks
     double document_tokens = 0;  // the sum of the document-topic counts
+    // Per topic, the word-topic (then the document-topic) counts' sum less the topic totals n_k
+    // (worker 0 takes them away): zero while the totals agree with the counts.
+    std::vector<double> word_totals_off;
+    std::vector<double> document_totals_off;
     template <class V>
     void visit(V& v) {
-      v(log_likelihood, word_tokens, document_tokens);
+      v(log_likelihood, word_tokens, document_tokens, word_totals_off, document_totals_off);
     }
   };
   // n_kw of a block's words (WordLayout gives their rows), encoded as it travels (encode_rows).
@@ -203,6 +207,7 @@ struct Lda {
     std::vector<std::int64_t> synced_totals_;   // n_k at the last sum
     std::vector<std::uint32_t> dense_;          // the held block's rows, decoded (room for the largest)
     SamplerState sampler_;
+    std::optional<SamplerState> held_out_sampler_;           // with held_out_: folds in and scores
     std::unique_ptr<kernels::GpuTopicSampler> gpu_sampler_;  // with --device gpu
     double moved_ = 0;
     std::optional<Restoring> restoring_;
