@@ -4,8 +4,9 @@
 //     run, byte for byte, early stopping's kept model included, and the last model when the resumed
 //     run does not stop early;
 //   - shares that do not fit the data (a document missing, twice or of another length, tokens the
-//     corpus does not have, shares missing or out of order, rows too short) are refused on every rank
-//     with one line naming the checkpoint, on one rank and on several.
+//     corpus does not have, shares missing or out of order, rows too short), and MF progress beyond
+//     its components, are refused on every rank with one line naming the checkpoint, on one rank and
+//     on several.
 #include <functional>
 #include <string>
 #include <vector>
@@ -183,6 +184,42 @@ TEST(RotationResume, MfSharesThatDoNotFitAreRefused) {
         expect_clean_failure(run(mpirun(ranks) + mf + " --resume " + forged), refused + message);
       }
     }
+  }
+}
+
+// The coordinator's own progress is checked too: a component or a sweep order beyond --rank would
+// index past the components.
+TEST(RotationResume, MfProgressThatDoesNotFitIsRefused) {
+  ScratchDir scratch;
+  const std::string data = scratch.file("mf.txt");
+  const Output made =
+      run(std::string(SCHMP_GENERATE_BIN) +
+          " mf --users 200 --items 100 --rank 3 --ratings 3000 --test_ratings 0 --seed 2 --out " + data);
+  ASSERT_EQ(made.status, 0) << made.text;
+  const std::string mf = mpirun(2) + SCHMP_MF_BIN + " --data " + data +
+                         " --algorithm ccd --rank 3 --iterations 3 --progress_seconds 0";
+  const std::string checkpoint = scratch.file("ccd.checkpoint");
+  // Checkpointed within an iteration: 2 rounds of 3 components, so the sweep under way has an order.
+  const Output first = run(mf + " --max_rounds 2 --checkpoint " + checkpoint);
+  ASSERT_EQ(first.status, 0) << first.text;
+  using Progress = mf::MatrixFactorization::Progress;
+  const std::vector<std::function<void(Progress&)>> forgeries = {
+      [](Progress& progress) { progress.component = 3; },
+      [](Progress& progress) { progress.sweep_order.back() = 7; },
+      [](Progress& progress) { progress.sweep_order.pop_back(); },
+      [](Progress& progress) { progress.rounds_left = -1; },
+  };
+  const std::string forged = scratch.file("forged");
+  for (std::size_t f = 0; f < forgeries.size(); ++f) {
+    SCOPED_TRACE("forgery " + std::to_string(f));
+    io::CheckpointState state = io::read_checkpoint(checkpoint);
+    auto progress = deserialize<Progress>(state.coordinator);
+    ASSERT_EQ(progress.sweep_order.size(), 3u);
+    forgeries[f](progress);
+    state.coordinator = serialize(progress);
+    io::write_checkpoint(forged, state);
+    expect_clean_failure(run(mf + " --resume " + forged),
+                         "schmp-mf: error: " + forged + ": the checkpoint's components do not fit --rank");
   }
 }
 

@@ -701,8 +701,15 @@ void MatrixFactorization::Coordinator::restore(const Progress& progress) {
       progress.biases != (config_.biases ? 1 : 0) || progress.lambda != config_.lambda) {
     throw std::runtime_error("the checkpoint was made with other --algorithm, --rank, --biases or --lambda");
   }
-  if (progress.component_decrease.size() != component_decrease_.size() ||
-      progress.sweep_order.size() > component_decrease_.size())
+  // A checkpoint that passed its checksum may still be forged or from another build: nothing here may
+  // index past the components, and a sweep under way needs its whole order.
+  const std::size_t components = component_decrease_.size();
+  const auto beyond = [&](std::uint32_t component) { return component >= components; };
+  const bool mid_sweep = progress.component_updates % components != 0;
+  if (progress.component_decrease.size() != components || progress.sweep_order.size() > components ||
+      (mid_sweep && progress.sweep_order.size() != components) || beyond(progress.component) ||
+      std::any_of(progress.sweep_order.begin(), progress.sweep_order.end(), beyond) ||
+      progress.rounds_left < 0)
     throw std::runtime_error("the checkpoint's components do not fit --rank");
   component_decrease_ = progress.component_decrease;
   component_ = progress.component;
