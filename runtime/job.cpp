@@ -100,17 +100,29 @@ Job::Job(int& argc, char**& argv, const std::string& usage) {
     gflags::ParseCommandLineFlags(&argc, &argv, true);
   }
   google::InitGoogleLogging(argv[0]);
+  const char* slash = std::strrchr(argv[0], '/');
+  name_ = slash ? slash + 1 : argv[0];
   // A process no launcher started is a job of one rank, which talks to no one: it does without MPI.
   // Started as a singleton, Open MPI would take 40 ms or more (hardware discovery, transports), longer
   // than a small problem's whole solve.
   if (launcher_rank_text()) {
-    int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    int provided = MPI_THREAD_SINGLE;
+    const int started = MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    // Kernels run on threads beside the one that talks MPI: an MPI that allows no threads at all
+    // could fail in ways that would be hard to trace back here. Every rank finds the same and stops.
+    if (started != MPI_SUCCESS || provided < MPI_THREAD_FUNNELED) {
+      if (launcher_rank() == 0) {
+        std::fprintf(stderr, "%s: error: %s\n", name_.c_str(),
+                     started != MPI_SUCCESS ? "MPI failed to start"
+                                            : "this MPI allows no threads beside the main one "
+                                              "(MPI_THREAD_FUNNELED), which the kernels need");
+      }
+      if (started == MPI_SUCCESS) MPI_Finalize();
+      std::exit(1);
+    }
     // Errors in MPI calls are reported by the runtime with context rather than aborting inside MPI.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   }
-  const char* slash = std::strrchr(argv[0], '/');
-  name_ = slash ? slash + 1 : argv[0];
 }
 
 Job::~Job() {
