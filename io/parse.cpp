@@ -2,6 +2,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -97,8 +98,13 @@ double parse_finite(std::string_view token, std::string_view what, const Where& 
   if (error == std::errc::invalid_argument || end != digits.data() + digits.size()) {
     where.fail("non-numeric " + std::string(what) + " " + quoted(token));
   }
-  if (error == std::errc::result_out_of_range)
-    where.fail(std::string(what) + " out of range: " + shown(token));
+  if (error == std::errc::result_out_of_range) {
+    // Too small is not too large: a value below the smallest double reads as strtod and LIBSVM read
+    // it, as zero (or the nearest subnormal), keeping its sign.
+    const double nearest = std::strtod(std::string(digits).c_str(), nullptr);
+    if (std::isinf(nearest)) where.fail(std::string(what) + " out of range: " + shown(token));
+    return nearest;
+  }
   if (!std::isfinite(value)) where.fail(std::string(what) + " is not finite: " + shown(token));
   return value;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -334,6 +335,19 @@ TEST_F(IoTest, LibsvmEmptyFile) {
     EXPECT_TRUE(rows.index.empty());
     EXPECT_EQ(rows.columns(), 0u);
   }
+}
+
+TEST_F(IoTest, LibsvmValuesTooSmallForADoubleReadAsZero) {
+  // Below the smallest subnormal is not out of range, as strtod and LIBSVM read it; above the largest is.
+  const std::string path = write("tiny.svm", "1e-400 1:1e-400 2:-1e-400 3:4.9e-324\n");
+  const auto rows = schmp::io::read_libsvm(path);
+  ASSERT_EQ(rows.rows(), 1u);
+  EXPECT_EQ(rows.labels[0], 0.0);
+  ASSERT_EQ(rows.value.size(), 3u);
+  EXPECT_EQ(rows.value[0], 0.0);
+  EXPECT_EQ(rows.value[1], 0.0);
+  EXPECT_TRUE(std::signbit(rows.value[1]));
+  EXPECT_EQ(rows.value[2], std::numeric_limits<double>::denorm_min());
 }
 
 struct BadLibsvm {
