@@ -112,6 +112,8 @@ struct Line {
   Where where() const { return Where{*path, source}; }
 };
 
+inline constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+
 // Walks over the lines of a RangeText, each with its source.
 class LineCursor {
  public:
@@ -133,6 +135,14 @@ class LineCursor {
     position_ += length + 1;
     std::string_view line(begin, length);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // A file of CR-only line endings is one long line, which some formats would read without a word
+    // (a text corpus as one document): refused wherever it is read.
+    if (std::memchr(line.data(), '\r', line.size()) != nullptr) {
+      throw InputError::at(*path_, source,
+                           "carriage return inside a line: lines must end in LF or CRLF, not CR");
+    }
+    // Editors on Windows start UTF-8 files with a byte-order mark, which is no part of the data.
+    if (source == 0 && line.starts_with(kByteOrderMark)) line.remove_prefix(kByteOrderMark.size());
     return Line{line, source, path_};
   }
 

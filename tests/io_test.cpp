@@ -1056,6 +1056,27 @@ TEST_F(IoTest, TextDocumentsGrowOrKeepTheVocabulary) {
                 unlabelled, 2, "expected 'name label word word ...': no label after the name"));
 }
 
+TEST_F(IoTest, ByteOrderMarksAreSkippedAndCarriageReturnsAloneRefused) {
+  // A UTF-8 byte-order mark starts a file saved by a Windows editor: no part of the first word or label.
+  const schmp::io::Vocabulary vocabulary = schmp::io::read_vocabulary(write("bom.vocab",
+                                                                            "\xEF\xBB\xBF"
+                                                                            "apple\npear\n"));
+  EXPECT_EQ(vocabulary.word(0), "apple");
+  EXPECT_EQ(schmp::io::read_libsvm(write("bom.svm",
+                                         "\xEF\xBB\xBF"
+                                         "-1 1:1\n1 2:2\n"))
+                .labels,
+            (std::vector<double>{-1, 1}));
+  // Lines ended by CR alone read as one long line: a text corpus would become one document.
+  const std::string message = "carriage return inside a line: lines must end in LF or CRLF, not CR";
+  const std::string text = write("cr.txt", "d1 x apple banana\rd2 x cherry date\rd3 x egg fig\r");
+  schmp::io::Vocabulary grown;
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_text_documents(text, grown, true, [](const auto&) {}); }, text,
+                        1, message));
+  const std::string svm = write("cr.svm", "1 1:1\n1 1:1\r-1 2:2\r");
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(svm); }, svm, 2, message));
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Inputs found while fuzzing the readers (fuzz/, docs/fuzzing.md)
 

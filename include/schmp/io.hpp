@@ -2,14 +2,16 @@
 //
 // Each reader can read a byte range of its file so that every worker parses only its own part: a line
 // belongs to the range that holds its first byte. Line numbers in errors are the file's real line
-// numbers (1-based), whatever range was read. Blank lines, comment lines and CRLF endings are accepted
-// everywhere; anything else that is not well-formed raises InputError.
+// numbers (1-based), whatever range was read. Blank lines, comment lines, CRLF endings and a UTF-8
+// byte-order mark at the start are accepted everywhere; lines ended by CR alone, and anything else that
+// is not well-formed, raise InputError.
 //
 // Wherever a path is read, it may name a directory of shards instead of a file: the directory stands
-// for the concatenation of its part files (regular files named part-*, in name order; nothing else in
-// it counts), so it reads exactly as the file it was split from, byte ranges and sizes included. A
-// reader opens only the part files that its byte range overlaps. Every part must end with a newline,
-// so that no line spans two parts. Errors name the part file and its own line number (docs/sharding.md).
+// for the concatenation of its part files (regular files named part-*, in name order; other names and
+// subdirectories do not count, any other part-* is refused), so it reads exactly as the file it was
+// split from, byte ranges and sizes included. A reader opens only the part files that its byte range
+// overlaps. Every part must end with a newline, so that no line spans two parts. Errors name the part
+// file and its own line number (docs/sharding.md).
 //
 // What the readers return keeps, for each record, the source of its line: where it starts in the data.
 // A line number is worked out only when a message names it, so that a worker reading a byte range far
