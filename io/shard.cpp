@@ -234,8 +234,17 @@ std::vector<std::string> write_shards(const ShardOptions& options) {
   fs::path target = fs::path(options.output).lexically_normal();
   if (!target.has_filename()) target = target.parent_path();
 
-  // Refused before any work, so that a mistaken --out costs nothing.
+  // Refused before any work, so that a mistaken --out costs nothing. The directory is made beside the
+  // target and renamed onto it: that cannot be done to the directory the tool runs in, or one above.
   std::error_code error;
+  const fs::path here = fs::current_path(error);
+  if (!error) {
+    const fs::path within = here.lexically_relative(fs::absolute(target, error).lexically_normal());
+    if (!error && !within.empty() && *within.begin() != "..") {
+      throw std::runtime_error(
+          target.string() + ": is the current directory or holds it: --out must name a directory beside it");
+    }
+  }
   const fs::file_status status = fs::status(target, error);
   if (fs::exists(status)) {
     if (!fs::is_directory(status))

@@ -527,6 +527,17 @@ TEST_F(ShardTest, ToolBinaryFailsWithOneLine) {
       testing::run(std::string(SCHMP_SHARD_BIN) + " --input " + kDocword + " --parts 3 --out " + dir("sotu"));
   EXPECT_EQ(made.status, 0) << made.text;
   EXPECT_TRUE(fs::exists(dir("sotu") + "/part-00002"));
+  // The directory it runs in cannot be renamed into place, even empty: refused before any work.
+  const std::string empty = directory("here", {});
+  for (const std::string& out : {std::string("."), std::string(".."), empty}) {
+    const testing::Output here = testing::run("cd " + empty + " && " + SCHMP_SHARD_BIN + " --input " +
+                                              kHeartScale + " --parts 2 --out " + out);
+    EXPECT_EQ(here.status, 1);
+    EXPECT_EQ(here.text,
+              "schmp-shard: error: " + out +
+                  ": is the current directory or holds it: --out must name a directory beside it\n");
+  }
+  EXPECT_TRUE(fs::is_empty(empty));
 }
 
 // ---------------------------------------------------------------------------------------------------
