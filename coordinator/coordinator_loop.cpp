@@ -56,6 +56,13 @@ std::string stop_reason(const Report& last, std::uint64_t rounds, double seconds
 void close_summary(Summary& summary, std::uint64_t rounds, double seconds) {
   summary.rounds = rounds;
   summary.seconds = seconds;
+  // A limit (or the last parameter retired) may stop the rounds between evaluations, and the final
+  // evaluation then find the model converged: that is how the run ended, with nothing to warn of.
+  if (summary.last.converged) {
+    summary.stopped_by = "converged";
+  } else if (summary.last.finished && summary.stopped_by != "converged") {
+    summary.stopped_by = "finished";
+  }
   if (summary.stopped_by != "converged" && summary.stopped_by != "finished")
     LOG(WARNING) << "stopped by " << summary.stopped_by << " before converging";
 }

@@ -35,7 +35,8 @@ bool updates_in_order(const RunOptions& options, bool one_process);
 // Why a run stops before its next round ("converged", "max_rounds", "max_seconds"), or "" to go on.
 std::string stop_reason(const Report& last, std::uint64_t rounds, double seconds, const RunOptions& options);
 
-// Records how long a run went and warns when it stopped before converging.
+// Records how long a run went, and why it ended: "converged" (or "finished") whenever the final
+// evaluation says so, whatever stopped the rounds; warns when it ended before converging.
 void close_summary(Summary& summary, std::uint64_t rounds, double seconds);
 
 // Prints, after the program's own summary, where the solve's time went and, for runs with schedulers

@@ -262,6 +262,23 @@ TEST_F(LassoEndToEnd, ThreadsBeyondARanksBindingAreNamed) {
   }
 }
 
+TEST_F(LassoEndToEnd, ALimitBetweenEvaluationsEndsConvergedWhenTheFinalEvaluationSaysSo) {
+  // Evaluated every 10 rounds, the gap falls below --tol between rounds 33 and 35: stopped at round 35
+  // by --max_rounds, the final evaluation finds it converged; at 33, not yet.
+  const std::string lasso =
+      std::string(SCHMP_LASSO_BIN) + " --data " + diabetes().path +
+      " --lambda_ratio 0.05 --tol 1e-6 --eval_every 10 --progress_seconds 0 --max_rounds ";
+  const Output converged = run(lasso + "35");
+  ASSERT_EQ(converged.status, 0) << converged.text;
+  EXPECT_NE(converged.text.find("schmp-lasso: converged after 35 rounds"), std::string::npos)
+      << converged.text;
+  EXPECT_EQ(converged.text.find("before converging"), std::string::npos) << converged.text;
+  const Output stopped = run(lasso + "33");
+  ASSERT_EQ(stopped.status, 0) << stopped.text;
+  EXPECT_NE(stopped.text.find("schmp-lasso: max_rounds after 33 rounds"), std::string::npos) << stopped.text;
+  EXPECT_NE(stopped.text.find("stopped by max_rounds before converging"), std::string::npos) << stopped.text;
+}
+
 TEST_F(LassoEndToEnd, UnwritableOutputsFailBeforeSolving) {
   testing::ScratchDir scratch;
   const std::string directory = scratch.file("a-directory");
