@@ -210,27 +210,48 @@ void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter, std:
   }
 }
 
-void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& waiter) {
+namespace {
+
+// A sum over ranks reduced piece by piece, each piece within MPI's int count: `reduce(at, count)` starts
+// the reduction of values [at, at + count) and returns its request. Every rank cuts the same pieces.
+template <class Reduce>
+void sum_in_pieces(std::size_t size, std::size_t piece_values, Waiter& waiter, Reduce reduce) {
+  std::size_t at = 0;
+  do {
+    const std::size_t count = std::min(piece_values, size - at);
+    MPI_Request request = reduce(at, mpi_count(count));
+    waiter.wait(request);
+    at += count;
+  } while (at < size);
+}
+
+}  // namespace
+
+void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& waiter,
+                std::size_t piece_values) {
   if (!mpi_started()) return;
   int rank = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   std::vector<double> sum(rank == root ? values.size() : 0);
-  MPI_Request request;
-  check_mpi(MPI_Ireduce(values.data(), rank == root ? sum.data() : nullptr, mpi_count(values.size()),
-                        MPI_DOUBLE, MPI_SUM, root, comm, &request),
-            "MPI_Ireduce");
-  waiter.wait(request);
+  sum_in_pieces(values.size(), piece_values, waiter, [&](std::size_t at, int count) {
+    MPI_Request request;
+    check_mpi(MPI_Ireduce(values.data() + at, rank == root ? sum.data() + at : nullptr, count, MPI_DOUBLE,
+                          MPI_SUM, root, comm, &request),
+              "MPI_Ireduce");
+    return request;
+  });
   if (rank == root) values = std::move(sum);
 }
 
-void allreduce_sum(MPI_Comm comm, std::vector<double>& values, Waiter& waiter) {
+void allreduce_sum(MPI_Comm comm, std::vector<double>& values, Waiter& waiter, std::size_t piece_values) {
   if (!mpi_started()) return;
   std::vector<double> sum(values.size());
-  MPI_Request request;
-  check_mpi(MPI_Iallreduce(values.data(), sum.data(), mpi_count(values.size()), MPI_DOUBLE, MPI_SUM, comm,
-                           &request),
-            "MPI_Iallreduce");
-  waiter.wait(request);
+  sum_in_pieces(values.size(), piece_values, waiter, [&](std::size_t at, int count) {
+    MPI_Request request;
+    check_mpi(MPI_Iallreduce(values.data() + at, sum.data() + at, count, MPI_DOUBLE, MPI_SUM, comm, &request),
+              "MPI_Iallreduce");
+    return request;
+  });
   values = std::move(sum);
 }
 

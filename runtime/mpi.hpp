@@ -115,11 +115,15 @@ Bytes receive_bytes(MPI_Comm comm, int source, int tag, Waiter& waiter, Outbox* 
 void broadcast_bytes(MPI_Comm comm, int root, Bytes& bytes, Waiter& waiter,
                      std::size_t piece_bytes = kLargestPiece);
 
-// Sums `values` elementwise onto `root` (every rank passes the same length).
-void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& waiter);
+// Sums `values` elementwise onto `root` (every rank passes the same length), in pieces of at most
+// `piece_values` values, so that any length fits MPI's int counts.
+inline constexpr std::size_t kLargestSumPiece = kLargestPiece / sizeof(double);
+void reduce_sum(MPI_Comm comm, int root, std::vector<double>& values, Waiter& waiter,
+                std::size_t piece_values = kLargestSumPiece);
 
-// Sums `values` elementwise onto every rank (every rank passes the same length).
-void allreduce_sum(MPI_Comm comm, std::vector<double>& values, Waiter& waiter);
+// Sums `values` elementwise onto every rank (every rank passes the same length), likewise in pieces.
+void allreduce_sum(MPI_Comm comm, std::vector<double>& values, Waiter& waiter,
+                   std::size_t piece_values = kLargestSumPiece);
 
 std::uint64_t allreduce_max(MPI_Comm comm, std::uint64_t value);
 

@@ -1,6 +1,6 @@
 // Run under mpirun by peers_test: every rank checks the workers' collectives (runtime/peers.hpp) on
 // MPI_COMM_WORLD and prints "rank R: ok" or what went wrong.
-//   peers_probe                 sums, maxima and routes; messages and broadcasts sent in pieces
+//   peers_probe                 sums, maxima and routes; messages, broadcasts and sums in pieces
 //   peers_probe fail N          the last rank fails after N calls, and every other rank must stop
 //                               with PeerFailure at its next call instead of waiting
 //   peers_probe documents PATH  LDA's documents of a UCI corpus read among the ranks, each reading
@@ -91,6 +91,25 @@ std::string check_pieces(MPI_Comm comm) {
       schmp::Bytes bytes = me == root ? message(root, length) : schmp::Bytes(3, std::byte{1});
       schmp::detail::broadcast_bytes(comm, root, bytes, waiter, kPiece);
       if (bytes != message(root, length)) return "pieces: a broadcast in pieces arrived otherwise";
+    }
+  }
+  // Sums in pieces of 4 values, onto one rank and onto every rank: rank r adds r + i to entry i.
+  constexpr std::size_t kSumPiece = 4;
+  for (const std::size_t length : {std::size_t{0}, std::size_t{3}, std::size_t{4}, std::size_t{9}}) {
+    auto contribution = [&] {
+      std::vector<double> values(length);
+      for (std::size_t i = 0; i < length; ++i) values[i] = me + static_cast<double>(i);
+      return values;
+    };
+    auto summed = [&](std::size_t i) { return count * (count - 1) / 2.0 + count * static_cast<double>(i); };
+    std::vector<double> everywhere = contribution();
+    schmp::detail::allreduce_sum(comm, everywhere, waiter, kSumPiece);
+    std::vector<double> onto_last = contribution();
+    schmp::detail::reduce_sum(comm, count - 1, onto_last, waiter, kSumPiece);
+    for (std::size_t i = 0; i < length; ++i) {
+      if (everywhere[i] != summed(i)) return "pieces: an allreduce in pieces summed otherwise";
+      if (me == count - 1 && onto_last[i] != summed(i))
+        return "pieces: a reduction in pieces summed otherwise";
     }
   }
   return "ok";
