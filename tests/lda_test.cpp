@@ -425,6 +425,20 @@ TEST(DocumentShard, RefusesMoreTokensThanItsSlotsNumber) {
   EXPECT_EQ(shard.offsets.back(), std::numeric_limits<std::uint32_t>::max());
 }
 
+TEST(WordTokens, AWordTooFrequentForItsCountsIsRefused) {
+  const std::uint64_t most = std::numeric_limits<std::uint32_t>::max();
+  EXPECT_NO_THROW(lda::check_word_tokens(std::vector<std::uint64_t>{3, most, 0}, "corpus"));
+  try {
+    lda::check_word_tokens(std::vector<std::uint64_t>{3, most + 1, 0}, "corpus");
+    ADD_FAILURE() << "no error";
+  } catch (const io::InputError& error) {
+    EXPECT_EQ(
+        std::string(error.what()),
+        "corpus: word 1 has 4294967296 tokens, more than a word-topic count holds (2^32 - 1): leave such "
+        "words out (stop words)");
+  }
+}
+
 TEST(DocumentDealer, GivesEachDocumentToTheLightestWorker) {
   lda::DocumentDealer dealer(3);
   // Loads after each deal: {50}, {50, 10}, {50, 10, 10}, {50, 30, 10}, {50, 30, 40}, {50, 35, 40}.

@@ -18,6 +18,16 @@ std::uint32_t starting_topic(std::uint64_t seed, std::uint64_t document, std::ui
   return static_cast<std::uint32_t>(kernels::mix64(z) % static_cast<std::uint64_t>(topics));
 }
 
+void check_word_tokens(std::span<const std::uint64_t> tokens, const std::string& path) {
+  const auto most = std::max_element(tokens.begin(), tokens.end());
+  if (most != tokens.end() && *most > std::numeric_limits<std::uint32_t>::max()) {
+    throw io::InputError(
+        path, 0,
+        "word " + std::to_string(most - tokens.begin()) + " has " + std::to_string(*most) +
+            " tokens, more than a word-topic count holds (2^32 - 1): leave such words out (stop words)");
+  }
+}
+
 WordLayout::WordLayout(std::span<const std::uint64_t> tokens, int blocks)
     : block(tokens.size(), 0), row(tokens.size(), 0), words(static_cast<std::size_t>(blocks)) {
   std::vector<std::uint32_t> order(tokens.size());

@@ -61,6 +61,10 @@ struct WordLayout {
   std::vector<std::vector<std::uint32_t>> words;  // each block's words, by row
 };
 
+// io::InputError naming `path` when a word has more tokens than its 32-bit word-topic counts could
+// hold, should they all take one topic.
+void check_word_tokens(std::span<const std::uint64_t> tokens, const std::string& path);
+
 // Deals documents to workers in id order, each to the worker with the fewest tokens so far. Every
 // worker deals every document in the same order (from the job's document lengths), so all deal alike.
 // (Document d to worker d mod P left techdocs' workers 8% apart at P = 2.)

@@ -73,6 +73,7 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
   if (context.index == 0) {
     for (std::uint32_t id = 0; id < vocabulary.size(); ++id) vocabulary_.push_back(vocabulary.word(id));
   }
+  check_word_tokens(word_tokens, corpus.path());
   layout_ = WordLayout(word_tokens, context.count);
   documents_.finish(layout_);
   if (!config.test.empty()) {
