@@ -224,8 +224,9 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
       break;
     }
     if (alone) {
-      program.update_in_order(*alone, schedule, priorities);
-      time.compute += seconds_since(scheduled);
+      const double aggregating = program.update_in_order(*alone, schedule, priorities);
+      time.compute += seconds_since(scheduled) - aggregating;
+      time.idle += aggregating;
     } else {
       workers.send(make_message(Command::kUpdate, pending_commit, schedule));
       send_feedback();  // the previous round's, while the workers compute (see above)

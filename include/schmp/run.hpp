@@ -7,6 +7,7 @@
 //   }
 #pragma once
 
+#include <chrono>
 #include <concepts>
 #include <functional>
 #include <memory>
@@ -158,15 +159,22 @@ class TypedCoordinator final : public CoordinatorRole {
   Report report(const Flat& summed, Priorities& priorities) override {
     return coordinator_->report(unflatten<typename P::Stats>(summed), priorities);
   }
-  void update_in_order(WorkerRole& worker, const Schedule& block, Priorities& priorities) override {
+  double update_in_order(WorkerRole& worker, const Schedule& block, Priorities& priorities) override {
+    using Clock = std::chrono::steady_clock;
     typename P::Worker& alone = static_cast<TypedWorker<P>&>(worker).program_worker();
     Schedule one;
     one.round = block.round;
+    Clock::duration aggregating{};
     for (const ParamIndex param : block.params) {
       one.params.assign(1, param);
-      alone.apply(coordinator_->aggregate(one, alone.update(one), priorities));
+      const typename P::Partial partial = alone.update(one);
+      const auto computed = Clock::now();
+      auto commit = coordinator_->aggregate(one, partial, priorities);
+      aggregating += Clock::now() - computed;
+      alone.apply(commit);
       if (wants_evaluation()) break;
     }
+    return std::chrono::duration<double>(aggregating).count();
   }
   void finish(const Summary& summary) override { coordinator_->finish(summary); }
   bool paces_evaluations() const override { return kPaced; }
