@@ -37,12 +37,22 @@ inline std::string mpirun(int ranks) {
          " --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(ranks) + " ";
 }
 
-// A run that failed cleanly: a non-zero status, the expected error line (`line` is found in the
-// output), and no abort from MPI.
-inline void expect_clean_failure(const Output& out, const std::string& line) {
+// A failure that stopped by itself: not timed out (timeout's 124, or its kill), not ended by a signal,
+// no abort from MPI (Open MPI prints "MPI_ABORT was invoked"), and no sanitizer report, whose exit
+// status alone (1, or LeakSanitizer's 23) would pass for an ordinary error.
+inline void expect_stopped_by_itself(const Output& out) {
   EXPECT_NE(out.status, 0) << out.text;
+  EXPECT_NE(out.status, 124) << "timed out:\n" << out.text;
+  EXPECT_LT(out.status, 128) << "ended by a signal:\n" << out.text;
+  for (const char* sign : {"MPI_ABORT", "Abort", "ABORTING", "Sanitizer", "runtime error:"})
+    EXPECT_EQ(out.text.find(sign), std::string::npos) << "'" << sign << "' in:\n" << out.text;
+}
+
+// A run that failed cleanly: stopped by itself, with the expected error line (`line` is found in the
+// output).
+inline void expect_clean_failure(const Output& out, const std::string& line) {
+  expect_stopped_by_itself(out);
   EXPECT_NE(out.text.find(line), std::string::npos) << out.text;
-  EXPECT_EQ(out.text.find("Abort"), std::string::npos) << out.text;
 }
 
 // A bad input file for an app: its name (the test's), its content, extra flags, and the message

@@ -322,8 +322,7 @@ TEST_F(LogregEndToEnd, PredictRefusesBadModelsAndLabels) {
   for (const auto& [flags, message] : cases) {
     const Output out =
         run(std::string(SCHMP_LOGREG_BIN) + " predict" + flags + " --output " + scratch("p.txt"));
-    EXPECT_NE(out.status, 0) << flags;
-    EXPECT_NE(out.text.find("schmp-logreg: error: " + message), std::string::npos) << out.text;
+    testing::expect_clean_failure(out, "schmp-logreg: error: " + message);
     EXPECT_FALSE(std::filesystem::exists(scratch("p.txt")));
   }
 }
@@ -458,7 +457,6 @@ TEST_F(LogregEndToEnd, BadInputAndOptionsFailCleanly) {
   for (const auto& [flags, message] : cases) {
     for (int ranks : {1, 3}) {
       const Output out = run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --progress_seconds 0 " + flags);
-      EXPECT_NE(out.status, 124) << "timed out: " << out.text;
       testing::expect_clean_failure(out, "schmp-logreg: error: " + message);
     }
   }
