@@ -27,7 +27,7 @@ stage_done "set-up and build"
 # Twice as many tests as cores: most of them spend much of their time starting mpirun and waiting for
 # ranks (on 2 cores the suite kept the processors 45% busy at -j 2, and took 127 s at -j 4 against 183 s).
 jobs=$((2 * $(nproc)))
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --timeout 900 -j "$jobs"
+ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --no-tests=error --timeout 900 -j "$jobs"
 stage_done "tests"
 
 if [[ "${SCHMP_QUICK:-0}" == 1 ]]; then
@@ -58,8 +58,8 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # Under the sanitizers every mpirun costs seconds: this pass leaves out Lasso's and logreg's 5-rank
 # layouts and the simulated-host runs, whose code paths the 1- and 3-rank layouts and the other
 # end-to-end tests already take here (the pass above runs them all).
-ctest --test-dir "$sanitize_build" --output-on-failure --timeout 900 -j "$jobs" \
-  -E "^RanksSchedulersStaleness/.*/np5_|^Cluster\\."
+ctest --test-dir "$sanitize_build" --output-on-failure --no-tests=error --timeout 900 -j "$jobs" \
+  -E "^RanksSchedulersStaleness/.*/np5_|^Cluster\\.|/ClusterLda\\."
 stage_done "sanitizer tests"
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
