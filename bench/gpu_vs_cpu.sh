@@ -4,7 +4,8 @@
 #
 #   bench/gpu_vs_cpu.sh [--quick] [-- EXTRA_FLAGS...]
 #
-# Data, generated once into bench/.cache (sizes that fill a GPU of 80 GB; --quick: a tenth):
+# Data, generated once into bench/.cache (sizes that fill a GPU of 80 GB; --quick: a tenth of the rows,
+# columns, users, items and documents, so a hundredth of Lasso's nonzeros and a tenth of the rest):
 #   lasso  1,000,000 x 1,000,000, 100 nonzeros per row (100M nonzeros), 1,000 true coefficients
 #   mf     2,000,000 users x 100,000 items, 100M training ratings, rank 32 (SGD)
 #   lda    500,000 documents x 200 tokens (100M tokens), 100,000 words, K = 1000
@@ -107,11 +108,12 @@ compare() {
 
 echo "## GPU against CPU: $gpu_name ($bandwidth GB/s), $cores cores"
 
-# Lasso: a round moves 1,024 coordinates: nonzeros per column (rows x 100 / cols) each, twice.
+# Lasso: a round moves 1,024 coordinates: nonzeros per column (rows x the density, 100 / scale) each,
+# twice. Rows and columns both shrink with the scale, so the nonzeros shrink with its square.
 rows=$((1000000 / scale))
 data=$(generate_once "$cache/gpu-lasso-s$scale.txt" lasso --rows "$rows" --cols "$rows" --density 0.0001 \
   --support 1000 --noise 0.1)
-compare lasso nonzeros round $((2 * 1024 * 100)) 24 "$lasso" --data "$data" --lambda_ratio 0.1 \
+compare lasso nonzeros round $((2 * 1024 * 100 / scale)) 24 "$lasso" --data "$data" --lambda_ratio 0.1 \
   --schedule_size 1024 --max_rounds 2000 --rho 1 --tol 1e-12
 
 # MF: a round is an epoch over every training rating.

@@ -57,7 +57,7 @@ fi
 
 # reach TRACE TARGET LOAD: whole-process seconds at the first trace row with objective >= TARGET.
 reach() {
-  if [[ ! -s $1 || $2 == - ]]; then
+  if [[ ! -s $1 || $2 == - || $3 == - ]]; then
     echo "-"
     return
   fi
@@ -69,7 +69,8 @@ reach() {
 # last_objective TRACE: the objective of the trace's last row.
 last_objective() { if [[ -s $1 ]]; then tail -n 1 "$1" | awk -F, '{ printf "%.4f\n", $3 }'; else echo "failed, no trace"; fi; }
 
-# row NAME TOKENS ITERATIONS TRACE WALL LOAD: one table row, with the times to the targets.
+# row NAME TOKENS ITERATIONS TRACE WALL LOAD: one table row, with the times to the targets ("-" when
+# the load time, wall less solve, could not be read).
 row() {
   local name=$1 tokens=$2 iterations=$3 trace=$4 wall=$5 load=$6
   local throughput to_peer
@@ -97,7 +98,7 @@ compare() {
     --trace "$runs/tomotopy-$title.csv"
   local tomotopy_wall=$WALL tomotopy_load
   tomotopy_load=$(awk -v w="$WALL" -v t="$(json_field "$runs/tomotopy-$title.out" train_seconds 2>/dev/null || echo)" \
-    'BEGIN { if (w ~ /^[0-9.]+$/ && t != "") printf "%.2f", w - t; else print 0 }')
+    'BEGIN { if (w ~ /^[0-9.]+$/ && t != "") printf "%.2f", w - t; else print "-" }')
   PEER_TARGET=-
   if [[ -s $runs/tomotopy-$title.csv ]]; then PEER_TARGET=$(tail -n 1 "$runs/tomotopy-$title.csv" | cut -d, -f3); fi
   PEER_TIME=$(reach "$runs/tomotopy-$title.csv" "$PEER_TARGET" "$tomotopy_load")
@@ -126,7 +127,7 @@ compare() {
       --trace "$runs/$name.csv" "${extra_flags[@]}"
     local wall=$WALL solve load
     solve=$(sed -n 's/.*(\([0-9.]*\) s, .* tokens\/s.*/\1/p' "$runs/$name.out")
-    load=$(awk -v w="$wall" -v s="$solve" 'BEGIN { if (w ~ /^[0-9.]+$/ && s != "") printf "%.2f", w - s; else print 0 }')
+    load=$(awk -v w="$wall" -v s="$solve" 'BEGIN { if (w ~ /^[0-9.]+$/ && s != "") printf "%.2f", w - s; else print "-" }')
     row "schmp-lda np 2, --sampler $sampler" "$tokens" "$iterations" "$runs/$name.csv" "$wall" "$load"
   done
   if ((REFERENCES)); then

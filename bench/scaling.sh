@@ -178,16 +178,33 @@ command_lda() {
 
 # Every problem is generated before the first run, side by side (the generator uses one core): the
 # strong ones first, as the weak problem of the most workers is the strong one.
+# A problem that failed to generate stops the script here, rather than every run of it failing later.
+wait_for_all() {
+  local pid
+  for pid in "$@"; do
+    if ! wait "$pid"; then
+      echo "scaling: generating a problem failed (see above)" >&2
+      exit 1
+    fi
+  done
+}
 generate_all() {
-  local app workers
-  for app in "${apps[@]}"; do "command_$app" strong "$largest" >/dev/null & done
-  wait
+  local app workers pids=()
+  for app in "${apps[@]}"; do
+    "command_$app" strong "$largest" >/dev/null &
+    pids+=($!)
+  done
+  wait_for_all "${pids[@]}"
+  pids=()
   for app in "${apps[@]}"; do
     for workers in "${worker_counts[@]}"; do
-      if ((workers < largest)); then "command_$app" weak "$workers" >/dev/null & fi
+      if ((workers < largest)); then
+        "command_$app" weak "$workers" >/dev/null &
+        pids+=($!)
+      fi
     done
   done
-  wait
+  wait_for_all "${pids[@]}"
 }
 generate_all
 
@@ -214,7 +231,7 @@ done
 
 # The scheduler: pipelining and more scheduler ranks at the most workers; then every rank on a core of
 # its own, the workers giving up cores to the schedulers (a quarter and three eighths of the cores).
-# Speedup and efficiency are against the one-worker lock-step run of the strong series.
+# Speedup and efficiency are against the lock-step run of the strong series' first worker count.
 lasso_base=${lasso_base:--}
 scheduler_row() {
   local workers=$1 setting=$2 schedulers=1
@@ -223,7 +240,8 @@ scheduler_row() {
   # shellcheck disable=SC2046,SC2086
   measure "lasso-scheduler-$workers${setting// /}" "$ranks" round $(command_lasso strong "$largest") $setting
   speedup=$(ratio "$lasso_base" "$PER_ROUND")
-  efficiency=$(awk -v s="$speedup" -v n="$workers" 'BEGIN { if (s ~ /^[0-9.]+$/) printf "%.0f%%", 100 * s / n; else print "-" }')
+  efficiency=$(awk -v s="$speedup" -v n="$workers" -v n0="${worker_counts[0]}" \
+    'BEGIN { if (s ~ /^[0-9.]+$/) printf "%.0f%%", 100 * s * n0 / n; else print "-" }')
   echo "| $workers ($ranks; $setting) | $PER_ROUND | $speedup | $efficiency | $SPLIT | $BUSY | $STARTUP |"
 }
 if [[ " ${apps[*]} " == *" lasso "* ]]; then
