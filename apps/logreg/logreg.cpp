@@ -377,16 +377,16 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
   commit.new_direction = new_direction_;
   new_direction_ = false;
   block_seen_ = std::max<std::size_t>(schedule.params.size(), 1);
-  const std::size_t moving = std::min(schedule.params.size(), parallel_);
-  widest_round_ = std::max(widest_round_, moving);
+  const std::vector<std::size_t> moving = spread_positions(schedule, parallel_);
+  widest_round_ = std::max(widest_round_, moving.size());
   // A block's coordinates sit at scattered places of five arrays: asking for all of them first
   // overlaps the cache misses.
-  for (std::size_t k = 0; k < moving; ++k) {
+  for (const std::size_t k : moving) {
     const ParamIndex j = schedule.params[k];
     for (const Eigen::VectorXd* values : {&gradient_, &w_, &d_, &curvature_, &column_norms_})
       __builtin_prefetch(values->data() + j);
   }
-  for (std::size_t k = 0; k < moving; ++k) {
+  for (const std::size_t k : moving) {
     const ParamIndex j = schedule.params[k];
     const double g = gradient_[j] + config_.C * summed.hessian_d[k];
     pass_violation_ = add_violation(penalty_, pass_violation_, violation(penalty_, w_[j] + d_[j], g));
@@ -402,7 +402,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     commit.params.push_back(j);
     commit.delta.push_back(delta);
   }
-  pass_updates_ += moving;
+  pass_updates_ += moving.size();
   if (pass_updates_ < pass_length_) return commit;
   ++passes_;
   const bool solved = violation_norm(penalty_, pass_violation_) <= initial_optimality_;

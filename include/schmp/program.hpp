@@ -103,6 +103,22 @@ struct Schedule {
   }
 };
 
+// For a program that moves only `count` of a block's parameters (they interfered together): their
+// positions in the block, spread over it and turning with the round. A block lists each scheduler's
+// share in turn, so taking its first `count` would leave the later schedulers' parameters unmoved.
+inline std::vector<std::size_t> spread_positions(const Schedule& block, std::size_t count) {
+  const std::size_t size = block.params.size();
+  std::vector<std::size_t> positions;
+  if (count >= size) {
+    positions.resize(size);
+    for (std::size_t k = 0; k < size; ++k) positions[k] = k;
+    return positions;
+  }
+  const std::size_t start = static_cast<std::size_t>(block.round % size);
+  for (std::size_t i = 0; i < count; ++i) positions.push_back((start + i * size / count) % size);
+  return positions;
+}
+
 // The contiguous range of parameters one scheduler owns: [begin, end).
 struct ParamRange {
   ParamIndex begin = 0;
