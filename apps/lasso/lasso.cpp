@@ -93,6 +93,7 @@ void Lasso::Worker::apply(const Commit& commit) {
   // r = y - X beta, so a change delta of beta_j takes delta * x_j off the residual.
   std::vector<double> scale(commit.delta.size());
   std::transform(commit.delta.begin(), commit.delta.end(), scale.begin(), [](double d) { return -d; });
+  if (commit.from_start) kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});
   kernel_->add_columns(commit.params, scale);
   remove_retired(active_, commit.retired);
 }
@@ -143,7 +144,20 @@ double Lasso::Coordinator::fitted_change(ParamIndex j, double delta) const {
 Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Partial& summed,
                                             Priorities& priorities) {
   Commit commit;
-  for (std::size_t k = 0; k < schedule.params.size(); ++k) {
+  if (go_back_) {
+    // The block was computed from the coefficients that ran away: it is dropped, priorities and all.
+    go_back_ = false;
+    beta_ = last_beta_;
+    commit.from_start = 1;
+    for (Eigen::Index j = 0; j < beta_.size(); ++j) {
+      if (beta_[j] == 0) continue;
+      commit.params.push_back(static_cast<ParamIndex>(j));
+      commit.delta.push_back(beta_[j]);
+    }
+    return commit;
+  }
+  block_seen_ = std::max<std::size_t>(schedule.params.size(), 1);
+  for (const std::size_t k : spread_positions(schedule, parallel_)) {
     const ParamIndex j = schedule.params[k];
     const double norm = column_norms_[j];
     // A block built before a retirement reached the schedulers may still hold the retired
@@ -184,8 +198,28 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   const double s = std::max(scaled_lambda, largest);
   const double dual =
       (scaled_lambda * summed.yr / s - scaled_lambda * scaled_lambda * summed.rr / (2 * s * s)) / n_;
+  if (!std::isfinite(primal) || !std::isfinite(dual)) {
+    throw std::runtime_error(
+        "the objective is no longer finite: the parallel updates diverged (lower --rho "
+        "or --schedule_size)");
+  }
   const double gap = std::max(0.0, primal - dual);
   const double relative = primal > 0 ? gap / primal : 0.0;
+  // Steps of columns that interfere, taken together, may raise the objective for a while (different
+  // schedulers' columns are never compared, and --rho compares two at a time) and still converge.
+  // One that more than doubles between evaluations is running away: the block overshoots as a whole.
+  constexpr double kRunaway = 2;
+  if (primal > kRunaway * last_objective_ && std::min(parallel_, block_seen_) > 1) {
+    parallel_ = std::min(parallel_, block_seen_) / 2;
+    std::fprintf(stderr,
+                 "schmp-lasso: warning: parallel updates interfered (the objective went from %.6g to %.6g); "
+                 "moving at most %zu coefficients per round from now on (a smaller --rho keeps them apart)\n",
+                 last_objective_, primal, parallel_);
+    go_back_ = true;
+  } else {
+    last_objective_ = primal;
+    last_beta_ = beta_;
+  }
 
   // Gap-safe screening: in the problem scaled by n, the optimal dual point lies within
   // sqrt(2 n gap) / (n lambda) of theta, so |x_j . theta| + ||x_j|| radius < 1 proves beta_j = 0 at

@@ -19,6 +19,8 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -80,9 +82,12 @@ struct Lasso {
     std::vector<ParamIndex> params;
     std::vector<double> delta;        // new beta_j - old beta_j
     std::vector<ParamIndex> retired;  // screened out since the last commit
+    // The residual made again from y, with `delta` the whole of beta: after updates that ran away,
+    // subtracting them back would leave it swamped by rounding.
+    std::uint8_t from_start = 0;
     template <class V>
     void visit(V& v) {
-      v(params, delta, retired);
+      v(params, delta, retired, from_start);
     }
   };
 
@@ -143,6 +148,16 @@ struct Lasso {
     std::vector<ParamIndex> active_;  // not retired, in index order: the order of Stats::gradient
     std::vector<bool> retired_;
     std::vector<ParamIndex> newly_retired_;  // to ship with the next commit
+    // The dependency check compares columns two by two: a block of many weakly correlated columns can
+    // still interfere as a whole and make the updates overshoot. An evaluation whose objective ran
+    // away halves how many coefficients a round moves (the rest of the block waits for a later one),
+    // and the next round goes back to the coefficients of the last evaluation: from far out, fewer
+    // coefficients at a time would take long to come back.
+    std::size_t parallel_ = std::numeric_limits<std::size_t>::max();
+    std::size_t block_seen_ = 1;  // the size of the last block
+    double last_objective_ = std::numeric_limits<double>::infinity();
+    Eigen::VectorXd last_beta_;  // at the last evaluation that did not rise
+    bool go_back_ = false;
   };
 
   // The dependency filter: |cos(x_j, x_k)| < rho for every pair in a block (kernels/correlation_filter.hpp).
