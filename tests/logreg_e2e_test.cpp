@@ -451,6 +451,7 @@ TEST_F(LogregEndToEnd, BadInputAndOptionsFailCleanly) {
       {"--data " + heart() + " --penalty l3", "--penalty must be l1 or l2, not 'l3'"},
       {"--data " + heart() + " --C 0", "--C must be positive"},
       {"--data " + heart() + " --positive_label abc", "--positive_label must be a number, not 'abc'"},
+      {"--data " + heart() + " --positive_label 2", heart() + ": no row is labelled 2 (--positive_label)"},
       {"--data " + heart() + " --test " + bad, bad + ":2: "},
       {"--data " + heart() + " --test " + mixed, mixed + ":3: labels 0 and -1 both found"},
       {"--data " + heart() + " --test " + scratch("absent.svm"), scratch("absent.svm") + ": "}};

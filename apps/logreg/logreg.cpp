@@ -249,6 +249,12 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
         (config.labels.empty() ? config.data : config.labels) +
         ": labels 0 and -1 both found; give --positive_label to name the positive class");
   }
+  // A positive label that no training row carries is most likely mistyped: the model would learn one
+  // class and report perfect accuracy.
+  if (!config.positive_label.empty() && setup.positives == 0) {
+    throw std::runtime_error((config.labels.empty() ? config.data : config.labels) + ": no row is labelled " +
+                             config.positive_label + " (--positive_label)");
+  }
   if (!config.output.empty()) io::check_writable(config.output);
   if (!config.test.empty()) {
     test_ = io::read_rows(config.test, config.test_labels);
