@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -126,6 +127,31 @@ TEST_F(LogregEndToEnd, ExtraEvaluationsChangeNothingButTheTrace) {
   ASSERT_EQ(out.status, 0) << out.text;
   EXPECT_EQ(testing::read_text(paced), testing::read_text(extra));
   EXPECT_GT(testing::read_trace(extra_trace).rows.size(), testing::read_trace(paced_trace).rows.size());
+}
+
+// With one feature and L2, the inner solve's first update is the Newton step itself: every Newton step
+// takes one round of its own and one to evaluate. The first update of each step must see the new
+// direction as zero, not the last step's, which the workers drop only when that update reaches them.
+TEST_F(LogregEndToEnd, EachNewtonStepStartsFromAZeroDirection) {
+  const std::string data = scratch("one-feature.svm");
+  {
+    std::mt19937 random(1);
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> uniform;
+    std::ofstream out(data);
+    for (int i = 0; i < 300; ++i) {
+      const double x = normal(random);
+      out << (uniform(random) < 1 / (1 + std::exp(-2 * x)) ? "+1" : "-1") << " 1:" << x << '\n';
+    }
+  }
+  const std::string trace = scratch("one-feature.csv");
+  const Output out = run(std::string(SCHMP_LOGREG_BIN) + " --data " + data +
+                         " --penalty l2 --schedule_size 1 --tol 1e-12 --progress_seconds 0 --trace " + trace);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const auto rows = testing::read_trace(trace).rows;
+  ASSERT_GE(rows.size(), 4u) << out.text;
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    EXPECT_EQ(rows[r][0], 2.0 * static_cast<double>(r)) << out.text;
 }
 
 // With the dependency filter off (--rho 1), copies of the same feature move together and overshoot:

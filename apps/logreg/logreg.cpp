@@ -8,6 +8,7 @@
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/device.hpp"
 #include "predict.hpp"
@@ -381,7 +382,9 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     return commit;
   }
   commit.new_direction = new_direction_;
-  new_direction_ = false;
+  // The workers computed this round's (X^T D X d) with the last Newton step's direction, which they let
+  // go only when this commit reaches them: the new direction is still zero, and so is its image.
+  const bool direction_is_zero = std::exchange(new_direction_, false);
   block_seen_ = std::max<std::size_t>(schedule.params.size(), 1);
   const std::vector<std::size_t> moving = spread_positions(schedule, parallel_);
   widest_round_ = std::max(widest_round_, moving.size());
@@ -394,7 +397,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
   }
   for (const std::size_t k : moving) {
     const ParamIndex j = schedule.params[k];
-    const double g = gradient_[j] + config_.C * summed.hessian_d[k];
+    const double g = gradient_[j] + (direction_is_zero ? 0.0 : config_.C * summed.hessian_d[k]);
     pass_violation_ = add_violation(penalty_, pass_violation_, violation(penalty_, w_[j] + d_[j], g));
     const double delta = newton_step(penalty_, w_[j] + d_[j], g, curvature_[j]);
     priorities.set(j, margin_change(j, delta) * priority_scale_);
