@@ -152,13 +152,19 @@ TEST(RotationResume, LdaSharesThatDoNotFitAreRefused) {
 
 using MfShares = std::vector<mf::MatrixFactorization::Saved>;
 
-TEST(RotationResume, MfSharesThatDoNotFitAreRefused) {
-  ScratchDir scratch;
+// 3,000 generated ratings of 200 users and 100 items, in `scratch`: what the MF forgeries start from.
+std::string small_ratings(const ScratchDir& scratch) {
   const std::string data = scratch.file("mf.txt");
   const Output made =
       run(std::string(SCHMP_GENERATE_BIN) +
           " mf --users 200 --items 100 --rank 3 --ratings 3000 --test_ratings 0 --seed 2 --out " + data);
-  ASSERT_EQ(made.status, 0) << made.text;
+  EXPECT_EQ(made.status, 0) << made.text;
+  return data;
+}
+
+TEST(RotationResume, MfSharesThatDoNotFitAreRefused) {
+  ScratchDir scratch;
+  const std::string data = small_ratings(scratch);
   for (const std::string algorithm : {"ccd", "sgd"}) {
     SCOPED_TRACE(algorithm);
     const std::string mf = std::string(SCHMP_MF_BIN) + " --data " + data + " --algorithm " + algorithm +
@@ -191,11 +197,7 @@ TEST(RotationResume, MfSharesThatDoNotFitAreRefused) {
 // index past the components.
 TEST(RotationResume, MfProgressThatDoesNotFitIsRefused) {
   ScratchDir scratch;
-  const std::string data = scratch.file("mf.txt");
-  const Output made =
-      run(std::string(SCHMP_GENERATE_BIN) +
-          " mf --users 200 --items 100 --rank 3 --ratings 3000 --test_ratings 0 --seed 2 --out " + data);
-  ASSERT_EQ(made.status, 0) << made.text;
+  const std::string data = small_ratings(scratch);
   const std::string mf = mpirun(2) + SCHMP_MF_BIN + " --data " + data +
                          " --algorithm ccd --rank 3 --iterations 3 --progress_seconds 0";
   const std::string checkpoint = scratch.file("ccd.checkpoint");
