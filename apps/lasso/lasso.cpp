@@ -228,8 +228,12 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   // The evaluation also knows x_j . r for every live coefficient, hence the step each would take now:
   // those become their priorities, so that coefficients the sampler has not visited lately but that
   // would move are found at once, and those that would not move wait on eta.
+  //
+  // Neither is done at a point the run is about to leave: a coefficient zero there may not be zero
+  // where it goes back to, and retired it could never move again.
   const double radius = std::sqrt(2 * n_ * gap) / scaled_lambda;
-  for (std::size_t k = 0; k < active_.size(); ++k) {
+  const std::size_t judged = go_back_ ? 0 : active_.size();
+  for (std::size_t k = 0; k < judged; ++k) {
     const ParamIndex j = active_[k];
     if (retired_[j]) continue;
     if (beta_[j] == 0 && std::abs(summed.gradient[k]) / s + std::sqrt(column_norms_[j]) * radius < 1) {
