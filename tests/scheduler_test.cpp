@@ -447,6 +447,23 @@ TEST(BlockScheduler, SweepsFallBackToWeightsWhenNothingMoves) {
   EXPECT_TRUE(scheduler.next_block().empty());
 }
 
+TEST(SpreadPositions, TakeEveryPlaceOfTheBlockInTurn) {
+  Schedule block;
+  block.params = {10, 11, 12, 13, 20, 21, 22, 30, 31, 32};  // three schedulers' shares
+  block.round = 7;
+  EXPECT_EQ(spread_positions(block, 32), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  std::vector<int> taken(block.params.size(), 0);
+  for (std::uint64_t round = 0; round < block.params.size(); ++round) {
+    block.round = round;
+    const std::vector<std::size_t> positions = spread_positions(block, 3);
+    ASSERT_EQ(positions.size(), 3u);
+    EXPECT_EQ(std::set<std::size_t>(positions.begin(), positions.end()).size(), 3u) << "round " << round;
+    for (std::size_t k : positions) ++taken[k];
+  }
+  // Over as many rounds as the block is long, every place (every scheduler's share) moves as often.
+  EXPECT_EQ(taken, std::vector<int>(block.params.size(), 3));
+}
+
 TEST(SplitParams, CoversTheRangeContiguously) {
   for (int count : {1, 2, 3, 7}) {
     ParamIndex expected_begin = 0;

@@ -82,8 +82,10 @@
 // have the same verbs with a schedule that names which model block each worker holds.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,14 +110,13 @@ struct Schedule {
 // share in turn, so taking its first `count` would leave the later schedulers' parameters unmoved.
 inline std::vector<std::size_t> spread_positions(const Schedule& block, std::size_t count) {
   const std::size_t size = block.params.size();
-  std::vector<std::size_t> positions;
+  std::vector<std::size_t> positions(std::min(count, size));
   if (count >= size) {
-    positions.resize(size);
-    for (std::size_t k = 0; k < size; ++k) positions[k] = k;
+    std::iota(positions.begin(), positions.end(), std::size_t{0});
     return positions;
   }
   const std::size_t start = static_cast<std::size_t>(block.round % size);
-  for (std::size_t i = 0; i < count; ++i) positions.push_back((start + i * size / count) % size);
+  for (std::size_t i = 0; i < count; ++i) positions[i] = (start + i * size / count) % size;
   return positions;
 }
 
