@@ -301,17 +301,24 @@ TEST_F(LassoEndToEnd, BlocksThatInterfereAsAWholeAreCaughtAndUndone) {
   // Evaluated every 40 rounds, the shared-factor run is far out (an objective near 1e19) when caught:
   // the workers' residuals are made again from y, since subtracting the steps back would leave them
   // rounding noise.
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {shared, "--lambda_ratio 0.001"},
-      {shared, "--lambda_ratio 0.001 --eval_every 40"},
-      {equal, "--lambda_ratio 0.1 --rho 1"}};
-  for (const auto& [path, flags] : cases) {
-    const double lambda_ratio = flags.find("0.001") != std::string::npos ? 0.001 : 0.1;
+  struct Case {
+    std::string path;
+    double lambda_ratio;
+    std::string flags;
+  };
+  const std::vector<Case> cases = {
+      {shared, 0.001, ""}, {shared, 0.001, "--eval_every 40"}, {equal, 0.1, "--rho 1"}};
+  struct Layout {
+    int ranks;
+    std::string flags;
+  };
+  for (const auto& [path, lambda_ratio, flags] : cases) {
     const double reference = testing::solve_lasso_reference(io::read_libsvm(path), lambda_ratio).objective;
-    for (const std::string layout : {"1 --in_order=false", "3"}) {
-      SCOPED_TRACE(path + " " + flags + ", np " + layout);
-      const Output out = run(testing::mpirun(std::stoi(layout)) + SCHMP_LASSO_BIN + " --data " + path + " " +
-                             flags + " --tol 1e-9 --progress_seconds 0" + layout.substr(1));
+    for (const auto& [ranks, layout] : {Layout{1, "--in_order=false"}, Layout{3, ""}}) {
+      SCOPED_TRACE(path + " " + flags + ", np " + std::to_string(ranks) + " " + layout);
+      const Output out =
+          run(testing::mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + path + " --lambda_ratio " +
+              std::to_string(lambda_ratio) + " " + flags + " " + layout + " --tol 1e-9 --progress_seconds 0");
       ASSERT_EQ(out.status, 0) << out.text;
       EXPECT_NE(out.text.find("warning: parallel updates interfered"), std::string::npos) << out.text;
       EXPECT_NE(out.text.find("schmp-lasso: converged after"), std::string::npos) << out.text;
