@@ -138,6 +138,16 @@ Outbox::~Outbox() {
 
 void Outbox::send(MPI_Comm comm, int dest, int tag, Bytes bytes) {
   reap();
+  if (bytes.size() >= piece_bytes_) {
+    const std::uint64_t length = bytes.size();
+    Pending& announcement = pending_.emplace_back();
+    announcement.bytes.resize(sizeof length);
+    std::memcpy(announcement.bytes.data(), &length, sizeof length);
+    MPI_Request& request = announcement.requests.emplace_back(MPI_REQUEST_NULL);
+    check_mpi(MPI_Isend(announcement.bytes.data(), sizeof length, MPI_BYTE, dest, tag + kLengthTagOffset,
+                        comm, &request),
+              "MPI_Isend");
+  }
   Pending& p = pending_.emplace_back();
   p.bytes = std::move(bytes);
   // Pieces from one sender with one tag arrive in the order sent (MPI's non-overtaking rule).
@@ -173,6 +183,15 @@ Bytes receive_bytes(MPI_Comm comm, int source, int tag, Waiter& waiter, Outbox* 
   Bytes bytes;
   for (;;) {
     const int size = waiter.probe(comm, source, tag, outbox);
+    if (bytes.empty() && static_cast<std::size_t>(size) >= piece_bytes) {
+      std::uint64_t length = 0;
+      if (waiter.probe(comm, source, tag + kLengthTagOffset, outbox) != sizeof length)
+        throw std::runtime_error("a long message was announced with a malformed length");
+      check_mpi(
+          MPI_Recv(&length, sizeof length, MPI_BYTE, source, tag + kLengthTagOffset, comm, MPI_STATUS_IGNORE),
+          "MPI_Recv");
+      bytes.reserve(length);
+    }
     const std::size_t at = bytes.size();
     bytes.resize(at + static_cast<std::size_t>(size));
     check_mpi(MPI_Recv(bytes.data() + at, size, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");

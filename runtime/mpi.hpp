@@ -86,6 +86,10 @@ class Waiter {
 // the same to sender and receiver.)
 inline constexpr std::size_t kLargestPiece = std::size_t{1} << 30;
 
+// A message in pieces is announced by its length, sent with its tag plus this, so that the receiver
+// allocates it once: growing the buffer piece by piece would hold more than twice the message.
+inline constexpr int kLengthTagOffset = 1000;
+
 // Sends that return at once: each buffer is kept until its send completes.
 class Outbox {
  public:
