@@ -125,6 +125,11 @@ Job::Job(int& argc, char**& argv, const std::string& usage) {
   }
 }
 
+int Job::refuse(const std::string& message) const {
+  if (launcher_rank() == 0) std::fprintf(stderr, "%s: error: %s\n", name_.c_str(), message.c_str());
+  return 1;
+}
+
 Job::~Job() {
   int started = 0;
   int finalized = 0;

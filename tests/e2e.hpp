@@ -49,10 +49,14 @@ inline void expect_stopped_by_itself(const Output& out) {
 }
 
 // A run that failed cleanly: stopped by itself, with the expected error line (`line` is found in the
-// output).
+// output) printed once, however many ranks met it.
 inline void expect_clean_failure(const Output& out, const std::string& line) {
   expect_stopped_by_itself(out);
-  EXPECT_NE(out.text.find(line), std::string::npos) << out.text;
+  const std::size_t first = out.text.find(line);
+  EXPECT_NE(first, std::string::npos) << out.text;
+  if (first != std::string::npos) {
+    EXPECT_EQ(out.text.find(line, first + 1), std::string::npos) << "printed more than once:\n" << out.text;
+  }
 }
 
 // A bad input file for an app: its name (the test's), its content, extra flags, and the message

@@ -446,7 +446,8 @@ TEST(LdaEndToEnd, RefusesBadSettingsOnEveryRank) {
       {"--topics 0", "--topics must be between 1 and 100000"},
       {"--topics -5", "--topics must be between 1 and 100000"},
       {"--alpha 0", "--alpha and --beta must be positive"},
-      {"--sampler mh --mh_steps 0", "--mh_steps must be at least 1"}};
+      {"--sampler mh --mh_steps 0", "--mh_steps must be at least 1"},
+      {"--sampler gibbs", "--sampler must be sparse, exact or mh, not 'gibbs'"}};
   for (const auto& [flags, message] : cases) {
     for (int ranks : {1, 3}) {
       const Output out =

@@ -316,15 +316,27 @@ TEST_F(MfEndToEnd, EarlyStoppingWritesTheBestModel) {
         run(std::string(SCHMP_MF_BIN) + " predict --model " + model + " --data " + generated_test());
     EXPECT_NEAR(number_after(predicted, "RMSE"), best, 1e-6) << predicted.text;
   }
-  const Output no_test = run(std::string(SCHMP_MF_BIN) + " --data " + generated() + " --early_stop 2");
-  EXPECT_NE(no_test.status, 0);
-  EXPECT_NE(no_test.text.find("--early_stop watches the test RMSE: it needs --test"), std::string::npos);
 }
 
 TEST_F(MfEndToEnd, DivergingSgdStopsWithAClearError) {
   const Output out = train(3, "sgd", "--learning_rate 20 --iterations 5");
   EXPECT_NE(out.status, 0) << out.text;
   EXPECT_NE(out.text.find("sgd diverged, lower --learning_rate"), std::string::npos) << out.text;
+}
+
+TEST_F(MfEndToEnd, RefusesBadSettingsOnEveryRank) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"--algorithm als", "--algorithm must be ccd or sgd, not 'als'"},
+      {"--rank 0", "--rank must be between 1 and 10000"},
+      {"--learning_rate 0", "--learning_rate must be positive"},
+      {"--early_stop 2", "--early_stop watches the test RMSE: it needs --test"}};
+  for (const auto& [flags, message] : cases) {
+    for (int ranks : {1, 3}) {
+      const Output out =
+          run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + generated() + " --progress_seconds 0 " + flags);
+      testing::expect_clean_failure(out, "schmp-mf: error: " + message);
+    }
+  }
 }
 
 class MfBadInput : public ::testing::TestWithParam<testing::BadInput> {};

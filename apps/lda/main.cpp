@@ -94,9 +94,7 @@ int main(int argc, char** argv) {
   } else if (FLAGS_sampler == "mh") {
     config.sampler = schmp::lda::Sampler::kMetropolisHastings;
   } else {
-    std::fprintf(stderr, "schmp-lda: error: --sampler must be sparse, exact or mh, not '%s'\n",
-                 FLAGS_sampler.c_str());
-    return 1;
+    return job.refuse("--sampler must be sparse, exact or mh, not '" + FLAGS_sampler + "'");
   }
   config.mh_steps = FLAGS_mh_steps;
   config.seed = FLAGS_seed;

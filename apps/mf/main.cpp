@@ -105,9 +105,7 @@ int main(int argc, char** argv) {
   if (FLAGS_algorithm == "sgd") {
     config.algorithm = schmp::mf::Algorithm::kSgd;
   } else if (FLAGS_algorithm != "ccd") {
-    std::fprintf(stderr, "schmp-mf: error: --algorithm must be ccd or sgd, not '%s'\n",
-                 FLAGS_algorithm.c_str());
-    return 1;
+    return job.refuse("--algorithm must be ccd or sgd, not '" + FLAGS_algorithm + "'");
   }
   return job.run<schmp::mf::MatrixFactorization>(config);
 }

@@ -413,6 +413,10 @@ class Job {
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
 
+  // A command line the program itself finds wrong (a flag's value it cannot parse): prints
+  // "program: error: message" once, from the first rank, and returns the status every rank exits with.
+  int refuse(const std::string& message) const;
+
   template <DynamicProgram P>
   int run(const typename P::Config& config) {
     detail::ProgramRoles roles;
