@@ -35,7 +35,7 @@ DEFINE_double(checkpoint_every, 600,
 DEFINE_string(resume, "", "Go on from this checkpoint, with this run's rank count");
 DEFINE_string(device, "cpu",
               "Where the workers' kernels run: cpu (oneTBB) or gpu (CUDA, one GPU per worker rank: the "
-              "rank's index among its host's ranks, modulo the host's GPU count)");
+              "rank's index among its host's worker ranks, modulo the host's GPU count)");
 
 namespace schmp {
 
