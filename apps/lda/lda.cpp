@@ -57,7 +57,8 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
       // Before any data is read: --device gpu on a host without one fails at once.
       gpu_(kernels::pick_gpu(context)),
       documents_(config.topics, config.sampler == Sampler::kMetropolisHastings && gpu_ < 0),
-      sampler_(config.sampler, config.topics, config.mh_steps, config.seed * 1000003 + context.index) {
+      worker_seed_(config.seed * 1000003 + static_cast<std::uint64_t>(context.index)),
+      sampler_(config.sampler, config.topics, config.mh_steps, worker_seed_) {
   // Each worker reads only its byte range of the corpus and receives the documents dealt to it.
   Peers& peers = peers_of(context);
   io::Vocabulary vocabulary;
@@ -99,8 +100,8 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
     std::vector<std::uint32_t> block_rows;
     for (const auto& words : layout_.words) block_rows.push_back(static_cast<std::uint32_t>(words.size()));
     gpu_sampler_ = kernels::make_gpu_topic_sampler(
-        gpu_, kernels::GpuTopicModel{config.topics, priors_, config.seed * 1000003 + context.index,
-                                     documents_.by_block, block_rows, documents_.counts});
+        gpu_, kernels::GpuTopicModel{config.topics, priors_, worker_seed_, documents_.by_block, block_rows,
+                                     documents_.counts});
   }
 }
 
@@ -159,6 +160,10 @@ void Lda::Worker::update(const Step& step, std::uint32_t block, Block& held) {
     return;
   }
   const std::span<std::uint32_t> counts = load(block, held);
+  // A sweep's draws depend on its worker, iteration and block only (as on the GPU): a resumed run
+  // draws what the uninterrupted one would have, rather than the first iterations' numbers again.
+  sampler_.random = kernels::FastRandom(
+      kernels::mix64(kernels::mix64(kernels::mix64(worker_seed_) ^ step.iteration) ^ block));
   if (held_out_) {
     // Scored first, against the model as the last round left it, then folded in further.
     if (step.score) held_out_->score(block, counts, totals_, priors_, held_out_sampler_->word_by_word);

@@ -206,6 +206,7 @@ struct Lda {
     std::vector<std::int64_t> totals_;          // n_k as this worker sees it
     std::vector<std::int64_t> synced_totals_;   // n_k at the last sum
     std::vector<std::uint32_t> dense_;          // the held block's rows, decoded (room for the largest)
+    std::uint64_t worker_seed_;                 // of its sampler's streams
     SamplerState sampler_;
     std::optional<SamplerState> held_out_sampler_;           // with held_out_: folds in and scores
     std::unique_ptr<kernels::GpuTopicSampler> gpu_sampler_;  // with --device gpu
