@@ -6,8 +6,8 @@
 #
 # Strong scaling: the same problem on 1, 2, 4, ... worker ranks (powers of two up to the cores, or
 # SCHMP_WORKERS="1 2 4 8 16"), each one thread (--threads 1), a fixed amount of work per run. MF and
-# LDA make every rank a worker; Lasso adds the coordinator and a scheduler rank (workers + 2 ranks,
-# README "How a round works"). Weak scaling: the data grows with the workers (rows, users or documents
+# LDA make every rank a worker; Lasso and logreg add the coordinator and a scheduler rank (workers + 2
+# ranks, README "How a round works"). Weak scaling: the data grows with the workers (rows, users or documents
 # in proportion), the same work per worker. Then the scheduler at the most workers: Lasso with
 # lock-step rounds (--staleness 0) against pipelined ones (--staleness 2), and with two and four scheduler
 # ranks (--schedulers 2, 4); with 8 cores or more, also every rank on a core of its own, a quarter and
@@ -18,6 +18,9 @@
 #   lasso  1,600,000 x 200,000, 50 nonzeros per row (80M nonzeros); at most 3,000 rounds of 256 coordinates
 #          (a round over 400 nonzeros per column is about 8 ms of one core's work: at 16 workers still
 #          several times the cost of a round's messages)
+#   logreg 800,000 x 100,000, 50 nonzeros per row (40M nonzeros), L1 at C = 1; at most 3,000 rounds of
+#          256 coordinates (a round costs about as much as Lasso's on the same columns: the exponentials
+#          are taken once per Newton step, not per round)
 #   mf     400,000 users x 40,000 items, 20M ratings, rank 16, CCD++; 3 iterations
 #   lda    100,000 documents x 100 tokens (10M tokens), 20,000 words, K = 100; 20 iterations
 # Weak scaling takes the problem of one worker to be the strong problem divided by the most workers.
@@ -30,7 +33,7 @@
 # More ranks than cores run unbound; timings from such rows measure oversubscription, not scaling.
 #
 # Environment: SCHMP_BUILD (default <repo>/build), SCHMP_BENCH_TIMEOUT (seconds per run, default 600),
-# SCHMP_WORKERS (worker counts), SCHMP_APPS (default "lasso mf lda"), MPIRUN_FLAGS (extra mpirun flags, e.g. "--hostfile hosts").
+# SCHMP_WORKERS (worker counts), SCHMP_APPS (default "lasso logreg mf lda"), MPIRUN_FLAGS (extra mpirun flags, e.g. "--hostfile hosts").
 # SCHMP_SIMULATED_HOSTS=N runs every job across N hosts simulated on this machine (scripts/netns-cluster:
 # root, iproute2), the ranks dealt to the hosts in turn (--map-by node) and not bound, as the hosts
 # share the cores; SCHMP_LINK_RATE (e.g. 10gbit) caps each host's link (netns-cluster --rate), so that
@@ -44,12 +47,13 @@ source "$repo/bench/common.sh"
 parse_arguments "$@"
 
 lasso=$build/apps/lasso/schmp-lasso
+logreg=$build/apps/logreg/schmp-logreg
 mf=$build/apps/mf/schmp-mf
 lda=$build/apps/lda/schmp-lda
 generate=$build/tools/schmp-generate
 cache=$repo/bench/.cache
 runs=$cache/last-run-scaling
-require_built "$lasso" "$mf" "$lda" "$generate"
+require_built "$lasso" "$logreg" "$mf" "$lda" "$generate"
 mkdir -p "$cache"
 rm -rf "$runs"
 mkdir -p "$runs"
@@ -62,7 +66,7 @@ else
   for ((n = 1; n <= cores; n *= 2)); do worker_counts+=("$n"); done
 fi
 largest=${worker_counts[-1]}
-read -r -a apps <<<"${SCHMP_APPS:-lasso mf lda}"
+read -r -a apps <<<"${SCHMP_APPS:-lasso logreg mf lda}"
 scale=1
 if ((quick)); then scale=20; fi
 
@@ -155,6 +159,14 @@ command_lasso() {
     --density "$(awk -v s="$scale" 'BEGIN { printf "%.8g", 50 / (200000 / s) }')" --support 2000 --noise 0.1)
   echo "$lasso --data $data --lambda_ratio 0.05 --schedule_size 256 --max_rounds 3000 --tol 1e-12"
 }
+command_logreg() {
+  local rows=$((800000 / scale))
+  if [[ $1 == weak ]]; then rows=$((rows * $2 / largest)); fi
+  local data
+  data=$(generate_once "$cache/scaling-logreg-$rows-s$scale.txt" logreg --rows "$rows" --cols $((100000 / scale)) \
+    --density "$(awk -v s="$scale" 'BEGIN { printf "%.8g", 50 / (100000 / s) }')" --support 2000 --noise 0.1)
+  echo "$logreg --data $data --penalty l1 --C 1 --schedule_size 256 --max_rounds 3000 --tol 1e-12"
+}
 command_mf() {
   local users=$((400000 / scale)) ratings=$((20000000 / scale))
   if [[ $1 == weak ]]; then
@@ -221,7 +233,7 @@ fi
 # series_of KIND APP: the series with the app's counter and the ranks it takes beside the workers.
 series_of() {
   case $2 in
-    lasso) series "$1" lasso round 2 ;;
+    lasso | logreg) series "$1" "$2" round 2 ;;
     *) series "$1" "$2" iteration 0 ;;
   esac
 }
