@@ -3,11 +3,15 @@
 //   - MF's SGD resumed on the rank count of its checkpoint writes the model file of an uninterrupted
 //     run, byte for byte, early stopping's kept model included, and the last model when the resumed
 //     run does not stop early;
+//   - LDA with the exact and mh samplers continues byte for byte likewise;
 //   - shares that do not fit the data (a document missing, twice or of another length, tokens the
-//     corpus does not have, shares missing or out of order, rows too short), and MF progress beyond
-//     its components, are refused on every rank with one line naming the checkpoint, on one rank and
-//     on several.
+//     corpus does not have, shares missing or out of order, rows too short or too long, ratings read
+//     with another --index_base), and MF progress beyond its components, are refused on every rank
+//     with one line naming the checkpoint, on one rank and on several.
+#include <cstdint>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -204,9 +208,9 @@ TEST(RotationResume, MfSharesThatDoNotFitAreRefused) {
         {[](MfShares& all) { all.pop_back(); }, "the checkpoint holds 1 of its 2 workers' shares"},
         {[](MfShares& all) { std::swap(all[0], all[1]); }, "the checkpoint's shares are out of order"},
         {[](MfShares& all) { all[1].user_factors.resize(all[1].user_factors.size() / 2); },
-         "the checkpoint does not fit this data: row "},
-        {[](MfShares& all) { all[0].item_factors.resize(all[0].item_factors.size() / 2); },
-         "the checkpoint does not fit this data: "},
+         "the checkpoint does not fit this data: it holds the factors of other users or items"},
+        {[](MfShares& all) { all[0].item_factors.resize(all[0].item_factors.size() + 3); },
+         "the checkpoint does not fit this data: it holds the factors of other users or items"},
     };
     for (const auto& [change, message] : forgeries) {
       forge_shares<mf::MatrixFactorization::Saved>(checkpoint, forged, change);
@@ -215,6 +219,36 @@ TEST(RotationResume, MfSharesThatDoNotFitAreRefused) {
         SCOPED_TRACE(message + " on " + std::to_string(ranks));
         expect_clean_failure(run(mpirun(ranks) + mf + " --resume " + forged), refused + message);
       }
+    }
+  }
+}
+
+// Ratings with no id 0 read 1-based instead: every id moves down by one and the job counts a user and
+// an item fewer. The checkpoint's rows would each go to the neighbouring id; the resume is refused.
+TEST(RotationResume, MfWithAnotherIndexBaseIsRefused) {
+  ScratchDir scratch;
+  std::ifstream in(small_ratings(scratch));
+  std::ostringstream without_zero;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::uint64_t user = 0, item = 0;
+    fields >> user >> item;
+    if (user != 0 && item != 0) without_zero << line << '\n';
+  }
+  const std::string data = scratch.write("from_one.txt", without_zero.str());
+  for (const std::string algorithm : {"ccd", "sgd"}) {
+    const std::string mf = std::string(SCHMP_MF_BIN) + " --data " + data + " --algorithm " + algorithm +
+                           " --rank 3 --iterations 3 --progress_seconds 0";
+    const std::string checkpoint = scratch.file(algorithm + ".checkpoint");
+    const Output first = run(mpirun(2) + mf + " --iterations 2 --checkpoint " + checkpoint);
+    ASSERT_EQ(first.status, 0) << first.text;
+    for (const int ranks : {1, 3}) {
+      SCOPED_TRACE(algorithm + " on " + std::to_string(ranks));
+      expect_clean_failure(
+          run(mpirun(ranks) + mf + " --index_base 1 --resume " + checkpoint),
+          "schmp-mf: error: " + checkpoint +
+              ": the checkpoint does not fit this data: it holds the factors of other users or "
+              "items (another --index_base?)");
     }
   }
 }

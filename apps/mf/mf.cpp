@@ -493,9 +493,29 @@ void MatrixFactorization::Worker::restore(const Saved& share, Block& home) {
       (share.kept != 0) != restoring.kept)
     throw std::runtime_error("the checkpoint's shares are out of order");
   ++restoring.shares;
+  const auto workers = static_cast<std::uint64_t>(share.workers);
+  // A share holds exactly its worker's rows of every user and item: ratings read otherwise (another
+  // --index_base shifts every id by one) count other users or items, and their rows would land on
+  // other ids unnoticed.
+  const auto rows_of = [&](std::uint64_t ids) {
+    return ids > share.worker ? (ids - share.worker + workers - 1) / workers : 0;
+  };
+  const std::uint64_t share_users = rows_of(users_), share_items = rows_of(items_);
+  const auto fits = [&](const std::vector<double>& values, std::uint64_t rows, std::size_t per_row) {
+    return values.size() == rows * per_row;
+  };
+  const bool kept_fit = share.kept == 0 || (fits(share.kept_user_factors, share_users, width) &&
+                                            fits(share.kept_item_factors, share_items, width));
+  const bool sums_fit = ccd || (fits(share.user_gradient_sums, share_users, 1) &&
+                                fits(share.item_gradient_sums, share_items, 1));
+  if (!fits(share.user_factors, share_users, width) || !fits(share.item_factors, share_items, width) ||
+      !kept_fit || !sums_fit) {
+    throw std::runtime_error(
+        "the checkpoint does not fit this data: it holds the factors of other users or "
+        "items (another --index_base?)");
+  }
   // The rows of this worker's `rows` (users or its home items) that this share holds: those of id
   // `id` with id mod workers = share.worker. Width doubles of `from` each, or one of a per-row field.
-  const auto workers = static_cast<std::uint64_t>(share.workers);
   auto copy_rows = [&](std::size_t rows, const std::vector<double>& from, std::size_t per_row,
                        std::vector<double>& into) {
     into.resize(rows * per_row);
@@ -504,8 +524,6 @@ void MatrixFactorization::Worker::restore(const Saved& share, Block& home) {
           row * static_cast<std::uint64_t>(context_.count) + static_cast<std::uint64_t>(context_.index);
       if (id % workers != share.worker) continue;
       const std::size_t at = static_cast<std::size_t>(id / workers) * per_row;
-      if (at + per_row > from.size())
-        throw std::runtime_error("the checkpoint does not fit this data: row " + std::to_string(id));
       std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(at), per_row,
                   into.begin() + static_cast<std::ptrdiff_t>(row * per_row));
     }
@@ -525,8 +543,6 @@ void MatrixFactorization::Worker::restore(const Saved& share, Block& home) {
   if (ccd) {
     for (std::uint64_t item = share.worker; item < items_; item += workers) {
       const std::size_t at = static_cast<std::size_t>(item / workers) * width;
-      if (at + width > share.item_factors.size())
-        throw std::runtime_error("the checkpoint does not fit this data: item " + std::to_string(item));
       std::copy_n(share.item_factors.begin() + static_cast<std::ptrdiff_t>(at), width,
                   restoring.item_factors.begin() + static_cast<std::ptrdiff_t>(item * width));
     }
