@@ -362,7 +362,6 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
       resumed = resume_file->take_state();
       restore_program(options.resume, [&] { program->restore(resumed->coordinator); });
     }
-    trace = open_trace(options, program->trace_columns(), resumed ? &*resumed : nullptr);
   });
   if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
 
@@ -385,6 +384,12 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
     guarded(failure, [&] { restore_program(options.resume, [&] { worker->finish_restore(); }); });
     if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
   }
+  // Opened last: a resume refused above leaves the trace file as it was.
+  if (ring.index == 0) {
+    guarded(failure,
+            [&] { trace = open_trace(options, program->trace_columns(), resumed ? &*resumed : nullptr); });
+  }
+  if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
 
   if (ring.index == 0) {
     run_rotation_coordinator(*program, *worker, ring, *trace, options, waiter, *checkpoints,

@@ -202,6 +202,8 @@ TEST(RotationResume, MfSharesThatDoNotFitAreRefused) {
     const std::string checkpoint = scratch.file(algorithm + ".checkpoint");
     const Output first = run(mpirun(2) + mf + " --iterations 2 --checkpoint " + checkpoint);
     ASSERT_EQ(first.status, 0) << first.text;
+    // A file the refused resumes are told to trace to, which they must leave as it is.
+    const std::string trace = scratch.write(algorithm + ".csv", "another run's trace\n");
     const std::string forged = scratch.file("forged");
     const std::string refused = "schmp-mf: error: " + forged + ": ";
     const std::vector<std::pair<std::function<void(MfShares&)>, std::string>> forgeries = {
@@ -217,7 +219,9 @@ TEST(RotationResume, MfSharesThatDoNotFitAreRefused) {
       // The rows are taken alike for both algorithms: sgd on several ranks only, to save time.
       for (const int ranks : algorithm == "ccd" ? std::vector<int>{1, 3} : std::vector<int>{3}) {
         SCOPED_TRACE(message + " on " + std::to_string(ranks));
-        expect_clean_failure(run(mpirun(ranks) + mf + " --resume " + forged), refused + message);
+        expect_clean_failure(run(mpirun(ranks) + mf + " --resume " + forged + " --trace " + trace),
+                             refused + message);
+        EXPECT_EQ(read_text(trace), "another run's trace\n") << "a refused resume rewrote the trace";
       }
     }
   }
