@@ -318,7 +318,11 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
     warn_of_short_bindings(program_name, role, threads, host.bound_cpus);
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                     static_cast<std::size_t>(threads));
-    return play(waiter, RankResources{threads, host.index});
+    const int status = play(waiter, RankResources{threads, host.index});
+    // A run a signal stopped ends as a limit would, model and checkpoint written, but exits as the
+    // signal would have ended it (128 + its number, as a shell reports it), so that a script or a
+    // batch system can tell it from a finished run.
+    return status == 0 && StopSignals::received() != 0 ? 128 + StopSignals::received() : status;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: rank %d (%s): %s\n", program_name.c_str(), rank, role,
                  explained(e).c_str());

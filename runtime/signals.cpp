@@ -61,4 +61,6 @@ StopSignals::~StopSignals() {
 
 bool StopSignals::requested() { return stop_signal != 0; }
 
+int StopSignals::received() { return stop_signal; }
+
 }  // namespace schmp::detail

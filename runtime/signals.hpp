@@ -23,6 +23,8 @@ class StopSignals {
 
   // Whether SIGINT or SIGTERM has come since the handlers were installed.
   static bool requested();
+  // The first of them to come, 0 before any.
+  static int received();
 
  private:
   struct sigaction previous_interrupt_ {};

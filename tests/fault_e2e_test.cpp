@@ -3,7 +3,8 @@
 //     checkpoint resumes, on the same, fewer and more ranks, to the final objective of an uninterrupted
 //     run;
 //   - SIGTERM to mpirun ends the run cleanly with a usable model and a checkpoint, and so does SIGTERM
-//     delivered twice to every rank (as a batch system and mpirun both deliver it);
+//     delivered twice to every rank (as a batch system and mpirun both deliver it), each rank then
+//     exiting with 128 + SIGTERM;
 //   - a checkpoint made with other settings is refused on every rank.
 #include <signal.h>
 
@@ -245,6 +246,7 @@ TEST_P(FaultTest, SigtermWritesTheModelAndACheckpoint) {
   const auto signalled = Clock::now();
   const Output out = job.finish();
   EXPECT_LT(seconds_since(signalled), 10.0) << out.text;
+  EXPECT_NE(out.status, 0) << out.text;
   EXPECT_NE(out.text.find("stopped by signal"), std::string::npos) << out.text;
   EXPECT_EQ(out.text.find("error"), std::string::npos) << out.text;
   ASSERT_TRUE(std::filesystem::exists(checkpoint)) << out.text;
@@ -292,7 +294,9 @@ TEST_P(FaultTest, SigtermTwiceToEveryRankIsOneRequest) {
     ::kill(pid, SIGTERM);  // the rank may be gone already, its run ended
   }
   const Output out = job.finish();
-  EXPECT_EQ(out.status, 0) << out.text;
+  // Each rank exits as the signal would have ended it, so that a script can tell the stop from a
+  // finished run; mpirun passes that status on.
+  EXPECT_EQ(out.status, 128 + SIGTERM) << out.text;
   EXPECT_NE(out.text.find("stopped by signal"), std::string::npos) << out.text;
   // LDA writes its model as files named after `model`.
   EXPECT_TRUE(std::filesystem::exists(model) || std::filesystem::exists(model + ".word_topic")) << out.text;
