@@ -417,7 +417,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, LassoBadInput,
                          [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
 
 // schmp-generate, which the tests and benchmarks draw their problems from: one error line and status 1
-// where it cannot write; dense rows, steep item popularity and tiny Dirichlet priors end, and well.
+// where it cannot write (neither file of a pair written when one cannot be), for settings that would
+// give empty files and for stray arguments; dense rows, steep item popularity and tiny Dirichlet priors
+// end, and well.
 TEST(Generator, FailsWithOneLineAndEndsOnExtremeSettings) {
   testing::ScratchDir dir;
   const std::string generate = "timeout 120 " + std::string(SCHMP_GENERATE_BIN);
@@ -427,6 +429,17 @@ TEST(Generator, FailsWithOneLineAndEndsOnExtremeSettings) {
                                  ": cannot write: No such file or directory\n");
   const Output not_a_number = run(generate + " mf --zipf nan --out " + dir.file("m.txt"));
   EXPECT_EQ(not_a_number.status, 1) << not_a_number.text;
+  const Output one_item =
+      run(generate + " mf --users 1000 --items 1 --ratings 500 --test_ratings 0 --out " + dir.file("m.txt"));
+  EXPECT_EQ(one_item.status, 1) << one_item.text;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("m.txt")));
+  const Output stray = run(generate + " lasso extra --rows 10 --out " + dir.file("x.svm"));
+  EXPECT_EQ(stray.status, 1) << stray.text;
+  EXPECT_NE(stray.text.find("unexpected argument 'extra'"), std::string::npos) << stray.text;
+  std::filesystem::create_directory(dir.file("pair.txt.test"));
+  const Output half = run(generate + " mf --users 10 --items 10 --ratings 20 --out " + dir.file("pair.txt"));
+  EXPECT_EQ(half.status, 1) << half.text;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("pair.txt"))) << "the first of the pair was written";
 
   ASSERT_EQ(run(generate + " lasso --rows 3 --cols 2000 --density 1 --out " + dir.file("dense.svm")).status,
             0);

@@ -109,6 +109,8 @@ int generate(Kind kind) {
                  "finite noise\n");
     return 1;
   }
+  schmp::io::check_writable(FLAGS_out);
+  schmp::io::check_writable(FLAGS_out + ".truth");
   std::mt19937_64 random(FLAGS_seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -161,14 +163,19 @@ int generate(Kind kind) {
 
 int generate_ratings() {
   const std::uint64_t wanted = FLAGS_ratings + FLAGS_test_ratings;
+  // A user rates at most half of the items (whole ones), so that distinct items are quick to draw.
+  const double most_per_user = static_cast<double>(FLAGS_items / 2);
   if (FLAGS_users == 0 || FLAGS_items == 0 || FLAGS_rank == 0 || FLAGS_out.empty() || wanted == 0 ||
-      wanted / FLAGS_users > FLAGS_items / 2 || !(FLAGS_zipf >= 0 && std::isfinite(FLAGS_zipf)) ||
-      !std::isfinite(FLAGS_noise)) {
+      static_cast<double>(wanted) > static_cast<double>(FLAGS_users) * most_per_user ||
+      !(FLAGS_zipf >= 0 && std::isfinite(FLAGS_zipf)) || !std::isfinite(FLAGS_noise)) {
     std::fprintf(stderr,
                  "schmp-generate: error: need --out, users, items and rank > 0, finite zipf >= 0 and noise, "
                  "and at most half of the items rated per user\n");
     return 1;
   }
+  // Both files or neither: the second's directory is the first's, but it may be unwritable alone.
+  schmp::io::check_writable(FLAGS_out);
+  schmp::io::check_writable(FLAGS_out + ".test");
   std::mt19937_64 random(FLAGS_seed);
   const std::size_t rank = FLAGS_rank;
   std::normal_distribution<double> factor(0.0, 1.0 / std::sqrt(std::sqrt(static_cast<double>(rank))));
@@ -247,6 +254,8 @@ int generate_documents() {
                  "alpha, beta > 0\n");
     return 1;
   }
+  schmp::io::check_writable(FLAGS_out);
+  schmp::io::check_writable(FLAGS_out + ".truth");
   std::mt19937_64 random(FLAGS_seed);
   std::vector<std::discrete_distribution<std::uint64_t>> topic_words;
   std::vector<std::vector<double>> phi;
@@ -291,6 +300,10 @@ int main(int argc, char** argv) {
       "       schmp-generate lda --documents D --words W --topics K --document_length N --out FILE");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   const std::string kind = argc > 1 ? argv[1] : "";
+  if (argc > 2) {
+    std::fprintf(stderr, "schmp-generate: error: unexpected argument '%s' (settings are --flags)\n", argv[2]);
+    return 1;
+  }
   try {
     if (kind == "lasso") return generate(Kind::kLasso);
     if (kind == "logreg") return generate(Kind::kLogreg);
