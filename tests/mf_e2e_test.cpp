@@ -324,6 +324,35 @@ TEST_F(MfEndToEnd, DivergingSgdStopsWithAClearError) {
   EXPECT_NE(out.text.find("sgd diverged, lower --learning_rate"), std::string::npos) << out.text;
 }
 
+// Ratings far from zero (prices, timestamps) are fitted as well as the same ratings about zero: with
+// biases the model works on ratings less their mean, in units of their spread, and that spread must
+// not be lost to rounding (a sum of squares about zero would give 1e16 +- 2 for a variance of 1).
+TEST_F(MfEndToEnd, RatingsFarFromZeroFitAsWell) {
+  std::ifstream in(generated());
+  std::ostringstream shifted;
+  shifted.precision(17);
+  for (std::string user, item; in >> user >> item;) {
+    double value = 0;
+    in >> value;
+    shifted << user << ' ' << item << ' ' << value + 1e8 << '\n';
+  }
+  const std::string far = scratch("far.txt");
+  std::ofstream(far) << shifted.str();
+  for (const std::string algorithm : {"ccd", "sgd"}) {
+    for (int ranks : {1, 3}) {
+      const std::string flags =
+          " --biases --rank 4 --lambda 0.01 --iterations 3 --progress_seconds 0 --algorithm ";
+      const Output near_zero =
+          run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + generated() + flags + algorithm);
+      const Output offset = run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + far + flags + algorithm);
+      ASSERT_EQ(near_zero.status, 0) << near_zero.text;
+      ASSERT_EQ(offset.status, 0) << offset.text;
+      EXPECT_NEAR(number_after(offset, "train RMSE"), number_after(near_zero, "train RMSE"), 1e-6)
+          << algorithm << " on " << ranks << " ranks";
+    }
+  }
+}
+
 TEST_F(MfEndToEnd, RefusesBadSettingsOnEveryRank) {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"--algorithm als", "--algorithm must be ccd or sgd, not 'als'"},

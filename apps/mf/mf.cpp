@@ -53,8 +53,8 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
 }
 
 double rating_scale(const MatrixFactorization::Setup& summed) {
-  const double mean = summed.sum / summed.ratings;
-  const double variance = summed.sum_of_squares / summed.ratings - mean * mean;
+  const double mean_offset = summed.sum_of_offsets / summed.ratings;
+  const double variance = summed.sum_of_squared_offsets / summed.ratings - mean_offset * mean_offset;
   // LIBMF's floor: constant ratings still get a usable scale.
   return std::max(1e-4, std::sqrt(std::max(0.0, variance)));
 }
@@ -121,6 +121,14 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
                                    io::line_name(config.data, mine[e - 1].source, mine[e].source) + ")");
     }
   }
+  // The origin of Setup's offsets: the first rating of the first worker that holds any, which each
+  // worker hands every other.
+  std::vector<std::vector<double>> first_rating(workers);
+  if (!mine.empty()) {
+    for (auto& to : first_rating) to.push_back(mine.front().value);
+  }
+  const std::vector<double> first_ratings = peers.route(first_rating);
+  offset_origin_ = first_ratings.empty() ? 0.0 : first_ratings.front();
 
   const std::uint32_t own_users = users_ > me ? (users_ - me + workers - 1) / workers : 0;
   user_counts_.assign(own_users, 0.0);
@@ -166,7 +174,9 @@ MatrixFactorization::Setup MatrixFactorization::Worker::setup() const {
     for (const kernels::CellRating& rating : cell) {
       setup.ratings += 1;
       setup.sum += rating.value;
-      setup.sum_of_squares += rating.value * rating.value;
+      const double offset = rating.value - offset_origin_;
+      setup.sum_of_offsets += offset;
+      setup.sum_of_squared_offsets += offset * offset;
     }
   }
   for (const auto& cell : test_.all()) setup.test_ratings += static_cast<double>(cell.size());

@@ -95,11 +95,14 @@ struct MatrixFactorization {
   struct Setup {
     double ratings = 0;
     double sum = 0;
-    double sum_of_squares = 0;
+    // Of each rating less a rating every worker shares: about zero, a sum of squares would lose the
+    // spread of ratings far from zero (prices, timestamps) to rounding.
+    double sum_of_offsets = 0;
+    double sum_of_squared_offsets = 0;
     double test_ratings = 0;
     template <class V>
     void visit(V& v) {
-      v(ratings, sum, sum_of_squares, test_ratings);
+      v(ratings, sum, sum_of_offsets, sum_of_squared_offsets, test_ratings);
     }
   };
 
@@ -265,6 +268,7 @@ struct MatrixFactorization {
     double cold_squared_error_ = 0;  // theirs, predicted by the mean
     double cold_absolute_error_ = 0;
     double mean_ = 0;
+    double offset_origin_ = 0;  // the rating Setup's offsets are taken from, the same on every worker
     std::vector<std::vector<double>> residuals_;  // ccd: one per training rating, cell by cell (CPU)
     double scale_ = 1;                            // rating_scale()
     double lambda_ = 0;                           // in internal units
