@@ -2,11 +2,49 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "schmp/dataset.hpp"
 
 namespace schmp::kernels {
+
+namespace {
+
+// Each owned column's length, as its largest magnitude and the length of the column divided by that:
+// the squares of values beyond 1e154 would overflow and those below 1e-162 vanish, and a column of
+// either would come out of unit length, or of none.
+class ColumnLengths {
+ public:
+  // `constant`: the owned offset of a column that is 1 on every row, if any.
+  ColumnLengths(const io::SparseRows& rows, ParamRange owned, std::optional<std::size_t> constant)
+      : largest_(owned.size(), 0.0), scaled_length_(owned.size(), 0.0) {
+    const auto each_entry = [&](auto visit) {
+      for (std::size_t e = 0; e < rows.index.size(); ++e) {
+        if (owned.contains(rows.index[e])) visit(rows.index[e] - owned.begin, rows.value[e]);
+      }
+      if (constant) {
+        for (std::size_t r = 0; r < rows.rows(); ++r) visit(*constant, 1.0);
+      }
+    };
+    each_entry([&](std::size_t k, double value) { largest_[k] = std::max(largest_[k], std::abs(value)); });
+    each_entry([&](std::size_t k, double value) {
+      const double scaled = value / largest_[k];
+      scaled_length_[k] += scaled * scaled;
+    });
+    for (double& length : scaled_length_) length = std::sqrt(length);
+  }
+  // `value` of owned column k scaled to the column's unit length (0 in a column of zeros).
+  double unit(std::size_t k, double value) const {
+    return largest_[k] > 0 ? value / largest_[k] / scaled_length_[k] : 0.0;
+  }
+
+ private:
+  std::vector<double> largest_;
+  std::vector<double> scaled_length_;
+};
+
+}  // namespace
 
 CorrelationFilter::CorrelationFilter(const std::string& data, double rho, ParamRange owned,
                                      bool constant_column, AllPairs all_pairs)
@@ -37,29 +75,22 @@ CorrelationFilter::CorrelationFilter(const io::SparseRows& rows, ParamIndex cons
   for (std::size_t k = 0; k < owned.size(); ++k) start_[k + 1] += start_[k];
   row_.resize(start_.back());
   value_.resize(start_.back());
+  // Scaled to unit length before they are narrowed to single precision, whose range ends at 3.4e38.
+  const ColumnLengths lengths(
+      rows, owned, owns_constant ? std::optional<std::size_t>(constant - owned.begin) : std::nullopt);
+  largest_entry_.assign(owned.size(), 0.0f);
   std::vector<std::size_t> next(start_.begin(), start_.end() - 1);
+  const auto put = [&](std::size_t k, std::size_t r, double value) {
+    const std::size_t at = next[k]++;
+    row_[at] = static_cast<std::uint32_t>(r);
+    value_[at] = static_cast<float>(lengths.unit(k, value));
+    largest_entry_[k] = std::max(largest_entry_[k], std::abs(value_[at]));
+  };
   for (std::size_t r = 0; r < rows.rows(); ++r) {
     for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
-      if (!owned.contains(rows.index[e])) continue;
-      const std::size_t at = next[rows.index[e] - owned.begin]++;
-      row_[at] = static_cast<std::uint32_t>(r);
-      value_[at] = static_cast<float>(rows.value[e]);
+      if (owned.contains(rows.index[e])) put(rows.index[e] - owned.begin, r, rows.value[e]);
     }
-    if (owns_constant) {
-      const std::size_t at = next[constant - owned.begin]++;
-      row_[at] = static_cast<std::uint32_t>(r);
-      value_[at] = 1.0f;
-    }
-  }
-  largest_entry_.assign(owned.size(), 0.0f);
-  for (std::size_t k = 0; k < owned.size(); ++k) {
-    double norm = 0;
-    for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) norm += double{value_[e]} * value_[e];
-    norm = std::sqrt(norm);
-    for (std::size_t e = start_[k]; e < start_[k + 1]; ++e) {
-      value_[e] = norm > 0 ? static_cast<float>(value_[e] / norm) : 0.0f;
-      largest_entry_[k] = std::max(largest_entry_[k], std::abs(value_[e]));
-    }
+    if (owns_constant) put(constant - owned.begin, r, 1.0);
   }
   row_head_.assign(rows.rows(), -1);
   short_kept_on_row_.assign(rows.rows(), 0);
@@ -155,20 +186,19 @@ bool CorrelationFilter::settle_all_pairs(const io::SparseRows& rows, ParamIndex 
   };
   double work = 0;
   double entries = 0;
-  std::vector<double> norm(p, 0.0);
   for (std::size_t r = 0; r < rows.rows(); ++r) {
     gather(r);
     const auto length = static_cast<double>(row_entries.size());
     work += length * length;
     entries += length;
-    for (const auto& [k, value] : row_entries) norm[k] += value * value;
   }
   if (work > kMostPairWorkPerEntry * std::max(entries, 1.0)) return false;
-  for (double& n : norm) n = n > 0 ? 1 / std::sqrt(n) : 0.0;  // now the scale to unit length
-  std::vector<double> cosine(p * p, 0.0);                     // cosine[a * p + b] for a < b
+  const ColumnLengths lengths(rows, owned_,
+                              owns_constant ? std::optional<std::size_t>(constant) : std::nullopt);
+  std::vector<double> cosine(p * p, 0.0);  // cosine[a * p + b] for a < b
   for (std::size_t r = 0; r < rows.rows(); ++r) {
     gather(r);
-    for (auto& [k, value] : row_entries) value *= norm[k];
+    for (auto& [k, value] : row_entries) value = lengths.unit(k, value);
     for (std::size_t i = 0; i < row_entries.size(); ++i) {
       const auto [a, a_value] = row_entries[i];
       for (std::size_t j = i + 1; j < row_entries.size(); ++j)

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <random>
 #include <sstream>
 
@@ -166,6 +167,36 @@ bool expect_filter_matches_pairwise(const io::SparseRows& data, double rho, Para
 TEST(LassoDependency, BlockFilterMatchesPairwiseCosines) {
   const RandomMatrix m = random_matrix(60, 40, 0.3, 4321);
   EXPECT_TRUE(expect_filter_matches_pairwise(m.rows, 0.2, ParamRange{5, 35}, 77));
+}
+
+// A cosine does not depend on its columns' scale: columns of values near 1e200 or 1e-200 (whose squares
+// leave the range of a double) get the verdicts of the same columns near 1, on either path.
+TEST(LassoDependency, VerdictsDoNotDependOnTheColumnsScale) {
+  const RandomMatrix m = random_matrix(60, 40, 0.3, 4321);
+  io::SparseRows scaled = m.rows;
+  for (std::size_t e = 0; e < scaled.index.size(); ++e)
+    scaled.value[e] *= scaled.index[e] % 2 ? 1e200 : 1e-200;
+  using AllPairs = kernels::CorrelationFilter::AllPairs;
+  const ParamRange owned{0, 40};
+  for (const AllPairs all_pairs : {AllPairs::kWhenCheap, AllPairs::kOnDemand}) {
+    kernels::CorrelationFilter plain(m.rows, 0.2, owned, false, all_pairs);
+    kernels::CorrelationFilter extreme(scaled, 0.2, owned, false, all_pairs);
+    std::mt19937_64 random(7);
+    int rejected = 0;
+    for (int block = 0; block < 20; ++block) {
+      plain.clear();
+      extreme.clear();
+      std::vector<ParamIndex> order(40);
+      std::iota(order.begin(), order.end(), ParamIndex{0});
+      std::shuffle(order.begin(), order.end(), random);
+      for (const ParamIndex candidate : order) {
+        const bool admitted = plain.admit(candidate);
+        EXPECT_EQ(extreme.admit(candidate), admitted) << "block " << block << " candidate " << candidate;
+        rejected += admitted ? 0 : 1;
+      }
+    }
+    EXPECT_GT(rejected, 0) << "the test data should contain interfering columns";
+  }
 }
 
 TEST(LassoDependency, SettlesEveryPairUpFrontOnlyWhenRowsAreShort) {
