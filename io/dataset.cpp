@@ -56,7 +56,7 @@ SparseRows rows_of_entries(const std::string& data, std::vector<MatrixEntry> ent
 SparseRows rows_of_block(const std::string& data, const std::string& labels, Peers& peers, ByteRange range) {
   if (labels.empty())
     throw InputError(data, 0, "a MatrixMarket matrix needs its labels in a separate file (--labels)");
-  const Coordinates entries = read_matrix_market(data, range);
+  Coordinates entries = read_matrix_market(data, range);
   const std::vector<double> all_labels = read_dense_vector(labels);
   if (all_labels.size() != entries.rows) {
     throw InputError(labels, 0,
@@ -71,12 +71,22 @@ SparseRows rows_of_block(const std::string& data, const std::string& labels, Pee
     return static_cast<std::size_t>(std::upper_bound(start.begin(), start.end() - 1, row) - start.begin()) -
            1;
   };
+  // Sized exactly, and the parsed entries let go before the route: at most two copies of the range's
+  // entries are held at once (README, memory per rank).
+  std::vector<std::size_t> owned(parts, 0);
+  for (const std::uint64_t row : entries.row) ++owned[owner(row)];
   std::vector<std::vector<MatrixEntry>> by_owner(parts);
+  for (std::size_t p = 0; p < parts; ++p) by_owner[p].reserve(owned[p]);
   for (std::size_t e = 0; e < entries.row.size(); ++e) {
     by_owner[owner(entries.row[e])].push_back(
         MatrixEntry{entries.row[e], entries.source[e], entries.value[e], entries.column[e]});
   }
   std::vector<std::uint64_t> count{entries.row.size()};
+  // Fresh vectors: assigning {} would empty them and keep their memory.
+  entries.row = std::vector<std::uint64_t>();
+  entries.column = std::vector<std::uint32_t>();
+  entries.value = std::vector<double>();
+  entries.source = std::vector<std::uint64_t>();
   peers.sum(count);
   check_entry_count(data, entries, count[0]);
   std::vector<MatrixEntry> mine = peers.route(by_owner);

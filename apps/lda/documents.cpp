@@ -479,11 +479,12 @@ void deal_documents(
   for (std::size_t d = 0; d < read.document_tokens.size(); ++d) {
     if (deal_empty || read.document_tokens[d] > 0) owner[d] = dealer.deal(read.document_tokens[d]);
   }
-  read.document_tokens = {};
+  // Fresh vectors: assigning {} would empty them and keep their memory.
+  read.document_tokens = std::vector<std::uint64_t>();
   std::vector<std::vector<Occurrences>> by_owner(static_cast<std::size_t>(peers.count()));
   for (const Occurrences& o : read.occurrences) by_owner[owner[o.document]].push_back(o);
-  read.occurrences = {};
-  owner = {};
+  read.occurrences = std::vector<Occurrences>();
+  owner = std::vector<std::uint32_t>();
 
   const std::vector<Occurrences> mine = peers.route(by_owner);
   by_owner = {};

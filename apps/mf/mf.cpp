@@ -150,7 +150,7 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
     cell_of(train_, user_row, rating.item)
         .push_back(kernels::CellRating{user_row, rating.item / workers, rating.value});
   }
-  mine = {};
+  mine = std::vector<io::Rating>();  // a fresh vector: assigning {} would keep the memory
 
   test_ = Cells(context.count, groups);
   if (!config.test.empty()) {
@@ -200,7 +200,7 @@ void MatrixFactorization::Worker::start(const Setup& summed) {
     cold_squared_error_ += (value - mean_) * (value - mean_) / (scale_ * scale_);
     cold_absolute_error_ += std::abs(value - mean_) / scale_;
   }
-  cold_test_ = {};
+  cold_test_ = std::vector<double>();
 
   const auto width = static_cast<std::size_t>(layout_.width());
   user_factors_.assign(user_counts_.size() * width, 0.0);
@@ -234,8 +234,8 @@ void MatrixFactorization::Worker::start(const Setup& summed) {
 void MatrixFactorization::Worker::move_users_to_gpu() {
   device_->set_users(user_factors_, user_gradient_sums_);
   if (config_.algorithm == Algorithm::kCcd) device_->set_residuals(residuals_);
-  user_factors_ = {};
-  user_gradient_sums_ = {};
+  user_factors_ = std::vector<double>();
+  user_gradient_sums_ = std::vector<double>();
   residuals_ = {};
 }
 
