@@ -11,7 +11,7 @@ namespace schmp::detail {
 
 TraceWriter::TraceWriter(const std::string& path, const std::vector<std::string>& program_columns,
                          const std::string& earlier_header, const std::string& earlier_rows)
-    : path_(path) {
+    : path_(path), program_columns_(program_columns.size()) {
   header_ = "round,seconds,objective";
   for (const std::string& column : program_columns) header_ += "," + column;
   header_ += ",scheduler_s,compute_s,communication_s,idle_s,scheduler_busy_s\n";
@@ -50,8 +50,14 @@ void append_formatted(std::string& line, const char* format, Values... values) {
 }  // namespace
 
 void TraceWriter::row(std::uint64_t round, double seconds, const Report& report, const TimeSplit& time) {
+  // A row of another length would put every later value under the wrong column.
+  if (report.columns.size() != program_columns_) {
+    throw std::logic_error("the program's Report has " + std::to_string(report.columns.size()) +
+                           " columns, its trace_columns() names " + std::to_string(program_columns_));
+  }
   std::string line;
-  append_formatted(line, "%llu,%.6f,%.15g", static_cast<unsigned long long>(round), seconds, report.objective);
+  append_formatted(line, "%llu,%.6f,%.15g", static_cast<unsigned long long>(round), seconds,
+                   report.objective);
   for (double value : report.columns) append_formatted(line, ",%.10g", value);
   append_formatted(line, ",%.6f,%.6f,%.6f,%.6f,%.6f\n", time.scheduler, time.compute, time.communication,
                    time.idle, time.scheduler_busy);

@@ -73,6 +73,7 @@ class TraceWriter {
   };
   std::unique_ptr<std::FILE, Close> file_;
   std::string path_;
+  std::size_t program_columns_;
   std::string header_;
   std::string rows_;
 };

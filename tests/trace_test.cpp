@@ -75,5 +75,16 @@ TEST(TraceWriter, RowsOfALongRunStayWhole) {
             "44444.062500,333333.500000\n");
 }
 
+TEST(TraceWriter, RefusesARowOfAnotherWidthThanItsHeader) {
+  // Too few columns would shift the time split under the program's names; too many, past them.
+  TraceWriter trace("", {"a", "b"});
+  Report report;
+  for (const std::vector<double>& columns : {std::vector<double>{1}, {1, 2, 3}}) {
+    report.columns = columns;
+    EXPECT_THROW(trace.row(1, 1, report, TimeSplit{}), std::logic_error);
+  }
+  EXPECT_EQ(trace.rows(), "");
+}
+
 }  // namespace
 }  // namespace schmp::detail
