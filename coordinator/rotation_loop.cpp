@@ -18,6 +18,7 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
   TimeSplit time = resumed ? time_split_from(resumed->time_split) : TimeSplit{};
   ProgressLog progress(options.progress_seconds, program.trace_columns());
 
+  SameShape shapes;
   // A command without a reply, to every worker but this one.
   auto tell_other_workers = [&](Command command) {
     if (ring.count == 1) return;
@@ -33,8 +34,8 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
       Bytes bytes = serialize(message);
       broadcast_bytes(ring.comm, 0, bytes, waiter);
     }
-    WorkerReply reply = rotate(own_worker, message, ring, waiter);
-    sum_onto_first(reply, ring, waiter);
+    WorkerReply reply = rotate(own_worker, message, ring, waiter, shapes);
+    sum_onto_first(reply, message.command, ring, waiter, shapes);
     const double compute = reply.compute_seconds / ring.count;
     time.compute += compute;
     time.communication += std::max(0.0, seconds_since(sent) - compute);

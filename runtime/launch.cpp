@@ -265,7 +265,9 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     });
   } else if (layout.is_worker()) {
     Outbox outbox;
-    send_summed_reply(*handle_round(*worker, setup), world, 0, workers.get(), outbox, waiter);
+    SameShape shapes;
+    send_summed_reply(*handle_round(*worker, setup), Command::kSetup, shapes, world, 0, workers.get(), outbox,
+                      waiter);
     outbox.drain(waiter);
   }
   if (agree_on_failure(world, failure, roles.program_name)) return 1;
@@ -346,6 +348,7 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
   guarded(failure, [&] { summed = worker->setup(); });
   if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
   if (ring.count > 1) {
+    SameShape().check(ring.comm, summed, "Setup");
     reduce_sum(ring.comm, 0, summed.values, waiter);
     Bytes bytes = ring.index == 0 ? serialize(summed) : Bytes{};
     broadcast_bytes(ring.comm, 0, bytes, waiter);

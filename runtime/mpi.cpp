@@ -281,6 +281,22 @@ std::uint64_t allreduce_max(MPI_Comm comm, std::uint64_t value) {
   return result;
 }
 
+void SameShape::check(MPI_Comm comm, const Flat& message, const std::string& kind) {
+  if (!mpi_started() || std::find(checked_.begin(), checked_.end(), kind) != checked_.end()) return;
+  checked_.push_back(kind);
+  // Equal on every rank exactly when the largest of it and of its complement are its own.
+  std::uint64_t signature = message.values.size();
+  for (const std::uint64_t length : message.shape) signature = signature * 0x100000001B3ull ^ length;
+  const std::uint64_t mine[2] = {signature, ~signature};
+  std::uint64_t largest[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, largest, 2, MPI_UINT64_T, MPI_MAX, comm), "MPI_Allreduce");
+  if (largest[0] != mine[0] || largest[1] != mine[1]) {
+    throw std::runtime_error("the workers' " + kind + " messages differ in shape (this one's holds " +
+                             std::to_string(message.values.size()) +
+                             " numbers): size their vectors by the job, not by a worker's own data");
+  }
+}
+
 bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const std::string& program) {
   if (!mpi_started()) {
     if (mine) print_failure(*mine, program);

@@ -131,6 +131,20 @@ void allreduce_sum(MPI_Comm comm, std::vector<double>& values, Waiter& waiter,
 
 std::uint64_t allreduce_max(MPI_Comm comm, std::uint64_t value);
 
+// A summed message (a program's Setup, Stats, Partial or Shared) must have the same shape on every worker
+// of `comm`: its vectors sized by the job (start(n), the summed Setup), not by a worker's own data. MPI
+// adds buffers of one length only, and a message of another shape would be summed into the wrong fields
+// or overrun. The first message of each kind is compared across the workers before it is summed (a
+// collective); later ones of that kind are taken to keep the shape.
+class SameShape {
+ public:
+  // Throws std::runtime_error naming `kind` on every worker when the shapes differ.
+  void check(MPI_Comm comm, const Flat& message, const std::string& kind);
+
+ private:
+  std::vector<std::string> checked_;
+};
+
 // A failure one rank met while starting up. The key orders failures: the earliest input line wins,
 // so that the same bad file gives the same message whichever rank read it.
 struct Failure {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,18 @@ enum class Command : std::uint8_t {
   kPrepare = 5,   // rotation programs: the rotation that fills the blocks before the first evaluation
   kSave = 6,      // rotation programs, no reply: send this worker's share of a checkpoint to rank 0
 };
+
+// The program's message a round's summed reply holds, for the errors that name it.
+inline std::string summed_message_name(Command command) {
+  switch (command) {
+    case Command::kSetup:
+      return "Setup";
+    case Command::kEvaluate:
+      return "Stats";
+    default:
+      return "Partial";
+  }
+}
 
 struct RoundMessage {
   Command command = Command::kSetup;

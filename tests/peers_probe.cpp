@@ -1,6 +1,7 @@
 // Run under mpirun by peers_test: every rank checks the workers' collectives (runtime/peers.hpp) on
 // MPI_COMM_WORLD and prints "rank R: ok" or what went wrong.
-//   peers_probe                 sums, maxima and routes; messages, broadcasts and sums in pieces
+//   peers_probe                 sums, maxima and routes; messages, broadcasts and sums in pieces;
+//                               summed messages of different shapes refused
 //   peers_probe fail N          the last rank fails after N calls, and every other rank must stop
 //                               with PeerFailure at its next call instead of waiting
 //   peers_probe documents PATH  LDA's documents of a UCI corpus read among the ranks, each reading
@@ -118,6 +119,41 @@ std::string check_pieces(MPI_Comm comm) {
   return "ok";
 }
 
+// Summed messages whose shapes differ across the ranks are refused on every rank, before MPI is asked to
+// add buffers of different lengths, and only the first message of each kind is compared.
+std::string check_shapes(MPI_Comm comm) {
+  int me = 0, count = 1;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &count);
+  const bool last = me == count - 1;
+  auto message = [](std::vector<std::uint64_t> shape) {
+    schmp::Flat flat;
+    for (const std::uint64_t length : shape) flat.values.resize(flat.values.size() + length, 1.0);
+    flat.shape = std::move(shape);
+    return flat;
+  };
+  schmp::detail::SameShape shapes;
+  try {
+    shapes.check(comm, message({3, 2}), "Partial");
+    // Already compared: not a collective again, so the ranks need not take part alike.
+    if (last) shapes.check(comm, message({9}), "Partial");
+  } catch (const std::exception&) {
+    return "shapes: messages of one shape were refused";
+  }
+  // Another length on the last rank, then the same length cut into other vectors.
+  for (const auto& ragged :
+       {std::vector<std::uint64_t>{3, last ? 3u : 2u}, {last ? 4u : 3u, last ? 1u : 2u}}) {
+    try {
+      schmp::detail::SameShape().check(comm, message(ragged), "Stats");
+      if (count > 1) return "shapes: messages of other shapes were let through";
+    } catch (const std::runtime_error& e) {
+      if (std::string(e.what()).find("the workers' Stats messages differ in shape") != 0)
+        return std::string("shapes: ") + e.what();
+    }
+  }
+  return "ok";
+}
+
 struct Document {
   std::uint32_t id;
   std::vector<std::uint32_t> words;
@@ -184,6 +220,7 @@ int main(int argc, char** argv) {
       } else if (fail_after < 0) {
         outcome = check(peers);
         if (outcome == "ok") outcome = check_pieces(MPI_COMM_WORLD);
+        if (outcome == "ok") outcome = check_shapes(MPI_COMM_WORLD);
         if (outcome != "ok") status = 1;
       } else {
         for (int call = 0;; ++call) {

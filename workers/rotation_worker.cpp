@@ -4,8 +4,8 @@
 
 namespace schmp::detail {
 
-WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, const Ring& ring,
-                   Waiter& waiter) {
+WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, const Ring& ring, Waiter& waiter,
+                   SameShape& shapes) {
   RoundKind kind = RoundKind::kUpdate;
   if (message.command == Command::kEvaluate) {
     kind = RoundKind::kEvaluate;
@@ -31,7 +31,10 @@ WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, cons
     timed([&] { worker.work(kind, block); });
     if (kind == RoundKind::kUpdate && worker.shares()) {
       Flat shared = worker.share();
-      if (ring.count > 1) allreduce_sum(ring.comm, shared.values, waiter);
+      if (ring.count > 1) {
+        shapes.check(ring.comm, shared, "Shared");
+        allreduce_sum(ring.comm, shared.values, waiter);
+      }
       worker.absorb(shared);
     }
     if (ring.count == 1) continue;
@@ -48,8 +51,10 @@ WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, cons
   return reply;
 }
 
-void sum_onto_first(WorkerReply& reply, const Ring& ring, Waiter& waiter) {
+void sum_onto_first(WorkerReply& reply, Command command, const Ring& ring, Waiter& waiter,
+                    SameShape& shapes) {
   if (ring.count == 1) return;
+  shapes.check(ring.comm, reply.summed, summed_message_name(command));
   std::vector<double>& values = reply.summed.values;
   values.push_back(reply.compute_seconds);
   reduce_sum(ring.comm, 0, values, waiter);
@@ -59,6 +64,7 @@ void sum_onto_first(WorkerReply& reply, const Ring& ring, Waiter& waiter) {
 }
 
 void run_rotation_worker_rank(RotationWorkerRole& worker, const Ring& ring, Waiter& waiter) {
+  SameShape shapes;
   for (;;) {
     Bytes bytes;
     broadcast_bytes(ring.comm, 0, bytes, waiter);
@@ -74,8 +80,8 @@ void run_rotation_worker_rank(RotationWorkerRole& worker, const Ring& ring, Wait
       outbox.drain(waiter);
       continue;
     }
-    WorkerReply reply = rotate(worker, message, ring, waiter);
-    sum_onto_first(reply, ring, waiter);
+    WorkerReply reply = rotate(worker, message, ring, waiter, shapes);
+    sum_onto_first(reply, message.command, ring, waiter, shapes);
   }
   Outbox outbox;
   outbox.send(ring.comm, 0, kTagPart, worker.part());

@@ -17,11 +17,13 @@ struct Ring {
   int count = 1;
 };
 
-// Plays one update or evaluation round on this worker; its reply is not yet summed.
-WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, const Ring& ring, Waiter& waiter);
+// Plays one update or evaluation round on this worker; its reply is not yet summed. `shapes` checks the
+// first of each summed message across the ring.
+WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, const Ring& ring, Waiter& waiter,
+                   SameShape& shapes);
 
-// Sums a reply (the compute seconds too) over the ring onto worker 0.
-void sum_onto_first(WorkerReply& reply, const Ring& ring, Waiter& waiter);
+// Sums a reply to `command` (the compute seconds too) over the ring onto worker 0.
+void sum_onto_first(WorkerReply& reply, Command command, const Ring& ring, Waiter& waiter, SameShape& shapes);
 
 // The loop of every worker but the first: rounds (and requests to keep the model) as broadcast by
 // rank 0 until told to stop, then its share of the model goes to rank 0.

@@ -30,8 +30,9 @@ std::optional<WorkerReply> handle_round(WorkerRole& worker, const RoundMessage& 
   return reply;
 }
 
-void send_summed_reply(WorkerReply reply, MPI_Comm world, int coordinator_rank, MPI_Comm workers,
-                       Outbox& outbox, Waiter& waiter) {
+void send_summed_reply(WorkerReply reply, Command command, SameShape& shapes, MPI_Comm world,
+                       int coordinator_rank, MPI_Comm workers, Outbox& outbox, Waiter& waiter) {
+  shapes.check(workers, reply.summed, summed_message_name(command));
   // The compute time rides along as one more number to sum.
   std::vector<double>& values = reply.summed.values;
   values.push_back(reply.compute_seconds);
@@ -47,12 +48,15 @@ void send_summed_reply(WorkerReply reply, MPI_Comm world, int coordinator_rank, 
 void run_worker_rank(WorkerRole& worker, MPI_Comm world, int coordinator_rank, MPI_Comm compute,
                      MPI_Comm workers, Waiter& waiter) {
   Outbox outbox;
+  SameShape shapes;
   for (;;) {
     Bytes bytes;
     broadcast_bytes(compute, 0, bytes, waiter);
-    std::optional<WorkerReply> reply = handle_round(worker, deserialize<RoundMessage>(bytes));
+    const auto message = deserialize<RoundMessage>(bytes);
+    std::optional<WorkerReply> reply = handle_round(worker, message);
     if (!reply) break;
-    send_summed_reply(std::move(*reply), world, coordinator_rank, workers, outbox, waiter);
+    send_summed_reply(std::move(*reply), message.command, shapes, world, coordinator_rank, workers, outbox,
+                      waiter);
   }
   outbox.drain(waiter);
 }

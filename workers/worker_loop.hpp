@@ -15,9 +15,10 @@ namespace schmp::detail {
 // One worker's handling of one message, free of MPI; returns no reply for kStop.
 std::optional<WorkerReply> handle_round(WorkerRole& worker, const RoundMessage& message);
 
-// Sums a reply over the workers and sends the sum to the coordinator from the first worker.
-void send_summed_reply(WorkerReply reply, MPI_Comm world, int coordinator_rank, MPI_Comm workers,
-                       Outbox& outbox, Waiter& waiter);
+// Sums a reply to a `command` over the workers (checking the shape of the first of each kind) and sends
+// the sum to the coordinator from the first worker.
+void send_summed_reply(WorkerReply reply, Command command, SameShape& shapes, MPI_Comm world,
+                       int coordinator_rank, MPI_Comm workers, Outbox& outbox, Waiter& waiter);
 
 // The loop of a worker rank. `compute` holds the coordinator (its root) and the workers; `workers`
 // holds the workers alone, the first of which forwards the summed reply to the coordinator over

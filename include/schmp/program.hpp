@@ -48,6 +48,15 @@
 //                                          //  with an optional prepare(ParamIndex) prefetch hint)
 //   };
 //
+// The calls come in this order: each Worker is made and says num_params(); the Dependencies are made;
+// every Worker gets start() with the job's count, then setup(); the Coordinator is made from the summed
+// Setup; then rounds of update() and apply(), with evaluate() at evaluations.
+//
+// A summed message is added up field by field, as doubles, so it must have the same shape on every
+// worker: size its vectors by the job (start()'s num_params, a Schedule's length), never by what the
+// worker's own data holds. The framework compares the first message of each kind across the workers
+// and stops the job when they differ; a Report's columns must likewise match trace_columns().
+//
 // Evaluations (a Stats exchange, a report and a trace row) come every --eval_every rounds, by default
 // every eighth of a sweep over the live parameters. A program whose algorithm has outer iterations (a
 // Newton method whose inner solve is the scheduled coordinate descent, say) paces them itself instead:
