@@ -175,6 +175,7 @@ Summary run_coordinator(CoordinatorRole& program, ScheduleSource& schedulers, Wo
     const WorkerReply reply = workers.collect();
     const auto received = Clock::now();
     Report report = program.report(reply.summed, priorities);
+    check_objective_is_finite(report, round);
     note(priorities);
     const double compute = reply.compute_seconds * per_worker;
     time.compute += compute;

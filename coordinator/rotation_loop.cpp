@@ -47,6 +47,7 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     const WorkerReply reply = play_round(std::move(message));
     const auto received = Clock::now();
     Report report = program.report(reply.summed);
+    check_objective_is_finite(report, round);
     if (report.keep) {
       tell_other_workers(Command::kKeep);
       own_worker.keep();

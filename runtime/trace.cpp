@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -63,6 +64,13 @@ void TraceWriter::row(std::uint64_t round, double seconds, const Report& report,
                    time.idle, time.scheduler_busy);
   rows_ += line;
   write(line);
+}
+
+void check_objective_is_finite(const Report& report, std::uint64_t round) {
+  if (!std::isfinite(report.objective)) {
+    throw std::runtime_error("the objective is not finite at round " + std::to_string(round) +
+                             ": the solve diverged");
+  }
 }
 
 std::string time_split_line(const TimeSplit& time, double seconds) {

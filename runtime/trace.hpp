@@ -45,6 +45,10 @@ struct TimeSplit {
 // ..."), with the busiest scheduler's work where there are schedulers that report it.
 std::string time_split_line(const TimeSplit& time, double seconds);
 
+// Throws std::runtime_error unless the report's objective is finite: a program that did not catch its
+// own divergence must not have it taken for convergence or written as a model.
+void check_objective_is_finite(const Report& report, std::uint64_t round);
+
 // When the rounds waited for their blocks a noticeable share of the solve (5%, the most a scheduler
 // should cost), what to change, as a line starting "hint: "; "" otherwise. The busiest scheduler's work
 // tells the two causes apart: near the solve's length the schedulers cannot keep up, and more scheduler

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace schmp::detail {
 namespace {
@@ -73,6 +77,16 @@ TEST(TraceWriter, RowsOfALongRunStayWhole) {
             "987654.250000,555555.125000,44444.062500,333333.500000\n"
             "1,2.000000,-1.23456789012346e-300,1e+300,-2.5,123456.500000,987654.250000,555555.125000,"
             "44444.062500,333333.500000\n");
+}
+
+TEST(Report, AnObjectiveThatIsNotFiniteStopsTheRun) {
+  Report report;
+  report.objective = 1e308;
+  EXPECT_NO_THROW(check_objective_is_finite(report, 3));
+  for (const double diverged : {std::nan(""), std::numeric_limits<double>::infinity()}) {
+    report.objective = diverged;
+    EXPECT_THROW(check_objective_is_finite(report, 3), std::runtime_error);
+  }
 }
 
 TEST(TraceWriter, RefusesARowOfAnotherWidthThanItsHeader) {
