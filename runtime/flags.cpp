@@ -60,6 +60,11 @@ RunOptions run_options_from_flags() {
   options.checkpoint_every = FLAGS_checkpoint_every;
   options.resume = FLAGS_resume;
   options.device = FLAGS_device;
+  for (const char* name :
+       {"schedulers", "staleness", "schedule_size", "sweeps", "in_order", "priority_power", "eta"}) {
+    if (!gflags::GetCommandLineFlagInfoOrDie(name).is_default)
+      options.scheduling_flags_given.push_back(std::string("--") + name);
+  }
   return options;
 }
 

@@ -337,6 +337,11 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
 int play_rotation(const RotationRoles& roles, const RunOptions& options, const Ring& ring, Waiter& waiter,
                   const RankResources& resources) {
   std::optional<Failure> failure = check_options(options);
+  if (!failure && !options.scheduling_flags_given.empty()) {
+    failure = Failure{0, options.scheduling_flags_given.front() +
+                             " is for programs with a dynamic schedule (Lasso, logreg): this one rotates "
+                             "blocks of its model around the workers and has no schedulers"};
+  }
   std::optional<WorkerPeers> peers;
   if (ring.count > 1) peers.emplace(ring.comm, waiter);
   std::unique_ptr<RotationWorkerRole> worker = make_worker<RotationWorkerRole>(

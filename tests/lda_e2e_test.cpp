@@ -447,7 +447,8 @@ TEST(LdaEndToEnd, RefusesBadSettingsOnEveryRank) {
       {"--topics -5", "--topics must be between 1 and 100000"},
       {"--alpha 0", "--alpha and --beta must be positive"},
       {"--sampler mh --mh_steps 0", "--mh_steps must be at least 1"},
-      {"--sampler gibbs", "--sampler must be sparse, exact or mh, not 'gibbs'"}};
+      {"--sampler gibbs", "--sampler must be sparse, exact or mh, not 'gibbs'"},
+      {"--staleness 2", "--staleness is for programs with a dynamic schedule (Lasso, logreg)"}};
   for (const auto& [flags, message] : cases) {
     for (int ranks : {1, 3}) {
       const Output out =

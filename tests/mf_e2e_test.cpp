@@ -358,7 +358,8 @@ TEST_F(MfEndToEnd, RefusesBadSettingsOnEveryRank) {
       {"--algorithm als", "--algorithm must be ccd or sgd, not 'als'"},
       {"--rank 0", "--rank must be between 1 and 10000"},
       {"--learning_rate 0", "--learning_rate must be positive"},
-      {"--early_stop 2", "--early_stop watches the test RMSE: it needs --test"}};
+      {"--early_stop 2", "--early_stop watches the test RMSE: it needs --test"},
+      {"--schedulers 2", "--schedulers is for programs with a dynamic schedule (Lasso, logreg)"}};
   for (const auto& [flags, message] : cases) {
     for (int ranks : {1, 3}) {
       const Output out =
