@@ -93,7 +93,9 @@ std::string scheduler_hint(const TimeSplit& time, double seconds, int staleness)
   constexpr double kBusyShare = 0.5;
   // Beyond this many rounds ahead, further pipelining has not helped in our measurements (docs/cluster.md).
   constexpr int kFurthestUsefulStaleness = 8;
-  if (seconds <= 0 || time.scheduler < kNoticeableShare * seconds) return "";
+  // A solve this short has nothing worth tuning: its split is mostly start-up noise.
+  constexpr double kShortestTunedSolve = 1;
+  if (seconds < kShortestTunedSolve || time.scheduler < kNoticeableShare * seconds) return "";
   char line[320];
   const double waited = 100 * time.scheduler / seconds;
   const double busy = 100 * time.scheduler_busy / seconds;

@@ -53,7 +53,7 @@ void check_objective_is_finite(const Report& report, std::uint64_t round);
 // should cost), what to change, as a line starting "hint: "; "" otherwise. The busiest scheduler's work
 // tells the two causes apart: near the solve's length the schedulers cannot keep up, and more scheduler
 // ranks share their work; well below it the blocks come late, and building them further ahead
-// (--staleness) hides that.
+// (--staleness) hides that. A solve under a second gets no hint.
 std::string scheduler_hint(const TimeSplit& time, double seconds, int staleness);
 
 // The trace is also kept in memory, header and rows, so that a checkpoint carries it and a resumed run

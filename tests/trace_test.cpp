@@ -40,6 +40,14 @@ TEST(SchedulerHint, SaysNothingWhileTheWaitsStayBelowFivePercent) {
   EXPECT_EQ(scheduler_hint(split(3, 3), 0, 2), "");
 }
 
+TEST(SchedulerHint, SaysNothingOfASolveUnderASecond) {
+  // Waits of 30% of a 0.9 s solve: start-up noise, not a setting to change.
+  TimeSplit time;
+  time.scheduler = 0.27;
+  EXPECT_EQ(scheduler_hint(time, 0.9, 0), "");
+  EXPECT_NE(scheduler_hint(time, 1.0, 0), "");
+}
+
 TEST(SchedulerHint, NamesTheChangeThatRemovesTheWait) {
   // Lock-step rounds wait for every block: pipelining first.
   const std::string lock_step = scheduler_hint(split(3, 3), 10, 0);
