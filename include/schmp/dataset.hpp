@@ -22,8 +22,9 @@ SparseRows read_rows(const std::string& data, const std::string& labels);
 // Every row of a data set with only the entries of some columns: what a scheduler keeps to test the
 // columns it owns.
 struct ColumnBlock {
-  SparseRows rows;            // every row, only the entries of the block's columns (read from the data: with
-                              // labels and sources; gathered from the workers: labels 0, no sources)
+  SparseRows rows;            // every row, only the entries of the block's columns, by their indices in the
+                              // whole data (read from the data: with labels and sources; gathered from the
+                              // workers: labels 0, no sources)
   std::uint32_t columns = 0;  // 1 + the largest column index of the whole data, as SparseRows::columns()
 };
 
