@@ -150,21 +150,25 @@ series() {
   done
 }
 
+# sparse_problem GENERATOR ROWS COLS KIND WORKERS: the path of a generated sparse problem of 50 nonzeros
+# a row (ROWS and COLS at full size; weak scaling takes the workers' share of the rows).
+sparse_problem() {
+  local generator=$1 rows=$(($2 / scale)) cols=$(($3 / scale))
+  if [[ $4 == weak ]]; then rows=$((rows * $5 / largest)); fi
+  generate_once "$cache/scaling-$generator-$rows-s$scale.txt" "$generator" --rows "$rows" --cols "$cols" \
+    --density "$(awk -v c="$cols" 'BEGIN { printf "%.8g", 50 / c }')" --support 2000 --noise 0.1
+}
+
 # command_APP KIND WORKERS: the app's command line for a series, its data generated on first use.
+# (The data is assigned before it is echoed, so that a failed generation fails the function.)
 command_lasso() {
-  local rows=$((1600000 / scale))
-  if [[ $1 == weak ]]; then rows=$((rows * $2 / largest)); fi
   local data
-  data=$(generate_once "$cache/scaling-lasso-$rows-s$scale.txt" lasso --rows "$rows" --cols $((200000 / scale)) \
-    --density "$(awk -v s="$scale" 'BEGIN { printf "%.8g", 50 / (200000 / s) }')" --support 2000 --noise 0.1)
+  data=$(sparse_problem lasso 1600000 200000 "$@")
   echo "$lasso --data $data --lambda_ratio 0.05 --schedule_size 256 --max_rounds 3000 --tol 1e-12"
 }
 command_logreg() {
-  local rows=$((800000 / scale))
-  if [[ $1 == weak ]]; then rows=$((rows * $2 / largest)); fi
   local data
-  data=$(generate_once "$cache/scaling-logreg-$rows-s$scale.txt" logreg --rows "$rows" --cols $((100000 / scale)) \
-    --density "$(awk -v s="$scale" 'BEGIN { printf "%.8g", 50 / (100000 / s) }')" --support 2000 --noise 0.1)
+  data=$(sparse_problem logreg 800000 100000 "$@")
   echo "$logreg --data $data --penalty l1 --C 1 --schedule_size 256 --max_rounds 3000 --tol 1e-12"
 }
 command_mf() {
