@@ -316,6 +316,10 @@ TEST_F(LogregEndToEnd, PredictReadsLabelsAsNumbersAndTakesThePositiveLabel) {
   ASSERT_EQ(ours.status, 0) << ours.text;
   ASSERT_EQ(theirs.status, 0) << theirs.text;
   EXPECT_EQ(ours.text.substr(ours.text.find("rows ")), theirs.text.substr(theirs.text.find("rows ")));
+  // The model scores its first label (1) positive: taking 0 as positive would score it backwards.
+  const Output backwards = run(predict + model + " --data " + data + " --positive_label 0");
+  testing::expect_clean_failure(backwards,
+                                model + ": --positive_label 0 is not the model's positive label 1");
 
   const std::string plus = scratch("plus.model");
   std::ofstream(plus) << "solver_type L2R_LR\nnr_class 2\nlabel +1 -1\nnr_feature 1\nbias 0\nw\n2\n5\n";

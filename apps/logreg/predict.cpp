@@ -138,6 +138,13 @@ PredictionReport classification_quality(const std::vector<double>& scores,
 PredictionReport predict(const std::string& model_path, const std::string& data_path,
                          const std::string& output_path, std::optional<double> positive_label) {
   const LinearModel model = read_liblinear_model(model_path);
+  // The model scores its first label positive: another one taken as positive would be scored backwards.
+  if (positive_label && *positive_label != model.positive) {
+    throw io::InputError(model_path, 0,
+                         "--positive_label " + label_text(*positive_label) +
+                             " is not the model's positive label " + model.positive_label +
+                             " (the first of its label line)");
+  }
   if (!output_path.empty()) io::check_writable(output_path);
   const io::SparseRows rows = io::read_libsvm(data_path);
   if (rows.rows() == 0) throw io::InputError(data_path, 0, "no data rows");
