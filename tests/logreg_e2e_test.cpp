@@ -289,9 +289,9 @@ TEST_F(LogregEndToEnd, PredictAppliesTheModel) {
   }
 }
 
-// Labels are numbers: a model trained with --positive_label on 1/0 labels scores its own data when
-// predict is given the same --positive_label (every other label negative), "+1" in a model is 1, and
-// liblinear's -B 0 (a constant feature of 0, with its weight) is a bias too.
+// Labels are numbers: a model trained with --positive_label 1.0 on 1/0 labels (written label 1) scores its
+// own data when predict is given the same --positive_label (every other label negative), "+1" in a model is
+// 1, and liblinear's -B 0 (a constant feature of 0, with its weight) is a bias too.
 TEST_F(LogregEndToEnd, PredictReadsLabelsAsNumbersAndTakesThePositiveLabel) {
   // heart_scale with its labels +1/-1 written 1/0.
   std::string zero_one;
@@ -303,8 +303,10 @@ TEST_F(LogregEndToEnd, PredictReadsLabelsAsNumbersAndTakesThePositiveLabel) {
   const std::string data = scratch("zero_one.svm");
   std::ofstream(data) << zero_one;
   const std::string model = scratch("zero_one.model"), reference = scratch("plus_minus.model");
-  ASSERT_EQ(train(3, data, 1, true, "--positive_label 1 --output " + model).status, 0);
+  ASSERT_EQ(train(3, data, 1, true, "--positive_label 1.0 --output " + model).status, 0);
   ASSERT_EQ(train(3, heart(), 1, true, "--output " + reference).status, 0);
+  // Written as liblinear writes its integer labels, which liblinear-predict insists on.
+  EXPECT_NE(testing::read_text(model).find("\nlabel 1 -1\n"), std::string::npos) << testing::read_text(model);
   const std::string predict = std::string(SCHMP_LOGREG_BIN) + " predict --model ";
   const Output refused = run(predict + model + " --data " + data);
   EXPECT_NE(refused.status, 0);

@@ -1,6 +1,7 @@
 #include "logreg.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -78,6 +79,11 @@ std::optional<double> label_number(const std::string& text) {
   const double label = std::strtod(text.c_str(), &end);
   if (end == text.c_str() || *end != '\0' || !std::isfinite(label)) return std::nullopt;
   return label;
+}
+
+std::string label_text(double label) {
+  char digits[32];
+  return std::string(digits, std::to_chars(digits, digits + sizeof digits, label).ptr);
 }
 
 double positive_label_of(const std::string& flag) {
@@ -530,8 +536,9 @@ void Logreg::Coordinator::finish(const Summary& summary) {
   // Labels as the data wrote them; liblinear's decision is "first label when w . x > 0".
   std::string positive = "1", negative = zero_labels_ > 0 ? "0" : "-1";
   if (!config_.positive_label.empty()) {
-    positive = config_.positive_label;
-    negative = positive_label_of(config_.positive_label) == -1 ? "1" : "-1";
+    const double label = positive_label_of(config_.positive_label);
+    positive = label_text(label);
+    negative = label == -1 ? "1" : "-1";
   }
   if (!config_.output.empty()) {
     io::write_file_atomically(config_.output, [&](std::ostream& out) {

@@ -69,6 +69,9 @@ std::optional<double> label_number(const std::string& text);
 // The positive class named by --positive_label (`flag`), or NaN when it is empty (labels +1/-1 or 1/0);
 // std::runtime_error when it is not a number.
 double positive_label_of(const std::string& flag);
+// A label as messages and model files show it: the shortest decimal that reads back as it (1, -1, 0,
+// 2.5, 1234567), so that "1.0" on the command line is written 1, as liblinear's integer labels are.
+std::string label_text(double label);
 
 // The class (+1 or -1) of a label read from `file` at `source` (schmp/io.hpp): +1/-1 or 1/0 unless
 // `positive_label` (not NaN) names the positive class, in which case every other label is negative. Throws

@@ -1,7 +1,6 @@
 #include "predict.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -13,16 +12,6 @@
 #include "schmp/output.hpp"
 
 namespace schmp::logreg {
-
-namespace {
-
-// The label as a message shows it: the shortest decimal that reads back as it (1, -1, 0, 2.5, 1234567).
-std::string label_text(double label) {
-  char digits[32];
-  return std::string(digits, std::to_chars(digits, digits + sizeof digits, label).ptr);
-}
-
-}  // namespace
 
 LinearModel read_liblinear_model(const std::string& path) {
   std::ifstream in(path);
