@@ -61,7 +61,8 @@ double rating_scale(const MatrixFactorization::Setup& summed) {
 
 void check(const Config& config) {
   if (config.data.empty()) throw std::runtime_error("--data is required");
-  if (config.rank < 1 || config.rank > 10000) throw std::runtime_error("--rank must be between 1 and 10000");
+  if (config.rank < 1 || config.rank > kLargestRank)
+    throw std::runtime_error("--rank must be between 1 and " + std::to_string(kLargestRank));
   if (!(config.lambda >= 0)) throw std::runtime_error("--lambda must be 0 or more");
   if (config.iterations < 1) throw std::runtime_error("--iterations must be at least 1");
   if (config.inner < 1) throw std::runtime_error("--inner must be at least 1");

@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -112,12 +114,29 @@ Model read_model(const std::string& path) {
   int loss = 0;
   header("f", loss);
   if (loss != 0) fail("loss " + std::to_string(loss) + " is not squared error (f 0)");
-  header("m", model.users);
-  header("n", model.items);
-  header("k", model.rank);
+  // Read signed, so that a negative count is refused rather than wrapped round.
+  std::int64_t users = 0, items = 0, rank = 0;
+  const auto count = [&](const char* key, std::int64_t& value, std::int64_t least, std::int64_t most) {
+    header(key, value);
+    if (value < least || value > most)
+      fail(std::string(key) + " must be between " + std::to_string(least) + " and " + std::to_string(most));
+  };
+  count("m", users, 0, kLargestId);
+  count("n", items, 0, kLargestId);
+  count("k", rank, 1, kLargestRank);
   header("b", model.mean);
-  if (model.rank < 1 || !std::isfinite(model.mean)) fail("bad rank or mean");
-  const std::size_t k = static_cast<std::size_t>(model.rank);
+  if (!std::isfinite(model.mean)) fail("the mean is not a finite number");
+  // Every row takes a line of at least two bytes a factor: sizes the file cannot hold are refused
+  // before their memory is asked for.
+  const auto k = static_cast<std::size_t>(rank);
+  const auto file_bytes = static_cast<double>(std::filesystem::file_size(path));
+  if (static_cast<double>(users + items) * static_cast<double>(2 * k) > file_bytes) {
+    fail("the header's m, n and k ask for more rows than the file's " +
+         std::to_string(std::filesystem::file_size(path)) + " bytes hold");
+  }
+  model.users = static_cast<std::uint32_t>(users);
+  model.items = static_cast<std::uint32_t>(items);
+  model.rank = static_cast<int>(rank);
   model.user_factors.assign(static_cast<std::size_t>(model.users) * k, 0.0);
   model.item_factors.assign(static_cast<std::size_t>(model.items) * k, 0.0);
   model.user_known.assign(model.users, 0);
@@ -147,6 +166,11 @@ Model read_model(const std::string& path) {
   };
   rows('p', model.users, model.user_factors, model.user_known);
   rows('q', model.items, model.item_factors, model.item_known);
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") != std::string::npos)
+      fail("text after the last item's row: the header's n counts fewer items than the file holds");
+  }
   return model;
 }
 

@@ -20,6 +20,10 @@
 
 namespace schmp::mf {
 
+// The largest rank (--rank, and a model file's k) and user or item count (LIBMF's limit, 2^31 - 1).
+inline constexpr int kLargestRank = 10000;
+inline constexpr std::int64_t kLargestId = 2147483647;
+
 struct Model {
   std::uint32_t users = 0;
   std::uint32_t items = 0;
