@@ -405,6 +405,17 @@ TEST(LdaHeldOut, InferRefusesBadModelsAndDocuments) {
   out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("two") + " --data " + documents);
   testing::expect_clean_failure(
       out, "schmp-lda: error: " + documents + ":4: word id 3 beyond the model's 2 words");
+  // Priors that are not finite (or whose beta W is not) would make every proportion NaN; sizes the file
+  // cannot hold would ask for their memory first.
+  for (const char* header :
+       {"2 words, 2 topics, alpha inf, beta 0.01", "2 words, 2 topics, alpha 0.1, beta 1e308",
+        "2 words, 100000000 topics, alpha 0.1, beta 0.01"}) {
+    const std::string model = dir.write(
+        "header.word_topic", std::string("# schmp-lda word-topic counts: ") + header + "\n1 2\n0 3\n");
+    out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("header") + " --data " + documents);
+    testing::expect_clean_failure(out, "schmp-lda: error: " + model + ":1: ");
+    EXPECT_EQ(out.text.find("bad_alloc"), std::string::npos) << out.text;
+  }
 }
 
 TEST(LdaHeldOut, TrainingRefusesHeldOutWordsTheCorpusLacks) {

@@ -99,8 +99,14 @@ Model read_model(const std::string& prefix) {
       line.rfind(kHeader, 0) != 0) {
     fail("expected '" + std::string(kHeader) + "W words, K topics, alpha A, beta B': not a schmp-lda model");
   }
-  if (words == 0 || words > UINT32_MAX || topics < 1 || !(model.alpha > 0) || !(model.beta > 0))
+  const auto finite_positive = [](double prior) { return std::isfinite(prior) && prior > 0; };
+  if (words == 0 || words > UINT32_MAX || topics < 1 || !finite_positive(model.alpha) ||
+      !finite_positive(model.beta) || !std::isfinite(model.beta * static_cast<double>(words)))
     fail("bad sizes or priors in the header");
+  // Each word's line holds at least two bytes a topic: sizes the file cannot hold are refused before
+  // their memory is asked for.
+  if (static_cast<double>(words) * 2 * topics > static_cast<double>(std::filesystem::file_size(path)))
+    fail("the header's words and topics ask for more counts than the file holds");
   model.words = static_cast<std::uint32_t>(words);
   model.topics = topics;
   const auto width = static_cast<std::size_t>(topics);
