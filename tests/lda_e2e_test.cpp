@@ -405,6 +405,11 @@ TEST(LdaHeldOut, InferRefusesBadModelsAndDocuments) {
   out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("two") + " --data " + documents);
   testing::expect_clean_failure(
       out, "schmp-lda: error: " + documents + ":4: word id 3 beyond the model's 2 words");
+  // An output it cannot write is refused before the sampling, not after it.
+  const std::string fits = dir.write("fits.txt", "1\n2\n1\n1 2 4\n");
+  out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("two") + " --data " + fits +
+            " --iterations 1000000000 --output " + dir.file("no/such"));
+  testing::expect_clean_failure(out, "schmp-lda: error: " + dir.file("no/such") + ": cannot write");
   // Priors that are not finite (or whose beta W is not) would make every proportion NaN; sizes the file
   // cannot hold would ask for their memory first.
   for (const char* header :

@@ -277,6 +277,18 @@ TEST_F(MfEndToEnd, RecommendRanksTheUnratedItemsByPrediction) {
   const Output unknown = run(std::string(SCHMP_MF_BIN) + " recommend --model " + model + " --user 99999");
   EXPECT_NE(unknown.status, 0);
   EXPECT_NE(unknown.text.find("beyond the model's 1000 users"), std::string::npos) << unknown.text;
+
+  // The commands that use a model take --index_base as training does, refuse an empty ratings file
+  // rather than report an RMSE of 0, and refuse an unwritable output before predicting.
+  const std::string mf = std::string(SCHMP_MF_BIN);
+  testing::expect_clean_failure(run(mf + " recommend --model " + model + " --user -1 --index_base -1"),
+                                "schmp-mf: error: --index_base must be 0 or 1");
+  const std::string empty = dir.write("empty.txt", "");
+  testing::expect_clean_failure(run(mf + " predict --model " + model + " --data " + empty),
+                                "schmp-mf: error: " + empty + ": ");
+  testing::expect_clean_failure(
+      run(mf + " predict --model " + model + " --data " + generated() + " --output " + dir.file("no/such")),
+      "schmp-mf: error: " + dir.file("no/such") + ": cannot write");
 }
 
 TEST_F(MfEndToEnd, MatrixMarketInputGivesTheSameModelAsText) {

@@ -33,6 +33,8 @@ Inference infer(const Model& model, const InferConfig& config) {
   if (!config.corpus.text.empty() && model.vocabulary.size() == 0) {
     throw std::runtime_error("the model has no .vocab file, so text documents cannot be read against it");
   }
+  // Refused before the sampling, not after it.
+  if (!config.output.empty()) io::check_writable(config.output);
   const auto width = static_cast<std::size_t>(model.topics);
   std::vector<Group> groups;
   for (std::uint32_t g = 0; g < kGroups; ++g) groups.emplace_back(model.topics, config.seed, g);

@@ -22,10 +22,9 @@ PredictionReport predict(const Model& model, const std::string& data_path, int i
     predictions.push_back(prediction);
   });
   report.ratings = predictions.size();
-  if (report.ratings > 0) {
-    report.rmse = std::sqrt(squared / static_cast<double>(report.ratings));
-    report.mae = absolute / static_cast<double>(report.ratings);
-  }
+  if (report.ratings == 0) throw io::InputError(data_path, 0, "no ratings");
+  report.rmse = std::sqrt(squared / static_cast<double>(report.ratings));
+  report.mae = absolute / static_cast<double>(report.ratings);
   if (!output_path.empty()) {
     io::write_file_atomically(output_path, [&](std::ostream& out) {
       out.precision(10);
