@@ -342,10 +342,24 @@ TEST_F(LogregEndToEnd, PredictRefusesBadModelsAndLabels) {
   std::ofstream(short_model) << "solver_type L1R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 3\nbias -1\nw\n0.5\n";
   const std::string other_labels = scratch("labels.svm");
   std::ofstream(other_labels) << "1 1:0.5\n3 2:1\n";
+  // Loose headers: a value too many, the same label twice, a negative count, no solver named.
+  const std::string header_end = "nr_feature 1\nbias -1\nw\n0.5\n";
+  const std::string trailing = scratch("trailing.model");
+  std::ofstream(trailing) << "solver_type L1R_LR\nnr_class 2\nlabel 1 -1 7\n" << header_end;
+  const std::string same = scratch("same.model");
+  std::ofstream(same) << "solver_type L1R_LR\nnr_class 2\nlabel 1 1\n" << header_end;
+  const std::string negative = scratch("negative.model");
+  std::ofstream(negative) << "solver_type L1R_LR\nnr_class 2\nlabel 1 -1\nnr_feature -1\nbias -1\nw\n";
+  const std::string unnamed = scratch("unnamed.model");
+  std::ofstream(unnamed) << "nr_class 2\nlabel 1 -1\n" << header_end;
   const std::vector<std::pair<std::string, std::string>> cases = {
       {" --model " + svm_model + " --data " + heart(),
        svm_model + ":1: solver_type L2R_L2LOSS_SVC_DUAL is not logistic regression"},
-      {" --model " + short_model + " --data " + heart(), short_model + ": expected 3 weights, found 1"},
+      {" --model " + short_model + " --data " + heart(), short_model + ":7: expected 3 weights, found 1"},
+      {" --model " + trailing + " --data " + heart(), trailing + ":3: unexpected '7' after the values"},
+      {" --model " + same + " --data " + heart(), same + ":3: the two labels are the same"},
+      {" --model " + negative + " --data " + heart(), negative + ":4: expected a feature count (0 or more)"},
+      {" --model " + unnamed + " --data " + heart(), unnamed + ": not a liblinear model (no solver_type"},
       {" --model " + model + " --data " + other_labels,
        other_labels + ":2: label 3 is neither of the model's labels 1 and -1 (--positive_label L takes L as "
                       "positive and every other label as negative)"},

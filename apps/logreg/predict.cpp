@@ -20,7 +20,13 @@ LinearModel read_liblinear_model(const std::string& path) {
   std::string line;
   std::uint64_t number = 0;
   bool weights = false;
+  bool solver = false;
   std::size_t expected = 0;
+  // A header line holds its key and its values, nothing after them.
+  const auto nothing_after = [&](std::istringstream& fields) {
+    std::string extra;
+    if (fields >> extra) throw io::InputError(path, number, "unexpected '" + extra + "' after the values");
+  };
   while (std::getline(in, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -37,10 +43,11 @@ LinearModel read_liblinear_model(const std::string& path) {
     std::string key;
     fields >> key;
     if (key == "solver_type") {
-      std::string solver;
-      fields >> solver;
-      if (solver != "L1R_LR" && solver != "L2R_LR")
-        throw io::InputError(path, number, "solver_type " + solver + " is not logistic regression");
+      std::string name;
+      fields >> name;
+      if (name != "L1R_LR" && name != "L2R_LR")
+        throw io::InputError(path, number, "solver_type " + name + " is not logistic regression");
+      solver = true;
     } else if (key == "nr_class") {
       int classes = 0;
       if (!(fields >> classes) || classes != 2)
@@ -51,24 +58,30 @@ LinearModel read_liblinear_model(const std::string& path) {
       const std::optional<double> positive = label_number(model.positive_label);
       const std::optional<double> negative = label_number(model.negative_label);
       if (!positive || !negative) throw io::InputError(path, number, "expected two numeric labels");
+      if (*positive == *negative) throw io::InputError(path, number, "the two labels are the same");
       model.positive = *positive;
       model.negative = *negative;
     } else if (key == "nr_feature") {
-      if (!(fields >> model.features)) throw io::InputError(path, number, "expected a feature count");
+      std::int64_t features = -1;
+      if (!(fields >> features) || features < 0)
+        throw io::InputError(path, number, "expected a feature count (0 or more)");
+      model.features = static_cast<std::size_t>(features);
     } else if (key == "bias") {
-      if (!(fields >> model.bias)) throw io::InputError(path, number, "expected the bias value");
+      if (!(fields >> model.bias) || !std::isfinite(model.bias))
+        throw io::InputError(path, number, "expected the bias value");
     } else if (key == "w") {
       weights = true;
       expected = model.features + (model.bias >= 0 ? 1 : 0);
     } else if (!key.empty()) {
       throw io::InputError(path, number, "unknown model line '" + line + "'");
     }
+    nothing_after(fields);
   }
-  if (!weights || model.positive_label.empty())
-    throw io::InputError(path, 0, "not a liblinear model (no label or w section)");
+  if (!weights || !solver || model.positive_label.empty())
+    throw io::InputError(path, 0, "not a liblinear model (no solver_type, label or w section)");
   if (model.w.size() != expected) {
     throw io::InputError(
-        path, 0,
+        path, number,
         "expected " + std::to_string(expected) + " weights, found " + std::to_string(model.w.size()));
   }
   return model;
