@@ -31,6 +31,8 @@ inline std::string summed_message_name(Command command) {
       return "Setup";
     case Command::kEvaluate:
       return "Stats";
+    case Command::kPrepare:
+      return "preparation";  // a rotation program's, always empty: it must not stand for the Partial
     default:
       return "Partial";
   }
