@@ -19,19 +19,25 @@ class ColumnLengths {
   // `constant`: the owned offset of a column that is 1 on every row, if any.
   ColumnLengths(const io::SparseRows& rows, ParamRange owned, std::optional<std::size_t> constant)
       : largest_(owned.size(), 0.0), scaled_length_(owned.size(), 0.0) {
-    const auto each_entry = [&](auto visit) {
-      for (std::size_t e = 0; e < rows.index.size(); ++e) {
-        if (owned.contains(rows.index[e])) visit(rows.index[e] - owned.begin, rows.value[e]);
-      }
-      if (constant) {
-        for (std::size_t r = 0; r < rows.rows(); ++r) visit(*constant, 1.0);
+    // In one pass, as BLAS's dnrm2 does: the sum of squares is kept relative to the largest magnitude
+    // so far, and rescaled when a larger one comes.
+    const auto add = [&](std::size_t k, double value) {
+      const double magnitude = std::abs(value);
+      if (magnitude > largest_[k]) {
+        const double ratio = largest_[k] / magnitude;
+        scaled_length_[k] = 1 + scaled_length_[k] * ratio * ratio;
+        largest_[k] = magnitude;
+      } else if (magnitude > 0) {
+        const double ratio = magnitude / largest_[k];
+        scaled_length_[k] += ratio * ratio;
       }
     };
-    each_entry([&](std::size_t k, double value) { largest_[k] = std::max(largest_[k], std::abs(value)); });
-    each_entry([&](std::size_t k, double value) {
-      const double scaled = value / largest_[k];
-      scaled_length_[k] += scaled * scaled;
-    });
+    for (std::size_t e = 0; e < rows.index.size(); ++e) {
+      if (owned.contains(rows.index[e])) add(rows.index[e] - owned.begin, rows.value[e]);
+    }
+    if (constant) {
+      for (std::size_t r = 0; r < rows.rows(); ++r) add(*constant, 1.0);
+    }
     for (double& length : scaled_length_) length = std::sqrt(length);
   }
   // `value` of owned column k scaled to the column's unit length (0 in a column of zeros).
