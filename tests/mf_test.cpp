@@ -282,7 +282,7 @@ TEST(MfModel, RefusesWhatIsNotAModel) {
       {header + "p1 T 1 2\n", ":6: expected 'p0 T|F values'"},
       {header + "p0 T 1 2\n", ":7: missing the line of q0"},
       {header + "p0 T 1 nan\nq0 T 1 1\n", ":6: expected 2 values"},
-      {"f 0\nm -1\nn 1\nk 2\nb 3\n", ":2: m must be between 0 and 2147483647"},
+      {"f 0\nm -1\nn 1\nk 2\nb 3\n", ":2: m must be between 0 and 4294967295"},
       {"f 0\nm 1\nn 1\nk 0\nb 3\n", ":4: k must be between 1 and 10000"},
       // Sizes the file cannot hold are refused before their memory is asked for.
       {"f 0\nm 60000000\nn 1\nk 2\nb 3\n", ":5: the header's m, n and k ask for more rows than the file's"},

@@ -105,7 +105,8 @@ Model read_model(const std::string& prefix) {
     fail("bad sizes or priors in the header");
   // Each word's line holds at least two bytes a topic: sizes the file cannot hold are refused before
   // their memory is asked for.
-  if (static_cast<double>(words) * 2 * topics > static_cast<double>(std::filesystem::file_size(path)))
+  if (std::filesystem::is_regular_file(path) &&
+      static_cast<double>(words) * 2 * topics > static_cast<double>(std::filesystem::file_size(path)))
     fail("the header's words and topics ask for more counts than the file holds");
   model.words = static_cast<std::uint32_t>(words);
   model.topics = topics;

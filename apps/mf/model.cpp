@@ -121,18 +121,19 @@ Model read_model(const std::string& path) {
     if (value < least || value > most)
       fail(std::string(key) + " must be between " + std::to_string(least) + " and " + std::to_string(most));
   };
-  count("m", users, 0, kLargestId);
-  count("n", items, 0, kLargestId);
+  count("m", users, 0, kLargestCount);
+  count("n", items, 0, kLargestCount);
   count("k", rank, 1, kLargestRank);
   header("b", model.mean);
   if (!std::isfinite(model.mean)) fail("the mean is not a finite number");
   // Every row takes a line of at least two bytes a factor: sizes the file cannot hold are refused
   // before their memory is asked for.
   const auto k = static_cast<std::size_t>(rank);
-  const auto file_bytes = static_cast<double>(std::filesystem::file_size(path));
-  if (static_cast<double>(users + items) * static_cast<double>(2 * k) > file_bytes) {
-    fail("the header's m, n and k ask for more rows than the file's " +
-         std::to_string(std::filesystem::file_size(path)) + " bytes hold");
+  if (std::filesystem::is_regular_file(path)) {
+    const std::uintmax_t file_bytes = std::filesystem::file_size(path);
+    if (static_cast<double>(users + items) * static_cast<double>(2 * k) > static_cast<double>(file_bytes))
+      fail("the header's m, n and k ask for more rows than the file's " + std::to_string(file_bytes) +
+           " bytes hold");
   }
   model.users = static_cast<std::uint32_t>(users);
   model.items = static_cast<std::uint32_t>(items);

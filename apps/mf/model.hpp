@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,10 @@
 
 namespace schmp::mf {
 
-// The largest rank (--rank, and a model file's k) and user or item count (LIBMF's limit, 2^31 - 1).
+// The largest rank (--rank, and a model file's k) and user or item count (what the ids' 32 bits hold, as
+// the ratings reader's raised --users and --items bounds allow).
 inline constexpr int kLargestRank = 10000;
-inline constexpr std::int64_t kLargestId = 2147483647;
+inline constexpr std::int64_t kLargestCount = std::numeric_limits<std::uint32_t>::max();
 
 struct Model {
   std::uint32_t users = 0;
