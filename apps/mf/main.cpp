@@ -13,7 +13,6 @@
 #include "mf.hpp"
 #include "model.hpp"
 #include "predict.hpp"
-#include "schmp/output.hpp"
 #include "schmp/run.hpp"
 
 DEFINE_string(data, "",
@@ -48,15 +47,9 @@ DECLARE_bool(priority);
 
 namespace {
 
-// --index_base as the training's check() takes it, for the commands that use a model.
-void check_index_base() {
-  if (FLAGS_index_base != 0 && FLAGS_index_base != 1) throw std::runtime_error("--index_base must be 0 or 1");
-}
-
 int predict() {
   if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
-  check_index_base();
-  if (!FLAGS_output.empty()) schmp::io::check_writable(FLAGS_output);
+  schmp::mf::check_index_base(FLAGS_index_base);
   const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
   const auto report = schmp::mf::predict(model, FLAGS_data, FLAGS_index_base, FLAGS_output);
   std::printf("ratings %zu  RMSE %.6f  MAE %.6f\n", report.ratings, report.rmse, report.mae);
@@ -65,7 +58,7 @@ int predict() {
 }
 
 int recommend() {
-  check_index_base();
+  schmp::mf::check_index_base(FLAGS_index_base);
   if (FLAGS_model.empty() || FLAGS_user < FLAGS_index_base)
     throw std::runtime_error("recommend needs --model and --user (at least --index_base)");
   const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);

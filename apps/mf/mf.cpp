@@ -59,6 +59,10 @@ double rating_scale(const MatrixFactorization::Setup& summed) {
   return std::max(1e-4, std::sqrt(std::max(0.0, variance)));
 }
 
+void check_index_base(int index_base) {
+  if (index_base != 0 && index_base != 1) throw std::runtime_error("--index_base must be 0 or 1");
+}
+
 void check(const Config& config) {
   if (config.data.empty()) throw std::runtime_error("--data is required");
   if (config.rank < 1 || config.rank > kLargestRank)
@@ -71,8 +75,7 @@ void check(const Config& config) {
   if (config.early_stop < 0) throw std::runtime_error("--early_stop must be 0 (off) or more");
   if (config.early_stop > 0 && config.test.empty())
     throw std::runtime_error("--early_stop watches the test RMSE: it needs --test");
-  if (config.index_base != 0 && config.index_base != 1)
-    throw std::runtime_error("--index_base must be 0 or 1");
+  check_index_base(config.index_base);
   if (config.algorithm == Algorithm::kCcd && config.lambda == 0)
     throw std::runtime_error("--algorithm ccd needs --lambda > 0 (each coordinate step divides by it)");
 }

@@ -11,6 +11,7 @@ namespace schmp::mf {
 
 PredictionReport predict(const Model& model, const std::string& data_path, int index_base,
                          const std::string& output_path) {
+  if (!output_path.empty()) io::check_writable(output_path);  // before the work, not after it
   std::vector<double> predictions;
   PredictionReport report;
   double squared = 0;
