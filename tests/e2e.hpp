@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace schmp::testing {
@@ -56,6 +57,19 @@ inline void expect_clean_failure(const Output& out, const std::string& line) {
   EXPECT_NE(first, std::string::npos) << out.text;
   if (first != std::string::npos) {
     EXPECT_EQ(out.text.find(line, first + 1), std::string::npos) << "printed more than once:\n" << out.text;
+  }
+}
+
+// Runs `command` (an app and its data, after mpirun) with each case's flags on one rank and on three,
+// and expects each to fail cleanly with "app: error: " and the case's message.
+inline void expect_settings_refused(const std::string& app, const std::string& command,
+                                    const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [flags, message] : cases) {
+    for (int ranks : {1, 3}) {
+      SCOPED_TRACE(flags + " on " + std::to_string(ranks) + " ranks");
+      expect_clean_failure(run(mpirun(ranks) + command + " --progress_seconds 0 " + flags),
+                           app + ": error: " + message);
+    }
   }
 }
 
