@@ -220,8 +220,10 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
   }
   parse_entries(header, text, result);
 
-  // Only a reader that saw every entry can tell whether the count is right.
-  if (whole_file) check_entry_count(path, result, result.row.size());
+  // Only a read of the whole file, asked for as such, counts the entries. A range that happens to hold
+  // the whole file (a worker's, when the others' are empty) is counted with the other ranges by its
+  // caller, check_entry_count, like any other: the message is the same either way.
+  if (range.begin == 0 && range.end == ByteRange{}.end) check_entry_count(path, result, result.row.size());
   return result;
 }
 

@@ -687,9 +687,12 @@ TEST_F(IoTest, MatrixMarketCountMismatch) {
       write("more.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\n2 2 2\n");
   EXPECT_TRUE(FailsWith([&] { schmp::io::read_matrix_market(more); }, more, 2,
                         "size line declares 1 entries but the file has 2"));
-  // A partial range cannot know the count, so it does not check it.
+  // A range cannot know the count, so it does not check it, even one that happens to hold the whole
+  // file (a worker's, when the others' are empty): its caller counts every range's entries together.
   const Coordinates part = schmp::io::read_matrix_market(fewer, {0, schmp::io::file_size(fewer) - 1});
   EXPECT_EQ(part.row.size(), 2u);
+  const Coordinates all = schmp::io::read_matrix_market(fewer, {0, schmp::io::file_size(fewer)});
+  EXPECT_EQ(all.row.size(), 2u);
 }
 
 TEST_F(IoTest, MatrixMarketByteRangesReadEveryEntryOnce) {

@@ -127,8 +127,9 @@ struct Coordinates {
 
 // Reads the header and size line (always from the start of the file) and the entries whose lines
 // start inside `range`. Rejected: a missing or unsupported banner, a bad size line, an index outside
-// the declared size, non-numeric or non-finite values. When the whole file is read, a count of
-// entries that differs from the declared one is rejected too.
+// the declared size, non-numeric or non-finite values. When the whole file is read (no range given), a
+// count of entries that differs from the declared one is rejected too; readers of ranges count them
+// together (check_entry_count).
 Coordinates read_matrix_market(const std::string& path, ByteRange range = {});
 
 // InputError at the size line unless `entries` (of every range) is the number the size line declares.
