@@ -208,9 +208,9 @@ Coordinates read_matrix_market(const std::string& path, ByteRange range) {
   // Lines before body_begin are the header; entries are the lines from there on.
   const ByteRange body{std::max(range.begin, header.body_begin), range.end};
   const internal::RangeText text = internal::read_range(path, body);
-  const bool whole_file = range.begin == 0 && range.end >= text.file_size;
-  if (whole_file) {
-    // An entry line takes at least 4 bytes ("1 1\n"); the cap keeps a lying header from reserving much.
+  // A range holding every entry (the whole file, or one worker's of a small file) is sized by the size
+  // line: an entry line takes at least 4 bytes ("1 1\n"); the cap keeps a lying header from reserving much.
+  if (range.begin == 0 && range.end >= text.file_size) {
     const std::uint64_t expected =
         std::min<std::uint64_t>(result.declared_entries, text.text().size() / 4 + 1);
     result.row.reserve(expected);
