@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <istream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -115,6 +116,14 @@ std::uint32_t SparseRows::columns() const {
   if (index.empty()) return 0;
   // Indices never exceed 2^32 - 3 (0-based), so adding one cannot wrap.
   return *std::max_element(index.begin(), index.end()) + 1;
+}
+
+bool read_whole_line(std::istream& in, std::string& line, const std::string& path, std::uint64_t number) {
+  if (!std::getline(in, line)) return false;
+  // getline stops at the end of the file without failing when the last line has no newline.
+  if (in.eof())
+    throw InputError(path, number, "the file ends mid-line: it was cut short (its lines end with newlines)");
+  return true;
 }
 
 }  // namespace schmp::io

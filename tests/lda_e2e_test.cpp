@@ -400,6 +400,11 @@ TEST(LdaHeldOut, InferRefusesBadModelsAndDocuments) {
       "short.word_topic", "# schmp-lda word-topic counts: 2 words, 2 topics, alpha 0.1, beta 0.01\n1 2\n");
   out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("short") + " --data " + documents);
   testing::expect_clean_failure(out, "schmp-lda: error: " + short_model + ":3: missing the counts of word 2");
+  // The last count cut mid-number (12 of 125) would be read as another count.
+  const std::string cut_model = dir.write(
+      "cut.word_topic", "# schmp-lda word-topic counts: 2 words, 2 topics, alpha 0.1, beta 0.01\n1 2\n0 12");
+  out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("cut") + " --data " + documents);
+  testing::expect_clean_failure(out, "schmp-lda: error: " + cut_model + ":3: the file ends mid-line");
   dir.write("two.word_topic",
             "# schmp-lda word-topic counts: 2 words, 2 topics, alpha 0.1, beta 0.01\n1 2\n0 3\n");
   out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("two") + " --data " + documents);

@@ -340,6 +340,8 @@ TEST_F(LogregEndToEnd, PredictRefusesBadModelsAndLabels) {
       << "solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias -1\nw\n0.5\n";
   const std::string short_model = scratch("short.model");
   std::ofstream(short_model) << "solver_type L1R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 3\nbias -1\nw\n0.5\n";
+  const std::string cut_model = scratch("cut.model");
+  std::ofstream(cut_model) << "solver_type L1R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias -1\nw\n0.5";
   const std::string other_labels = scratch("labels.svm");
   std::ofstream(other_labels) << "1 1:0.5\n3 2:1\n";
   // Loose headers: a value too many, the same label twice, a negative count, no solver named.
@@ -356,6 +358,7 @@ TEST_F(LogregEndToEnd, PredictRefusesBadModelsAndLabels) {
       {" --model " + svm_model + " --data " + heart(),
        svm_model + ":1: solver_type L2R_L2LOSS_SVC_DUAL is not logistic regression"},
       {" --model " + short_model + " --data " + heart(), short_model + ":7: expected 3 weights, found 1"},
+      {" --model " + cut_model + " --data " + heart(), cut_model + ":7: the file ends mid-line"},
       {" --model " + trailing + " --data " + heart(), trailing + ":3: unexpected '7' after the values"},
       {" --model " + same + " --data " + heart(), same + ":3: the two labels are the same"},
       {" --model " + negative + " --data " + heart(), negative + ":4: expected a feature count (0 or more)"},

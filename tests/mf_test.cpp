@@ -288,6 +288,9 @@ TEST(MfModel, RefusesWhatIsNotAModel) {
       {"f 0\nm 60000000\nn 1\nk 2\nb 3\n", ":5: the header's m, n and k ask for more rows than the file's"},
       // A header that counts too few items would leave the rest of the model unread.
       {header + "p0 T 1 2\nq0 T 1 1\nq1 T 1 1\n", ":8: text after the last item's row"},
+      // A copy stopped mid-number would read the last factor wrong; the header's last line too.
+      {header + "p0 T 1 2\nq0 T 1 1.2", ":7: the file ends mid-line: it was cut short"},
+      {"f 0\nm 1\nn 1\nk 2\nb 3", ":5: the file ends mid-line"},
   };
   for (const auto& [content, message] : cases) {
     const std::string path = dir.write("bad", content);

@@ -91,7 +91,7 @@ Model read_model(const std::string& prefix) {
   std::string line;
   std::uint64_t number = 1;
   auto fail = [&](const std::string& message) { throw io::InputError(path, number, message); };
-  if (!std::getline(in, line)) fail("empty: not a schmp-lda model");
+  if (!io::read_whole_line(in, line, path, number)) fail("empty: not a schmp-lda model");
   unsigned long long words = 0;
   int topics = 0;
   const std::string format = std::string(kHeader) + "%llu words, %d topics, alpha %lf, beta %lf";
@@ -114,7 +114,8 @@ Model read_model(const std::string& prefix) {
   model.word_topic.assign(model.words * width, 0);
   for (std::size_t word = 0; word < model.words; ++word) {
     ++number;
-    if (!std::getline(in, line)) fail("missing the counts of word " + std::to_string(word + 1));
+    if (!io::read_whole_line(in, line, path, number))
+      fail("missing the counts of word " + std::to_string(word + 1));
     const char* cursor = line.data();
     const char* end = line.data() + line.size();
     for (std::size_t k = 0; k < width; ++k) {
@@ -127,7 +128,7 @@ Model read_model(const std::string& prefix) {
     if (cursor != end) fail("more than " + std::to_string(width) + " counts");
   }
   ++number;
-  if (std::getline(in, line) && !line.empty())
+  if (io::read_whole_line(in, line, path, number) && !line.empty())
     fail("more than the " + std::to_string(words) + " words the header declares");
   std::ifstream vocabulary(prefix + ".vocab");
   if (vocabulary) {

@@ -27,7 +27,7 @@ LinearModel read_liblinear_model(const std::string& path) {
     std::string extra;
     if (fields >> extra) throw io::InputError(path, number, "unexpected '" + extra + "' after the values");
   };
-  while (std::getline(in, line)) {
+  while (io::read_whole_line(in, line, path, number + 1)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::istringstream fields(line);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "schmp/io.hpp"
 #include "schmp/output.hpp"
 
 namespace schmp::mf {
@@ -106,7 +107,8 @@ Model read_model(const std::string& path) {
     ++number;
     std::string name;
     std::string extra;
-    if (!std::getline(in, line)) fail(std::string("missing '") + key + "' line: not a LIBMF model");
+    if (!io::read_whole_line(in, line, path, number))
+      fail(std::string("missing '") + key + "' line: not a LIBMF model");
     std::istringstream fields(line);
     if (!(fields >> name >> value) || name != key || (fields >> extra))
       fail(std::string("expected '") + key + " <value>', got '" + line + "'");
@@ -146,7 +148,8 @@ Model read_model(const std::string& path) {
                   std::vector<std::uint8_t>& known) {
     for (std::size_t id = 0; id < count; ++id) {
       ++number;
-      if (!std::getline(in, line)) fail("missing the line of " + std::string(1, name) + std::to_string(id));
+      if (!io::read_whole_line(in, line, path, number))
+        fail("missing the line of " + std::string(1, name) + std::to_string(id));
       std::istringstream fields(line);
       std::string label;
       std::string kind;
@@ -167,8 +170,7 @@ Model read_model(const std::string& path) {
   };
   rows('p', model.users, model.user_factors, model.user_known);
   rows('q', model.items, model.item_factors, model.item_known);
-  while (std::getline(in, line)) {
-    ++number;
+  while (io::read_whole_line(in, line, path, ++number)) {
     if (line.find_first_not_of(" \t\r") != std::string::npos)
       fail("text after the last item's row: the header's n counts fewer items than the file holds");
   }

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -245,6 +246,11 @@ std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabular
 // A dense vector: either a MatrixMarket `matrix array` file with one column, or plain text holding
 // one number per line.
 std::vector<double> read_dense_vector(const std::string& path);
+
+// The next line of a file whose writer ends every line with a newline, as the model files' writers do:
+// false at the end of the file. A last line without one was cut short (a copy or a write stopped
+// mid-number) and would read as a wrong value: InputError at line `number` of `path`.
+bool read_whole_line(std::istream& in, std::string& line, const std::string& path, std::uint64_t number);
 
 // How write_shards finds the header lines that stay in the first part.
 enum class ShardFormat {
