@@ -37,7 +37,8 @@ struct InputFingerprint {
 };
 
 struct CheckpointState {
-  std::string program;  // "schmp-lasso": a checkpoint resumes only the program that wrote it
+  std::string
+      program;  // its type, "schmp::lasso::Lasso": a checkpoint resumes only the program that wrote it
   std::vector<InputFingerprint> inputs;
   std::uint64_t num_params = 0;  // dynamic programs: the job's parameter count
   std::uint64_t round = 0;

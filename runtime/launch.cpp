@@ -2,16 +2,20 @@
 // the first failure once and exits non-zero everywhere), then runs the coordinator's, a scheduler's or
 // a worker's loop. An error after start-up takes the whole job down with MPI_Abort: a job that has lost
 // a rank cannot finish, and must not hang.
+#include <cxxabi.h>
 #include <mpi.h>
 #include <tbb/global_control.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
+#include <typeinfo>
 
 #include "../coordinator/coordinator_loop.hpp"
 #include "../coordinator/rotation_loop.hpp"
@@ -88,12 +92,12 @@ void guarded(std::optional<Failure>& failure, const std::function<void()>& step)
 }
 
 // Rank 0's checkpoints, refused up front for a program that cannot save its state.
-std::unique_ptr<Checkpoints> start_checkpoints(const std::string& program_name,
-                                               const std::vector<std::string>& inputs, bool program_saves,
+template <class Roles>
+std::unique_ptr<Checkpoints> start_checkpoints(const Roles& roles, bool program_saves,
                                                const RunOptions& options) {
   if ((!options.checkpoint.empty() || !options.resume.empty()) && !program_saves)
-    throw std::runtime_error(program_name + " cannot checkpoint (--checkpoint, --resume)");
-  return std::make_unique<Checkpoints>(options, program_name, inputs);
+    throw std::runtime_error(roles.program_name + " cannot checkpoint (--checkpoint, --resume)");
+  return std::make_unique<Checkpoints>(options, roles.program_type, roles.inputs);
 }
 
 // Runs a program's restore(): state that passed the checksum but does not decode as this program's
@@ -243,7 +247,7 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     guarded(failure, [&] {
       program = roles.make_coordinator();
       program->setup(num_params, reply.summed);
-      checkpoints = start_checkpoints(roles.program_name, roles.inputs, program->saves(), options);
+      checkpoints = start_checkpoints(roles, program->saves(), options);
       if (!options.resume.empty()) {
         Resumed& r = resumed.emplace();
         r.state = checkpoints->load()->take_state();
@@ -368,7 +372,7 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
     worker->start(summed);
     if (ring.index != 0) return;
     program = roles.make_coordinator(summed, ring.count);
-    checkpoints = start_checkpoints(roles.program_name, roles.inputs, worker->saves(), options);
+    checkpoints = start_checkpoints(roles, worker->saves(), options);
     if (!options.resume.empty()) {
       resume_file = checkpoints->load();
       resumed = resume_file->take_state();
@@ -413,6 +417,13 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
 }
 
 }  // namespace
+
+std::string program_type(const std::type_info& type) {
+  int status = 0;
+  const std::unique_ptr<char, decltype(&std::free)> readable(
+      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && readable ? std::string(readable.get()) : std::string(type.name());
+}
 
 int launch(const ProgramRoles& roles, const RunOptions& options) {
   const Layout layout = Layout::make(world_size(), world_rank(), std::max(1, options.schedulers));

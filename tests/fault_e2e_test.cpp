@@ -340,14 +340,21 @@ TEST(CheckpointRefusal, OtherSettingsAndOtherApps) {
       run(mpirun(2) + SCHMP_LDA_BIN + " --data " + sotu + " --topics 5 --iterations 2 --checkpoint " +
           lda_checkpoint + " --progress_seconds 0");
   ASSERT_EQ(made.status, 0) << made.text;
+  // A checkpoint belongs to the program, not to the binary's file name.
+  const std::string renamed = scratch.file("lda-renamed");
+  std::filesystem::copy_file(SCHMP_LDA_BIN, renamed);
+  const Output resumed =
+      run(mpirun(2) + renamed + " --data " + sotu + " --topics 5 --iterations 3 --resume " + lda_checkpoint +
+          " --progress_seconds 0");
+  EXPECT_EQ(resumed.status, 0) << resumed.text;
   for (const int ranks : {1, 3}) {
     expect_clean_failure(run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + sotu + " --topics 6 --resume " +
                              lda_checkpoint + " --progress_seconds 0"),
                          "schmp-lda: error: " + lda_checkpoint + ": the checkpoint was made with --topics 5");
-    expect_clean_failure(
-        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + std::string(SCHMP_SOURCE_DIR) +
-            "/data/diabetes.svm --resume " + lda_checkpoint + " --progress_seconds 0"),
-        "schmp-lasso: error: " + lda_checkpoint + ": is a checkpoint of schmp-lda, not of schmp-lasso");
+    expect_clean_failure(run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + std::string(SCHMP_SOURCE_DIR) +
+                             "/data/diabetes.svm --resume " + lda_checkpoint + " --progress_seconds 0"),
+                         "schmp-lasso: error: " + lda_checkpoint +
+                             ": is a checkpoint of schmp::lda::Lda, not of schmp::lasso::Lasso");
     expect_clean_failure(
         run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + sotu + " --topics 5 --checkpoint " +
             scratch.file("no/such/directory/run.checkpoint") + " --progress_seconds 0"),

@@ -430,6 +430,7 @@ class Job {
     };
     roles.dependency_takes_columns = detail::TypedDependency<P>::takes_columns(config);
     roles.program_name = name_;
+    roles.program_type = detail::program_type(typeid(P));
     roles.inputs = input_files(config);
     return detail::launch(roles, run_options_from_flags());
   }
@@ -444,6 +445,7 @@ class Job {
       return std::make_unique<detail::TypedRotationCoordinator<P>>(config, summed_setup, blocks);
     };
     roles.program_name = name_;
+    roles.program_type = detail::program_type(typeid(P));
     roles.inputs = input_files(config);
     return detail::launch(roles, run_options_from_flags());
   }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "schmp/dataset.hpp"
@@ -15,6 +16,10 @@
 #include "schmp/program.hpp"
 
 namespace schmp::detail {
+
+// A program's C++ type, as written in the source ("schmp::lasso::Lasso"): what a checkpoint is tied
+// to, so that a renamed binary resumes its own checkpoints and another program's are refused.
+std::string program_type(const std::type_info& type);
 
 class WorkerRole {
  public:
@@ -76,6 +81,7 @@ struct ProgramRoles {
       make_dependency;
   bool dependency_takes_columns = false;
   std::string program_name;         // for messages: "schmp-lasso: error: ..."
+  std::string program_type;         // program_type(typeid(P)), which a checkpoint is tied to
   std::vector<std::string> inputs;  // the data files a checkpoint is tied to
 };
 
@@ -134,6 +140,7 @@ struct RotationRoles {
   std::function<std::unique_ptr<RotationCoordinatorRole>(const Flat& summed_setup, int blocks)>
       make_coordinator;
   std::string program_name;
+  std::string program_type;
   std::vector<std::string> inputs;
 };
 
