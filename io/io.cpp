@@ -61,12 +61,19 @@ std::uint64_t file_size(const std::string& path) { return internal::InputFile(pa
 
 bool is_matrix_market(const std::string& path) {
   internal::InputFile file(path);
+  constexpr std::string_view kBanner = "%%matrixmarket";
   std::string banner;
-  file.append(0, static_cast<std::size_t>(std::min<std::uint64_t>(14, file.size())), banner);
+  file.append(0,
+              static_cast<std::size_t>(
+                  std::min<std::uint64_t>(internal::kByteOrderMark.size() + kBanner.size(), file.size())),
+              banner);
+  // The readers pass over a byte-order mark at the start of the file, so the banner may follow one.
+  if (banner.starts_with(internal::kByteOrderMark)) banner.erase(0, internal::kByteOrderMark.size());
+  banner.resize(std::min(banner.size(), kBanner.size()));
   // The banner's words are case-insensitive, as read_matrix_market reads them.
   std::transform(banner.begin(), banner.end(), banner.begin(),
                  [](unsigned char c) { return std::tolower(c); });
-  return banner == "%%matrixmarket";
+  return banner == kBanner;
 }
 
 ByteRange split_range(std::uint64_t size, int part, int parts) {

@@ -27,6 +27,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::size_t kBlock = std::size_t{1} << 20;
+// More part files than any cluster has workers; the split's bookkeeping takes 8 bytes a part.
+constexpr int kMostParts = 1000000;
 
 // The line that starts at `offset`, without its line ending, and moves `offset` past it; nothing at the
 // end of the file. Only header lines are read this way.
@@ -35,6 +37,9 @@ std::optional<std::string> read_line(internal::InputFile& file, std::uint64_t& o
   const std::uint64_t end = internal::line_start_from(file, offset + 1);
   std::string line;
   file.append(offset, static_cast<std::size_t>(end - offset), line);
+  // A byte-order mark at the start is no part of the first line, as the readers take it.
+  if (offset == 0 && line.starts_with(internal::kByteOrderMark))
+    line.erase(0, internal::kByteOrderMark.size());
   offset = end;
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
   return line;
@@ -179,7 +184,7 @@ void write_part(internal::InputFile& input, std::uint64_t begin, std::uint64_t e
     }
     if (add_newline) out.put('\n');
     out.close();
-    if (!out) throw std::runtime_error(path.string() + ": write failed");
+    if (!out) throw std::runtime_error(path.string() + ": cannot write: " + std::strerror(errno));
   }
   flush_to_disk(path, O_RDONLY);
 }
@@ -228,7 +233,8 @@ ShardFormat parse_shard_format(const std::string& name) {
 }
 
 std::vector<std::string> write_shards(const ShardOptions& options) {
-  if (options.parts < 1) throw std::invalid_argument("--parts must be at least 1");
+  if (options.parts < 1 || options.parts > kMostParts)
+    throw std::invalid_argument("--parts must be between 1 and " + std::to_string(kMostParts));
   if (options.output.empty()) throw std::invalid_argument("no output directory (--out)");
   // "shards/" names the directory "shards": drop the empty last component a trailing slash leaves.
   fs::path target = fs::path(options.output).lexically_normal();
@@ -245,12 +251,24 @@ std::vector<std::string> write_shards(const ShardOptions& options) {
           target.string() + ": is the current directory or holds it: --out must name a directory beside it");
     }
   }
+  // The directory is renamed onto the target, which replaces an empty directory but not a link.
+  if (fs::is_symlink(fs::symlink_status(target, error)))
+    throw std::runtime_error(target.string() + ": is a symbolic link: --out must name the directory itself");
   const fs::file_status status = fs::status(target, error);
   if (fs::exists(status)) {
     if (!fs::is_directory(status))
       throw std::runtime_error(target.string() + ": exists and is not a directory");
     if (!fs::is_empty(target, error) && !options.force) {
       throw std::runtime_error(target.string() + ": exists and is not empty (--force replaces it)");
+    }
+    // Replacing the target would delete an input inside it (splitting a directory of shards into
+    // itself is fine: it is read whole before it is replaced).
+    const fs::path input = fs::weakly_canonical(options.input, error);
+    const fs::path inside =
+        error ? fs::path() : input.lexically_relative(fs::weakly_canonical(target, error));
+    if (!error && !inside.empty() && inside != "." && *inside.begin() != "..") {
+      throw std::runtime_error(target.string() + ": holds the input " + options.input +
+                               ", which replacing it would delete: --out must name another directory");
     }
   }
 

@@ -1070,6 +1070,13 @@ TEST_F(IoTest, ByteOrderMarksAreSkippedAndCarriageReturnsAloneRefused) {
                                          "-1 1:1\n1 2:2\n"))
                 .labels,
             (std::vector<double>{-1, 1}));
+  // A MatrixMarket file behind one is still known as one, which is how the apps tell it from LIBSVM.
+  const std::string market = write("bom.mtx",
+                                   "\xEF\xBB\xBF"
+                                   "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n");
+  EXPECT_TRUE(schmp::io::is_matrix_market(market));
+  EXPECT_EQ(schmp::io::read_matrix_market(market).value, (std::vector<double>{2}));
+  EXPECT_FALSE(schmp::io::is_matrix_market(write("bom_only.svm", "\xEF\xBB\xBF")));
   // Lines ended by CR alone read as one long line: a text corpus would become one document.
   const std::string message = "carriage return inside a line: lines must end in LF or CRLF, not CR";
   const std::string text = write("cr.txt", "d1 x apple banana\rd2 x cherry date\rd3 x egg fig\r");

@@ -217,45 +217,48 @@ TEST_F(ShardTest, TextDocumentsAndVocabularyShardsReadAsTheFile) {
 TEST_F(ShardTest, MatrixMarketShardsKeepTheHeaderInTheFirstPart) {
   std::string content = "%%MatrixMarket matrix coordinate real general\n% a comment\n%\n4 3 6\n";
   content += "1 1 1.5\n1 3 2\n2 2 -1\n3 1 4\n4 2 0.5\n4 3 7\n";
-  const std::string file = write("matrix.mtx", content);
   const std::string labels = write("labels.txt", "1\n2\n3\n4\n");
-  for (const int shards : kShardCounts) {
-    SCOPED_TRACE(std::to_string(shards) + " shards");
-    const std::string directory = shard(file, shards, dir("matrix" + std::to_string(shards)));
-    std::ifstream first(directory + "/part-00000");
-    std::string line;
-    for (int k = 0; k < 4 && std::getline(first, line);) ++k;
-    EXPECT_EQ(line, "4 3 6");
-    const io::Coordinates whole = io::read_matrix_market(file);
-    const io::Coordinates sharded = io::read_matrix_market(directory);
-    EXPECT_EQ(sharded.row, whole.row);
-    EXPECT_EQ(sharded.column, whole.column);
-    EXPECT_EQ(sharded.value, whole.value);
-    for (const int workers : kWorkerCounts) {
-      SCOPED_TRACE(std::to_string(workers) + " workers");
-      std::vector<io::SparseRows> from_directory(static_cast<std::size_t>(workers));
-      std::vector<io::SparseRows> from_file(static_cast<std::size_t>(workers));
-      testing::LocalPeers(workers).run([&](Peers& peers) {
-        from_directory[static_cast<std::size_t>(peers.index())] =
-            io::read_rows_part(directory, labels, peers);
-      });
-      testing::LocalPeers(workers).run([&](Peers& peers) {
-        from_file[static_cast<std::size_t>(peers.index())] = io::read_rows_part(file, labels, peers);
-      });
-      for (int part = 0; part < workers; ++part)
-        expect_same_rows(from_directory[static_cast<std::size_t>(part)],
-                         from_file[static_cast<std::size_t>(part)]);
-      // The blocks put together are the whole matrix.
-      const io::Coordinates whole_entries = io::read_matrix_market(file);
-      std::size_t rows = 0, nonzeros = 0;
-      for (const io::SparseRows& block : from_file) {
-        rows += block.rows();
-        nonzeros += block.index.size();
+  // Also behind a byte-order mark, which the readers pass over: the header is found after it.
+  for (const std::string& file :
+       {write("matrix.mtx", content), write("bom.mtx", std::string("\xEF\xBB\xBF") + content)})
+    for (const int shards : kShardCounts) {
+      SCOPED_TRACE(file + ", " + std::to_string(shards) + " shards");
+      const std::string directory =
+          shard(file, shards, dir(fs::path(file).stem().string() + std::to_string(shards)));
+      std::ifstream first(directory + "/part-00000");
+      std::string line;
+      for (int k = 0; k < 4 && std::getline(first, line);) ++k;
+      EXPECT_EQ(line, "4 3 6");
+      const io::Coordinates whole = io::read_matrix_market(file);
+      const io::Coordinates sharded = io::read_matrix_market(directory);
+      EXPECT_EQ(sharded.row, whole.row);
+      EXPECT_EQ(sharded.column, whole.column);
+      EXPECT_EQ(sharded.value, whole.value);
+      for (const int workers : kWorkerCounts) {
+        SCOPED_TRACE(std::to_string(workers) + " workers");
+        std::vector<io::SparseRows> from_directory(static_cast<std::size_t>(workers));
+        std::vector<io::SparseRows> from_file(static_cast<std::size_t>(workers));
+        testing::LocalPeers(workers).run([&](Peers& peers) {
+          from_directory[static_cast<std::size_t>(peers.index())] =
+              io::read_rows_part(directory, labels, peers);
+        });
+        testing::LocalPeers(workers).run([&](Peers& peers) {
+          from_file[static_cast<std::size_t>(peers.index())] = io::read_rows_part(file, labels, peers);
+        });
+        for (int part = 0; part < workers; ++part)
+          expect_same_rows(from_directory[static_cast<std::size_t>(part)],
+                           from_file[static_cast<std::size_t>(part)]);
+        // The blocks put together are the whole matrix.
+        const io::Coordinates whole_entries = io::read_matrix_market(file);
+        std::size_t rows = 0, nonzeros = 0;
+        for (const io::SparseRows& block : from_file) {
+          rows += block.rows();
+          nonzeros += block.index.size();
+        }
+        EXPECT_EQ(rows, whole_entries.rows);
+        EXPECT_EQ(nonzeros, whole_entries.row.size());
       }
-      EXPECT_EQ(rows, whole_entries.rows);
-      EXPECT_EQ(nonzeros, whole_entries.row.size());
     }
-  }
 }
 
 TEST_F(ShardTest, ErrorsNameThePartFileAndItsOwnLine) {
@@ -516,6 +519,53 @@ TEST_F(ShardTest, ToolRefusesANonEmptyDirectoryUnlessForced) {
   options.force = true;
   EXPECT_THROW(io::write_shards(options), std::runtime_error);
   EXPECT_EQ(testing::read_text(options.output), "x\n");
+}
+
+TEST_F(ShardTest, ToolNeverReplacesADirectoryHoldingItsInput) {
+  const std::string out =
+      directory("data", {{"big.svm", testing::read_text(kHeartScale)}, {"other.txt", "x\n"}});
+  io::ShardOptions options;
+  options.input = out + "/big.svm";
+  options.parts = 2;
+  options.output = out;
+  options.force = true;
+  try {
+    io::write_shards(options);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              out + ": holds the input " + options.input +
+                  ", which replacing it would delete: --out must name another directory");
+  }
+  EXPECT_EQ(testing::read_text(options.input), testing::read_text(kHeartScale));
+  EXPECT_TRUE(fs::exists(out + "/other.txt"));
+  // A directory of shards split again into itself is read whole first: that stays allowed.
+  const std::string shards = shard(kHeartScale, 3, dir("shards"));
+  options.input = shards;
+  options.output = shards;
+  io::write_shards(options);
+  EXPECT_FALSE(fs::exists(shards + "/part-00002"));
+  expect_same_rows(io::read_libsvm(shards), io::read_libsvm(kHeartScale));
+}
+
+TEST_F(ShardTest, ToolRefusesALinkAsOutputAndAbsurdPartCounts) {
+  io::ShardOptions options;
+  options.input = kHeartScale;
+  options.parts = 2;
+  options.output = dir("link");
+  fs::create_directory_symlink(directory("target", {}), options.output);
+  try {
+    io::write_shards(options);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              options.output + ": is a symbolic link: --out must name the directory itself");
+  }
+  EXPECT_TRUE(fs::is_empty(dir("target")));
+  options.output = dir("many");
+  options.parts = 2000000000;
+  EXPECT_THROW(io::write_shards(options), std::invalid_argument);
+  EXPECT_FALSE(fs::exists(options.output));
 }
 
 TEST_F(ShardTest, ToolBinaryFailsWithOneLine) {
