@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 
 #include "file_descriptor.hpp"
@@ -20,40 +21,71 @@ std::string temporary_name(const std::string& path) { return path + ".tmp." + st
 
 using internal::FileDescriptor;
 
+// A file written and flushed under its temporary name, removed unless published.
+class TemporaryFile {
+ public:
+  TemporaryFile(const std::string& path, const std::function<void(std::ostream&)>& write)
+      : path_(path), temporary_(temporary_name(path)) {
+    std::ofstream out(temporary_, std::ios::binary | std::ios::trunc);
+    if (!out) throw failure(std::strerror(errno));
+    // A constructor that throws runs no destructor: the file is removed here.
+    try {
+      errno = 0;  // so that a failed write's reason is not mistaken for an older one
+      write(out);
+      out.close();
+      if (out.fail()) throw failure(errno != 0 ? std::strerror(errno) : "write failed");
+      // The data must be on disk before the name points at it, or a crash could publish an empty file.
+      if (!FileDescriptor(temporary_).sync()) throw failure(std::strerror(errno));
+    } catch (...) {
+      out.close();
+      remove();
+      throw;
+    }
+    written_ = true;
+  }
+  ~TemporaryFile() {
+    if (written_) remove();
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+
+  void publish() {
+    if (std::rename(temporary_.c_str(), path_.c_str()) != 0) throw failure(std::strerror(errno));
+    written_ = false;
+    // And the rename itself must reach the disk, or a crash could leave the old file under the name.
+    // Some filesystems cannot sync a directory (EINVAL): there the rename is as durable as they allow.
+    const std::filesystem::path directory = std::filesystem::path(path_).parent_path();
+    if (!FileDescriptor(directory.empty() ? "." : directory.string(), O_RDONLY | O_DIRECTORY).sync() &&
+        errno != EINVAL && errno != ENOTSUP) {
+      throw std::runtime_error(path_ +
+                               ": written, but the directory cannot be flushed: " + std::strerror(errno));
+    }
+  }
+
+ private:
+  void remove() const {
+    std::error_code ignored;
+    std::filesystem::remove(temporary_, ignored);
+  }
+  std::runtime_error failure(const std::string& why) const {
+    return std::runtime_error(path_ + ": cannot write: " + why);
+  }
+
+  std::string path_;
+  std::string temporary_;
+  bool written_ = false;  // whether the temporary file is there to remove
+};
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  const std::string temporary = temporary_name(path);
-  auto fail = [&](const std::string& why) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    return std::runtime_error(path + ": cannot write: " + why);
-  };
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw fail(std::strerror(errno));
-    try {
-      write(out);
-    } catch (...) {
-      out.close();
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw;
-    }
-    out.close();
-    if (out.fail()) throw fail("write failed");
-  }
-  // The data must be on disk before the name points at it, or a crash could publish an empty file.
-  if (!FileDescriptor(temporary).sync()) throw fail(std::strerror(errno));
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) throw fail(std::strerror(errno));
-  // And the rename itself must reach the disk, or a crash could leave the old file under the name.
-  // Some filesystems cannot sync a directory (EINVAL): there the rename is as durable as they allow.
-  const std::filesystem::path directory = std::filesystem::path(path).parent_path();
-  if (!FileDescriptor(directory.empty() ? "." : directory.string(), O_RDONLY | O_DIRECTORY).sync() &&
-      errno != EINVAL && errno != ENOTSUP) {
-    throw std::runtime_error(path +
-                             ": written, but the directory cannot be flushed: " + std::strerror(errno));
-  }
+  TemporaryFile(path, write).publish();
+}
+
+void write_files_atomically(const std::vector<FileWriter>& files) {
+  std::vector<std::unique_ptr<TemporaryFile>> written;
+  for (const auto& [path, write] : files) written.push_back(std::make_unique<TemporaryFile>(path, write));
+  for (const auto& file : written) file->publish();
 }
 
 void check_writable(const std::string& path) {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -25,6 +26,7 @@
 #include "../io/whole_file_readers.hpp"
 #include "local_peers.hpp"
 #include "schmp/dataset.hpp"
+#include "schmp/output.hpp"
 #include "test_files.hpp"
 
 namespace {
@@ -1085,6 +1087,35 @@ TEST_F(IoTest, ByteOrderMarksAreSkippedAndCarriageReturnsAloneRefused) {
                         1, message));
   const std::string svm = write("cr.svm", "1 1:1\n1 1:1\r-1 2:2\r");
   EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(svm); }, svm, 2, message));
+}
+
+TEST_F(IoTest, FilesThatBelongTogetherArePublishedAllOrNone) {
+  const std::string data = write("data.svm", "old data\n");
+  const std::string truth = missing("data.svm.truth");
+  const auto text = [](const std::string& content) {
+    return [content](std::ostream& out) { out << content; };
+  };
+  // The second file fails as a full disk would: neither is published, the older first one stays.
+  const auto full_disk = [](std::ostream& out) { out.setstate(std::ios::badbit); };
+  const auto content = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  try {
+    schmp::io::write_files_atomically({{data, text("new data\n")}, {truth, full_disk}});
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_EQ(std::string(error.what()), truth + ": cannot write: write failed");
+  }
+  EXPECT_EQ(content(data), "old data\n");
+  EXPECT_FALSE(fs::exists(truth));
+  EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(data).parent_path()), fs::directory_iterator()), 1)
+      << "a temporary file was left";
+  schmp::io::write_files_atomically({{data, text("new data\n")}, {truth, text("1 0.5\n")}});
+  EXPECT_EQ(content(data), "new data\n");
+  EXPECT_EQ(content(truth), "1 0.5\n");
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -440,6 +440,26 @@ TEST(Generator, FailsWithOneLineAndEndsOnExtremeSettings) {
   const Output half = run(generate + " mf --users 10 --items 10 --ratings 20 --out " + dir.file("pair.txt"));
   EXPECT_EQ(half.status, 1) << half.text;
   EXPECT_FALSE(std::filesystem::exists(dir.file("pair.txt"))) << "the first of the pair was written";
+  // Sizes beyond what the apps read, or beyond any machine's memory, are refused by name before any
+  // work (they overflowed, or ran out of memory part way); so are infinite priors (NaN truths).
+  const std::vector<std::pair<std::string, std::string>> refused{
+      {"mf --users 4611686018427387904 --rank 4 --items 4 --ratings 1",
+       "--users 4611686018427387904 is more than the apps read (at most 4294967295)"},
+      {"lda --topics 100000000000 --words 10",
+       "--topics 100000000000 is more than the apps read (at most 100000)"},
+      {"lasso --cols 18446744073709551615",
+       "--cols 18446744073709551615 is more than the apps read (at most 4294967294)"},
+      {"lda --words 4000000000 --topics 100000",
+       "these sizes need about 9.6e+06 GB, more than this machine's"},
+      {"lda --alpha inf --documents 3 --words 4 --topics 2", "finite alpha, beta > 0"}};
+  for (const auto& [flags, message] : refused) {
+    const Output out = run(generate + " " + flags + " --out " + dir.file("big.txt"));
+    EXPECT_EQ(out.status, 1) << flags;
+    EXPECT_EQ(out.text.rfind("schmp-generate: error: ", 0), 0u) << out.text;
+    EXPECT_NE(out.text.find(message), std::string::npos) << out.text;
+    EXPECT_EQ(std::count(out.text.begin(), out.text.end(), '\n'), 1) << out.text;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("big.txt")));
+  }
 
   ASSERT_EQ(run(generate + " lasso --rows 3 --cols 2000 --density 1 --out " + dir.file("dense.svm")).status,
             0);

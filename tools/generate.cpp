@@ -27,12 +27,14 @@
 // w ~ phi_z. Written as UCI bag-of-words (F: D, W, NNZ, then 'doc word count', 1-based), with the true
 // phi in F.truth (one line per topic, W probabilities).
 #include <gflags/gflags.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -62,6 +64,33 @@ DEFINE_double(beta, 0.05, "lda: Dirichlet prior of each topic's word distributio
 namespace {
 
 enum class Kind { kLasso, kLogreg };
+
+// The largest ids the apps read: feature and word indices, users and items, documents (ids 1-based up
+// to 2^32 - 2, or 0-based below 2^32 - 1), MF's rank and LDA's topic count.
+constexpr std::uint64_t kMostIds = 4294967294;
+constexpr std::uint64_t kMostRank = 10000;
+constexpr std::uint64_t kMostTopics = 100000;
+
+// Refuses, by name, a size beyond what the apps read: before any work, rather than as an overflow or
+// a memory request that cannot be met.
+bool within(const char* flag, std::uint64_t value, std::uint64_t most) {
+  if (value <= most) return true;
+  std::fprintf(stderr, "schmp-generate: error: --%s %llu is more than the apps read (at most %llu)\n", flag,
+               static_cast<unsigned long long>(value), static_cast<unsigned long long>(most));
+  return false;
+}
+
+// Refuses sizes whose tables would not fit in this machine's memory: past it, the system would kill the
+// process part way (memory is promised before it is touched) rather than report a failed request.
+bool fits_in_memory(double bytes) {
+  const double memory =
+      static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (!(memory > 0) || bytes <= memory) return true;
+  std::fprintf(stderr,
+               "schmp-generate: error: these sizes need about %.3g GB, more than this machine's %.3g GB\n",
+               bytes / 1e9, memory / 1e9);
+  return false;
+}
 
 // `count` distinct values of [0, size), sorted: drawn until that many are distinct. Past half of
 // the range it draws the values to leave out instead, so that dense draws do not search for the last
@@ -102,6 +131,9 @@ std::vector<std::uint64_t> draw_columns(std::mt19937_64& random) {
 }
 
 int generate(Kind kind) {
+  // The true coefficients and a shuffled order of the columns; rows are written as they are drawn.
+  if (!within("cols", FLAGS_cols, kMostIds) || !fits_in_memory(16.0 * static_cast<double>(FLAGS_cols)))
+    return 1;
   if (FLAGS_rows == 0 || FLAGS_cols == 0 || !(FLAGS_density > 0 && FLAGS_density <= 1) ||
       FLAGS_support > FLAGS_cols || !std::isfinite(FLAGS_noise) || FLAGS_out.empty()) {
     std::fprintf(stderr,
@@ -121,10 +153,11 @@ int generate(Kind kind) {
   std::shuffle(order.begin(), order.end(), random);
   for (std::uint64_t k = 0; k < FLAGS_support; ++k) beta[order[k]] = normal(random);
 
-  schmp::io::write_file_atomically(FLAGS_out, [&](std::ostream& out) {
+  const auto write_rows = [&](std::ostream& out) {
     std::vector<double> values;
     char buffer[64];
-    for (std::uint64_t i = 0; i < FLAGS_rows; ++i) {
+    // A write that failed (a full disk) ends the rows: the failure is reported when the file closes.
+    for (std::uint64_t i = 0; i < FLAGS_rows && out; ++i) {
       const std::vector<std::uint64_t> cols = draw_columns(random);
       values.assign(cols.size(), 1.0);
       double fitted = 0;
@@ -149,19 +182,30 @@ int generate(Kind kind) {
       }
       out << '\n';
     }
-  });
-  schmp::io::write_file_atomically(FLAGS_out + ".truth", [&](std::ostream& out) {
+  };
+  const auto write_truth = [&](std::ostream& out) {
     char buffer[64];
     for (std::uint64_t j = 0; j < FLAGS_cols; ++j) {
       if (beta[j] == 0) continue;
       std::snprintf(buffer, sizeof buffer, "%llu %.17g\n", static_cast<unsigned long long>(j + 1), beta[j]);
       out << buffer;
     }
-  });
+  };
+  schmp::io::write_files_atomically({{FLAGS_out, write_rows}, {FLAGS_out + ".truth", write_truth}});
   return 0;
 }
 
 int generate_ratings() {
+  if (!within("users", FLAGS_users, kMostIds + 1) || !within("items", FLAGS_items, kMostIds + 1) ||
+      !within("rank", FLAGS_rank, kMostRank)) {
+    return 1;
+  }
+  // The true factors, the items' popularity, and the ratings' text (about 24 bytes each) until written.
+  const double users_and_items = static_cast<double>(FLAGS_users) + static_cast<double>(FLAGS_items);
+  if (!fits_in_memory(8.0 * users_and_items * static_cast<double>(FLAGS_rank) +
+                      16.0 * static_cast<double>(FLAGS_items) +
+                      24.0 * (static_cast<double>(FLAGS_ratings) + static_cast<double>(FLAGS_test_ratings))))
+    return 1;
   const std::uint64_t wanted = FLAGS_ratings + FLAGS_test_ratings;
   // A user rates at most half of the items (whole ones), so that distinct items are quick to draw.
   const double most_per_user = static_cast<double>(FLAGS_items / 2);
@@ -224,8 +268,8 @@ int generate_ratings() {
       (uniform(random) < test_share ? test : train) += buffer;
     }
   }
-  schmp::io::write_file_atomically(FLAGS_out, [&](std::ostream& out) { out << train; });
-  schmp::io::write_file_atomically(FLAGS_out + ".test", [&](std::ostream& out) { out << test; });
+  schmp::io::write_files_atomically({{FLAGS_out, [&](std::ostream& out) { out << train; }},
+                                     {FLAGS_out + ".test", [&](std::ostream& out) { out << test; }}});
   return 0;
 }
 
@@ -247,11 +291,24 @@ std::vector<double> dirichlet(std::mt19937_64& random, std::size_t size, double 
 }
 
 int generate_documents() {
+  if (!within("documents", FLAGS_documents, kMostIds) || !within("words", FLAGS_words, kMostIds) ||
+      !within("topics", FLAGS_topics, kMostTopics) ||
+      !within("document_length", FLAGS_document_length, kMostIds)) {
+    return 1;
+  }
+  // Each topic's word distribution (also as a sampler's table), the word counts of a document, and the
+  // entries' text (about 16 bytes each) until written.
+  const double words = static_cast<double>(FLAGS_words);
+  const double entries_per_document = std::min(words, static_cast<double>(FLAGS_document_length));
+  if (!fits_in_memory(24.0 * static_cast<double>(FLAGS_topics) * words + 8.0 * words +
+                      16.0 * static_cast<double>(FLAGS_documents) * entries_per_document))
+    return 1;
+  const auto finite_positive = [](double prior) { return prior > 0 && std::isfinite(prior); };
   if (FLAGS_documents == 0 || FLAGS_words == 0 || FLAGS_topics == 0 || FLAGS_document_length == 0 ||
-      !(FLAGS_alpha > 0) || !(FLAGS_beta > 0) || FLAGS_out.empty()) {
+      !finite_positive(FLAGS_alpha) || !finite_positive(FLAGS_beta) || FLAGS_out.empty()) {
     std::fprintf(stderr,
                  "schmp-generate: error: need --out, documents, words, topics and document_length > 0, and "
-                 "alpha, beta > 0\n");
+                 "finite alpha, beta > 0\n");
     return 1;
   }
   schmp::io::check_writable(FLAGS_out);
@@ -277,16 +334,17 @@ int generate_documents() {
       ++entries;
     }
   }
-  schmp::io::write_file_atomically(FLAGS_out, [&](std::ostream& out) {
+  const auto write_documents = [&](std::ostream& out) {
     out << FLAGS_documents << '\n' << FLAGS_words << '\n' << entries << '\n' << body;
-  });
-  schmp::io::write_file_atomically(FLAGS_out + ".truth", [&](std::ostream& out) {
+  };
+  const auto write_truth = [&](std::ostream& out) {
     out.precision(17);
     for (const auto& row : phi) {
       for (std::size_t w = 0; w < row.size(); ++w) out << (w ? " " : "") << row[w];
       out << '\n';
     }
-  });
+  };
+  schmp::io::write_files_atomically({{FLAGS_out, write_documents}, {FLAGS_out + ".truth", write_truth}});
   return 0;
 }
 
@@ -309,6 +367,9 @@ int main(int argc, char** argv) {
     if (kind == "logreg") return generate(Kind::kLogreg);
     if (kind == "mf") return generate_ratings();
     if (kind == "lda") return generate_documents();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "schmp-generate: error: not enough memory for data of these sizes\n");
+    return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "schmp-generate: error: %s\n", error.what());
     return 1;
