@@ -155,6 +155,21 @@ class SummaryTest(TraceTestCase):
         self.assertEqual(line_of(output, "run1/a")[0], "30")
         self.assertEqual(line_of(output, "run2/a")[0], "15")
 
+    def test_directories_of_the_same_name_get_theirs_too(self):
+        paths = []
+        for top, text in (("d1", FAST), ("d2", SLOW)):
+            os.makedirs(os.path.join(self.directory, top, "run"))
+            paths.append(write(os.path.join(self.directory, top, "run"), "a.csv", text))
+        output = self.run_ok("summary", *paths)
+        self.assertEqual(line_of(output, "d1/run/a")[0], "30")
+        self.assertEqual(line_of(output, "d2/run/a")[0], "15")
+        # Names that differ only in their suffix, side by side: their whole paths tell them apart.
+        plain = self.trace("x.csv", FAST)
+        suffixed = self.trace("x.trace.csv", SLOW)
+        output = self.run_ok("summary", plain, suffixed)
+        self.assertEqual(line_of(output, plain)[0], "30")
+        self.assertEqual(line_of(output, suffixed)[0], "15")
+
     def test_single_row_trace(self):
         output = self.run_ok("summary", self.trace("single.csv", SINGLE))
         self.assertIn("direction: minimising (default: no run shows a trend)", output)
@@ -259,6 +274,16 @@ class CompareTest(TraceTestCase):
         self.assertEqual(line_of(output, "fast"), ["2.000000", "30", "1.00"])
         self.assertEqual(line_of(output, "single"), ["0.250000", "7", "8.00"])
 
+    def test_runs_that_reach_the_target_at_once_are_equally_fast(self):
+        at_once = "round,seconds,objective\n0,0.0,5\n1,1.0,4\n"
+        output = self.run_ok("compare", self.trace("a.csv", at_once), self.trace("b.csv", at_once),
+                             self.fast, "--target", "5")
+        self.assertEqual(line_of(output, "a"), ["0.000000", "0", "1.00"])
+        self.assertEqual(line_of(output, "b"), ["0.000000", "0", "1.00"])
+        matrix = section(output, "speedup of each row")
+        self.assertEqual(line_of(matrix, "[1]"), ["a", "1.00", "1.00", "inf"])
+        self.assertEqual(line_of(matrix, "[3]"), ["fast", "0.00", "0.00", "1.00"])
+
     def test_nan_objectives_never_reach_a_target(self):
         output = self.run_ok("compare", self.trace("nan.csv", NAN_OBJECTIVE), "--target", "100")
         # Row 0 (nan) does not count; row 1 (5) is the first to get <= 100.
@@ -361,6 +386,21 @@ class PlotTest(TraceTestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("warning: fast goes past --optimum 5 (best 3)", result.stderr)
         self.assertEqual(png_size(out), (1200, 800))
+
+    def test_labels_are_shown_as_written(self):
+        # A $ would start a formula (a bad one raised a traceback), and legends leave out labels that
+        # start with _.
+        module = load_module()
+        traces = [module.read_trace(self.trace(name, FAST)) for name in ("a.csv", "b.csv")]
+        module.assign_labels(traces, ["cost $\\foo$", "_hidden"])
+        figure = module.build_figure(traces, module.MINIMIZE, "test", None)
+        by_seconds, _, split = figure.axes[:3]
+        self.assertEqual([text.get_text() for text in by_seconds.get_legend().get_texts()],
+                         ["cost \\$\\foo\\$", " _hidden"])
+        self.assertEqual([label.get_text() for label in split.get_yticklabels()],
+                         ["cost \\$\\foo\\$", " _hidden"])
+        out = os.path.join(self.directory, "labels.png")
+        self.run_ok("plot", traces[0].path, traces[1].path, "--labels", "cost $\\foo$,_hidden", "--out", out)
 
     def test_figure_content(self):
         module = load_module()
@@ -472,7 +512,23 @@ class ErrorsTest(TraceTestCase):
 
     def test_negative_seconds(self):
         path = self.trace("negative.csv", FAST.replace("30,2.000000", "30,-2.000000"))
-        self.assert_fails(f"{path}:5: column seconds: -2.0 is not a time in seconds", "summary", path)
+        self.assert_fails(f"{path}:5: column seconds: '-2.000000' is not a time in seconds", "summary", path)
+
+    def test_numbers_only_as_the_apps_write_them(self):
+        for cell in ("1_000", "\u0661"):
+            path = self.trace("digits.csv", FAST.replace("10,0.500000,6,", f"10,0.500000,{cell},"))
+            self.assert_fails(f"{path}:3: column objective: {cell!r} is not a number", "summary", path)
+
+    def test_header_with_an_unnamed_column(self):
+        path = self.trace("comma.csv", "round,seconds,objective,\n0,0.1,1,\n")
+        self.assert_fails(f"{path}:1: header has a column without a name (a stray comma?)", "summary", path)
+
+    def test_header_with_part_of_the_time_split(self):
+        path = self.trace("part.csv", "round,seconds,objective,scheduler_s,compute_s,communication_s\n"
+                                      "0,0.1,1,0,0,0\n")
+        self.assert_fails(f"{path}:1: header has scheduler_s, compute_s, communication_s but not idle_s: "
+                          "a time split has all of scheduler_s, compute_s, communication_s, idle_s",
+                          "summary", path)
 
     def test_binary_file(self):
         path = os.path.join(self.directory, "binary.csv")
@@ -495,6 +551,9 @@ class ErrorsTest(TraceTestCase):
     def test_no_run_with_a_finite_objective(self):
         path = self.trace("all-nan.csv", "round,seconds,objective\n0,0.1,nan\n")
         self.assert_fails("no run has a finite objective: nothing to compare", "compare", path)
+        result = self.assert_fails("no run has a finite objective: nothing to compare", "compare", path,
+                                   "--target", "1")
+        self.assertEqual(result.stdout, "")
 
     def test_bad_usage_exits_2_with_the_usage(self):
         good = self.trace("good.csv", FAST)
