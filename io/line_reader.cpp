@@ -57,6 +57,10 @@ InputFile::InputFile(const std::string& path) {
     size_ = parts_.back().begin + parts_.back().size;
     return;
   }
+  // Opening a named pipe would wait for a writer, and none of its bytes could be read twice or in ranges.
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw InputError(path, 0, "is not a regular file (a pipe or a device): save it to a file first");
   stream_.open(path, std::ios::binary);
   if (!stream_) throw InputError(path, 0, "cannot open file");
   stream_.seekg(0, std::ios::end);

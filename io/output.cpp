@@ -21,11 +21,23 @@ std::string temporary_name(const std::string& path) { return path + ".tmp." + st
 
 using internal::FileDescriptor;
 
+// The rename that publishes a file would replace a device or a pipe by a regular file: /dev/null given as
+// an output, by root, would be gone.
+void refuse_special_file(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::symlink_status(path, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+      !std::filesystem::is_directory(status) && !std::filesystem::is_symlink(status))
+    throw std::runtime_error(
+        path + ": cannot write: not a regular file (a device or a pipe), which would be replaced");
+}
+
 // A file written and flushed under its temporary name, removed unless published.
 class TemporaryFile {
  public:
   TemporaryFile(const std::string& path, const std::function<void(std::ostream&)>& write)
       : path_(path), temporary_(temporary_name(path)) {
+    refuse_special_file(path);
     std::ofstream out(temporary_, std::ios::binary | std::ios::trunc);
     if (!out) throw failure(std::strerror(errno));
     // A constructor that throws runs no destructor: the file is removed here.
@@ -93,6 +105,7 @@ void check_writable(const std::string& path) {
   std::error_code kind_error;
   if (std::filesystem::is_directory(path, kind_error))
     throw std::runtime_error(path + ": cannot write: Is a directory");
+  refuse_special_file(path);
   const std::string temporary = temporary_name(path);
   {
     std::ofstream probe(temporary, std::ios::binary | std::ios::trunc);

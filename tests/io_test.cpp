@@ -2,6 +2,7 @@
 #include "schmp/io.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 
@@ -1116,6 +1117,29 @@ TEST_F(IoTest, FilesThatBelongTogetherArePublishedAllOrNone) {
   schmp::io::write_files_atomically({{data, text("new data\n")}, {truth, text("1 0.5\n")}});
   EXPECT_EQ(content(data), "new data\n");
   EXPECT_EQ(content(truth), "1 0.5\n");
+}
+
+TEST_F(IoTest, PipesAreNeitherReadNorReplaced) {
+  // Reading a named pipe waited for a writer forever; an output published onto one (or onto a device
+  // such as /dev/null) replaced it by a regular file.
+  const std::string pipe = missing("pipe");
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(pipe); }, pipe, 0,
+                        "is not a regular file (a pipe or a device): save it to a file first"));
+  const std::string refusal =
+      pipe + ": cannot write: not a regular file (a device or a pipe), which would be replaced";
+  const auto message = [](const std::function<void()>& write) {
+    try {
+      write();
+    } catch (const std::runtime_error& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(message([&] { schmp::io::check_writable(pipe); }), refusal);
+  EXPECT_EQ(message([&] { schmp::io::write_file_atomically(pipe, [](std::ostream& out) { out << "x"; }); }),
+            refusal);
+  EXPECT_TRUE(fs::is_fifo(pipe));
 }
 
 // ---------------------------------------------------------------------------------------------------
