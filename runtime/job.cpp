@@ -3,9 +3,15 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "schmp/run.hpp"
 
@@ -67,6 +73,81 @@ class Silence {
   int saved_err_ = -1;
 };
 
+// The flag files a command line or a flag file's line names: `--flagfile=A,B`, `-flagfile=A` or
+// `--flagfile A`.
+std::vector<std::string> named_flagfiles(std::string_view argument, std::string_view next) {
+  for (std::string_view prefix : {"--flagfile", "-flagfile"}) {
+    if (!argument.starts_with(prefix)) continue;
+    std::string_view value = argument.substr(prefix.size());
+    if (value.empty()) {
+      value = next;
+    } else if (value.front() == '=') {
+      value.remove_prefix(1);
+    } else {
+      continue;
+    }
+    std::vector<std::string> files;
+    for (std::size_t start = 0; start <= value.size();) {
+      const std::size_t comma = std::min(value.find(',', start), value.size());
+      if (comma > start) files.emplace_back(value.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return files;
+  }
+  return {};
+}
+
+// gflags reads a flag file's own --flagfile lines without a guard: a file that named itself, directly or
+// through others, recursed until the stack overflowed. The first such loop, as "A: names B, which ...
+// names A again", or "" when there is none (files that cannot be read are left to gflags to report).
+std::string flagfile_loop(const std::string& file, std::vector<std::string>& open_files) {
+  std::error_code error;
+  const std::string canonical = std::filesystem::weakly_canonical(file, error).string();
+  if (std::find(open_files.begin(), open_files.end(), canonical) != open_files.end())
+    return file + ": --flagfile names itself, directly or through other flag files";
+  std::ifstream in(file);
+  if (!in) return "";
+  open_files.push_back(canonical);
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    const std::size_t last = line.find_last_not_of(" \t\r");
+    for (const std::string& nested :
+         named_flagfiles(std::string_view(line).substr(first, last + 1 - first), "")) {
+      const std::string loop = flagfile_loop(nested, open_files);
+      if (!loop.empty()) return loop;
+    }
+  }
+  open_files.pop_back();
+  return "";
+}
+
+std::string flagfile_loop(int argc, char** argv) {
+  for (int k = 1; k < argc; ++k) {
+    for (const std::string& file : named_flagfiles(argv[k], k + 1 < argc ? argv[k + 1] : "")) {
+      std::vector<std::string> open_files;
+      const std::string loop = flagfile_loop(file, open_files);
+      if (!loop.empty()) return loop;
+    }
+  }
+  return "";
+}
+
+const char* program_name(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+// Parses the flags, after refusing flag files that name themselves (on the first rank, with one line).
+void parse_flags(int& argc, char**& argv, bool first_rank) {
+  const std::string loop = flagfile_loop(argc, argv);
+  if (!loop.empty()) {
+    if (first_rank) std::fprintf(stderr, "%s: error: %s\n", program_name(argv[0]), loop.c_str());
+    std::exit(1);
+  }
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+}
+
 }  // namespace
 
 bool take_subcommand(int& argc, char**& argv, const char* name) {
@@ -79,9 +160,8 @@ bool take_subcommand(int& argc, char**& argv, const char* name) {
 
 int run_tool(int argc, char** argv, const std::string& usage, const std::function<int()>& body) {
   gflags::SetUsageMessage(usage);
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  const char* slash = std::strrchr(argv[0], '/');
-  const char* program = slash ? slash + 1 : argv[0];
+  parse_flags(argc, argv, true);
+  const char* program = program_name(argv[0]);
   try {
     return body();
   } catch (const std::exception& e) {
@@ -97,11 +177,10 @@ Job::Job(int& argc, char**& argv, const std::string& usage) {
   {
     // Flags are parsed before MPI starts, so that --help and a bad flag exit without an MPI job.
     Silence silence(launcher_rank() != 0);
-    gflags::ParseCommandLineFlags(&argc, &argv, true);
+    parse_flags(argc, argv, launcher_rank() == 0);
   }
   google::InitGoogleLogging(argv[0]);
-  const char* slash = std::strrchr(argv[0], '/');
-  name_ = slash ? slash + 1 : argv[0];
+  name_ = program_name(argv[0]);
   // A process no launcher started is a job of one rank, which talks to no one: it does without MPI.
   // Started as a singleton, Open MPI would take 40 ms or more (hardware discovery, transports), longer
   // than a small problem's whole solve.

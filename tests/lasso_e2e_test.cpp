@@ -514,6 +514,21 @@ TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
   const Output no_data = run(mpirun(1) + SCHMP_LASSO_BIN);
   EXPECT_NE(no_data.status, 0);
   EXPECT_NE(no_data.text.find("schmp-lasso: error: --data is required"), std::string::npos) << no_data.text;
+  // Flag files that name each other sent gflags round until the stack overflowed, on every rank; the
+  // same file named twice side by side is no loop.
+  const std::string first = (scratch_ / "first.flags").string();
+  const std::string second = (scratch_ / "second.flags").string();
+  std::ofstream(first) << "--max_rounds=3\n--flagfile=" << second << "\n";
+  std::ofstream(second) << "  --flagfile=" << first << "\n";
+  for (const int ranks : {1, 3}) {
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --flagfile " + first),
+        "schmp-lasso: error: " + first + ": --flagfile names itself, directly or through other flag files");
+  }
+  std::ofstream(second) << "--lambda_ratio=0.5\n";
+  const Output twice =
+      run(mpirun(1) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --flagfile=" + first + "," + first);
+  EXPECT_EQ(twice.status, 0) << twice.text;
 }
 
 // Real data from the shared data folder, when it is there.
