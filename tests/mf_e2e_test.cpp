@@ -373,6 +373,14 @@ TEST_F(MfEndToEnd, RefusesBadSettingsOnEveryRank) {
        {"--learning_rate 0", "--learning_rate must be positive"},
        {"--early_stop 2", "--early_stop watches the test RMSE: it needs --test"},
        {"--schedulers 2", "--schedulers is for programs with a dynamic schedule (Lasso, logreg)"}});
+  // An empty held-out file scored a perfect test RMSE of 0.
+  const std::string empty = scratch("empty_test.txt");
+  std::ofstream{empty};
+  for (const int ranks : {1, 3}) {
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + generated() + " --test " + empty + " --iterations 1"),
+        "schmp-mf: error: " + empty + ": no ratings");
+  }
 }
 
 class MfBadInput : public ::testing::TestWithParam<testing::BadInput> {};

@@ -604,6 +604,8 @@ MatrixFactorization::Coordinator::Coordinator(const Config& config, const Setup&
       lambda_(config.lambda / scale_),
       layout_{config.rank, config.biases},
       component_decrease_(static_cast<std::size_t>(layout_.width()), 0.0) {
+  // Without a rating the test RMSE would print as a perfect 0.
+  if (!config.test.empty() && summed.test_ratings == 0) throw io::InputError(config.test, 0, "no ratings");
   if (!config.output.empty()) io::check_writable(config.output);
 }
 
