@@ -467,10 +467,30 @@ TEST(LdaEndToEnd, RefusesBadSettingsOnEveryRank) {
       "schmp-lda", std::string(SCHMP_LDA_BIN) + " --data " + kCorpus,
       {{"--topics 0", "--topics must be between 1 and 100000"},
        {"--topics -5", "--topics must be between 1 and 100000"},
-       {"--alpha 0", "--alpha and --beta must be positive"},
+       {"--alpha 0", "--alpha and --beta must be positive and finite"},
+       {"--beta inf", "--alpha and --beta must be positive and finite"},
        {"--sampler mh --mh_steps 0", "--mh_steps must be at least 1"},
        {"--sampler gibbs", "--sampler must be sparse, exact or mh, not 'gibbs'"},
        {"--staleness 2", "--staleness is for programs with a dynamic schedule (Lasso, logreg)"}});
+  // A vocabulary of another length named the topics' words wrongly, or was dropped without a word; with
+  // --text it replaced the words the documents named.
+  testing::ScratchDir dir;
+  const std::string corpus = dir.write("docword.txt", "2\n3\n4\n1 1 2\n1 2 1\n2 2 1\n2 3 4\n");
+  const std::string text = dir.write("text.txt", "d1 x apple pear\nd2 x pear fig\n");
+  for (const std::string& words : {std::string("apple\npear\n"), std::string("apple\npear\nfig\nplum\n")}) {
+    const std::string vocab = dir.write("vocab.txt", words);
+    for (const int ranks : {1, 3}) {
+      testing::expect_clean_failure(run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + corpus + " --vocab " +
+                                        vocab + " --topics 2 --iterations 1 --progress_seconds 0"),
+                                    "schmp-lda: error: " + vocab + ": holds " +
+                                        (words.size() > 15 ? "4" : "2") + " words, the corpus 3");
+      testing::expect_clean_failure(
+          run(mpirun(ranks) + SCHMP_LDA_BIN + " --text " + text + " --vocab " + vocab +
+              " --topics 2 --iterations 1 --progress_seconds 0"),
+          "schmp-lda: error: --vocab names the words of --data's ids: --text documents "
+          "name their own");
+    }
+  }
 }
 
 class LdaBadInput : public ::testing::TestWithParam<testing::BadInput> {};

@@ -16,10 +16,13 @@ namespace schmp::lda {
 
 void check(const Config& config) {
   if (config.data.empty() == config.text.empty()) throw std::runtime_error("give one of --data and --text");
+  if (!config.text.empty() && !config.vocab.empty())
+    throw std::runtime_error("--vocab names the words of --data's ids: --text documents name their own");
   if (config.topics < 1 || config.topics > 100000)
     throw std::runtime_error("--topics must be between 1 and 100000");
-  if (!(config.alpha > 0) || !(config.beta > 0))
-    throw std::runtime_error("--alpha and --beta must be positive");
+  if (!(config.alpha > 0) || !(config.beta > 0) || !std::isfinite(config.alpha) ||
+      !std::isfinite(config.beta))
+    throw std::runtime_error("--alpha and --beta must be positive and finite");
   if (config.iterations < 1) throw std::runtime_error("--iterations must be at least 1");
   if (config.mh_steps < 1) throw std::runtime_error("--mh_steps must be at least 1");
 }
@@ -366,7 +369,15 @@ Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blo
     for (const char* suffix : {".word_topic", ".vocab", ".topics", ".doc_topic"})
       io::check_writable(config.output + suffix);
   }
-  if (!config.vocab.empty()) vocabulary_ = io::read_vocabulary(config.vocab);
+  if (!config.vocab.empty()) {
+    vocabulary_ = io::read_vocabulary(config.vocab);
+    // Another count of words would name the topics' words wrongly, or leave the model's words unnamed.
+    if (vocabulary_.size() != words_) {
+      throw io::InputError(
+          config.vocab, 0,
+          "holds " + std::to_string(vocabulary_.size()) + " words, the corpus " + std::to_string(words_));
+    }
+  }
 }
 
 std::vector<std::string> Lda::Coordinator::trace_columns() const {
