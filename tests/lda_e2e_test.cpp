@@ -405,6 +405,12 @@ TEST(LdaHeldOut, InferRefusesBadModelsAndDocuments) {
       "cut.word_topic", "# schmp-lda word-topic counts: 2 words, 2 topics, alpha 0.1, beta 0.01\n1 2\n0 12");
   out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("cut") + " --data " + documents);
   testing::expect_clean_failure(out, "schmp-lda: error: " + cut_model + ":3: the file ends mid-line");
+  // Its vocabulary cut short too: the last word would be another one.
+  dir.write("named.word_topic",
+            "# schmp-lda word-topic counts: 2 words, 2 topics, alpha 0.1, beta 0.01\n1 2\n0 3\n");
+  const std::string cut_vocab = dir.write("named.vocab", "apple\npea");
+  out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("named") + " --data " + documents);
+  testing::expect_clean_failure(out, "schmp-lda: error: " + cut_vocab + ": the file ends mid-line");
   dir.write("two.word_topic",
             "# schmp-lda word-topic counts: 2 words, 2 topics, alpha 0.1, beta 0.01\n1 2\n0 3\n");
   out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("two") + " --data " + documents);

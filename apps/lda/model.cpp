@@ -132,6 +132,13 @@ Model read_model(const std::string& prefix) {
     fail("more than the " + std::to_string(words) + " words the header declares");
   std::ifstream vocabulary(prefix + ".vocab");
   if (vocabulary) {
+    // Written a word a line: a last word without its newline was cut short and would be another word.
+    char last = '\n';
+    if (vocabulary.seekg(-1, std::ios::end)) vocabulary.get(last);
+    if (last != '\n') {
+      throw io::InputError(prefix + ".vocab", 0,
+                           "the file ends mid-line: it was cut short (its lines end with newlines)");
+    }
     model.vocabulary = io::read_vocabulary(prefix + ".vocab");
     if (model.vocabulary.size() != model.words) {
       throw io::InputError(prefix + ".vocab", 0,
