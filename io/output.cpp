@@ -24,10 +24,11 @@ using internal::FileDescriptor;
 // The rename that publishes a file would replace a device or a pipe by a regular file: /dev/null given as
 // an output, by root, would be gone.
 void refuse_special_file(const std::string& path) {
+  // Through a link too: /dev/stdout is a link to the terminal or pipe.
   std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::symlink_status(path, error);
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
-      !std::filesystem::is_directory(status) && !std::filesystem::is_symlink(status))
+      !std::filesystem::is_directory(status))
     throw std::runtime_error(
         path + ": cannot write: not a regular file (a device or a pipe), which would be replaced");
 }
@@ -61,11 +62,15 @@ class TemporaryFile {
   TemporaryFile(const TemporaryFile&) = delete;
   TemporaryFile& operator=(const TemporaryFile&) = delete;
 
-  void publish() {
+  // Renames the file into place; flush_rename() then makes the rename durable.
+  void rename() {
     if (std::rename(temporary_.c_str(), path_.c_str()) != 0) throw failure(std::strerror(errno));
     written_ = false;
-    // And the rename itself must reach the disk, or a crash could leave the old file under the name.
-    // Some filesystems cannot sync a directory (EINVAL): there the rename is as durable as they allow.
+  }
+
+  // The rename must reach the disk, or a crash could leave the old file under the name. Some
+  // filesystems cannot sync a directory (EINVAL): there the rename is as durable as they allow.
+  void flush_rename() const {
     const std::filesystem::path directory = std::filesystem::path(path_).parent_path();
     if (!FileDescriptor(directory.empty() ? "." : directory.string(), O_RDONLY | O_DIRECTORY).sync() &&
         errno != EINVAL && errno != ENOTSUP) {
@@ -91,13 +96,17 @@ class TemporaryFile {
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  TemporaryFile(path, write).publish();
+  TemporaryFile file(path, write);
+  file.rename();
+  file.flush_rename();
 }
 
 void write_files_atomically(const std::vector<FileWriter>& files) {
   std::vector<std::unique_ptr<TemporaryFile>> written;
   for (const auto& [path, write] : files) written.push_back(std::make_unique<TemporaryFile>(path, write));
-  for (const auto& file : written) file->publish();
+  // Renamed one right after the other, once every one is complete, and only then flushed.
+  for (const auto& file : written) file->rename();
+  for (const auto& file : written) file->flush_rename();
 }
 
 void check_writable(const std::string& path) {

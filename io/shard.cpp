@@ -176,6 +176,7 @@ void write_part(internal::InputFile& input, std::uint64_t begin, std::uint64_t e
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error(path.string() + ": cannot write: " + std::strerror(errno));
     std::string block;
+    errno = 0;  // so that a failed write's reason is not mistaken for an older one
     for (std::uint64_t at = begin; at < end; at += block.size()) {
       stop_if_requested(stop_requested);
       block.clear();
@@ -184,7 +185,9 @@ void write_part(internal::InputFile& input, std::uint64_t begin, std::uint64_t e
     }
     if (add_newline) out.put('\n');
     out.close();
-    if (!out) throw std::runtime_error(path.string() + ": cannot write: " + std::strerror(errno));
+    if (!out)
+      throw std::runtime_error(path.string() +
+                               ": cannot write: " + (errno != 0 ? std::strerror(errno) : "write failed"));
   }
   flush_to_disk(path, O_RDONLY);
 }

@@ -98,10 +98,12 @@ std::vector<std::string> named_flagfiles(std::string_view argument, std::string_
 }
 
 // gflags reads a flag file's own --flagfile lines without a guard: a file that named itself, directly or
-// through others, recursed until the stack overflowed. The first such loop, as "A: names B, which ...
-// names A again", or "" when there is none (files that cannot be read are left to gflags to report).
+// through others, recursed until the stack overflowed. The message for the first file found naming
+// itself so, or "" when there is none. Only regular files are followed: reading a pipe here would take
+// its flags from gflags, and files that cannot be read are left to gflags to report.
 std::string flagfile_loop(const std::string& file, std::vector<std::string>& open_files) {
   std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) return "";
   const std::string canonical = std::filesystem::weakly_canonical(file, error).string();
   if (std::find(open_files.begin(), open_files.end(), canonical) != open_files.end())
     return file + ": --flagfile names itself, directly or through other flag files";
@@ -123,7 +125,8 @@ std::string flagfile_loop(const std::string& file, std::vector<std::string>& ope
 }
 
 std::string flagfile_loop(int argc, char** argv) {
-  for (int k = 1; k < argc; ++k) {
+  // gflags reads no flag after "--".
+  for (int k = 1; k < argc && std::string_view(argv[k]) != "--"; ++k) {
     for (const std::string& file : named_flagfiles(argv[k], k + 1 < argc ? argv[k + 1] : "")) {
       std::vector<std::string> open_files;
       const std::string loop = flagfile_loop(file, open_files);

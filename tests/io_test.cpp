@@ -1140,6 +1140,12 @@ TEST_F(IoTest, PipesAreNeitherReadNorReplaced) {
   EXPECT_EQ(message([&] { schmp::io::write_file_atomically(pipe, [](std::ostream& out) { out << "x"; }); }),
             refusal);
   EXPECT_TRUE(fs::is_fifo(pipe));
+  // Nor through a link to it, as /dev/stdout is one.
+  const std::string link = missing("link");
+  fs::create_symlink(pipe, link);
+  EXPECT_EQ(message([&] { schmp::io::check_writable(link); }),
+            link + ": cannot write: not a regular file (a device or a pipe), which would be replaced");
+  EXPECT_TRUE(fs::is_symlink(link));
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -529,6 +529,12 @@ TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
   const Output twice =
       run(mpirun(1) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --flagfile=" + first + "," + first);
   EXPECT_EQ(twice.status, 0) << twice.text;
+  EXPECT_NE(twice.text.find("(0.5 lambda_max)"), std::string::npos) << twice.text;
+  // A flag file that is a pipe is left to gflags whole: the check must not read its flags first.
+  const Output piped = run("bash -c '" + std::string(SCHMP_LASSO_BIN) + " --data " + diabetes().path +
+                           " --flagfile <(echo --lambda_ratio=0.5)'");
+  EXPECT_EQ(piped.status, 0) << piped.text;
+  EXPECT_NE(piped.text.find("(0.5 lambda_max)"), std::string::npos) << piped.text;
 }
 
 // Real data from the shared data folder, when it is there.

@@ -80,8 +80,9 @@ bool within(const char* flag, std::uint64_t value, std::uint64_t most) {
   return false;
 }
 
-// Refuses sizes whose tables would not fit in this machine's memory: past it, the system would kill the
-// process part way (memory is promised before it is touched) rather than report a failed request.
+// Refuses sizes whose tables would not fit in this machine's physical memory: past it, the system would
+// kill the process part way (memory is promised before it is touched) rather than report a failed
+// request. (A container's own limit is lower, and not seen here.)
 bool fits_in_memory(double bytes) {
   const double memory =
       static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));

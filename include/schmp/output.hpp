@@ -15,8 +15,8 @@ namespace schmp::io {
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 // Files that belong together (a dataset and its true coefficients): each is written and flushed under
-// a temporary name, and none is renamed into place until every one is complete, so that a failure
-// leaves none of them rather than one without the other.
+// a temporary name, and none is renamed into place until every one is complete, so that a failure to
+// write leaves none of them rather than one without the other.
 using FileWriter = std::pair<std::string, std::function<void(std::ostream&)>>;
 void write_files_atomically(const std::vector<FileWriter>& files);
 
