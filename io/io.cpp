@@ -61,19 +61,16 @@ std::uint64_t file_size(const std::string& path) { return internal::InputFile(pa
 
 bool is_matrix_market(const std::string& path) {
   internal::InputFile file(path);
-  constexpr std::string_view kBanner = "%%matrixmarket";
-  std::string banner;
+  constexpr std::size_t kBannerLength = 14;  // "%%MatrixMarket"
+  std::string start;
   file.append(0,
               static_cast<std::size_t>(
-                  std::min<std::uint64_t>(internal::kByteOrderMark.size() + kBanner.size(), file.size())),
-              banner);
+                  std::min<std::uint64_t>(internal::kByteOrderMark.size() + kBannerLength, file.size())),
+              start);
   // The readers pass over a byte-order mark at the start of the file, so the banner may follow one.
-  if (banner.starts_with(internal::kByteOrderMark)) banner.erase(0, internal::kByteOrderMark.size());
-  banner.resize(std::min(banner.size(), kBanner.size()));
-  // The banner's words are case-insensitive, as read_matrix_market reads them.
-  std::transform(banner.begin(), banner.end(), banner.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return banner == kBanner;
+  std::string_view text = start;
+  if (text.starts_with(internal::kByteOrderMark)) text.remove_prefix(internal::kByteOrderMark.size());
+  return internal::starts_with_matrix_market_banner(text);
 }
 
 ByteRange split_range(std::uint64_t size, int part, int parts) {

@@ -3,6 +3,8 @@
 // InputError messages that name the file (or part file) and its line.
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -113,6 +115,15 @@ struct Line {
 };
 
 inline constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+
+// Whether a line starts with the MatrixMarket banner, whose words are case-insensitive.
+inline bool starts_with_matrix_market_banner(std::string_view line) {
+  constexpr std::string_view kBanner = "%%matrixmarket";
+  return line.size() >= kBanner.size() &&
+         std::equal(kBanner.begin(), kBanner.end(), line.begin(), [](char banner, char c) {
+           return banner == std::tolower(static_cast<unsigned char>(c));
+         });
+}
 
 // Walks over the lines of a RangeText, each with its source.
 class LineCursor {

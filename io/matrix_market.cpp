@@ -40,11 +40,6 @@ std::string lowercase(std::string_view word) {
   return result;
 }
 
-bool is_banner(std::string_view line) {
-  constexpr std::string_view kBanner = "%%matrixmarket";
-  return line.size() >= kBanner.size() && lowercase(line.substr(0, kBanner.size())) == kBanner;
-}
-
 // Blank lines and `%` comments may appear anywhere after the banner.
 bool is_skipped(std::string_view line) {
   const std::string_view content = internal::trim_front(line);
@@ -53,7 +48,7 @@ bool is_skipped(std::string_view line) {
 
 // Checks `%%MatrixMarket matrix <format> <field> general` and returns the field.
 Field parse_banner(std::string_view line, Format format, const Where& where) {
-  if (!is_banner(line)) {
+  if (!internal::starts_with_matrix_market_banner(line)) {
     const auto first = internal::Tokenizer(line).next();
     where.fail("missing matrixmarket banner, found " + quoted(first.value_or("")));
   }
@@ -304,7 +299,7 @@ std::vector<double> read_text_vector(const internal::RangeText& text) {
 std::vector<double> read_dense_vector(const std::string& path) {
   const internal::RangeText text = internal::read_range(path, ByteRange{});
   const auto first = internal::LineCursor(text).next();
-  if (first && is_banner(first->text)) {
+  if (first && internal::starts_with_matrix_market_banner(first->text)) {
     internal::LineCursor lines(text);
     return read_array_vector(path, text, lines);
   }

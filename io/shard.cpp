@@ -57,14 +57,6 @@ bool is_whole_number(std::string_view token) {
          std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool starts_with_banner(std::string_view line) {
-  constexpr std::string_view kBanner = "%%matrixmarket";
-  if (line.size() < kBanner.size()) return false;
-  return std::equal(kBanner.begin(), kBanner.end(), line.begin(), [](char banner, char c) {
-    return banner == std::tolower(static_cast<unsigned char>(c));
-  });
-}
-
 // The offset past the first `count` non-blank lines (and the blank lines among them).
 std::uint64_t past_non_blank_lines(internal::InputFile& file, std::uint64_t count) {
   std::uint64_t offset = 0;
@@ -106,7 +98,7 @@ std::uint64_t header_end(internal::InputFile& file, const ShardOptions& options)
   if (format == ShardFormat::automatic) {
     std::uint64_t offset = 0;
     const auto first = read_line(file, offset);
-    if (first && starts_with_banner(*first)) {
+    if (first && internal::starts_with_matrix_market_banner(*first)) {
       format = ShardFormat::matrix_market;
     } else if (looks_like_docword(file)) {
       format = ShardFormat::docword;
