@@ -122,11 +122,14 @@ std::uint32_t SparseRows::columns() const {
   return *std::max_element(index.begin(), index.end()) + 1;
 }
 
+InputError cut_short(const std::string& path, std::uint64_t number) {
+  return InputError(path, number, "the file ends mid-line: it was cut short (its lines end with newlines)");
+}
+
 bool read_whole_line(std::istream& in, std::string& line, const std::string& path, std::uint64_t number) {
   if (!std::getline(in, line)) return false;
   // getline stops at the end of the file without failing when the last line has no newline.
-  if (in.eof())
-    throw InputError(path, number, "the file ends mid-line: it was cut short (its lines end with newlines)");
+  if (in.eof()) throw cut_short(path, number);
   return true;
 }
 

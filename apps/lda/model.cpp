@@ -135,10 +135,7 @@ Model read_model(const std::string& prefix) {
     // Written a word a line: a last word without its newline was cut short and would be another word.
     char last = '\n';
     if (vocabulary.seekg(-1, std::ios::end)) vocabulary.get(last);
-    if (last != '\n') {
-      throw io::InputError(prefix + ".vocab", 0,
-                           "the file ends mid-line: it was cut short (its lines end with newlines)");
-    }
+    if (last != '\n') throw io::cut_short(prefix + ".vocab", 0);
     model.vocabulary = io::read_vocabulary(prefix + ".vocab");
     if (model.vocabulary.size() != model.words) {
       throw io::InputError(prefix + ".vocab", 0,

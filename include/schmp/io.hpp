@@ -252,6 +252,9 @@ std::vector<double> read_dense_vector(const std::string& path);
 // mid-number) and would read as a wrong value: InputError at line `number` of `path`.
 bool read_whole_line(std::istream& in, std::string& line, const std::string& path, std::uint64_t number);
 
+// The error for such a file whose last line has no newline (line 0: the line is not counted).
+InputError cut_short(const std::string& path, std::uint64_t number);
+
 // How write_shards finds the header lines that stay in the first part.
 enum class ShardFormat {
   automatic,      // matrix_market when the file starts with its banner, docword when it looks like one
