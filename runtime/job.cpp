@@ -39,6 +39,20 @@ int launcher_rank() {
   return rank ? std::atoi(rank) : 0;
 }
 
+// Where the same launchers announce how many ranks they started.
+constexpr const char* kLauncherSize[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE",      "PMI_SIZE",
+                                         "MV2_COMM_WORLD_SIZE",  "SLURM_NTASKS",   "PALS_SIZE",
+                                         "ALPS_APP_WIDTH",       "FLUX_JOB_SIZE",  "JSM_NAMESPACE_SIZE"};
+
+// How many ranks the launcher started: 1 when none did; at least 2 for a rank past the first whose
+// launcher does not say.
+int launcher_size() {
+  for (const char* name : kLauncherSize) {
+    if (const char* value = std::getenv(name)) return std::max(1, std::atoi(value));
+  }
+  return launcher_rank() > 0 ? 2 : 1;
+}
+
 // Silences stdout and stderr while alive: every rank parses the same command line, and only rank 0
 // should print --help or a flag error.
 class Silence {
@@ -163,8 +177,17 @@ bool take_subcommand(int& argc, char**& argv, const char* name) {
 
 int run_tool(int argc, char** argv, const std::string& usage, const std::function<int()>& body) {
   gflags::SetUsageMessage(usage);
-  parse_flags(argc, argv, true);
   const char* program = program_name(argv[0]);
+  // A tool is one process: under mpirun -np N, each of the N would do the whole work and publish the same
+  // output. Refused before the flags are read, so that the line is printed once and every rank exits 1.
+  if (const int ranks = launcher_size(); ranks > 1) {
+    if (launcher_rank() == 0) {
+      std::fprintf(stderr, "%s: error: this command runs in one process, not in %d ranks: start it without mpirun\n",
+                   program, ranks);
+    }
+    return 1;
+  }
+  parse_flags(argc, argv, true);
   try {
     return body();
   } catch (const std::exception& e) {

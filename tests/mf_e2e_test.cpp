@@ -289,6 +289,22 @@ TEST_F(MfEndToEnd, RecommendRanksTheUnratedItemsByPrediction) {
   testing::expect_clean_failure(
       run(mf + " predict --model " + model + " --data " + generated() + " --output " + dir.file("no/such")),
       "schmp-mf: error: " + dir.file("no/such") + ": cannot write");
+
+  // A command is one process: under mpirun every rank would do the whole work and publish the same file.
+  // One rank is one process; several are refused, every rank exiting 1, before anything is written.
+  const std::string predictions = dir.file("ranks.txt");
+  const Output one = run(mpirun(1) + mf + " predict --model " + model + " --data " +
+                         generated_test() + " --output " + predictions);
+  EXPECT_EQ(one.status, 0) << one.text;
+  std::filesystem::remove(predictions);
+  for (const std::string& command : {" predict --model " + model + " --data " + generated_test() +
+                                         " --output " + predictions,
+                                     " recommend --model " + model + " --user 1"}) {
+    testing::expect_clean_failure(run(mpirun(3) + mf + command),
+                                  "schmp-mf: error: this command runs in one process, not in 3 ranks: start "
+                                  "it without mpirun");
+  }
+  EXPECT_FALSE(std::filesystem::exists(predictions));
 }
 
 TEST_F(MfEndToEnd, MatrixMarketInputGivesTheSameModelAsText) {
