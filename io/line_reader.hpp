@@ -255,8 +255,12 @@ inline std::string_view trim_front(std::string_view line) {
 // A token quoted for a message, shortened so that a runaway token cannot flood the log.
 std::string quoted(std::string_view token);
 
-// A finite double; `what` names the field in messages ("non-numeric value 'abc'", "value is not
-// finite: nan"). A leading '+' is accepted because LIBSVM labels are often written "+1".
+// The largest magnitude of a data value (parse_finite).
+inline constexpr double kLargestDataValue = 1e150;
+
+// A finite double of at most kLargestDataValue in magnitude; `what` names the field in messages
+// ("non-numeric value 'abc'", "value is not finite: nan"). A leading '+' is accepted because LIBSVM
+// labels are often written "+1".
 double parse_finite(std::string_view token, std::string_view what, const Where& where);
 
 // A whole number written in decimal, for integer MatrixMarket values.

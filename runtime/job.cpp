@@ -40,9 +40,9 @@ int launcher_rank() {
 }
 
 // Where the same launchers announce how many ranks they started.
-constexpr const char* kLauncherSize[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE",      "PMI_SIZE",
-                                         "MV2_COMM_WORLD_SIZE",  "SLURM_NTASKS",   "PALS_SIZE",
-                                         "ALPS_APP_WIDTH",       "FLUX_JOB_SIZE",  "JSM_NAMESPACE_SIZE"};
+constexpr const char* kLauncherSize[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE",     "PMI_SIZE",
+                                         "MV2_COMM_WORLD_SIZE",  "SLURM_NTASKS",  "PALS_SIZE",
+                                         "ALPS_APP_WIDTH",       "FLUX_JOB_SIZE", "JSM_NAMESPACE_SIZE"};
 
 // How many ranks the launcher started: 1 when none did; at least 2 for a rank past the first whose
 // launcher does not say.
@@ -182,7 +182,8 @@ int run_tool(int argc, char** argv, const std::string& usage, const std::functio
   // output. Refused before the flags are read, so that the line is printed once and every rank exits 1.
   if (const int ranks = launcher_size(); ranks > 1) {
     if (launcher_rank() == 0) {
-      std::fprintf(stderr, "%s: error: this command runs in one process, not in %d ranks: start it without mpirun\n",
+      std::fprintf(stderr,
+                   "%s: error: this command runs in one process, not in %d ranks: start it without mpirun\n",
                    program, ranks);
     }
     return 1;

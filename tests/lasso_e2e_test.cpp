@@ -413,6 +413,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, LassoBadInput,
                                            BadInput{"index_too_large", "1 1:2\n2 4294967296:1\n", ":2: "},
                                            BadInput{"not_a_number", "1 1:2\n2 1:nan\n", ":2: "},
                                            BadInput{"infinite_label", "1 1:2\ninf 1:1\n", ":2: "},
+                                           BadInput{"value_too_large", "1 1:2\n2 1:1e160\n",
+                                                    ":2: value 1e160 too large"},
                                            BadInput{"empty", "", ": "}, BadInput{"missing", "", ": "}),
                          [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
 

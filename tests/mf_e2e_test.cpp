@@ -293,13 +293,13 @@ TEST_F(MfEndToEnd, RecommendRanksTheUnratedItemsByPrediction) {
   // A command is one process: under mpirun every rank would do the whole work and publish the same file.
   // One rank is one process; several are refused, every rank exiting 1, before anything is written.
   const std::string predictions = dir.file("ranks.txt");
-  const Output one = run(mpirun(1) + mf + " predict --model " + model + " --data " +
-                         generated_test() + " --output " + predictions);
+  const Output one = run(mpirun(1) + mf + " predict --model " + model + " --data " + generated_test() +
+                         " --output " + predictions);
   EXPECT_EQ(one.status, 0) << one.text;
   std::filesystem::remove(predictions);
-  for (const std::string& command : {" predict --model " + model + " --data " + generated_test() +
-                                         " --output " + predictions,
-                                     " recommend --model " + model + " --user 1"}) {
+  for (const std::string& command :
+       {" predict --model " + model + " --data " + generated_test() + " --output " + predictions,
+        " recommend --model " + model + " --user 1"}) {
     testing::expect_clean_failure(run(mpirun(3) + mf + command),
                                   "schmp-mf: error: this command runs in one process, not in 3 ranks: start "
                                   "it without mpirun");
@@ -419,6 +419,7 @@ INSTANTIATE_TEST_SUITE_P(
         testing::BadInput{"negative_id", "0 1 3\n-1 2 4\n", "", ":2: negative user id -1"},
         testing::BadInput{"non_numeric", "0 1 3\n1 2 abc\n", "", ":2: non-numeric rating 'abc'"},
         testing::BadInput{"not_finite", "0 1 3\n1 2 nan\n", "", ":2: rating is not finite"},
+        testing::BadInput{"too_large", "0 1 3\n1 2 1e200\n", "", ":2: rating 1e200 too large"},
         testing::BadInput{"missing_field", "0 1 3\n1 2\n", "", ":2: expected 'user item rating'"},
         testing::BadInput{"extra_field", "0 1 3 881250949\n", "", ":1: unexpected '881250949'"},
         testing::BadInput{"zero_when_one_based", "1 1 3\n0 2 4\n", "--index_base 1",
