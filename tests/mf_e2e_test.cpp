@@ -397,6 +397,14 @@ TEST_F(MfEndToEnd, RefusesBadSettingsOnEveryRank) {
         run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + generated() + " --test " + empty + " --iterations 1"),
         "schmp-mf: error: " + empty + ": no ratings");
   }
+  // A held-out rating given twice counted twice in the test RMSE; it is refused as in training.
+  const std::string twice = scratch("twice_test.txt");
+  std::ofstream{twice} << "3 4 2\n0 1 5\n7 2 1\n0 1 4\n";
+  for (const int ranks : {1, 3}) {
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + generated() + " --test " + twice + " --iterations 1"),
+        "schmp-mf: error: " + twice + ":4: duplicate rating of user 0 for item 1 (first on line 2)");
+  }
 }
 
 class MfBadInput : public ::testing::TestWithParam<testing::BadInput> {};

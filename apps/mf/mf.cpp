@@ -49,7 +49,22 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
   std::vector<std::uint64_t> ratings{read.ratings};
   peers.sum(ratings);
   if (read.matrix_market) io::check_entry_count(path, *read.matrix_market, ratings[0]);
-  return peers.route(by_owner);
+  std::vector<io::Rating> mine = peers.route(by_owner);
+  // Duplicates are refused, in training and test data alike: LIBMF would count both, a database would
+  // keep one; neither is what a user who has them meant. A user's ratings all reach one worker.
+  std::sort(mine.begin(), mine.end(), [](const io::Rating& a, const io::Rating& b) {
+    return std::tie(a.user, a.item, a.source) < std::tie(b.user, b.item, b.source);
+  });
+  for (std::size_t e = 1; e < mine.size(); ++e) {
+    if (mine[e].user == mine[e - 1].user && mine[e].item == mine[e - 1].item) {
+      throw io::InputError::at(path, mine[e].source,
+                               "duplicate rating of user " +
+                                   std::to_string(mine[e].user + config_.index_base) + " for item " +
+                                   std::to_string(mine[e].item + config_.index_base) + " (first on " +
+                                   io::line_name(path, mine[e - 1].source, mine[e].source) + ")");
+    }
+  }
+  return mine;
 }
 
 double rating_scale(const MatrixFactorization::Setup& summed) {
@@ -111,20 +126,6 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
   items_ = static_cast<std::uint32_t>(item_counts.size());
   item_counts_.assign(item_counts.begin(), item_counts.end());
 
-  // Duplicates are refused: LIBMF would count both, a database would keep one; neither is what
-  // a user who has them meant.
-  std::sort(mine.begin(), mine.end(), [](const io::Rating& a, const io::Rating& b) {
-    return std::tie(a.user, a.item, a.source) < std::tie(b.user, b.item, b.source);
-  });
-  for (std::size_t e = 1; e < mine.size(); ++e) {
-    if (mine[e].user == mine[e - 1].user && mine[e].item == mine[e - 1].item) {
-      throw io::InputError::at(config.data, mine[e].source,
-                               "duplicate rating of user " +
-                                   std::to_string(mine[e].user + config.index_base) + " for item " +
-                                   std::to_string(mine[e].item + config.index_base) + " (first on " +
-                                   io::line_name(config.data, mine[e - 1].source, mine[e].source) + ")");
-    }
-  }
   // The origin of Setup's offsets: the first rating of the first worker that holds any, which each
   // worker hands every other.
   std::vector<std::vector<double>> first_rating(workers);

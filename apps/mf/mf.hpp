@@ -224,7 +224,8 @@ struct MatrixFactorization {
 
    private:
     // The ratings of this worker's users in `path`: each worker reads its byte range, passes every
-    // rating there to `count`, and hands it to the owner of its user (Peers). File order is kept.
+    // rating there to `count`, and hands it to the owner of its user (Peers). Sorted by user and item;
+    // a rating given twice is refused at its later line.
     std::vector<io::Rating> read_own_ratings(const std::string& path, const WorkerContext& context,
                                              const std::function<void(const io::Rating&)>& count);
     std::uint32_t block_items(std::uint32_t block) const;
