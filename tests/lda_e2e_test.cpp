@@ -259,6 +259,12 @@ TEST(LdaHeldOut, OneTopicPerplexityIsTheUnigramModels) {
       run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("one") + " --data " + split.test);
   ASSERT_EQ(inferred.status, 0) << inferred.text;
   EXPECT_NEAR(perplexity_of(inferred), expected, expected * 1e-9);
+
+  // infer refuses a word listed twice for a document, as training does.
+  const std::string twice = dir.write("twice.txt", "1\n2\n3\n1 1 1\n1 2 1\n1 1 4\n");
+  testing::expect_clean_failure(
+      run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("one") + " --data " + twice),
+      "schmp-lda: error: " + twice + ":6: word 1 listed twice for document 1 (first on line 4)");
 }
 
 // With topics, the held-out perplexity in the trace (one sample of the fold-in) and infer's (averaged
@@ -513,15 +519,20 @@ TEST_P(LdaBadInput, StopsEveryRankWithOneLine) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, LdaBadInput,
-    ::testing::Values(testing::BadInput{"word_beyond_w", "2\n3\n2\n1 1 2\n2 4 1\n", "",
-                                        ":5: word id 4 beyond the 3 the header declares"},
-                      testing::BadInput{"zero_count", "2\n3\n2\n1 1 0\n2 2 1\n", "", ":4: count 0"},
-                      testing::BadInput{"negative_count", "2\n3\n2\n1 1 -1\n2 2 1\n", "",
-                                        ":4: negative count -1"},
-                      testing::BadInput{"header_disagrees", "2\n3\n3\n1 1 2\n2 2 1\n", "",
-                                        ": the header declares 3 entries (NNZ) but the file holds 2"},
-                      testing::BadInput{"out_of_order", "2\n3\n2\n2 1 2\n1 2 1\n", "",
-                                        ":5: document 1 after document 2: documents must come in order"}),
+    ::testing::Values(
+        testing::BadInput{"word_beyond_w", "2\n3\n2\n1 1 2\n2 4 1\n", "",
+                          ":5: word id 4 beyond the 3 the header declares"},
+        testing::BadInput{"zero_count", "2\n3\n2\n1 1 0\n2 2 1\n", "", ":4: count 0"},
+        testing::BadInput{"negative_count", "2\n3\n2\n1 1 -1\n2 2 1\n", "", ":4: negative count -1"},
+        testing::BadInput{"header_disagrees", "2\n3\n3\n1 1 2\n2 2 1\n", "",
+                          ": the header declares 3 entries (NNZ) but the file holds 2"},
+        testing::BadInput{"out_of_order", "2\n3\n2\n2 1 2\n1 2 1\n", "",
+                          ":5: document 1 after document 2: documents must come in order"},
+        // A word twice in one document: inside a range, and (at 3 ranks) across ranges.
+        testing::BadInput{"word_twice", "3\n3\n5\n1 1 1\n2 2 1\n2 3 1\n2 2 3\n3 1 1\n", "",
+                          ":7: word 2 listed twice for document 2 (first on line 5)"},
+        testing::BadInput{"word_twice_far_apart", "1\n5\n6\n1 1 1\n1 2 1\n1 3 1\n1 4 1\n1 5 1\n1 1 2\n", "",
+                          ":9: word 1 listed twice for document 1 (first on line 4)"}),
     testing::bad_input_name);
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "kernels/fast_random.hpp"
 
@@ -392,6 +394,69 @@ void check_entry(const std::string& path, const io::WordCount& entry, std::uint3
   }
 }
 
+// A word listed twice for a document: the later entry and the earlier one's line.
+struct RepeatedWord {
+  std::uint32_t document = 0;
+  std::uint32_t word = 0;
+  std::uint64_t later = 0;
+  std::uint64_t earlier = 0;
+};
+
+// The entries of a bag-of-words file that name a document's words: (word, line source) pairs.
+struct WordEntry {
+  std::uint32_t document = 0;
+  std::uint32_t word = 0;
+  std::uint64_t source = 0;
+};
+
+// The first word of `entries` (all of one document, in any order) listed twice, by the later line.
+std::optional<RepeatedWord> repeated_word(std::vector<WordEntry>& entries) {
+  std::sort(entries.begin(), entries.end(), [](const WordEntry& a, const WordEntry& b) {
+    return std::tie(a.document, a.word, a.source) < std::tie(b.document, b.word, b.source);
+  });
+  std::optional<RepeatedWord> first;
+  for (std::size_t k = 1; k < entries.size(); ++k) {
+    const WordEntry& a = entries[k - 1];
+    const WordEntry& b = entries[k];
+    if (a.document != b.document || a.word != b.word) continue;
+    if (!first || b.source < first->later) first = RepeatedWord{b.document, b.word, b.source, a.source};
+  }
+  return first;
+}
+
+// A word listed twice for one document would count its tokens twice over (UCI's files list each pair
+// once, with its count): refused at the later entry, naming the first.
+void refuse(const std::string& path, const RepeatedWord& repeated) {
+  throw io::InputError::at(path, repeated.later,
+                           "word " + std::to_string(repeated.word + 1) + " listed twice for document " +
+                               std::to_string(repeated.document + 1) + " (first on " +
+                               io::line_name(path, repeated.earlier, repeated.later) + ")");
+}
+
+// The entries of one document at a time, in file order, checked for a repeated word when it ends.
+class DocumentWords {
+ public:
+  explicit DocumentWords(std::string path) : path_(std::move(path)) {}
+  // Adds an entry; when it starts a new document, the one before is checked and returned.
+  std::vector<WordEntry> add(const io::WordCount& entry) {
+    std::vector<WordEntry> ended;
+    if (!entries_.empty() && entries_.back().document != entry.document) ended = finish();
+    entries_.push_back(WordEntry{entry.document, entry.word, entry.source});
+    return ended;
+  }
+  // Checks the open document, and returns its entries.
+  std::vector<WordEntry> finish() {
+    std::vector<WordEntry> ended = std::move(entries_);
+    entries_.clear();
+    if (const auto repeated = repeated_word(ended)) refuse(path_, *repeated);
+    return ended;
+  }
+
+ private:
+  std::string path_;
+  std::vector<WordEntry> entries_;
+};
+
 // Gathers the words of consecutive occurrences of one document, and visits the document when the
 // next one starts (or at finish()).
 class DocumentGatherer {
@@ -432,12 +497,15 @@ CorpusRead read_documents(
   }
   // UCI files list documents in order; a document's words are gathered, then visited.
   DocumentGatherer gather(visit);
+  DocumentWords words(files.data);
   std::uint32_t previous = 0;
   const io::CorpusSize size = io::read_bag_of_words(files.data, [&](const io::WordCount& entry) {
     check_entry(files.data, entry, previous, known_words);
     previous = entry.document;
+    words.add(entry);
     gather(entry.document, entry.word, entry.count);
   });
+  words.finish();
   gather.finish();
   read.words = static_cast<std::uint32_t>(size.words);
   return read;
@@ -494,23 +562,41 @@ void deal_documents(
 }
 
 // A UCI corpus's byte range, checked as a whole read checks it: documents in order (across the
-// ranges too), known words, and the entry count against the header's over all ranges.
+// ranges too), known words, no word twice in a document, and the entry count against the header's over
+// all ranges.
 RangeRead read_bag_of_words_range(const std::string& path, std::uint32_t known_words, Peers& peers,
                                   std::uint32_t& words) {
   RangeRead read;
   std::optional<io::WordCount> first;  // the range's first entry, whose order is checked below
   std::uint32_t previous = 0;
+  // The documents at the ends of the range may go on in the ranges beside it: their entries are checked
+  // for repeated words together with the other ranges' (below), the others' here.
+  DocumentWords document_words(path);
+  std::vector<WordEntry> edge_entries;
+  const auto ended = [&](std::vector<WordEntry> entries) {
+    if (!entries.empty() && entries.front().document == first->document)
+      edge_entries.insert(edge_entries.end(), entries.begin(), entries.end());
+  };
   const io::BagOfWordsRange range =
       io::read_bag_of_words(path, io::worker_range(path, peers), [&](const io::WordCount& entry) {
         check_entry(path, entry, first ? previous : entry.document, known_words);
         if (!first) first = entry;
         previous = entry.document;
+        ended(document_words.add(entry));
         read.occurrences.push_back(Occurrences{entry.document, entry.word, entry.count});
         if (entry.document >= read.document_tokens.size())
           read.document_tokens.resize(entry.document + std::size_t{1}, 0);
         read.document_tokens[entry.document] += entry.count;
       });
   words = static_cast<std::uint32_t>(range.declared.words);
+  const std::vector<WordEntry> last = document_words.finish();  // the range's last document, or its only one
+  edge_entries.insert(edge_entries.end(), last.begin(), last.end());
+  // A document's edge entries from every range meet at one worker.
+  std::vector<std::vector<WordEntry>> edges_by_checker(static_cast<std::size_t>(peers.count()));
+  for (const WordEntry& entry : edge_entries)
+    edges_by_checker[entry.document % edges_by_checker.size()].push_back(entry);
+  std::vector<WordEntry> edges = peers.route(edges_by_checker);
+  if (const auto repeated = repeated_word(edges)) refuse(path, *repeated);
 
   // Each worker learns where the others' ranges end, and so the document before its first.
   struct RangeEnd {
