@@ -124,4 +124,39 @@ void check_writable(const std::string& path) {
   std::filesystem::remove(temporary, ignored);
 }
 
+namespace {
+
+// Whether two paths name one file: the same inode when both exist, else the same path once `.`, `..`
+// and links in the part that exists are resolved.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  if (std::filesystem::exists(a, error) && std::filesystem::exists(b, error))
+    return std::filesystem::equivalent(a, b, error);
+  const std::filesystem::path first = std::filesystem::weakly_canonical(a, error);
+  if (error) return false;
+  const std::filesystem::path second = std::filesystem::weakly_canonical(b, error);
+  return !error && first == second;
+}
+
+}  // namespace
+
+void refuse_overwriting(const std::vector<FlagFile>& outputs, const std::vector<FlagFile>& inputs) {
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const FlagFile& output = outputs[k];
+    if (output.path.empty()) continue;
+    for (const FlagFile& input : inputs) {
+      if (!input.path.empty() && same_file(output.path, input.path)) {
+        throw std::runtime_error(output.path + ": " + output.flag + " names the file of " + input.flag +
+                                 ", which the run would overwrite");
+      }
+    }
+    for (std::size_t j = 0; j < k; ++j) {
+      if (!outputs[j].path.empty() && same_file(output.path, outputs[j].path)) {
+        throw std::runtime_error(output.path + ": " + output.flag + " and " + outputs[j].flag +
+                                 " name the same file: one would replace the other");
+      }
+    }
+  }
+}
+
 }  // namespace schmp::io

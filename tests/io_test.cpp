@@ -1164,6 +1164,37 @@ TEST_F(IoTest, PipesAreNeitherReadNorReplaced) {
   EXPECT_TRUE(fs::is_symlink(link));
 }
 
+TEST_F(IoTest, AnOutputNamingAnInputOrAnotherOutputIsRefused) {
+  namespace fs = std::filesystem;
+  const std::string data = write("data.svm", "1 1:1\n");
+  const auto message = [](const std::vector<schmp::io::FlagFile>& outputs,
+                          const std::vector<schmp::io::FlagFile>& inputs) {
+    try {
+      schmp::io::refuse_overwriting(outputs, inputs);
+    } catch (const std::runtime_error& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  const std::string overwrite = ": --output names the file of --data, which the run would overwrite";
+  EXPECT_EQ(message({{"--output", data}}, {{"--labels", ""}, {"--data", data}}), data + overwrite);
+  // Other spellings of the same path, and a link to the file.
+  const std::string dotted = (fs::path(data).parent_path() / "." / "data.svm").string();
+  EXPECT_EQ(message({{"--output", dotted}}, {{"--data", data}}), dotted + overwrite);
+  const std::string link = missing("link.svm");
+  fs::create_symlink(data, link);
+  EXPECT_EQ(message({{"--output", link}}, {{"--data", data}}), link + overwrite);
+  // Two outputs on one file, existing or not.
+  const std::string model = missing("model.txt");
+  EXPECT_EQ(message({{"--output", model}, {"--trace", model}}, {{"--data", data}}),
+            model + ": --trace and --output name the same file: one would replace the other");
+  // Distinct files, and flags not given, pass.
+  EXPECT_EQ(message({{"--output", model}, {"--trace", ""}, {"--checkpoint", missing("c")}},
+                    {{"--data", data}, {"--test", ""}}),
+            "");
+  EXPECT_EQ(fs::file_size(data), 6u);
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Inputs found while fuzzing the readers (fuzz/, docs/fuzzing.md)
 

@@ -358,6 +358,26 @@ TEST_F(LassoEndToEnd, UnwritableOutputsFailBeforeSolving) {
   }
 }
 
+// An output on the run's own data would overwrite it; two outputs on one file, one the other. Refused
+// before the data is touched, under any spelling of the path.
+TEST_F(LassoEndToEnd, OutputsOnTheDataOrOnEachOtherAreRefused) {
+  testing::ScratchDir scratch;
+  const std::string data = scratch.write("d.svm", testing::read_text(diabetes().path));
+  const std::string dotted = scratch.file(".") + "/d.svm";
+  const std::string model = scratch.file("model.txt");
+  const std::string lasso = std::string(SCHMP_LASSO_BIN) + " --data " + data;
+  testing::expect_settings_refused(
+      "schmp-lasso", lasso,
+      {{"--output " + dotted, dotted + ": --output names the file of --data, which the run would overwrite"},
+       {"--trace " + data, data + ": --trace names the file of --data, which the run would overwrite"},
+       {"--output " + model + " --trace " + model,
+        model + ": --trace and --output name the same file: one would replace the other"},
+       {"--checkpoint " + data,
+        data + ": --checkpoint names the file of an input, which the run would overwrite"}});
+  EXPECT_EQ(testing::read_text(data), testing::read_text(diabetes().path));
+  EXPECT_FALSE(std::filesystem::exists(model));
+}
+
 TEST_F(LassoEndToEnd, WindowsLineEndingsCommentsAndBlankLinesAreAccepted) {
   std::string messy = "# a comment line\r\n\r\n";
   std::istringstream lines(testing::read_text(diabetes().path));

@@ -489,6 +489,14 @@ TEST(LdaEndToEnd, RefusesBadSettingsOnEveryRank) {
   testing::ScratchDir dir;
   const std::string corpus = dir.write("docword.txt", "2\n3\n4\n1 1 2\n1 2 1\n2 2 1\n2 3 4\n");
   const std::string text = dir.write("text.txt", "d1 x apple pear\nd2 x pear fig\n");
+  // A model prefix whose .vocab is the --vocab given would overwrite it.
+  const std::string words = dir.write("m.vocab", "apple\npear\nfig\n");
+  for (const int ranks : {1, 3}) {
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + corpus + " --vocab " + words + " --output " +
+            dir.file("m") + " --topics 2 --iterations 1 --progress_seconds 0"),
+        "schmp-lda: error: " + words + ": --output names the file of --vocab, which the run would overwrite");
+  }
   for (const std::string& words : {std::string("apple\npear\n"), std::string("apple\npear\nfig\nplum\n")}) {
     const std::string vocab = dir.write("vocab.txt", words);
     for (const int ranks : {1, 3}) {

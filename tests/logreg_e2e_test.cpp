@@ -342,6 +342,14 @@ TEST_F(LogregEndToEnd, PredictRefusesBadModelsAndLabels) {
   std::ofstream(short_model) << "solver_type L1R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 3\nbias -1\nw\n0.5\n";
   const std::string cut_model = scratch("cut.model");
   std::ofstream(cut_model) << "solver_type L1R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias -1\nw\n0.5";
+  // Predictions written over the model or the data would lose them.
+  for (const auto& [flag, file] :
+       std::vector<std::pair<std::string, std::string>>{{"--model", model}, {"--data", heart()}}) {
+    testing::expect_clean_failure(run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + model +
+                                      " --data " + heart() + " --output " + file),
+                                  "schmp-logreg: error: " + file + ": --output names the file of " + flag +
+                                      ", which the run would overwrite");
+  }
   const std::string other_labels = scratch("labels.svm");
   std::ofstream(other_labels) << "1 1:0.5\n3 2:1\n";
   // Loose headers: a value too many, the same label twice, a negative count, no solver named.

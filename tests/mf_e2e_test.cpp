@@ -397,6 +397,16 @@ TEST_F(MfEndToEnd, RefusesBadSettingsOnEveryRank) {
         run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + generated() + " --test " + empty + " --iterations 1"),
         "schmp-mf: error: " + empty + ": no ratings");
   }
+  // A trace written over the held-out ratings would lose them.
+  const std::string held_out = scratch("held_out.txt");
+  std::ofstream{held_out} << "0 1 5\n";
+  for (const int ranks : {1, 3}) {
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + generated() + " --test " + held_out + " --trace " +
+            held_out + " --iterations 1"),
+        "schmp-mf: error: " + held_out + ": --trace names the file of --test, which the run would overwrite");
+  }
+  EXPECT_EQ(read_text(held_out), "0 1 5\n");
   // A held-out rating given twice counted twice in the test RMSE; it is refused as in training.
   const std::string twice = scratch("twice_test.txt");
   std::ofstream{twice} << "3 4 2\n0 1 5\n7 2 1\n0 1 4\n";

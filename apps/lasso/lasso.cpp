@@ -44,6 +44,8 @@ void check_config(const Config& config) {
   }
   if (!(std::isfinite(config.tol) && config.tol > 0)) throw std::runtime_error("--tol must be positive");
   if (!(config.rho > 0 && config.rho <= 1)) throw std::runtime_error("--rho must be in (0, 1]");
+  io::refuse_overwriting({{"--output", config.output}, {"--trace", config.trace}},
+                         {{"--data", config.data}, {"--labels", config.labels}});
 }
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)

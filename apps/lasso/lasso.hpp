@@ -39,7 +39,7 @@ struct Config {
   double tol = 1e-6;   // stop at relative duality gap <= tol
   double rho = 0.1;    // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
   std::string output;  // model file
-  std::string trace;   // named in the closing message only
+  std::string trace;   // written by the framework; named in the closing message, checked against the others
 
   std::vector<std::string> inputs() const { return {data, labels}; }  // what a checkpoint is tied to
 };

@@ -14,6 +14,9 @@
 
 namespace schmp::lda {
 
+// The files a model's --output prefix names.
+constexpr const char* kModelFileSuffixes[] = {".word_topic", ".vocab", ".topics", ".doc_topic"};
+
 void check(const Config& config) {
   if (config.data.empty() == config.text.empty()) throw std::runtime_error("give one of --data and --text");
   if (!config.text.empty() && !config.vocab.empty())
@@ -25,6 +28,13 @@ void check(const Config& config) {
     throw std::runtime_error("--alpha and --beta must be positive and finite");
   if (config.iterations < 1) throw std::runtime_error("--iterations must be at least 1");
   if (config.mh_steps < 1) throw std::runtime_error("--mh_steps must be at least 1");
+  std::vector<io::FlagFile> outputs{{"--trace", config.trace}};
+  if (!config.output.empty()) {
+    for (const char* suffix : kModelFileSuffixes) outputs.push_back({"--output", config.output + suffix});
+  }
+  io::refuse_overwriting(
+      outputs,
+      {{"--data", config.data}, {"--text", config.text}, {"--vocab", config.vocab}, {"--test", config.test}});
 }
 
 namespace {
@@ -366,8 +376,7 @@ Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blo
     }
   }
   if (!config.output.empty()) {
-    for (const char* suffix : {".word_topic", ".vocab", ".topics", ".doc_topic"})
-      io::check_writable(config.output + suffix);
+    for (const char* suffix : kModelFileSuffixes) io::check_writable(config.output + suffix);
   }
   if (!config.vocab.empty()) {
     vocabulary_ = io::read_vocabulary(config.vocab);

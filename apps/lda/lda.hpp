@@ -55,6 +55,7 @@ struct Config {
   int mh_steps = 2;  // Metropolis-Hastings: proposal cycles per token
   std::uint64_t seed = 1;
   std::string output;  // prefix
+  std::string trace;   // written by the framework; checked against the other files
 
   std::vector<std::string> inputs() const { return {data, text}; }  // what a checkpoint is tied to
 };

@@ -13,6 +13,7 @@
 
 #include "infer.hpp"
 #include "lda.hpp"
+#include "schmp/output.hpp"
 #include "schmp/run.hpp"
 
 DEFINE_string(data, "",
@@ -37,6 +38,7 @@ DEFINE_string(output, "",
               "Training: write PREFIX.word_topic, PREFIX.topics, PREFIX.doc_topic (and PREFIX.vocab when the "
               "words have names). infer: the documents' topic proportions, one line each");
 DEFINE_string(model, "", "infer: the PREFIX a training run wrote");
+DECLARE_string(trace);
 DECLARE_uint64(seed);
 DECLARE_uint64(eval_every);
 DECLARE_int32(threads);
@@ -46,6 +48,10 @@ namespace {
 int infer() {
   if (FLAGS_model.empty() || FLAGS_data.empty() == FLAGS_text.empty())
     throw std::runtime_error("infer needs --model and one of --data and --text");
+  schmp::io::refuse_overwriting({{"--output", FLAGS_output}}, {{"--data", FLAGS_data},
+                                                               {"--text", FLAGS_text},
+                                                               {"--model", FLAGS_model + ".word_topic"},
+                                                               {"--model", FLAGS_model + ".vocab"}});
   std::optional<tbb::global_control> threads;
   if (FLAGS_threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, FLAGS_threads);
   const schmp::lda::Model model = schmp::lda::read_model(FLAGS_model);
@@ -99,5 +105,6 @@ int main(int argc, char** argv) {
   config.mh_steps = FLAGS_mh_steps;
   config.seed = FLAGS_seed;
   config.output = FLAGS_output;
+  config.trace = FLAGS_trace;
   return job.run<schmp::lda::Lda>(config);
 }

@@ -66,6 +66,11 @@ void check_config(const Config& config) {
   if (!(config.rho > 0 && config.rho <= 1)) throw std::runtime_error("--rho must be in (0, 1]");
   penalty_of(config);
   positive_label_of(config.positive_label);
+  io::refuse_overwriting({{"--output", config.output}, {"--trace", config.trace}},
+                         {{"--data", config.data},
+                          {"--labels", config.labels},
+                          {"--test", config.test},
+                          {"--test_labels", config.test_labels}});
 }
 
 Penalty penalty_of(const Config& config) {

@@ -55,7 +55,7 @@ struct Config {
   std::string test;            // held-out rows, scored at every evaluation (LIBSVM or MatrixMarket)
   std::string test_labels;     // labels of a MatrixMarket test matrix
   std::string output;          // model file, liblinear's format
-  std::string trace;           // named in the closing message only
+  std::string trace;  // written by the framework; named in the closing message, checked against the others
 
   std::vector<std::string> inputs() const { return {data, labels}; }  // what a checkpoint is tied to
 };

@@ -12,6 +12,7 @@
 
 #include "logreg.hpp"
 #include "predict.hpp"
+#include "schmp/output.hpp"
 #include "schmp/run.hpp"
 
 DEFINE_string(data, "", "Training data: LIBSVM (1-based indices; labels +1/-1 or 1/0) or MatrixMarket");
@@ -38,6 +39,8 @@ namespace {
 
 int predict() {
   if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
+  schmp::io::refuse_overwriting({{"--output", FLAGS_output}},
+                                {{"--data", FLAGS_data}, {"--model", FLAGS_model}});
   std::optional<double> positive_label;
   if (!FLAGS_positive_label.empty()) positive_label = schmp::logreg::positive_label_of(FLAGS_positive_label);
   const auto report = schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output, positive_label);

@@ -13,6 +13,7 @@
 #include "mf.hpp"
 #include "model.hpp"
 #include "predict.hpp"
+#include "schmp/output.hpp"
 #include "schmp/run.hpp"
 
 DEFINE_string(data, "",
@@ -43,12 +44,15 @@ DEFINE_string(model, "", "predict, recommend: the model (LIBMF's text format)");
 DEFINE_int64(user, -1, "recommend: the user (id counted from --index_base)");
 DEFINE_uint64(top, 10, "recommend: how many items");
 DEFINE_string(exclude, "", "recommend: leave out the items the user rated in this ratings file");
+DECLARE_string(trace);
 DECLARE_bool(priority);
 
 namespace {
 
 int predict() {
   if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
+  schmp::io::refuse_overwriting({{"--output", FLAGS_output}},
+                                {{"--data", FLAGS_data}, {"--model", FLAGS_model}});
   schmp::mf::check_index_base(FLAGS_index_base);
   const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
   const auto report = schmp::mf::predict(model, FLAGS_data, FLAGS_index_base, FLAGS_output);
@@ -104,6 +108,7 @@ int main(int argc, char** argv) {
   config.early_stop = FLAGS_early_stop;
   config.priority = FLAGS_priority;
   config.output = FLAGS_output;
+  config.trace = FLAGS_trace;
   if (FLAGS_algorithm == "sgd") {
     config.algorithm = schmp::mf::Algorithm::kSgd;
   } else if (FLAGS_algorithm != "ccd") {

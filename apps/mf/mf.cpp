@@ -93,6 +93,8 @@ void check(const Config& config) {
   check_index_base(config.index_base);
   if (config.algorithm == Algorithm::kCcd && config.lambda == 0)
     throw std::runtime_error("--algorithm ccd needs --lambda > 0 (each coordinate step divides by it)");
+  io::refuse_overwriting({{"--output", config.output}, {"--trace", config.trace}},
+                         {{"--data", config.data}, {"--test", config.test}});
 }
 
 // ---------------------------------------------------------------------------------------------------

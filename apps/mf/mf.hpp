@@ -59,6 +59,7 @@ struct Config {
   int early_stop = 0;    // stop when the test RMSE has not improved for this many iterations; keep the best
   bool priority = true;  // ccd: order each sweep by the components' last decrease (else in turn)
   std::string output;
+  std::string trace;  // written by the framework; checked against the other files
 
   std::vector<std::string> inputs() const { return {data}; }  // what a checkpoint is tied to
 };

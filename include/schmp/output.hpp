@@ -24,4 +24,15 @@ void write_files_atomically(const std::vector<FileWriter>& files);
 // refuse an unwritable output before a long run rather than after it.
 void check_writable(const std::string& path);
 
+// A file that a command-line flag names ("--output", "model.txt").
+struct FlagFile {
+  std::string flag;
+  std::string path;
+};
+
+// Throws std::runtime_error naming the path when an output is the same file as an input (the run would
+// overwrite its own data; through links and other spellings of the path too) or as another output (one
+// would replace the other). Empty paths are not given, and are skipped.
+void refuse_overwriting(const std::vector<FlagFile>& outputs, const std::vector<FlagFile>& inputs);
+
 }  // namespace schmp::io
