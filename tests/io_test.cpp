@@ -1164,6 +1164,31 @@ TEST_F(IoTest, PipesAreNeitherReadNorReplaced) {
   EXPECT_TRUE(fs::is_symlink(link));
 }
 
+TEST_F(IoTest, SizesBeyondTheMemoryAreRefusedAtTheLineThatAsksForThem) {
+  const std::uint64_t limit = schmp::io::memory_limit();
+  ASSERT_GT(limit, 0u);
+  const std::string path = write("rows.svm", "1 1:1 3:1\n# comment\n-1 2:1 9:1 4:1\n1 5:1\n");
+  const auto rows = schmp::io::read_libsvm(path);
+  // Within the memory: nothing said.
+  schmp::io::check_columns_fit(path, rows, 8);
+  schmp::io::check_memory(path, schmp::io::kUnknownSource, "the sizes", static_cast<double>(limit));
+  // Beyond it: at the line of the largest column (9, on line 3), or the whole file.
+  const auto memory = static_cast<double>(limit);
+  const double per_column = 2 * memory / 9;
+  char expected[200];
+  std::snprintf(
+      expected, sizeof expected,
+      "column 9, at %g bytes for each column up to it, needs about %.3g GB on a rank, more than the "
+      "%.3g GB this process can have",
+      per_column, 2 * memory / 1e9, memory / 1e9);
+  EXPECT_TRUE(FailsWith([&] { schmp::io::check_columns_fit(path, rows, per_column); }, path, 3, expected));
+  std::snprintf(expected, sizeof expected,
+                "the sizes needs about 1e+21 GB on a rank, more than the %.3g GB this process can have",
+                memory / 1e9);
+  EXPECT_TRUE(FailsWith([&] { schmp::io::check_memory(path, schmp::io::kUnknownSource, "the sizes", 1e30); },
+                        path, 0, expected));
+}
+
 TEST_F(IoTest, AnOutputNamingAnInputOrAnotherOutputIsRefused) {
   namespace fs = std::filesystem;
   const std::string data = write("data.svm", "1 1:1\n");

@@ -444,6 +444,9 @@ INSTANTIATE_TEST_SUITE_P(
                           ":2: user id 0 (ids are 1-based"},
         testing::BadInput{"beyond_bound", "0 1 3\n1 7 4\n", "--items 5", ":2: item id 7 beyond the bound"},
         testing::BadInput{"empty", "# nothing\n", "", ": no ratings"},
+        // 320 GB of model at the end: refused at its line, not killed part way (1 rank; 3 need a little
+        // less).
+        testing::BadInput{"id_beyond_memory", "0 1 3\n2 2000000000 4\n", "", ":2: item id 2000000000, at "},
         // The entries short of the size line's count lie in different workers' ranges at 3 ranks.
         testing::BadInput{"matrix_market_count",
                           "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 5\n2 2 3\n3 3 1\n", "",

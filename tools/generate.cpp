@@ -27,7 +27,6 @@
 // w ~ phi_z. Written as UCI bag-of-words (F: D, W, NNZ, then 'doc word count', 1-based), with the true
 // phi in F.truth (one line per topic, W probabilities).
 #include <gflags/gflags.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -39,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "schmp/io.hpp"
 #include "schmp/output.hpp"
 
 DEFINE_uint64(rows, 1000, "Number of rows (examples)");
@@ -80,16 +80,17 @@ bool within(const char* flag, std::uint64_t value, std::uint64_t most) {
   return false;
 }
 
-// Refuses sizes whose tables would not fit in this machine's physical memory: past it, the system would
-// kill the process part way (memory is promised before it is touched) rather than report a failed
-// request. (A container's own limit is lower, and not seen here.)
+// Refuses sizes whose tables would not fit in the memory this process can have (the machine's, or its
+// container's limit): past it, the system would kill the process part way (memory is promised before it
+// is touched) rather than report a failed request.
 bool fits_in_memory(double bytes) {
-  const double memory =
-      static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  const auto memory = static_cast<double>(schmp::io::memory_limit());
   if (!(memory > 0) || bytes <= memory) return true;
-  std::fprintf(stderr,
-               "schmp-generate: error: these sizes need about %.3g GB, more than this machine's %.3g GB\n",
-               bytes / 1e9, memory / 1e9);
+  std::fprintf(
+      stderr,
+      "schmp-generate: error: these sizes need about %.3g GB, more than the %.3g GB this process can "
+      "have\n",
+      bytes / 1e9, memory / 1e9);
   return false;
 }
 

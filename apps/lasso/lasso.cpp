@@ -51,7 +51,13 @@ void check_config(const Config& config) {
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
     : gpu_(kernels::pick_gpu(context)),
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
-      columns_in_data_(rows_.columns()) {}
+      columns_in_data_(rows_.columns()) {
+  // The coordinator's memory per feature, the most a rank holds (README): beta and its value at the last
+  // evaluation, column norms, initial changes, X^T r, and the setup sums. A stray huge index is refused
+  // at its line, not met by the OOM killer.
+  constexpr double kBytesPerFeature = 56 + 16;
+  io::check_columns_fit(config.data, rows_, kBytesPerFeature);
+}
 
 void Lasso::Worker::start(std::size_t num_params) {
   y_ = Eigen::Map<const Eigen::VectorXd>(rows_.labels.data(), static_cast<Eigen::Index>(rows_.labels.size()));

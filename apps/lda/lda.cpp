@@ -45,6 +45,22 @@ const Config& checked(const Config& config) {
   return config;
 }
 
+// While loading, every worker holds 12 bytes per document of the whole corpus and 8 per word, and rank 0
+// ends with the W x K word-topic counts, 4 bytes each (README). A header that declares far more than its
+// data holds is refused before that memory is promised, rather than met by the OOM killer.
+void check_declared_sizes(const std::string& data, int topics) {
+  const io::CorpusSize declared =
+      io::read_bag_of_words(data, io::ByteRange{0, 0}, [](const io::WordCount&) {}).declared;
+  const double bytes_per_word = 8.0 + 4.0 * topics;
+  char per_item[96];
+  std::snprintf(per_item, sizeof per_item, ", at 12 bytes per document and %g per word,", bytes_per_word);
+  io::check_memory(
+      data, io::kUnknownSource,
+      "the header's " + std::to_string(declared.documents) + " documents (D) and " +
+          std::to_string(declared.words) + " words (W)" + per_item,
+      12.0 * static_cast<double>(declared.documents) + bytes_per_word * static_cast<double>(declared.words));
+}
+
 // log Gamma(n + prior) - log Gamma(prior) for counts n: the terms of log p(w, z), one per nonzero
 // count at every evaluation. Most counts are small, and a table of them is several times cheaper than
 // two lgamma calls.
@@ -77,6 +93,7 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
   io::Vocabulary vocabulary;
   std::vector<std::uint64_t> word_tokens;
   const CorpusFiles corpus{config.data, config.text};
+  if (!config.data.empty()) check_declared_sizes(config.data, config.topics);
   words_ = read_dealt_documents(corpus, vocabulary, true, UINT32_MAX, peers, &word_tokens,
                                 [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
                                   documents_.add(id, words, config.seed);

@@ -150,6 +150,11 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()),
       bias_(config.bias) {
+  // The coordinator's memory per feature, the most a rank holds (README): w, the direction, gradient,
+  // curvature, column norms and initial changes, and 16 more at each evaluation. A stray huge index is
+  // refused at its line, not met by the OOM killer.
+  constexpr double kBytesPerFeature = 48 + 16;
+  io::check_columns_fit(config.data, rows_, kBytesPerFeature);
   const double positive = positive_label_of(config.positive_label);
   // A MatrixMarket matrix's labels come from --labels, whose lines its rows do not keep: a bad label is
   // that file's.

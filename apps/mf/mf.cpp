@@ -117,9 +117,27 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
   Peers& peers = peers_of(context);
   std::vector<std::uint64_t> item_counts;
   std::uint64_t user_bound = 0;  // 1 + the largest user id read
+  // Rank 0 ends holding the whole model twice (README), 16 bytes per factor of every user and item up to
+  // the largest ids, beside its worker's share of the rows and their sums (8 bytes per factor and 32 more
+  // per id). A stray huge id is refused at its line, not met by the OOM killer.
+  const double bytes_per_id = 16.0 * layout_.width() + (8.0 * layout_.width() + 32) / workers;
+  const auto check_ids = [&](const io::Rating& rating, const char* kind, std::uint32_t id,
+                             std::uint64_t users, std::uint64_t items) {
+    io::check_memory(config.data, rating.source,
+                     std::string(kind) + " id " + std::to_string(std::uint64_t{id} + config.index_base) +
+                         ", at " + std::to_string(static_cast<int>(bytes_per_id)) +
+                         " bytes for each user and item up to the largest ids,",
+                     static_cast<double>(users + items) * bytes_per_id);
+  };
   std::vector<io::Rating> mine = read_own_ratings(config.data, context, [&](const io::Rating& rating) {
-    user_bound = std::max<std::uint64_t>(user_bound, rating.user + std::uint64_t{1});
-    if (rating.item >= item_counts.size()) item_counts.resize(rating.item + std::size_t{1}, 0);
+    if (rating.user >= user_bound) {
+      check_ids(rating, "user", rating.user, rating.user + std::uint64_t{1}, item_counts.size());
+      user_bound = rating.user + std::uint64_t{1};
+    }
+    if (rating.item >= item_counts.size()) {
+      check_ids(rating, "item", rating.item, user_bound, rating.item + std::uint64_t{1});
+      item_counts.resize(rating.item + std::size_t{1}, 0);
+    }
     ++item_counts[rating.item];
   });
   users_ = static_cast<std::uint32_t>(peers.max(user_bound));

@@ -16,6 +16,10 @@ namespace schmp::io {
 // that read it to the one whose block holds its row (Peers::route; 32 bytes per entry on the way).
 SparseRows read_rows_part(const std::string& data, const std::string& labels, Peers& peers);
 
+// InputError at the line of the largest column index in `rows` (read from `data`) when the columns up to
+// it, at `bytes_per_column` each, would need more memory than this process can have (check_memory).
+void check_columns_fit(const std::string& data, const SparseRows& rows, double bytes_per_column);
+
 // Every row of the data, in one process.
 SparseRows read_rows(const std::string& data, const std::string& labels);
 

@@ -257,6 +257,16 @@ bool read_whole_line(std::istream& in, std::string& line, const std::string& pat
 // The error for such a file whose last line has no newline (line 0: the line is not counted).
 InputError cut_short(const std::string& path, std::uint64_t number);
 
+// The memory this process may use: the machine's physical memory, or its control group's limit (cgroup
+// v2 memory.max, v1 memory.limit_in_bytes) where lower; 0 when neither can be read.
+std::uint64_t memory_limit();
+
+// InputError at the line at `source` of `path` (kUnknownSource, or a header: the whole file) when
+// `bytes` is more than memory_limit(): "WHAT needs about X GB on a rank, more than ...". An input that
+// names a huge id or size would otherwise have a rank promised memory it cannot have, and killed part
+// way once it touched it, with no word of which file or line asked for it.
+void check_memory(const std::string& path, std::uint64_t source, const std::string& what, double bytes);
+
 // How write_shards finds the header lines that stay in the first part.
 enum class ShardFormat {
   automatic,      // matrix_market when the file starts with its banner, docword when it looks like one
