@@ -140,6 +140,12 @@ SparseRows read_rows_part(const std::string& data, const std::string& labels, Pe
   const std::uint64_t size = file_size(data);
   if (size == 0) throw InputError(data, 0, "empty file");
   if (is_matrix_market(data)) return rows_of_block(data, labels, peers, range);
+  // Unread, a labels file would be ignored however wrong it is.
+  if (!labels.empty()) {
+    throw InputError(labels, 0,
+                     "labels in a file of their own are for a MatrixMarket matrix: " + data +
+                         " is LIBSVM, whose rows carry their own");
+  }
   return read_libsvm_parallel(data, size, range);
 }
 

@@ -175,6 +175,15 @@ bool take_subcommand(int& argc, char**& argv, const char* name) {
   return true;
 }
 
+std::string unread_flag(std::initializer_list<const char*> flags, const std::string& where) {
+  for (const char* flag : flags) {
+    gflags::CommandLineFlagInfo info;
+    if (gflags::GetCommandLineFlagInfo(flag, &info) && !info.is_default)
+      return "--" + std::string(flag) + " is not read " + where;
+  }
+  return "";
+}
+
 int run_tool(int argc, char** argv, const std::string& usage, const std::function<int()>& body) {
   gflags::SetUsageMessage(usage);
   const char* program = program_name(argv[0]);
@@ -190,6 +199,10 @@ int run_tool(int argc, char** argv, const std::string& usage, const std::functio
   }
   parse_flags(argc, argv, true);
   try {
+    // The framework's files belong to training runs.
+    if (const std::string unread = unread_flag({"trace", "checkpoint", "resume"}, "by this command");
+        !unread.empty())
+      throw std::runtime_error(unread);
     return body();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", program, e.what());

@@ -536,6 +536,14 @@ TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
     const Output bad = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " " + flags);
     testing::expect_clean_failure(bad, "schmp-lasso: error: " + message);
   }
+  // A labels file beside LIBSVM rows, which carry their own labels, was ignored, even when missing.
+  for (const int ranks : {1, 3}) {
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --labels no-such-labels.txt"),
+        "schmp-lasso: error: no-such-labels.txt: labels in a file of their own are for a MatrixMarket "
+        "matrix: " +
+            diabetes().path + " is LIBSVM, whose rows carry their own");
+  }
   const Output no_data = run(mpirun(1) + SCHMP_LASSO_BIN);
   EXPECT_NE(no_data.status, 0);
   EXPECT_NE(no_data.text.find("schmp-lasso: error: --data is required"), std::string::npos) << no_data.text;

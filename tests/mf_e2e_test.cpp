@@ -290,6 +290,23 @@ TEST_F(MfEndToEnd, RecommendRanksTheUnratedItemsByPrediction) {
       run(mf + " predict --model " + model + " --data " + generated() + " --output " + dir.file("no/such")),
       "schmp-mf: error: " + dir.file("no/such") + ": cannot write");
 
+  // Another mode's flags were ignored, however wrong their files: refused, in training on every rank.
+  for (const auto& [command, flag] : std::vector<std::pair<std::string, std::string>>{
+           {" predict --model " + model + " --data " + generated_test() + " --test " + generated_test(),
+            "--test is not read by predict"},
+           {" recommend --model " + model + " --user 1 --output " + dir.file("r.txt"),
+            "--output is not read by recommend"},
+           {" recommend --model " + model + " --user 1 --trace " + dir.file("t.csv"),
+            "--trace is not read by this command"}}) {
+    testing::expect_clean_failure(run(mf + command), "schmp-mf: error: " + flag);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("r.txt")));
+  for (const int ranks : {1, 3}) {
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + mf + " --data " + generated() + " --exclude no-such.txt"),
+        "schmp-mf: error: --exclude is not read in training");
+  }
+
   // A command is one process: under mpirun every rank would do the whole work and publish the same file.
   // One rank is one process; several are refused, every rank exiting 1, before anything is written.
   const std::string predictions = dir.file("ranks.txt");

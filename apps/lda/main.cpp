@@ -48,6 +48,8 @@ namespace {
 int infer() {
   if (FLAGS_model.empty() || FLAGS_data.empty() == FLAGS_text.empty())
     throw std::runtime_error("infer needs --model and one of --data and --text");
+  if (const std::string unread = schmp::unread_flag({"vocab", "test"}, "by infer"); !unread.empty())
+    throw std::runtime_error(unread);
   schmp::io::refuse_overwriting({{"--output", FLAGS_output}}, {{"--data", FLAGS_data},
                                                                {"--text", FLAGS_text},
                                                                {"--model", FLAGS_model + ".word_topic"},
@@ -83,6 +85,8 @@ int main(int argc, char** argv) {
                  "Latent Dirichlet allocation by model-parallel collapsed Gibbs sampling.\n"
                  "usage: mpirun -np N schmp-lda --data docword.txt [--vocab vocab.txt] --topics K "
                  "[--iterations T] [--output PREFIX] [--trace FILE]");
+  if (const std::string unread = schmp::unread_flag({"model"}, "in training"); !unread.empty())
+    return job.refuse(unread);
   schmp::lda::Config config;
   config.data = FLAGS_data;
   config.text = FLAGS_text;

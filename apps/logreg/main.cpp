@@ -39,6 +39,9 @@ namespace {
 
 int predict() {
   if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
+  if (const std::string unread = schmp::unread_flag({"labels", "test", "test_labels"}, "by predict");
+      !unread.empty())
+    throw std::runtime_error(unread);
   schmp::io::refuse_overwriting({{"--output", FLAGS_output}},
                                 {{"--data", FLAGS_data}, {"--model", FLAGS_model}});
   std::optional<double> positive_label;
@@ -73,6 +76,8 @@ int main(int argc, char** argv) {
                  "Binary logistic regression (L1 or L2) by scheduled model-parallel coordinate descent.\n"
                  "usage: mpirun -np N schmp-logreg --data FILE [--penalty l1|l2] [--C C] [--bias] "
                  "[--test HELD_OUT] [--output MODEL] [--trace FILE]");
+  if (const std::string unread = schmp::unread_flag({"model"}, "in training"); !unread.empty())
+    return job.refuse(unread);
   schmp::logreg::Config config;
   config.data = FLAGS_data;
   config.labels = FLAGS_labels;

@@ -51,6 +51,9 @@ namespace {
 
 int predict() {
   if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
+  if (const std::string unread = schmp::unread_flag({"test", "exclude", "user", "top"}, "by predict");
+      !unread.empty())
+    throw std::runtime_error(unread);
   schmp::io::refuse_overwriting({{"--output", FLAGS_output}},
                                 {{"--data", FLAGS_data}, {"--model", FLAGS_model}});
   schmp::mf::check_index_base(FLAGS_index_base);
@@ -62,6 +65,9 @@ int predict() {
 }
 
 int recommend() {
+  if (const std::string unread = schmp::unread_flag({"data", "test", "output"}, "by recommend");
+      !unread.empty())
+    throw std::runtime_error(unread);
   schmp::mf::check_index_base(FLAGS_index_base);
   if (FLAGS_model.empty() || FLAGS_user < FLAGS_index_base)
     throw std::runtime_error("recommend needs --model and --user (at least --index_base)");
@@ -93,6 +99,9 @@ int main(int argc, char** argv) {
                  "Matrix factorization (CCD++ or block-rotation SGD) with a static rotation schedule.\n"
                  "usage: mpirun -np N schmp-mf --data RATINGS [--test HELD_OUT] [--algorithm ccd|sgd] "
                  "[--rank K] [--lambda L] [--output MODEL] [--trace FILE]");
+  if (const std::string unread = schmp::unread_flag({"model", "exclude", "user", "top"}, "in training");
+      !unread.empty())
+    return job.refuse(unread);
   schmp::mf::Config config;
   config.data = FLAGS_data;
   config.test = FLAGS_test;

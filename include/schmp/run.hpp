@@ -10,6 +10,7 @@
 #include <chrono>
 #include <concepts>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -403,6 +404,12 @@ class TypedRotationCoordinator final : public RotationCoordinatorRole {
 // exit status 1.
 bool take_subcommand(int& argc, char**& argv, const char* name);
 int run_tool(int argc, char** argv, const std::string& usage, const std::function<int()>& body);
+
+// "--NAME is not read WHERE" for the first of `flags` (names without dashes) that the command line or a
+// flag file gave, or "" when none was: the flags of another mode (a model to predict with, given to
+// training), which would otherwise be ignored, however wrong their paths. `where` is "in training",
+// "by predict", ...
+std::string unread_flag(std::initializer_list<const char*> flags, const std::string& where);
 
 class Job {
  public:
