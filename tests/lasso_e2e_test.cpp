@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -446,6 +447,24 @@ INSTANTIATE_TEST_SUITE_P(
 // where it cannot write (neither file of a pair written when one cannot be), for settings that would
 // give empty files and for stray arguments; dense rows, steep item popularity and tiny Dirichlet priors
 // end, and well.
+// SIGTERM or SIGINT while the files are written leaves neither them nor their temporary names: the
+// temporary files were left behind.
+TEST(Generator, ASignalWhileWritingLeavesNoFiles) {
+  for (const char* signal : {"TERM", "INT"}) {
+    testing::ScratchDir dir;
+    const std::string out = dir.file("x.svm");
+    // Signalled once its temporary file is there, so that the signal falls while it writes.
+    const Output stopped =
+        run("bash -c '" + std::string(SCHMP_GENERATE_BIN) + " lasso --rows 100000000 --cols 1000 --out " +
+            out + " & for i in $(seq 600); do ls " + out + ".tmp.* >/dev/null 2>&1 && break; " +
+            "sleep 0.05; done; kill -" + signal + " $!; wait $!'");
+    EXPECT_EQ(stopped.status, 128 + (std::string(signal) == "TERM" ? SIGTERM : SIGINT)) << stopped.text;
+    EXPECT_NE(stopped.text.find("schmp-generate: error: "), std::string::npos) << stopped.text;
+    EXPECT_NE(stopped.text.find(out + " left unwritten"), std::string::npos) << stopped.text;
+    EXPECT_TRUE(std::filesystem::is_empty(dir.file(""))) << "files left behind";
+  }
+}
+
 TEST(Generator, FailsWithOneLineAndEndsOnExtremeSettings) {
   testing::ScratchDir dir;
   const std::string generate = "timeout 120 " + std::string(SCHMP_GENERATE_BIN);

@@ -30,12 +30,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schmp/io.hpp"
@@ -64,6 +67,28 @@ DEFINE_double(beta, 0.05, "lda: Dirichlet prior of each topic's word distributio
 namespace {
 
 enum class Kind { kLasso, kLogreg };
+
+// Set by SIGINT or SIGTERM: generation stops at its next row, user or document, and the files being
+// written are removed rather than left under their temporary names.
+volatile std::sig_atomic_t stop_signal = 0;
+
+void note_signal(int signal) { stop_signal = signal; }
+
+void stop_if_asked() {
+  if (stop_signal != 0) throw std::runtime_error("stopped by a signal");
+}
+
+// Writes the files together (write_files_atomically), each checked for a stop once written: a signal
+// that came while one was written leaves neither.
+void publish(std::vector<schmp::io::FileWriter> files) {
+  for (auto& file : files) {
+    file.second = [write = std::move(file.second)](std::ostream& out) {
+      write(out);
+      stop_if_asked();
+    };
+  }
+  schmp::io::write_files_atomically(files);
+}
 
 // The largest ids the apps read: feature and word indices, users and items, documents (ids 1-based up
 // to 2^32 - 2, or 0-based below 2^32 - 1), MF's rank and LDA's topic count.
@@ -159,7 +184,7 @@ int generate(Kind kind) {
     std::vector<double> values;
     char buffer[64];
     // A write that failed (a full disk) ends the rows: the failure is reported when the file closes.
-    for (std::uint64_t i = 0; i < FLAGS_rows && out; ++i) {
+    for (std::uint64_t i = 0; i < FLAGS_rows && out && stop_signal == 0; ++i) {
       const std::vector<std::uint64_t> cols = draw_columns(random);
       values.assign(cols.size(), 1.0);
       double fitted = 0;
@@ -193,7 +218,7 @@ int generate(Kind kind) {
       out << buffer;
     }
   };
-  schmp::io::write_files_atomically({{FLAGS_out, write_rows}, {FLAGS_out + ".truth", write_truth}});
+  publish({{FLAGS_out, write_rows}, {FLAGS_out + ".truth", write_truth}});
   return 0;
 }
 
@@ -244,6 +269,7 @@ int generate_ratings() {
   char buffer[96];
   std::vector<std::uint64_t> rated;
   for (std::uint64_t u = 0; u < FLAGS_users; ++u) {
+    stop_if_asked();
     const std::uint64_t count = std::min<std::uint64_t>(per_user(random), FLAGS_items / 2);
     rated.clear();
     // With steep popularity the last distinct items could take almost forever to draw: after a bounded
@@ -270,8 +296,8 @@ int generate_ratings() {
       (uniform(random) < test_share ? test : train) += buffer;
     }
   }
-  schmp::io::write_files_atomically({{FLAGS_out, [&](std::ostream& out) { out << train; }},
-                                     {FLAGS_out + ".test", [&](std::ostream& out) { out << test; }}});
+  publish({{FLAGS_out, [&](std::ostream& out) { out << train; }},
+           {FLAGS_out + ".test", [&](std::ostream& out) { out << test; }}});
   return 0;
 }
 
@@ -326,6 +352,7 @@ int generate_documents() {
   std::uint64_t entries = 0;
   std::vector<std::uint64_t> counts(FLAGS_words);
   for (std::uint64_t d = 0; d < FLAGS_documents; ++d) {
+    stop_if_asked();
     const std::vector<double> theta = dirichlet(random, FLAGS_topics, FLAGS_alpha);
     std::discrete_distribution<std::uint64_t> topic(theta.begin(), theta.end());
     std::fill(counts.begin(), counts.end(), 0);
@@ -346,7 +373,7 @@ int generate_documents() {
       out << '\n';
     }
   };
-  schmp::io::write_files_atomically({{FLAGS_out, write_documents}, {FLAGS_out + ".truth", write_truth}});
+  publish({{FLAGS_out, write_documents}, {FLAGS_out + ".truth", write_truth}});
   return 0;
 }
 
@@ -359,6 +386,8 @@ int main(int argc, char** argv) {
       "FILE\n"
       "       schmp-generate lda --documents D --words W --topics K --document_length N --out FILE");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
+  std::signal(SIGINT, note_signal);
+  std::signal(SIGTERM, note_signal);
   const std::string kind = argc > 1 ? argv[1] : "";
   if (argc > 2) {
     std::fprintf(stderr, "schmp-generate: error: unexpected argument '%s' (settings are --flags)\n", argv[2]);
@@ -373,6 +402,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "schmp-generate: error: not enough memory for data of these sizes\n");
     return 1;
   } catch (const std::exception& error) {
+    if (stop_signal != 0) {
+      std::fprintf(stderr, "schmp-generate: error: %s: %s left unwritten\n",
+                   stop_signal == SIGINT ? "interrupted" : "terminated", FLAGS_out.c_str());
+      return 128 + stop_signal;
+    }
     std::fprintf(stderr, "schmp-generate: error: %s\n", error.what());
     return 1;
   }
