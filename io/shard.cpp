@@ -1,5 +1,6 @@
 // Splitting a text file into a directory of part files of nearly equal sizes (schmp-shard).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -191,6 +192,17 @@ std::string part_name(int part, int parts) {
   return std::string(internal::kPartPrefix) + number;
 }
 
+// Whether a directory is where a filesystem is mounted: it lies on another device than its parent, or
+// is the root.
+bool is_mount_point(const fs::path& directory) {
+  struct stat own {};
+  struct stat parent {};
+  if (::stat(directory.c_str(), &own) != 0) return false;
+  const fs::path above = fs::absolute(directory).lexically_normal().parent_path();
+  if (::stat(above.c_str(), &parent) != 0) return false;
+  return own.st_dev != parent.st_dev || (own.st_ino == parent.st_ino && own.st_dev == parent.st_dev);
+}
+
 // Moves the complete staging directory to `target`. A non-empty `target` (with --force) is moved
 // aside first and removed after, so that the name never shows a half-written directory.
 void publish(StagingDirectory& staging, const fs::path& target, const std::string& hidden_prefix) {
@@ -253,6 +265,12 @@ std::vector<std::string> write_shards(const ShardOptions& options) {
   if (fs::exists(status)) {
     if (!fs::is_directory(status))
       throw std::runtime_error(target.string() + ": exists and is not a directory");
+    // A filesystem mounted there cannot be renamed over: found now, not after every part is written.
+    if (is_mount_point(target)) {
+      throw std::runtime_error(
+          target.string() +
+          ": is a mount point, which cannot be replaced: --out must name a directory in it");
+    }
     if (!fs::is_empty(target, error) && !options.force) {
       throw std::runtime_error(target.string() + ": exists and is not empty (--force replaces it)");
     }

@@ -588,6 +588,13 @@ TEST_F(ShardTest, ToolBinaryFailsWithOneLine) {
                   ": is the current directory or holds it: --out must name a directory beside it\n");
   }
   EXPECT_TRUE(fs::is_empty(empty));
+  // Nor can a mount point (/proc is one on every Linux): refused before the parts are written beside it.
+  const testing::Output mount = testing::run(std::string(SCHMP_SHARD_BIN) + " --input " + kHeartScale +
+                                             " --parts 2 --out /proc --force");
+  EXPECT_EQ(mount.status, 1);
+  EXPECT_EQ(mount.text,
+            "schmp-shard: error: /proc: is a mount point, which cannot be replaced: --out must "
+            "name a directory in it\n");
 }
 
 // ---------------------------------------------------------------------------------------------------
