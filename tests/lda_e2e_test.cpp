@@ -536,6 +536,7 @@ INSTANTIATE_TEST_SUITE_P(
                           ": the header declares 3 entries (NNZ) but the file holds 2"},
         testing::BadInput{"out_of_order", "2\n3\n2\n2 1 2\n1 2 1\n", "",
                           ":5: document 1 after document 2: documents must come in order"},
+        testing::BadInput{"no_tokens", "2\n3\n0\n", "", ": the corpus has no tokens"},
         // Terabytes of counts: refused before they are promised, not killed part way.
         testing::BadInput{"header_beyond_memory", "4294967294\n4294967294\n1\n1 1 1\n", "--topics 1000",
                           ": the header's 4294967294 documents (D) and 4294967294 words (W), at 12 bytes per "

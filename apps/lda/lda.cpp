@@ -383,7 +383,8 @@ Lda::Part Lda::Worker::part(const Block& home) const {
 
 Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blocks)
     : config_(config), setup_(summed), words_(static_cast<std::uint32_t>(summed.words / blocks)) {
-  if (!(setup_.tokens > 0)) throw std::runtime_error("the corpus has no tokens");
+  if (!(setup_.tokens > 0))
+    throw io::InputError(config.data.empty() ? config.text : config.data, 0, "the corpus has no tokens");
   if (!config.test.empty()) {
     if (!(setup_.held_out_tokens > 0))
       throw std::runtime_error(config.test + ": no held-out tokens (documents need two tokens or more)");
