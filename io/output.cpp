@@ -124,10 +124,6 @@ void check_writable(const std::string& path) {
   std::filesystem::remove(temporary, ignored);
 }
 
-namespace {
-
-// Whether two paths name one file: the same inode when both exist, else the same path once `.`, `..`
-// and links in the part that exists are resolved.
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code error;
   if (std::filesystem::exists(a, error) && std::filesystem::exists(b, error))
@@ -138,6 +134,20 @@ bool same_file(const std::string& a, const std::string& b) {
   return !error && first == second;
 }
 
+namespace {
+
+// Whether `output` lies in `input`, a directory (of shards).
+bool lies_in(const std::string& output, const std::string& input) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(input, error)) return false;
+  const std::filesystem::path directory = std::filesystem::canonical(input, error);
+  if (error) return false;
+  const std::filesystem::path file = std::filesystem::weakly_canonical(output, error);
+  if (error) return false;
+  const std::filesystem::path within = file.lexically_relative(directory);
+  return !within.empty() && *within.begin() != "..";
+}
+
 }  // namespace
 
 void refuse_overwriting(const std::vector<FlagFile>& outputs, const std::vector<FlagFile>& inputs) {
@@ -145,9 +155,14 @@ void refuse_overwriting(const std::vector<FlagFile>& outputs, const std::vector<
     const FlagFile& output = outputs[k];
     if (output.path.empty()) continue;
     for (const FlagFile& input : inputs) {
-      if (!input.path.empty() && same_file(output.path, input.path)) {
+      if (input.path.empty()) continue;
+      if (same_file(output.path, input.path)) {
         throw std::runtime_error(output.path + ": " + output.flag + " names the file of " + input.flag +
                                  ", which the run would overwrite");
+      }
+      if (lies_in(output.path, input.path)) {
+        throw std::runtime_error(output.path + ": " + output.flag + " lies in the directory of " +
+                                 input.flag + ", whose part files the run would overwrite");
       }
     }
     for (std::size_t j = 0; j < k; ++j) {

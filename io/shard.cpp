@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -192,15 +193,32 @@ std::string part_name(int part, int parts) {
   return std::string(internal::kPartPrefix) + number;
 }
 
-// Whether a directory is where a filesystem is mounted: it lies on another device than its parent, or
-// is the root.
+// Whether a directory is where a filesystem is mounted: it lies on another device than its parent, is
+// the root, or is listed as a mount point in /proc/self/mountinfo (a bind mount of the same device).
 bool is_mount_point(const fs::path& directory) {
   struct stat own {};
   struct stat parent {};
   if (::stat(directory.c_str(), &own) != 0) return false;
-  const fs::path above = fs::absolute(directory).lexically_normal().parent_path();
-  if (::stat(above.c_str(), &parent) != 0) return false;
-  return own.st_dev != parent.st_dev || (own.st_ino == parent.st_ino && own.st_dev == parent.st_dev);
+  std::error_code error;
+  const fs::path resolved = fs::canonical(directory, error);
+  if (error) return false;
+  if (::stat(resolved.parent_path().c_str(), &parent) != 0) return false;
+  if (own.st_dev != parent.st_dev || own.st_ino == parent.st_ino) return true;
+  // Each line: ID PARENT MAJOR:MINOR ROOT MOUNT_POINT ...; spaces in paths are written \040.
+  std::ifstream mounts("/proc/self/mountinfo");
+  for (std::string line; std::getline(mounts, line);) {
+    std::istringstream fields(line);
+    std::string skipped, mount_point;
+    fields >> skipped >> skipped >> skipped >> skipped >> mount_point;
+    std::string decoded;
+    for (std::size_t at = 0; at < mount_point.size(); ++at) {
+      const bool space = mount_point.compare(at, 4, "\\040") == 0;
+      decoded.push_back(space ? ' ' : mount_point[at]);
+      if (space) at += 3;
+    }
+    if (decoded == resolved.string()) return true;
+  }
+  return false;
 }
 
 // Moves the complete staging directory to `target`. A non-empty `target` (with --force) is moved

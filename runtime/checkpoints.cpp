@@ -18,10 +18,6 @@ Checkpoints::Checkpoints(const RunOptions& options, std::string program,
       resume_(options.resume),
       program_(std::move(program)) {
   if (!path_.empty()) io::check_writable(path_);
-  // --checkpoint may be --resume: a resumed run goes on writing the checkpoint it came from.
-  std::vector<io::FlagFile> others{{"--trace", options.trace}};
-  for (const std::string& input : inputs) others.push_back({"an input", input});
-  io::refuse_overwriting({{"--checkpoint", path_}}, others);
   if (path_.empty() && resume_.empty()) return;
   for (const std::string& input : inputs) {
     if (!input.empty()) inputs_.push_back(io::fingerprint(input));

@@ -19,19 +19,36 @@ namespace schmp {
 
 namespace {
 
-// Where launchers announce the MPI rank before MPI is up: Open MPI, PMIx, MPICH and Intel MPI (PMI),
-// MVAPICH, Slurm, Cray PALS and ALPS, Flux, IBM jsrun. A process started by none of them runs alone,
-// without MPI (see Job).
-constexpr const char* kLauncherRank[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",      "PMI_RANK",
-                                         "MV2_COMM_WORLD_RANK",  "SLURM_PROCID",   "PALS_RANKID",
-                                         "ALPS_APP_PE",          "FLUX_TASK_RANK", "JSM_NAMESPACE_RANK"};
+// Where launchers announce the MPI rank, and where they say how many ranks the step has, before MPI is
+// up: Open MPI, PMIx, MPICH and Intel MPI (PMI), MVAPICH, Slurm's srun, Cray PALS and ALPS, Flux, IBM
+// jsrun (nullptr: not said). A process started by none of them runs alone, without MPI (see Job). Slurm's
+// step count, not SLURM_NTASKS: a batch script's shell has the allocation's count, and is one process.
+struct LauncherVariables {
+  const char* rank;
+  const char* size;
+};
+constexpr LauncherVariables kLaunchers[] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                            {"PMIX_RANK", nullptr},
+                                            {"PMI_RANK", "PMI_SIZE"},
+                                            {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
+                                            {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"},
+                                            {"PALS_RANKID", nullptr},
+                                            {"ALPS_APP_PE", nullptr},
+                                            {"FLUX_TASK_RANK", nullptr},
+                                            {"JSM_NAMESPACE_RANK", "JSM_NAMESPACE_SIZE"}};
+
+// The launcher that started this process, or nullptr when none did.
+const LauncherVariables* launcher() {
+  for (const LauncherVariables& variables : kLaunchers) {
+    if (std::getenv(variables.rank)) return &variables;
+  }
+  return nullptr;
+}
 
 // The MPI rank as the launcher announces it, or nullptr when no launcher started this process.
 const char* launcher_rank_text() {
-  for (const char* name : kLauncherRank) {
-    if (const char* value = std::getenv(name)) return value;
-  }
-  return nullptr;
+  const LauncherVariables* started_by = launcher();
+  return started_by ? std::getenv(started_by->rank) : nullptr;
 }
 
 int launcher_rank() {
@@ -39,16 +56,12 @@ int launcher_rank() {
   return rank ? std::atoi(rank) : 0;
 }
 
-// Where the same launchers announce how many ranks they started.
-constexpr const char* kLauncherSize[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE",     "PMI_SIZE",
-                                         "MV2_COMM_WORLD_SIZE",  "SLURM_NTASKS",  "PALS_SIZE",
-                                         "ALPS_APP_WIDTH",       "FLUX_JOB_SIZE", "JSM_NAMESPACE_SIZE"};
-
 // How many ranks the launcher started: 1 when none did; at least 2 for a rank past the first whose
 // launcher does not say.
 int launcher_size() {
-  for (const char* name : kLauncherSize) {
-    if (const char* value = std::getenv(name)) return std::max(1, std::atoi(value));
+  const LauncherVariables* started_by = launcher();
+  if (started_by && started_by->size) {
+    if (const char* size = std::getenv(started_by->size)) return std::max(1, std::atoi(size));
   }
   return launcher_rank() > 0 ? 2 : 1;
 }
@@ -178,7 +191,8 @@ bool take_subcommand(int& argc, char**& argv, const char* name) {
 std::string unread_flag(std::initializer_list<const char*> flags, const std::string& where) {
   for (const char* flag : flags) {
     gflags::CommandLineFlagInfo info;
-    if (gflags::GetCommandLineFlagInfo(flag, &info) && !info.is_default)
+    // An empty value (`--model=`, as a wrapper passing "$MODEL" gives it) names nothing.
+    if (gflags::GetCommandLineFlagInfo(flag, &info) && !info.is_default && !info.current_value.empty())
       return "--" + std::string(flag) + " is not read " + where;
   }
   return "";

@@ -65,6 +65,24 @@ std::optional<Failure> check_options(const RunOptions& o) {
   return std::nullopt;
 }
 
+// An output of the run (the program's, --trace, --checkpoint) on one of its inputs (the program's,
+// --resume) or on another output, refused on every rank before any work. --checkpoint may be --resume:
+// a resumed run goes on writing the checkpoint it came from.
+std::optional<Failure> check_files(const io::RunFiles& program_files, const RunOptions& options) {
+  std::vector<io::FlagFile> written = program_files.written;
+  written.push_back({"--trace", options.trace});
+  written.push_back({"--checkpoint", options.checkpoint});
+  std::vector<io::FlagFile> read = program_files.read;
+  if (options.checkpoint.empty() || !io::same_file(options.checkpoint, options.resume))
+    read.push_back({"--resume", options.resume});
+  try {
+    io::refuse_overwriting(written, read);
+  } catch (const std::runtime_error& e) {
+    return Failure{0, e.what()};
+  }
+  return std::nullopt;
+}
+
 // What an exception says to the user: an allocation failure names its likely cause, since
 // std::bad_alloc alone does not.
 std::string explained(const std::exception& e) {
@@ -168,6 +186,7 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
            : Communicator::none();
 
   std::optional<Failure> failure = check_options(options);
+  if (!failure) failure = check_files(roles.files, options);
   std::optional<WorkerPeers> peers;
   if (many && layout.is_worker()) peers.emplace(workers.get(), waiter);
   std::unique_ptr<WorkerRole> worker;
@@ -341,6 +360,7 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
 int play_rotation(const RotationRoles& roles, const RunOptions& options, const Ring& ring, Waiter& waiter,
                   const RankResources& resources) {
   std::optional<Failure> failure = check_options(options);
+  if (!failure) failure = check_files(roles.files, options);
   if (!failure && !options.scheduling_flags_given.empty()) {
     failure = Failure{0, options.scheduling_flags_given.front() +
                              " is for programs with a dynamic schedule (Lasso, logreg): this one rotates "

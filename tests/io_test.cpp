@@ -376,11 +376,12 @@ TEST_F(IoTest, LibsvmBadInputsNameTheLine) {
       {"1 3:-inf", "value is not finite: -inf"},
       {"1 3:1e999", "value out of range: 1e999"},
       {"1 3:1e160",
-       "value 1e160 too large: the limit is 1e150 in magnitude, so that sums of squares stay finite"},
+       "value 1e160 too large: the limit is 1e150 in magnitude, so that squares and their sums stay finite"},
       {"1 3:-1.1e150",
-       "value -1.1e150 too large: the limit is 1e150 in magnitude, so that sums of squares stay finite"},
+       "value -1.1e150 too large: the limit is 1e150 in magnitude, so that squares and their sums stay "
+       "finite"},
       {"-2e151 3:1",
-       "label -2e151 too large: the limit is 1e150 in magnitude, so that sums of squares stay finite"},
+       "label -2e151 too large: the limit is 1e150 in magnitude, so that squares and their sums stay finite"},
       {"1 3:1.5x", "non-numeric value '1.5x'"},
       {"1 3:", "missing value in '3:'"},
       {"1 :3", "missing feature index in ':3'"},
@@ -681,7 +682,7 @@ TEST_F(IoTest, MatrixMarketBadEntries) {
       {"1 1 abc", "non-numeric value 'abc'"},
       {"1 1 nan", "value is not finite: nan"},
       {"1 1 3e200",
-       "value 3e200 too large: the limit is 1e150 in magnitude, so that sums of squares stay finite"},
+       "value 3e200 too large: the limit is 1e150 in magnitude, so that squares and their sums stay finite"},
       {"1 1", "missing value after row and column"},
       {"1", "entry needs a row and a column, found '1'"},
       {"1 1 1 9", "unexpected text '9' after entry"},
@@ -1209,6 +1210,13 @@ TEST_F(IoTest, AnOutputNamingAnInputOrAnotherOutputIsRefused) {
   const std::string link = missing("link.svm");
   fs::create_symlink(data, link);
   EXPECT_EQ(message({{"--output", link}}, {{"--data", data}}), link + overwrite);
+  // A file in a directory of shards given as an input.
+  const std::string shards = missing("shards");
+  fs::create_directory(shards);
+  const std::string part = write("shards/part-00000", "1 1:1\n");
+  EXPECT_EQ(message({{"--output", part}}, {{"--data", shards}}),
+            part + ": --output lies in the directory of --data, whose part files the run would overwrite");
+  EXPECT_EQ(message({{"--output", missing("shards-model")}}, {{"--data", shards}}), "");
   // Two outputs on one file, existing or not.
   const std::string model = missing("model.txt");
   EXPECT_EQ(message({{"--output", model}, {"--trace", model}}, {{"--data", data}}),

@@ -374,9 +374,30 @@ TEST_F(LassoEndToEnd, OutputsOnTheDataOrOnEachOtherAreRefused) {
        {"--output " + model + " --trace " + model,
         model + ": --trace and --output name the same file: one would replace the other"},
        {"--checkpoint " + data,
-        data + ": --checkpoint names the file of an input, which the run would overwrite"}});
+        data + ": --checkpoint names the file of --data, which the run would overwrite"},
+       {"--checkpoint " + model + " --output " + model,
+        model + ": --checkpoint and --output name the same file: one would replace the other"},
+       {"--resume " + model + " --output " + model,
+        model + ": --output names the file of --resume, which the run would overwrite"}});
   EXPECT_EQ(testing::read_text(data), testing::read_text(diabetes().path));
   EXPECT_FALSE(std::filesystem::exists(model));
+  // A directory of shards: no output may land among its part files.
+  const std::string shards = scratch.file("shards");
+  std::filesystem::create_directory(shards);
+  const std::string part = scratch.write("shards/part-00000", testing::read_text(diabetes().path));
+  testing::expect_settings_refused(
+      "schmp-lasso", std::string(SCHMP_LASSO_BIN) + " --data " + shards,
+      {{"--output " + part,
+        part + ": --output lies in the directory of --data, whose part files the run would overwrite"}});
+  EXPECT_EQ(testing::read_text(part), testing::read_text(diabetes().path));
+  // The checkpoint a run resumes from is the one it goes on writing.
+  const std::string checkpoint = scratch.file("run.checkpoint");
+  ASSERT_EQ(
+      run(mpirun(2) + lasso + " --max_rounds 20 --checkpoint " + checkpoint + " --progress_seconds 0").status,
+      0);
+  const Output resumed = run(mpirun(2) + lasso + " --max_rounds 40 --resume " + checkpoint +
+                             " --checkpoint " + checkpoint + " --progress_seconds 0");
+  EXPECT_EQ(resumed.status, 0) << resumed.text;
 }
 
 TEST_F(LassoEndToEnd, WindowsLineEndingsCommentsAndBlankLinesAreAccepted) {
@@ -434,9 +455,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"non_numeric_label", "1 1:2\nabc 1:1\n3 2:1\n", ":2: "},
         BadInput{"index_zero", "1 1:2\n2 2:1\n3 0:1\n", ":3: "},
         BadInput{"index_too_large", "1 1:2\n2 4294967296:1\n", ":2: "},
-        // 309 GB of model: refused at its line, not killed part way.
-        BadInput{"index_beyond_memory", "1 1:2\n2 4294967294:1\n",
-                 ":2: column 4294967294, at 72 bytes for each column up to it, needs about 309 GB on a rank"},
+        // 430 GB or more on the first rank (more in one process): refused at its line, not killed part way.
+        BadInput{"index_beyond_memory", "1 1:2\n2 4294967294:1\n", ":2: column 4294967294, at 1"},
         BadInput{"not_a_number", "1 1:2\n2 1:nan\n", ":2: "},
         BadInput{"infinite_label", "1 1:2\ninf 1:1\n", ":2: "},
         BadInput{"value_too_large", "1 1:2\n2 1:1e160\n", ":2: value 1e160 too large"},

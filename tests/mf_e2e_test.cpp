@@ -423,6 +423,11 @@ TEST_F(MfEndToEnd, RefusesBadSettingsOnEveryRank) {
             held_out + " --iterations 1"),
         "schmp-mf: error: " + held_out + ": --trace names the file of --test, which the run would overwrite");
   }
+  // Nor a checkpoint (an output the framework writes) over them.
+  testing::expect_clean_failure(run(mpirun(3) + SCHMP_MF_BIN + " --data " + generated() + " --test " +
+                                    held_out + " --checkpoint " + held_out + " --iterations 1"),
+                                "schmp-mf: error: " + held_out +
+                                    ": --checkpoint names the file of --test, which the run would overwrite");
   EXPECT_EQ(read_text(held_out), "0 1 5\n");
   // A held-out rating given twice counted twice in the test RMSE; it is refused as in training.
   const std::string twice = scratch("twice_test.txt");
@@ -451,6 +456,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         testing::BadInput{"duplicate", "0 1 3\n1 2 4\n0 1 5\n", "",
                           ":3: duplicate rating of user 0 for item 1 (first on line 1)"},
+        // A MatrixMarket file's ids are 1-based, and named so, whatever --index_base says.
+        testing::BadInput{"duplicate_matrix_market",
+                          "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 4\n2 2 1\n1 2 5\n", "",
+                          ":5: duplicate rating of user 1 for item 2 (first on line 3)"},
         testing::BadInput{"negative_id", "0 1 3\n-1 2 4\n", "", ":2: negative user id -1"},
         testing::BadInput{"non_numeric", "0 1 3\n1 2 abc\n", "", ":2: non-numeric rating 'abc'"},
         testing::BadInput{"not_finite", "0 1 3\n1 2 nan\n", "", ":2: rating is not finite"},
@@ -461,8 +470,7 @@ INSTANTIATE_TEST_SUITE_P(
                           ":2: user id 0 (ids are 1-based"},
         testing::BadInput{"beyond_bound", "0 1 3\n1 7 4\n", "--items 5", ":2: item id 7 beyond the bound"},
         testing::BadInput{"empty", "# nothing\n", "", ": no ratings"},
-        // 320 GB of model at the end: refused at its line, not killed part way (1 rank; 3 need a little
-        // less).
+        // About 680 GB on the first rank at the default rank 10: refused at its line, not killed part way.
         testing::BadInput{"id_beyond_memory", "0 1 3\n2 2000000000 4\n", "", ":2: item id 2000000000, at "},
         // The entries short of the size line's count lie in different workers' ranges at 3 ranks.
         testing::BadInput{"matrix_market_count",

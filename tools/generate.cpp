@@ -72,7 +72,11 @@ enum class Kind { kLasso, kLogreg };
 // written are removed rather than left under their temporary names.
 volatile std::sig_atomic_t stop_signal = 0;
 
-void note_signal(int signal) { stop_signal = signal; }
+// The first signal asks for a clean stop; a second one (Ctrl-C again) ends the process at once.
+void note_signal(int signal) {
+  stop_signal = signal;
+  std::signal(signal, SIG_DFL);
+}
 
 void stop_if_asked() {
   if (stop_signal != 0) throw std::runtime_error("stopped by a signal");

@@ -44,19 +44,18 @@ void check_config(const Config& config) {
   }
   if (!(std::isfinite(config.tol) && config.tol > 0)) throw std::runtime_error("--tol must be positive");
   if (!(config.rho > 0 && config.rho <= 1)) throw std::runtime_error("--rho must be in (0, 1]");
-  io::refuse_overwriting({{"--output", config.output}, {"--trace", config.trace}},
-                         {{"--data", config.data}, {"--labels", config.labels}});
 }
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
     : gpu_(kernels::pick_gpu(context)),
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()) {
-  // The coordinator's memory per feature, the most a rank holds (README): beta and its value at the last
-  // evaluation, column norms, initial changes, X^T r, and the setup sums. A stray huge index is refused
-  // at its line, not met by the OOM killer.
-  constexpr double kBytesPerFeature = 56 + 16;
-  io::check_columns_fit(config.data, rows_, kBytesPerFeature);
+  // Memory per feature on the first rank (README): the coordinator's (beta and its value at the last
+  // evaluation, column norms, initial changes, X^T r, setup sums), a scheduler's, and with a single
+  // worker (one process) the worker's too. A stray huge index is refused at its line, not met by the OOM
+  // killer.
+  constexpr double kCoordinator = 56 + 16, kScheduler = 17 + 12, kWorker = 8 + 4 + 24;
+  io::check_columns_fit(config.data, rows_, kCoordinator + kScheduler + (context.count == 1 ? kWorker : 0));
 }
 
 void Lasso::Worker::start(std::size_t num_params) {

@@ -27,6 +27,7 @@
 
 #include "kernels/column_kernel.hpp"
 #include "kernels/correlation_filter.hpp"
+#include "schmp/output.hpp"
 #include "schmp/program.hpp"
 
 namespace schmp::lasso {
@@ -39,7 +40,9 @@ struct Config {
   double tol = 1e-6;   // stop at relative duality gap <= tol
   double rho = 0.1;    // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
   std::string output;  // model file
-  std::string trace;   // written by the framework; named in the closing message, checked against the others
+  std::string trace;   // named in the closing message only
+
+  io::RunFiles files() const { return {{{"--output", output}}, {{"--data", data}, {"--labels", labels}}}; }
 
   std::vector<std::string> inputs() const { return {data, labels}; }  // what a checkpoint is tied to
 };

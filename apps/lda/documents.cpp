@@ -426,17 +426,16 @@ std::optional<RepeatedWord> repeated_word(std::vector<WordEntry>& entries) {
 
 // A word listed twice for one document would count its tokens twice over (UCI's files list each pair
 // once, with its count): refused at the later entry, naming the first.
-void refuse(const std::string& path, const RepeatedWord& repeated) {
-  throw io::InputError::at(path, repeated.later,
-                           "word " + std::to_string(repeated.word + 1) + " listed twice for document " +
-                               std::to_string(repeated.document + 1) + " (first on " +
-                               io::line_name(path, repeated.earlier, repeated.later) + ")");
+io::InputError repeated_word_error(const std::string& path, const RepeatedWord& repeated) {
+  return io::InputError::at(path, repeated.later,
+                            "word " + std::to_string(repeated.word + 1) + " listed twice for document " +
+                                std::to_string(repeated.document + 1) + " (first on " +
+                                io::line_name(path, repeated.earlier, repeated.later) + ")");
 }
 
 // The entries of one document at a time, in file order, checked for a repeated word when it ends.
 class DocumentWords {
  public:
-  explicit DocumentWords(std::string path) : path_(std::move(path)) {}
   // Adds an entry; when it starts a new document, the one before is checked and returned.
   std::vector<WordEntry> add(const io::WordCount& entry) {
     std::vector<WordEntry> ended;
@@ -448,13 +447,16 @@ class DocumentWords {
   std::vector<WordEntry> finish() {
     std::vector<WordEntry> ended = std::move(entries_);
     entries_.clear();
-    if (const auto repeated = repeated_word(ended)) refuse(path_, *repeated);
+    if (const auto found = repeated_word(ended); found && (!repeated_ || found->later < repeated_->later))
+      repeated_ = found;
     return ended;
   }
+  // The first repeated word of the documents finished so far.
+  const std::optional<RepeatedWord>& repeated() const { return repeated_; }
 
  private:
-  std::string path_;
   std::vector<WordEntry> entries_;
+  std::optional<RepeatedWord> repeated_;
 };
 
 // Gathers the words of consecutive occurrences of one document, and visits the document when the
@@ -497,15 +499,20 @@ CorpusRead read_documents(
   }
   // UCI files list documents in order; a document's words are gathered, then visited.
   DocumentGatherer gather(visit);
-  DocumentWords words(files.data);
+  DocumentWords words;
   std::uint32_t previous = 0;
+  const auto refuse_repeated = [&] {
+    if (words.repeated()) throw repeated_word_error(files.data, *words.repeated());
+  };
   const io::CorpusSize size = io::read_bag_of_words(files.data, [&](const io::WordCount& entry) {
     check_entry(files.data, entry, previous, known_words);
     previous = entry.document;
     words.add(entry);
+    refuse_repeated();
     gather(entry.document, entry.word, entry.count);
   });
   words.finish();
+  refuse_repeated();
   gather.finish();
   read.words = static_cast<std::uint32_t>(size.words);
   return read;
@@ -571,23 +578,31 @@ RangeRead read_bag_of_words_range(const std::string& path, std::uint32_t known_w
   std::uint32_t previous = 0;
   // The documents at the ends of the range may go on in the ranges beside it: their entries are checked
   // for repeated words together with the other ranges' (below), the others' here.
-  DocumentWords document_words(path);
+  DocumentWords document_words;
   std::vector<WordEntry> edge_entries;
   const auto ended = [&](std::vector<WordEntry> entries) {
     if (!entries.empty() && entries.front().document == first->document)
       edge_entries.insert(edge_entries.end(), entries.begin(), entries.end());
   };
-  const io::BagOfWordsRange range =
-      io::read_bag_of_words(path, io::worker_range(path, peers), [&](const io::WordCount& entry) {
-        check_entry(path, entry, first ? previous : entry.document, known_words);
-        if (!first) first = entry;
-        previous = entry.document;
-        ended(document_words.add(entry));
-        read.occurrences.push_back(Occurrences{entry.document, entry.word, entry.count});
-        if (entry.document >= read.document_tokens.size())
-          read.document_tokens.resize(entry.document + std::size_t{1}, 0);
-        read.document_tokens[entry.document] += entry.count;
-      });
+  const io::ByteRange byte_range = io::worker_range(path, peers);
+  // An error met in the range waits for that check: a word repeated across ranges before it comes first,
+  // as a single read would find it.
+  std::optional<io::InputError> range_error;
+  io::BagOfWordsRange range;
+  try {
+    range = io::read_bag_of_words(path, byte_range, [&](const io::WordCount& entry) {
+      check_entry(path, entry, first ? previous : entry.document, known_words);
+      if (!first) first = entry;
+      previous = entry.document;
+      ended(document_words.add(entry));
+      read.occurrences.push_back(Occurrences{entry.document, entry.word, entry.count});
+      if (entry.document >= read.document_tokens.size())
+        read.document_tokens.resize(entry.document + std::size_t{1}, 0);
+      read.document_tokens[entry.document] += entry.count;
+    });
+  } catch (const io::InputError& error) {
+    range_error = error;
+  }
   words = static_cast<std::uint32_t>(range.declared.words);
   const std::vector<WordEntry> last = document_words.finish();  // the range's last document, or its only one
   edge_entries.insert(edge_entries.end(), last.begin(), last.end());
@@ -596,7 +611,13 @@ RangeRead read_bag_of_words_range(const std::string& path, std::uint32_t known_w
   for (const WordEntry& entry : edge_entries)
     edges_by_checker[entry.document % edges_by_checker.size()].push_back(entry);
   std::vector<WordEntry> edges = peers.route(edges_by_checker);
-  if (const auto repeated = repeated_word(edges)) refuse(path, *repeated);
+  // The first of the errors found, in file order.
+  std::optional<io::InputError> first_error = range_error;
+  for (const auto& repeated : {document_words.repeated(), repeated_word(edges)}) {
+    if (repeated && (!first_error || repeated->later < first_error->order()))
+      first_error = repeated_word_error(path, *repeated);
+  }
+  if (first_error) throw *first_error;
 
   // Each worker learns where the others' ranges end, and so the document before its first.
   struct RangeEnd {

@@ -17,6 +17,14 @@ namespace schmp::lda {
 // The files a model's --output prefix names.
 constexpr const char* kModelFileSuffixes[] = {".word_topic", ".vocab", ".topics", ".doc_topic"};
 
+io::RunFiles Config::files() const {
+  io::RunFiles files{{}, {{"--data", data}, {"--text", text}, {"--vocab", vocab}, {"--test", test}}};
+  if (!output.empty()) {
+    for (const char* suffix : kModelFileSuffixes) files.written.push_back({"--output", output + suffix});
+  }
+  return files;
+}
+
 void check(const Config& config) {
   if (config.data.empty() == config.text.empty()) throw std::runtime_error("give one of --data and --text");
   if (!config.text.empty() && !config.vocab.empty())
@@ -28,13 +36,6 @@ void check(const Config& config) {
     throw std::runtime_error("--alpha and --beta must be positive and finite");
   if (config.iterations < 1) throw std::runtime_error("--iterations must be at least 1");
   if (config.mh_steps < 1) throw std::runtime_error("--mh_steps must be at least 1");
-  std::vector<io::FlagFile> outputs{{"--trace", config.trace}};
-  if (!config.output.empty()) {
-    for (const char* suffix : kModelFileSuffixes) outputs.push_back({"--output", config.output + suffix});
-  }
-  io::refuse_overwriting(
-      outputs,
-      {{"--data", config.data}, {"--text", config.text}, {"--vocab", config.vocab}, {"--test", config.test}});
 }
 
 namespace {
@@ -45,13 +46,15 @@ const Config& checked(const Config& config) {
   return config;
 }
 
-// While loading, every worker holds 12 bytes per document of the whole corpus and 8 per word, and rank 0
-// ends with the W x K word-topic counts, 4 bytes each (README). A header that declares far more than its
-// data holds is refused before that memory is promised, rather than met by the OOM killer.
-void check_declared_sizes(const std::string& data, int topics) {
+// While loading, every worker holds 12 bytes per document of the whole corpus and 8 per word; each then
+// holds two blocks of the word-topic counts (its own and the one arriving, 4 bytes per word and topic of
+// a block of W / P words), and with --output rank 0 ends with them all, dense (README). A header that
+// declares far more than its data holds is refused before that memory is promised, rather than met by the
+// OOM killer.
+void check_declared_sizes(const std::string& data, int topics, int workers, bool writes_model) {
   const io::CorpusSize declared =
       io::read_bag_of_words(data, io::ByteRange{0, 0}, [](const io::WordCount&) {}).declared;
-  const double bytes_per_word = 8.0 + 4.0 * topics;
+  const double bytes_per_word = 8.0 + 8.0 * topics / workers + (writes_model ? 4.0 * topics : 0.0);
   char per_item[96];
   std::snprintf(per_item, sizeof per_item, ", at 12 bytes per document and %g per word,", bytes_per_word);
   io::check_memory(
@@ -93,7 +96,8 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
   io::Vocabulary vocabulary;
   std::vector<std::uint64_t> word_tokens;
   const CorpusFiles corpus{config.data, config.text};
-  if (!config.data.empty()) check_declared_sizes(config.data, config.topics);
+  if (!config.data.empty())
+    check_declared_sizes(config.data, config.topics, context.count, !config.output.empty());
   words_ = read_dealt_documents(corpus, vocabulary, true, UINT32_MAX, peers, &word_tokens,
                                 [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
                                   documents_.add(id, words, config.seed);

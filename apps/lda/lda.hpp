@@ -37,6 +37,7 @@
 #include "documents.hpp"
 #include "kernels/topic_kernels.hpp"
 #include "schmp/io.hpp"
+#include "schmp/output.hpp"
 #include "schmp/program.hpp"
 
 namespace schmp::lda {
@@ -55,7 +56,8 @@ struct Config {
   int mh_steps = 2;  // Metropolis-Hastings: proposal cycles per token
   std::uint64_t seed = 1;
   std::string output;  // prefix
-  std::string trace;   // written by the framework; checked against the other files
+
+  io::RunFiles files() const;  // the model's files (from the prefix) and the corpus, vocabulary and test
 
   std::vector<std::string> inputs() const { return {data, text}; }  // what a checkpoint is tied to
 };

@@ -38,7 +38,6 @@ DEFINE_string(output, "",
               "Training: write PREFIX.word_topic, PREFIX.topics, PREFIX.doc_topic (and PREFIX.vocab when the "
               "words have names). infer: the documents' topic proportions, one line each");
 DEFINE_string(model, "", "infer: the PREFIX a training run wrote");
-DECLARE_string(trace);
 DECLARE_uint64(seed);
 DECLARE_uint64(eval_every);
 DECLARE_int32(threads);
@@ -109,6 +108,5 @@ int main(int argc, char** argv) {
   config.mh_steps = FLAGS_mh_steps;
   config.seed = FLAGS_seed;
   config.output = FLAGS_output;
-  config.trace = FLAGS_trace;
   return job.run<schmp::lda::Lda>(config);
 }

@@ -66,11 +66,6 @@ void check_config(const Config& config) {
   if (!(config.rho > 0 && config.rho <= 1)) throw std::runtime_error("--rho must be in (0, 1]");
   penalty_of(config);
   positive_label_of(config.positive_label);
-  io::refuse_overwriting({{"--output", config.output}, {"--trace", config.trace}},
-                         {{"--data", config.data},
-                          {"--labels", config.labels},
-                          {"--test", config.test},
-                          {"--test_labels", config.test_labels}});
 }
 
 Penalty penalty_of(const Config& config) {
@@ -150,11 +145,12 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()),
       bias_(config.bias) {
-  // The coordinator's memory per feature, the most a rank holds (README): w, the direction, gradient,
-  // curvature, column norms and initial changes, and 16 more at each evaluation. A stray huge index is
-  // refused at its line, not met by the OOM killer.
-  constexpr double kBytesPerFeature = 48 + 16;
-  io::check_columns_fit(config.data, rows_, kBytesPerFeature);
+  // Memory per feature on the first rank (README): the coordinator's (w, the direction, gradient,
+  // curvature, column norms, initial changes, and 16 more at each evaluation), a scheduler's (with
+  // sweeps), and with a single worker (one process) the worker's too. A stray huge index is refused at
+  // its line, not met by the OOM killer.
+  constexpr double kCoordinator = 48 + 16, kScheduler = 17 + 20 + 12, kWorker = 8 + 48;
+  io::check_columns_fit(config.data, rows_, kCoordinator + kScheduler + (context.count == 1 ? kWorker : 0));
   const double positive = positive_label_of(config.positive_label);
   // A MatrixMarket matrix's labels come from --labels, whose lines its rows do not keep: a bad label is
   // that file's.

@@ -37,6 +37,7 @@
 #include "kernels/column_kernel.hpp"
 #include "kernels/correlation_filter.hpp"
 #include "schmp/io.hpp"
+#include "schmp/output.hpp"
 #include "schmp/program.hpp"
 
 namespace schmp::logreg {
@@ -55,7 +56,12 @@ struct Config {
   std::string test;            // held-out rows, scored at every evaluation (LIBSVM or MatrixMarket)
   std::string test_labels;     // labels of a MatrixMarket test matrix
   std::string output;          // model file, liblinear's format
-  std::string trace;  // written by the framework; named in the closing message, checked against the others
+  std::string trace;           // named in the closing message only
+
+  io::RunFiles files() const {
+    return {{{"--output", output}},
+            {{"--data", data}, {"--labels", labels}, {"--test", test}, {"--test_labels", test_labels}}};
+  }
 
   std::vector<std::string> inputs() const { return {data, labels}; }  // what a checkpoint is tied to
 };

@@ -44,7 +44,6 @@ DEFINE_string(model, "", "predict, recommend: the model (LIBMF's text format)");
 DEFINE_int64(user, -1, "recommend: the user (id counted from --index_base)");
 DEFINE_uint64(top, 10, "recommend: how many items");
 DEFINE_string(exclude, "", "recommend: leave out the items the user rated in this ratings file");
-DECLARE_string(trace);
 DECLARE_bool(priority);
 
 namespace {
@@ -117,7 +116,6 @@ int main(int argc, char** argv) {
   config.early_stop = FLAGS_early_stop;
   config.priority = FLAGS_priority;
   config.output = FLAGS_output;
-  config.trace = FLAGS_trace;
   if (FLAGS_algorithm == "sgd") {
     config.algorithm = schmp::mf::Algorithm::kSgd;
   } else if (FLAGS_algorithm != "ccd") {

@@ -50,6 +50,8 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
   peers.sum(ratings);
   if (read.matrix_market) io::check_entry_count(path, *read.matrix_market, ratings[0]);
   std::vector<io::Rating> mine = peers.route(by_owner);
+  // Ids as the file writes them: a MatrixMarket file's are 1-based whatever --index_base says.
+  const int shown_base = read.matrix_market ? 1 : config_.index_base;
   // Duplicates are refused, in training and test data alike: LIBMF would count both, a database would
   // keep one; neither is what a user who has them meant. A user's ratings all reach one worker.
   std::sort(mine.begin(), mine.end(), [](const io::Rating& a, const io::Rating& b) {
@@ -58,9 +60,8 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
   for (std::size_t e = 1; e < mine.size(); ++e) {
     if (mine[e].user == mine[e - 1].user && mine[e].item == mine[e - 1].item) {
       throw io::InputError::at(path, mine[e].source,
-                               "duplicate rating of user " +
-                                   std::to_string(mine[e].user + config_.index_base) + " for item " +
-                                   std::to_string(mine[e].item + config_.index_base) + " (first on " +
+                               "duplicate rating of user " + std::to_string(mine[e].user + shown_base) +
+                                   " for item " + std::to_string(mine[e].item + shown_base) + " (first on " +
                                    io::line_name(path, mine[e - 1].source, mine[e].source) + ")");
     }
   }
@@ -93,8 +94,6 @@ void check(const Config& config) {
   check_index_base(config.index_base);
   if (config.algorithm == Algorithm::kCcd && config.lambda == 0)
     throw std::runtime_error("--algorithm ccd needs --lambda > 0 (each coordinate step divides by it)");
-  io::refuse_overwriting({{"--output", config.output}, {"--trace", config.trace}},
-                         {{"--data", config.data}, {"--test", config.test}});
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -121,13 +120,18 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
   // the largest ids, beside its worker's share of the rows and their sums (8 bytes per factor and 32 more
   // per id). A stray huge id is refused at its line, not met by the OOM killer.
   const double bytes_per_id = 16.0 * layout_.width() + (8.0 * layout_.width() + 32) / workers;
+  // Asked once: a file sorted by user raises the largest id at nearly every line.
+  const auto memory = static_cast<double>(io::memory_limit());
+  const int shown_base = io::is_matrix_market(config.data) ? 1 : config.index_base;
   const auto check_ids = [&](const io::Rating& rating, const char* kind, std::uint32_t id,
                              std::uint64_t users, std::uint64_t items) {
+    const double bytes = static_cast<double>(users + items) * bytes_per_id;
+    if (memory == 0 || bytes <= memory) return;
     io::check_memory(config.data, rating.source,
-                     std::string(kind) + " id " + std::to_string(std::uint64_t{id} + config.index_base) +
-                         ", at " + std::to_string(static_cast<int>(bytes_per_id)) +
+                     std::string(kind) + " id " + std::to_string(std::uint64_t{id} + shown_base) + ", at " +
+                         std::to_string(static_cast<int>(bytes_per_id)) +
                          " bytes for each user and item up to the largest ids,",
-                     static_cast<double>(users + items) * bytes_per_id);
+                     bytes);
   };
   std::vector<io::Rating> mine = read_own_ratings(config.data, context, [&](const io::Rating& rating) {
     if (rating.user >= user_bound) {

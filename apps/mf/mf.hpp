@@ -37,6 +37,7 @@
 
 #include "kernels/factor_kernels.hpp"
 #include "schmp/io.hpp"
+#include "schmp/output.hpp"
 #include "schmp/program.hpp"
 
 namespace schmp::mf {
@@ -59,7 +60,8 @@ struct Config {
   int early_stop = 0;    // stop when the test RMSE has not improved for this many iterations; keep the best
   bool priority = true;  // ccd: order each sweep by the components' last decrease (else in turn)
   std::string output;
-  std::string trace;  // written by the framework; checked against the other files
+
+  io::RunFiles files() const { return {{{"--output", output}}, {{"--data", data}, {"--test", test}}}; }
 
   std::vector<std::string> inputs() const { return {data}; }  // what a checkpoint is tied to
 };

@@ -113,7 +113,7 @@ struct SparseRows {
 // LIBSVM / SVMlight: `label index:value index:value ...`, indices 1-based. Entries of a row may come
 // in any order but an index may not repeat. `#` starts a comment that runs to the end of the line.
 // Rejected: index 0 or beyond 2^32 - 2, a missing or non-numeric label or value, NaN or infinity or a
-// number beyond 1e150 in magnitude (as everywhere in data: its square would overflow sums of squares),
+// number beyond 1e150 in magnitude (as everywhere in data: its square would make sums of squares overflow),
 // text after a value, a duplicate index.
 SparseRows read_libsvm(const std::string& path, ByteRange range = {});
 

@@ -30,9 +30,22 @@ struct FlagFile {
   std::string path;
 };
 
-// Throws std::runtime_error naming the path when an output is the same file as an input (the run would
-// overwrite its own data; through links and other spellings of the path too) or as another output (one
-// would replace the other). Empty paths are not given, and are skipped.
+// Throws std::runtime_error naming the path when an output is the same file as an input, or lies in an
+// input that is a directory of shards (the run would overwrite its own data; through links and other
+// spellings of the path too), or is the same file as another output (one would replace the other).
+// Empty paths are flags not given, and are skipped.
 void refuse_overwriting(const std::vector<FlagFile>& outputs, const std::vector<FlagFile>& inputs);
+
+// Whether two paths name one file: the same inode when both exist, else the same path once `.`, `..`
+// and the links in the part that exists are resolved.
+bool same_file(const std::string& a, const std::string& b);
+
+// The files a run reads and writes, by flag: a program's Config may list its own (`io::RunFiles
+// files() const`), and the framework adds --trace, --checkpoint and --resume and refuses, on every rank
+// before any work, an output that would overwrite an input or another output (refuse_overwriting).
+struct RunFiles {
+  std::vector<FlagFile> written;
+  std::vector<FlagFile> read;
+};
 
 }  // namespace schmp::io

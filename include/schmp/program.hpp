@@ -79,7 +79,9 @@
 // and returns the commit that brings workers fresh from their data to it; it may retire parameters.
 // The framework keeps the rest: rounds, time, the schedulers' weights and the trace. Config may name
 // its data files, `std::vector<std::string> inputs() const`, so that a checkpoint is only resumed on
-// the same data.
+// the same data, and every file it reads and writes by flag, `io::RunFiles files() const`
+// (schmp/output.hpp), so that an output that would overwrite an input or another output is refused
+// before any work.
 //
 // and its main() is `schmp::Job job(argc, argv, usage); return job.run<P>(config);` (run.hpp). Every
 // message exchange, every MPI call and the choice of which rank plays which role belong to the

@@ -96,6 +96,18 @@ std::vector<std::string> input_files(const Config& config) {
   }
 }
 
+// The files a program's Config reads and writes (its optional files()), checked against each other.
+template <class Config>
+io::RunFiles run_files(const Config& config) {
+  if constexpr (requires {
+                  { config.files() } -> std::convertible_to<io::RunFiles>;
+                }) {
+    return config.files();
+  } else {
+    return {};
+  }
+}
+
 // A dependency test that never objects: for programs whose parameters never interfere.
 struct NoDependency {
   template <class Config>
@@ -406,7 +418,7 @@ bool take_subcommand(int& argc, char**& argv, const char* name);
 int run_tool(int argc, char** argv, const std::string& usage, const std::function<int()>& body);
 
 // "--NAME is not read WHERE" for the first of `flags` (names without dashes) that the command line or a
-// flag file gave, or "" when none was: the flags of another mode (a model to predict with, given to
+// flag file gave a value, or "" when none was: the flags of another mode (a model to predict with, given to
 // training), which would otherwise be ignored, however wrong their paths. `where` is "in training",
 // "by predict", ...
 std::string unread_flag(std::initializer_list<const char*> flags, const std::string& where);
@@ -439,6 +451,7 @@ class Job {
     roles.program_name = name_;
     roles.program_type = detail::program_type(typeid(P));
     roles.inputs = input_files(config);
+    roles.files = run_files(config);
     return detail::launch(roles, run_options_from_flags());
   }
 
@@ -454,6 +467,7 @@ class Job {
     roles.program_name = name_;
     roles.program_type = detail::program_type(typeid(P));
     roles.inputs = input_files(config);
+    roles.files = run_files(config);
     return detail::launch(roles, run_options_from_flags());
   }
 

@@ -13,6 +13,7 @@
 #include "schmp/dataset.hpp"
 #include "schmp/message.hpp"
 #include "schmp/options.hpp"
+#include "schmp/output.hpp"
 #include "schmp/program.hpp"
 
 namespace schmp::detail {
@@ -83,6 +84,7 @@ struct ProgramRoles {
   std::string program_name;         // for messages: "schmp-lasso: error: ..."
   std::string program_type;         // program_type(typeid(P)), which a checkpoint is tied to
   std::vector<std::string> inputs;  // the data files a checkpoint is tied to
+  io::RunFiles files;               // the files the program reads and writes, by flag (its Config's)
 };
 
 // Runs the job on this rank; returns the process exit status.
@@ -142,6 +144,7 @@ struct RotationRoles {
   std::string program_name;
   std::string program_type;
   std::vector<std::string> inputs;
+  io::RunFiles files;
 };
 
 int launch(const RotationRoles& roles, const RunOptions& options);
