@@ -301,6 +301,13 @@ TEST_F(MfEndToEnd, RecommendRanksTheUnratedItemsByPrediction) {
     testing::expect_clean_failure(run(mf + command), "schmp-mf: error: " + flag);
   }
   EXPECT_FALSE(std::filesystem::exists(dir.file("r.txt")));
+  // An empty value (a wrapper passing --model="$MODEL") names no file.
+  EXPECT_EQ(run(mf + " --data " + generated() + " --model= --iterations 1 --progress_seconds 0").status, 0);
+  // Under Slurm, the step's task count is the rank count; a batch script's shell has the allocation's.
+  const std::string top = " recommend --model " + model + " --user 1";
+  EXPECT_EQ(run("SLURM_PROCID=0 SLURM_NTASKS=4 " + mf + top).status, 0);
+  testing::expect_clean_failure(run("SLURM_PROCID=0 SLURM_STEP_NUM_TASKS=4 " + mf + top),
+                                "schmp-mf: error: this command runs in one process, not in 4 ranks");
   for (const int ranks : {1, 3}) {
     testing::expect_clean_failure(
         run(mpirun(ranks) + mf + " --data " + generated() + " --exclude no-such.txt"),
