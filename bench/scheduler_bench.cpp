@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "lasso.hpp"
+#include "runtime/command_line.hpp"
 #include "runtime/trace.hpp"
 #include "scheduler/block_scheduler.hpp"
 #include "schmp/dataset.hpp"
@@ -115,9 +116,8 @@ int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "usage: schmp-scheduler-bench --data FILE [--schedulers S] [--schedule_size B] [--blocks N] [--rho R] "
       "[--columns P] [--seed K]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
   try {
-    if (argc > 1) throw std::invalid_argument("unexpected argument '" + std::string(argv[1]) + "'");
+    const schmp::detail::CommandLine command_line(argc, argv, 0);
     run();
   } catch (const std::exception& error) {
     std::fprintf(stderr, "schmp-scheduler-bench: error: %s\n", error.what());

@@ -7,12 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <memory>
+#include <stdexcept>
 #include <string>
-#include <string_view>
-#include <vector>
 
+#include "command_line.hpp"
 #include "schmp/run.hpp"
 
 namespace schmp {
@@ -100,82 +99,20 @@ class Silence {
   int saved_err_ = -1;
 };
 
-// The flag files a command line or a flag file's line names: `--flagfile=A,B`, `-flagfile=A` or
-// `--flagfile A`.
-std::vector<std::string> named_flagfiles(std::string_view argument, std::string_view next) {
-  for (std::string_view prefix : {"--flagfile", "-flagfile"}) {
-    if (!argument.starts_with(prefix)) continue;
-    std::string_view value = argument.substr(prefix.size());
-    if (value.empty()) {
-      value = next;
-    } else if (value.front() == '=') {
-      value.remove_prefix(1);
-    } else {
-      continue;
-    }
-    std::vector<std::string> files;
-    for (std::size_t start = 0; start <= value.size();) {
-      const std::size_t comma = std::min(value.find(',', start), value.size());
-      if (comma > start) files.emplace_back(value.substr(start, comma - start));
-      start = comma + 1;
-    }
-    return files;
-  }
-  return {};
-}
-
-// gflags reads a flag file's own --flagfile lines without a guard: a file that named itself, directly or
-// through others, recursed until the stack overflowed. The message for the first file found naming
-// itself so, or "" when there is none. Only regular files are followed: reading a pipe here would take
-// its flags from gflags, and files that cannot be read are left to gflags to report.
-std::string flagfile_loop(const std::string& file, std::vector<std::string>& open_files) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error)) return "";
-  const std::string canonical = std::filesystem::weakly_canonical(file, error).string();
-  if (std::find(open_files.begin(), open_files.end(), canonical) != open_files.end())
-    return file + ": --flagfile names itself, directly or through other flag files";
-  std::ifstream in(file);
-  if (!in) return "";
-  open_files.push_back(canonical);
-  for (std::string line; std::getline(in, line);) {
-    const std::size_t first = line.find_first_not_of(" \t");
-    if (first == std::string::npos) continue;
-    const std::size_t last = line.find_last_not_of(" \t\r");
-    for (const std::string& nested :
-         named_flagfiles(std::string_view(line).substr(first, last + 1 - first), "")) {
-      const std::string loop = flagfile_loop(nested, open_files);
-      if (!loop.empty()) return loop;
-    }
-  }
-  open_files.pop_back();
-  return "";
-}
-
-std::string flagfile_loop(int argc, char** argv) {
-  // gflags reads no flag after "--".
-  for (int k = 1; k < argc && std::string_view(argv[k]) != "--"; ++k) {
-    for (const std::string& file : named_flagfiles(argv[k], k + 1 < argc ? argv[k + 1] : "")) {
-      std::vector<std::string> open_files;
-      const std::string loop = flagfile_loop(file, open_files);
-      if (!loop.empty()) return loop;
-    }
-  }
-  return "";
-}
-
 const char* program_name(const char* path) {
   const char* slash = std::strrchr(path, '/');
   return slash ? slash + 1 : path;
 }
 
-// Parses the flags, after refusing flag files that name themselves (on the first rank, with one line).
-void parse_flags(int& argc, char**& argv, bool first_rank) {
-  const std::string loop = flagfile_loop(argc, argv);
-  if (!loop.empty()) {
-    if (first_rank) std::fprintf(stderr, "%s: error: %s\n", program_name(argv[0]), loop.c_str());
+// Parses the flags (runtime/command_line.hpp). A mistake is one line, from the first rank, and every rank
+// exits 1.
+std::unique_ptr<detail::CommandLine> parse_flags(int& argc, char**& argv, bool first_rank) {
+  try {
+    return std::make_unique<detail::CommandLine>(argc, argv, 0);
+  } catch (const std::invalid_argument& error) {
+    if (first_rank) std::fprintf(stderr, "%s: error: %s\n", program_name(argv[0]), error.what());
     std::exit(1);
   }
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
 }
 
 }  // namespace
@@ -211,7 +148,7 @@ int run_tool(int argc, char** argv, const std::string& usage, const std::functio
     }
     return 1;
   }
-  parse_flags(argc, argv, true);
+  const auto command_line = parse_flags(argc, argv, true);
   try {
     // The framework's files belong to training runs.
     if (const std::string unread = unread_flag({"trace", "checkpoint", "resume"}, "by this command");
@@ -231,7 +168,7 @@ Job::Job(int& argc, char**& argv, const std::string& usage) {
   {
     // Flags are parsed before MPI starts, so that --help and a bad flag exit without an MPI job.
     Silence silence(launcher_rank() != 0);
-    parse_flags(argc, argv, launcher_rank() == 0);
+    command_line_ = parse_flags(argc, argv, launcher_rank() == 0);
   }
   google::InitGoogleLogging(argv[0]);
   name_ = program_name(argv[0]);

@@ -288,7 +288,7 @@ TEST_P(GpuMfEndToEnd, GpuAgreesWithTheCpu) {
         (r.biases ? " --biases" : "") + " --progress_seconds 0 --device " + device + " --trace " + trace +
         // Components in a fixed order: with priorities, two nearly equal decreases could swap places
         // between the devices by a rounding and send the runs down different paths.
-        " --priority false");
+        " --priority=false");
     EXPECT_EQ(out.status, 0) << out.text;
     return read_trace(trace);
   };

@@ -515,7 +515,10 @@ TEST(Generator, FailsWithOneLineAndEndsOnExtremeSettings) {
       {"lasso --cols 18446744073709551615",
        "--cols 18446744073709551615 is more than the apps read (at most 4294967294)"},
       {"lda --words 4000000000 --topics 100000", "these sizes need about 9.6e+06 GB, more than the "},
-      {"lda --alpha inf --documents 3 --words 4 --topics 2", "finite alpha, beta > 0"}};
+      {"lda --alpha inf --documents 3 --words 4 --topics 2", "--alpha must be finite and positive"},
+      {"lasso --cols 10", "--support (50) must not exceed --cols (10)"},
+      {"mf --users 10 --items 4 --ratings 30", "--ratings and --test_ratings (10030 in all) exceed the 20"},
+      {"lasso --rows=ten", "--rows=ten: expected a whole number from 0 that fits 64 bits"}};
   for (const auto& [flags, message] : refused) {
     const Output out = run(generate + " " + flags + " --out " + dir.file("big.txt"));
     EXPECT_EQ(out.status, 1) << flags;
@@ -602,11 +605,75 @@ TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
       run(mpirun(1) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --flagfile=" + first + "," + first);
   EXPECT_EQ(twice.status, 0) << twice.text;
   EXPECT_NE(twice.text.find("(0.5 lambda_max)"), std::string::npos) << twice.text;
-  // A flag file that is a pipe is left to gflags whole: the check must not read its flags first.
+  // A flag file that is a pipe is read once, as a regular file is.
   const Output piped = run("bash -c '" + std::string(SCHMP_LASSO_BIN) + " --data " + diabetes().path +
                            " --flagfile <(echo --lambda_ratio=0.5)'");
   EXPECT_EQ(piped.status, 0) << piped.text;
   EXPECT_NE(piped.text.find("(0.5 lambda_max)"), std::string::npos) << piped.text;
+}
+
+// Every mistake on the command line or in a flag file is one line, naming the flag file's line, on
+// every rank count. gflags printed its own "ERROR: ..." for the command line's, and ignored the flag
+// files' unknown flags and their flags without a value.
+TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
+  const auto file = [&](const std::string& name, const std::string& content) {
+    const std::string path = (scratch_ / name).string();
+    std::ofstream(path) << content;
+    return path;
+  };
+  const std::string misspelt = file("misspelt.flags", "# a comment\n\n--max_round=3\n");
+  const std::string spaced = file("spaced.flags", "  --lambda_ratio 0.5\n");
+  const std::string valueless = file("valueless.flags", "--lambda_ratio\n");
+  const std::string typed = file("typed.flags", "--sweeps=maybe\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--max_round=3", "unknown flag --max_round: did you mean --max_rounds?"},
+      {"--iterations=3", "unknown flag --iterations (see --help)"},
+      {"--max_rounds=abc", "--max_rounds=abc: expected a whole number from 0 that fits 64 bits"},
+      {"--max_rounds abc", "--max_rounds=abc: expected a whole number from 0 that fits 64 bits"},
+      {"--schedulers=99999999999", "--schedulers=99999999999: expected a whole number that fits 32 bits"},
+      {"--lambda_ratio=1e400", "--lambda_ratio=1e400: expected a number"},
+      {"--sweeps false",
+       "unexpected argument 'false' after --sweeps: a true/false flag takes its value after '=', as in "
+       "--sweeps=false"},
+      {"stray.svm", "unexpected argument 'stray.svm': settings are flags, --name=VALUE (see --help)"},
+      {"--output", "--output needs a value: --output=VALUE"},
+      {"--output --max_rounds=3", "--output needs a value: --output=VALUE"},
+      {"--nosweeps=0", "--nosweeps takes no value: write --sweeps=0 instead"},
+      {"--flagfile " + misspelt, misspelt + ":3: unknown flag --max_round: did you mean --max_rounds?"},
+      {"--flagfile " + spaced, spaced + ":1: in a flag file, a value follows '=': --lambda_ratio=0.5"},
+      {"--flagfile " + valueless, valueless + ":1: --lambda_ratio needs a value: --lambda_ratio=VALUE"},
+      {"--flagfile=" + typed, typed + ":1: --sweeps=maybe: expected true or false"},
+      {"--flagfile " + (scratch_ / "missing.flags").string(),
+       (scratch_ / "missing.flags").string() + ": cannot read the flag file: No such file or directory"}};
+  // Every rank reads the same command line: one process tries each case, three ranks the first two kinds.
+  const std::string lasso = SCHMP_LASSO_BIN + std::string(" --data ") + diabetes().path + " ";
+  for (const auto& [flags, message] : cases) {
+    SCOPED_TRACE(flags);
+    testing::expect_clean_failure(run(lasso + flags), "schmp-lasso: error: " + message);
+  }
+  for (const std::size_t k : {0, 11}) {
+    testing::expect_clean_failure(run(mpirun(3) + lasso + cases[k].first),
+                                  "schmp-lasso: error: " + cases[k].second);
+  }
+
+  // What is right still runs: a negative number after its flag, --undefok, a CRLF file, and sections
+  // of a flag file by program name (the other program's unknown flag is not this one's concern).
+  const std::string shared = file("shared.flags",
+                                  "--max_rounds=200\r\n"
+                                  "schmp-logreg\n--not_a_lasso_flag=1\n"
+                                  "schmp-lass? other-program\n--lambda_ratio=0.5 \r\n--nopriority\n");
+  for (const int ranks : {1, 3}) {
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --flagfile " +
+                           shared + " --undefok=foo --foo=1 --progress_seconds 0");
+    EXPECT_EQ(out.status, 0) << out.text;
+    EXPECT_NE(out.text.find("(0.5 lambda_max)"), std::string::npos) << out.text;
+  }
+  const Output negative = run(std::string(SCHMP_LASSO_BIN) + " --data " + diabetes().path + " --lambda -1");
+  testing::expect_clean_failure(negative, "schmp-lasso: error: --lambda must be positive");
+  // Asked-for help is no failure (gflags exits 1, which mpirun reports as a failed job).
+  const Output help = run(mpirun(3) + SCHMP_LASSO_BIN + " --help");
+  EXPECT_EQ(help.status, 0) << help.text;
+  EXPECT_NE(help.text.find("usage: mpirun -np N schmp-lasso"), std::string::npos) << help.text;
 }
 
 // Real data from the shared data folder, when it is there.

@@ -573,6 +573,15 @@ TEST_F(ShardTest, ToolBinaryFailsWithOneLine) {
                                            " --parts 2 --out " + dir("out"));
   EXPECT_EQ(out.status, 1);
   EXPECT_EQ(out.text, "schmp-shard: error: " + dir("missing.svm") + ": cannot open file\n");
+  // Mistakes on the command line are the tool's one line too, not gflags' own report.
+  const testing::Output typed = testing::run(std::string(SCHMP_SHARD_BIN) + " --input " + kDocword +
+                                             " --parts three --out " + dir("out"));
+  EXPECT_EQ(typed.status, 1);
+  EXPECT_EQ(typed.text, "schmp-shard: error: --parts=three: expected a whole number that fits 32 bits\n");
+  const testing::Output misspelt =
+      testing::run(std::string(SCHMP_SHARD_BIN) + " --input " + kDocword + " --part 3 --out " + dir("out"));
+  EXPECT_EQ(misspelt.status, 1);
+  EXPECT_EQ(misspelt.text, "schmp-shard: error: unknown flag --part: did you mean --parts?\n");
   const testing::Output made =
       testing::run(std::string(SCHMP_SHARD_BIN) + " --input " + kDocword + " --parts 3 --out " + dir("sotu"));
   EXPECT_EQ(made.status, 0) << made.text;

@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "../runtime/command_line.hpp"
 #include "schmp/io.hpp"
 #include "schmp/output.hpp"
 
@@ -100,27 +101,33 @@ constexpr std::uint64_t kMostIds = 4294967294;
 constexpr std::uint64_t kMostRank = 10000;
 constexpr std::uint64_t kMostTopics = 100000;
 
+// Refuses a setting that does not hold, by its message: the first such is the one line main() prints.
+void require(bool holds, const std::string& message) {
+  if (!holds) throw std::invalid_argument(message);
+}
+
 // Refuses, by name, a size beyond what the apps read: before any work, rather than as an overflow or
 // a memory request that cannot be met.
-bool within(const char* flag, std::uint64_t value, std::uint64_t most) {
-  if (value <= most) return true;
-  std::fprintf(stderr, "schmp-generate: error: --%s %llu is more than the apps read (at most %llu)\n", flag,
-               static_cast<unsigned long long>(value), static_cast<unsigned long long>(most));
-  return false;
+void require_within(const char* flag, std::uint64_t value, std::uint64_t most) {
+  require(value <= most, "--" + std::string(flag) + " " + std::to_string(value) +
+                             " is more than the apps read (at most " + std::to_string(most) + ")");
+}
+
+void require_positive(const char* flag, std::uint64_t value) {
+  require(value > 0, "--" + std::string(flag) + " must be at least 1");
 }
 
 // Refuses sizes whose tables would not fit in the memory this process can have (the machine's, or its
 // container's limit): past it, the system would kill the process part way (memory is promised before it
 // is touched) rather than report a failed request.
-bool fits_in_memory(double bytes) {
+void require_memory(double bytes) {
   const auto memory = static_cast<double>(schmp::io::memory_limit());
-  if (!(memory > 0) || bytes <= memory) return true;
-  std::fprintf(
-      stderr,
-      "schmp-generate: error: these sizes need about %.3g GB, more than the %.3g GB this process can "
-      "have\n",
-      bytes / 1e9, memory / 1e9);
-  return false;
+  if (!(memory > 0) || bytes <= memory) return;
+  char message[128];
+  std::snprintf(message, sizeof message,
+                "these sizes need about %.3g GB, more than the %.3g GB this process can have", bytes / 1e9,
+                memory / 1e9);
+  throw std::invalid_argument(message);
 }
 
 // `count` distinct values of [0, size), sorted: drawn until that many are distinct. Past half of
@@ -163,15 +170,15 @@ std::vector<std::uint64_t> draw_columns(std::mt19937_64& random) {
 
 int generate(Kind kind) {
   // The true coefficients and a shuffled order of the columns; rows are written as they are drawn.
-  if (!within("cols", FLAGS_cols, kMostIds) || !fits_in_memory(16.0 * static_cast<double>(FLAGS_cols)))
-    return 1;
-  if (FLAGS_rows == 0 || FLAGS_cols == 0 || !(FLAGS_density > 0 && FLAGS_density <= 1) ||
-      FLAGS_support > FLAGS_cols || !std::isfinite(FLAGS_noise) || FLAGS_out.empty()) {
-    std::fprintf(stderr,
-                 "schmp-generate: error: need --out, rows and cols > 0, 0 < density <= 1, support <= cols, "
-                 "finite noise\n");
-    return 1;
-  }
+  require(!FLAGS_out.empty(), "--out is required");
+  require_positive("rows", FLAGS_rows);
+  require_positive("cols", FLAGS_cols);
+  require_within("cols", FLAGS_cols, kMostIds);
+  require(FLAGS_density > 0 && FLAGS_density <= 1, "--density must be in (0, 1]");
+  require(FLAGS_support <= FLAGS_cols, "--support (" + std::to_string(FLAGS_support) +
+                                           ") must not exceed --cols (" + std::to_string(FLAGS_cols) + ")");
+  require(std::isfinite(FLAGS_noise), "--noise must be finite");
+  require_memory(16.0 * static_cast<double>(FLAGS_cols));
   schmp::io::check_writable(FLAGS_out);
   schmp::io::check_writable(FLAGS_out + ".truth");
   std::mt19937_64 random(FLAGS_seed);
@@ -227,27 +234,29 @@ int generate(Kind kind) {
 }
 
 int generate_ratings() {
-  if (!within("users", FLAGS_users, kMostIds + 1) || !within("items", FLAGS_items, kMostIds + 1) ||
-      !within("rank", FLAGS_rank, kMostRank)) {
-    return 1;
-  }
+  require(!FLAGS_out.empty(), "--out is required");
+  require_within("users", FLAGS_users, kMostIds + 1);
+  require_within("items", FLAGS_items, kMostIds + 1);
+  require_within("rank", FLAGS_rank, kMostRank);
+  require_positive("users", FLAGS_users);
+  require_positive("items", FLAGS_items);
+  require_positive("rank", FLAGS_rank);
+  // A user rates at most half of the items (whole ones), so that distinct items are quick to draw.
+  const double wanted = static_cast<double>(FLAGS_ratings) + static_cast<double>(FLAGS_test_ratings);
+  const double most_ratings = static_cast<double>(FLAGS_users) * static_cast<double>(FLAGS_items / 2);
+  require(wanted > 0, "--ratings and --test_ratings are both 0");
+  char too_many[160];
+  std::snprintf(too_many, sizeof too_many,
+                "--ratings and --test_ratings (%.0f in all) exceed the %.0f that the users can give, at most "
+                "half of the items each",
+                wanted, most_ratings);
+  require(wanted <= most_ratings, too_many);
+  require(FLAGS_zipf >= 0 && std::isfinite(FLAGS_zipf), "--zipf must be finite and at least 0");
+  require(std::isfinite(FLAGS_noise), "--noise must be finite");
   // The true factors, the items' popularity, and the ratings' text (about 24 bytes each) until written.
   const double users_and_items = static_cast<double>(FLAGS_users) + static_cast<double>(FLAGS_items);
-  if (!fits_in_memory(8.0 * users_and_items * static_cast<double>(FLAGS_rank) +
-                      16.0 * static_cast<double>(FLAGS_items) +
-                      24.0 * (static_cast<double>(FLAGS_ratings) + static_cast<double>(FLAGS_test_ratings))))
-    return 1;
-  const std::uint64_t wanted = FLAGS_ratings + FLAGS_test_ratings;
-  // A user rates at most half of the items (whole ones), so that distinct items are quick to draw.
-  const double most_per_user = static_cast<double>(FLAGS_items / 2);
-  if (FLAGS_users == 0 || FLAGS_items == 0 || FLAGS_rank == 0 || FLAGS_out.empty() || wanted == 0 ||
-      static_cast<double>(wanted) > static_cast<double>(FLAGS_users) * most_per_user ||
-      !(FLAGS_zipf >= 0 && std::isfinite(FLAGS_zipf)) || !std::isfinite(FLAGS_noise)) {
-    std::fprintf(stderr,
-                 "schmp-generate: error: need --out, users, items and rank > 0, finite zipf >= 0 and noise, "
-                 "and at most half of the items rated per user\n");
-    return 1;
-  }
+  require_memory(8.0 * users_and_items * static_cast<double>(FLAGS_rank) +
+                 16.0 * static_cast<double>(FLAGS_items) + 24.0 * wanted);
   // Both files or neither: the second's directory is the first's, but it may be unwritable alone.
   schmp::io::check_writable(FLAGS_out);
   schmp::io::check_writable(FLAGS_out + ".test");
@@ -323,26 +332,23 @@ std::vector<double> dirichlet(std::mt19937_64& random, std::size_t size, double 
 }
 
 int generate_documents() {
-  if (!within("documents", FLAGS_documents, kMostIds) || !within("words", FLAGS_words, kMostIds) ||
-      !within("topics", FLAGS_topics, kMostTopics) ||
-      !within("document_length", FLAGS_document_length, kMostIds)) {
-    return 1;
-  }
+  require(!FLAGS_out.empty(), "--out is required");
+  require_within("documents", FLAGS_documents, kMostIds);
+  require_within("words", FLAGS_words, kMostIds);
+  require_within("topics", FLAGS_topics, kMostTopics);
+  require_within("document_length", FLAGS_document_length, kMostIds);
+  require_positive("documents", FLAGS_documents);
+  require_positive("words", FLAGS_words);
+  require_positive("topics", FLAGS_topics);
+  require_positive("document_length", FLAGS_document_length);
+  require(FLAGS_alpha > 0 && std::isfinite(FLAGS_alpha), "--alpha must be finite and positive");
+  require(FLAGS_beta > 0 && std::isfinite(FLAGS_beta), "--beta must be finite and positive");
   // Each topic's word distribution (also as a sampler's table), the word counts of a document, and the
   // entries' text (about 16 bytes each) until written.
   const double words = static_cast<double>(FLAGS_words);
   const double entries_per_document = std::min(words, static_cast<double>(FLAGS_document_length));
-  if (!fits_in_memory(24.0 * static_cast<double>(FLAGS_topics) * words + 8.0 * words +
-                      16.0 * static_cast<double>(FLAGS_documents) * entries_per_document))
-    return 1;
-  const auto finite_positive = [](double prior) { return prior > 0 && std::isfinite(prior); };
-  if (FLAGS_documents == 0 || FLAGS_words == 0 || FLAGS_topics == 0 || FLAGS_document_length == 0 ||
-      !finite_positive(FLAGS_alpha) || !finite_positive(FLAGS_beta) || FLAGS_out.empty()) {
-    std::fprintf(stderr,
-                 "schmp-generate: error: need --out, documents, words, topics and document_length > 0, and "
-                 "finite alpha, beta > 0\n");
-    return 1;
-  }
+  require_memory(24.0 * static_cast<double>(FLAGS_topics) * words + 8.0 * words +
+                 16.0 * static_cast<double>(FLAGS_documents) * entries_per_document);
   schmp::io::check_writable(FLAGS_out);
   schmp::io::check_writable(FLAGS_out + ".truth");
   std::mt19937_64 random(FLAGS_seed);
@@ -389,15 +395,13 @@ int main(int argc, char** argv) {
       "       schmp-generate mf --users U --items I --rank K --ratings N --test_ratings T --noise S --out "
       "FILE\n"
       "       schmp-generate lda --documents D --words W --topics K --document_length N --out FILE");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
   std::signal(SIGINT, note_signal);
   std::signal(SIGTERM, note_signal);
-  const std::string kind = argc > 1 ? argv[1] : "";
-  if (argc > 2) {
-    std::fprintf(stderr, "schmp-generate: error: unexpected argument '%s' (settings are --flags)\n", argv[2]);
-    return 1;
-  }
+  std::string kind;
   try {
+    // One plain argument: the kind of data.
+    const schmp::detail::CommandLine command_line(argc, argv, 1);
+    kind = argc > 1 ? argv[1] : "";
     if (kind == "lasso") return generate(Kind::kLasso);
     if (kind == "logreg") return generate(Kind::kLogreg);
     if (kind == "mf") return generate_ratings();

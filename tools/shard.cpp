@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../runtime/command_line.hpp"
 #include "schmp/io.hpp"
 
 DEFINE_string(input, "", "The file to split (or a directory of shards to split again)");
@@ -38,9 +39,8 @@ int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "usage: schmp-shard --input FILE --parts N --out DIR [--format auto|libsvm|ratings|docword|"
       "matrix_market|text] [--header_lines K] [--force]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
   try {
-    if (argc > 1) throw std::invalid_argument("unexpected argument '" + std::string(argv[1]) + "'");
+    const schmp::detail::CommandLine command_line(argc, argv, 0);
     if (FLAGS_input.empty()) throw std::invalid_argument("no input (--input FILE)");
     schmp::io::ShardOptions options;
     options.input = FLAGS_input;

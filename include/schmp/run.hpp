@@ -117,6 +117,8 @@ struct NoDependency {
 
 namespace detail {
 
+class CommandLine;  // the parsed command line (runtime/command_line.hpp)
+
 // A program's worker that keeps the rows it read until start() (program.hpp, Dependency).
 template <class Worker>
 concept HoldsRows = requires(const Worker& w) {
@@ -425,8 +427,9 @@ std::string unread_flag(std::initializer_list<const char*> flags, const std::str
 
 class Job {
  public:
-  // Parses the command line (gflags: --help and --flagfile work), sets up logging and, in a process a
-  // launcher started, MPI (one started without mpirun is a job of one, which needs none).
+  // Parses the command line (gflags' flags, --help and --flagfile, checked so that every mistake is one
+  // line), sets up logging and, in a process a launcher started, MPI (one started without mpirun is a
+  // job of one, which needs none).
   Job(int& argc, char**& argv, const std::string& usage);
   ~Job();
   Job(const Job&) = delete;
@@ -473,6 +476,7 @@ class Job {
 
  private:
   std::string name_;
+  std::unique_ptr<detail::CommandLine> command_line_;  // what argc/argv point into after parsing
 };
 
 }  // namespace schmp

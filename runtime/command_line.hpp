@@ -1,0 +1,32 @@
+// The command line as every schmp program reads it: gflags' flags, checked here first so that each
+// mistake is one line of schmp's own form rather than gflags' (which ignores an unknown flag, or a flag
+// left without its value, inside a flag file; recurses without end on a flag file that names itself;
+// and drops a stray argument such as the `false` of `--sweeps false` without a word).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace schmp::detail {
+
+class CommandLine {
+ public:
+  // Reads the flags of argc/argv and of the flag files they name (--flagfile) into gflags' FLAGS_
+  // variables, then points argc/argv at what is left: the program name and at most `positional` plain
+  // arguments, which stay valid while this object lives. Before any flag is set, throws
+  // std::invalid_argument with one line (a flag file's line starts "FILE:LINE: ") for an unknown flag (a
+  // near name is suggested), a value that does not parse as the flag's type, a flag without its value, a
+  // flag file that cannot be read or that names itself, or a plain argument past `positional`.
+  //
+  // Flag files are read as gflags documents them: `--name=value` lines (a true/false flag may stand
+  // alone), `#` comments, and lines of program-name patterns that start a section applying only to the
+  // programs they match. Trailing blanks (a CRLF file's carriage return among them) are not part of a
+  // value. --help, --version and --undefok act as in gflags.
+  CommandLine(int& argc, char**& argv, int positional);
+
+ private:
+  std::vector<std::string> arguments_;
+  std::vector<char*> pointers_;
+};
+
+}  // namespace schmp::detail
