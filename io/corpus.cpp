@@ -46,6 +46,7 @@ BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
   CorpusSize& size = read.declared;
   const char* header_names[] = {"document count D", "word count W", "entry count NNZ"};
   std::uint64_t* header_values[] = {&size.documents, &size.words, &size.entries};
+  std::uint64_t* header_sources[] = {&size.documents_source, &size.words_source, nullptr};
   // The last line read, where a header that stops short is reported: the file's line 0 when it is empty.
   std::optional<std::uint64_t> last_source;
   for (int field = 0; field < 3;) {
@@ -60,6 +61,7 @@ BagOfWordsRange read_bag_of_words(const std::string& path, ByteRange range,
     const auto value = tokens.next();
     if (!value) continue;
     *header_values[field] = parse_count(*value, header_names[field], where);
+    if (header_sources[field]) *header_sources[field] = line->source;
     // Ids are 32-bit: a header declaring more documents or words is an error here, not a huge model later.
     if (field < 2 && *header_values[field] > kMostIds) {
       where.fail(std::string(header_names[field]) + " " + std::to_string(*header_values[field]) +

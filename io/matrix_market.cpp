@@ -254,7 +254,7 @@ namespace {
 // The values of a MatrixMarket `matrix array` file with one column, whose lines `lines` walks from the
 // first.
 std::vector<double> read_array_vector(const std::string& path, const internal::RangeText& text,
-                                      internal::LineCursor& lines) {
+                                      internal::LineCursor& lines, std::vector<std::uint64_t>* sources) {
   const Header header = *parse_header(path, lines, Format::array, true);
   const std::uint64_t declared = header.sizes[0];
   if (header.sizes[1] != 1) {
@@ -270,6 +270,7 @@ std::vector<double> read_array_vector(const std::string& path, const internal::R
       where.fail("more values than the " + std::to_string(declared) + " declared");
     internal::Tokenizer tokens(line->text);
     values.push_back(parse_value(*tokens.next(), header.field, where));
+    if (sources) sources->push_back(line->source);
     if (const auto extra = tokens.next()) where.fail("unexpected text " + quoted(*extra) + " after value");
   }
   if (values.size() != declared) {
@@ -280,7 +281,7 @@ std::vector<double> read_array_vector(const std::string& path, const internal::R
 }
 
 // One number per line; `#` starts a comment.
-std::vector<double> read_text_vector(const internal::RangeText& text) {
+std::vector<double> read_text_vector(const internal::RangeText& text, std::vector<std::uint64_t>* sources) {
   std::vector<double> values;
   internal::LineCursor lines(text);
   while (const auto line = lines.next()) {
@@ -289,6 +290,7 @@ std::vector<double> read_text_vector(const internal::RangeText& text) {
     if (!token) continue;  // blank, or only a comment
     const Where where = line->where();
     values.push_back(internal::parse_finite(*token, "value", where));
+    if (sources) sources->push_back(line->source);
     if (const auto extra = tokens.next()) where.fail("unexpected text " + quoted(*extra) + " after value");
   }
   return values;
@@ -296,14 +298,14 @@ std::vector<double> read_text_vector(const internal::RangeText& text) {
 
 }  // namespace
 
-std::vector<double> read_dense_vector(const std::string& path) {
+std::vector<double> read_dense_vector(const std::string& path, std::vector<std::uint64_t>* sources) {
   const internal::RangeText text = internal::read_range(path, ByteRange{});
   const auto first = internal::LineCursor(text).next();
   if (first && internal::starts_with_matrix_market_banner(first->text)) {
     internal::LineCursor lines(text);
-    return read_array_vector(path, text, lines);
+    return read_array_vector(path, text, lines, sources);
   }
-  return read_text_vector(text);
+  return read_text_vector(text, sources);
 }
 
 }  // namespace schmp::io

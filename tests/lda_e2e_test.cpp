@@ -563,9 +563,10 @@ INSTANTIATE_TEST_SUITE_P(
                           ":5: document 1 after document 2: documents must come in order"},
         testing::BadInput{"no_tokens", "2\n3\n0\n", "", ": the corpus has no tokens"},
         // Terabytes of counts: refused before they are promised, not killed part way.
-        testing::BadInput{"header_beyond_memory", "4294967294\n4294967294\n1\n1 1 1\n", "--topics 1000",
-                          ": the header's 4294967294 documents (D) and 4294967294 words (W), at 12 bytes per "
-                          "document and "},
+        testing::BadInput{
+            "header_beyond_memory", "4294967294\n4294967294\n1\n1 1 1\n", "--topics 1000",
+            ":2: the header's 4294967294 documents (D) and 4294967294 words (W), at 12 bytes per "
+            "document and "},
         // A word twice in one document: inside a range, and (at 3 ranks) across ranges.
         testing::BadInput{"word_twice", "3\n3\n5\n1 1 1\n2 2 1\n2 3 1\n2 2 3\n3 1 1\n", "",
                           ":7: word 2 listed twice for document 2 (first on line 5)"},

@@ -480,19 +480,26 @@ TEST_F(LogregEndToEnd, MixedZeroAndMinusOneLabelsAreRefused) {
       << out.text;
 }
 
-// A MatrixMarket matrix takes its labels from --labels: a bad label is that file's, not the matrix's.
+// A MatrixMarket matrix takes its labels from --labels: a bad label is that file's, not the matrix's, and
+// its line is the first bad label's whatever the rank count (the rows keep no line of the labels file).
 TEST_F(LogregEndToEnd, BadLabelsOfAMatrixNameTheLabelsFile) {
   const std::string matrix = scratch("x.mtx");
-  std::ofstream(matrix) << "%%MatrixMarket matrix coordinate real general\n3 2 3\n1 1 1\n2 2 1\n3 1 -1\n";
-  const std::string two = scratch("two.txt");
-  std::ofstream(two) << "1\n2\n-1\n";
+  std::ofstream(matrix) << "%%MatrixMarket matrix coordinate real general\n4 2 4\n1 1 1\n2 2 1\n3 1 -1\n"
+                           "4 2 1\n";
+  const std::string good = scratch("good.txt");
+  std::ofstream(good) << "1\n-1\n-1\n1\n";
+  const std::string bad = scratch("bad.txt");
+  std::ofstream(bad) << "1\n# a comment\n-1\n2\n3\n";
   const std::string mixed = scratch("mixed.txt");
-  std::ofstream(mixed) << "1\n0\n-1\n";
-  for (const auto& [labels, message] : std::vector<std::pair<std::string, std::string>>{
-           {two, two + ": label 2 is not binary"}, {mixed, mixed + ": labels 0 and -1 both found"}}) {
-    const Output out = train(3, matrix, 1, true, "--labels " + labels);
-    EXPECT_NE(out.status, 0);
-    EXPECT_NE(out.text.find("schmp-logreg: error: " + message), std::string::npos) << out.text;
+  std::ofstream(mixed) << "1\n0\n-1\n1\n";
+  const std::string not_binary = ":4: label 2 is not binary (+1/-1 or 1/0)";
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--labels " + bad, bad + not_binary},
+           {"--labels " + mixed, mixed + ": labels 0 and -1 both found"},
+           {"--labels " + good + " --test " + matrix + " --test_labels " + bad, bad + not_binary}}) {
+    for (const int ranks : {1, 3}) {
+      testing::expect_clean_failure(train(ranks, matrix, 1, true, flags), "schmp-logreg: error: " + message);
+    }
   }
 }
 

@@ -55,13 +55,15 @@ void check_declared_sizes(const std::string& data, int topics, int workers, bool
   const io::CorpusSize declared =
       io::read_bag_of_words(data, io::ByteRange{0, 0}, [](const io::WordCount&) {}).declared;
   const double bytes_per_word = 8.0 + 8.0 * topics / workers + (writes_model ? 4.0 * topics : 0.0);
+  const double document_bytes = 12.0 * static_cast<double>(declared.documents);
+  const double word_bytes = bytes_per_word * static_cast<double>(declared.words);
   char per_item[96];
   std::snprintf(per_item, sizeof per_item, ", at 12 bytes per document and %g per word,", bytes_per_word);
-  io::check_memory(
-      data, io::kUnknownSource,
-      "the header's " + std::to_string(declared.documents) + " documents (D) and " +
-          std::to_string(declared.words) + " words (W)" + per_item,
-      12.0 * static_cast<double>(declared.documents) + bytes_per_word * static_cast<double>(declared.words));
+  // The message is at the line of the count that asks for more.
+  io::check_memory(data, document_bytes > word_bytes ? declared.documents_source : declared.words_source,
+                   "the header's " + std::to_string(declared.documents) + " documents (D) and " +
+                       std::to_string(declared.words) + " words (W)" + per_item,
+                   document_bytes + word_bytes);
 }
 
 // log Gamma(n + prior) - log Gamma(prior) for counts n: the terms of log p(w, z), one per nonzero

@@ -93,10 +93,23 @@ double positive_label_of(const std::string& flag) {
   return *label;
 }
 
+bool is_binary(double label) { return label == 1 || label == -1 || label == 0; }
+
 double binary_label(double label, double positive_label, const std::string& file, std::uint64_t source) {
   if (!std::isnan(positive_label)) return label == positive_label ? 1.0 : -1.0;
   if (label == 1) return 1.0;
-  if (label == -1 || label == 0) return -1.0;
+  if (is_binary(label)) return -1.0;
+  if (source == io::kUnknownSource) {
+    // A MatrixMarket matrix's rows keep no line of their labels file: the file is read again, only now,
+    // for the line of its first label that is not binary (the same at every rank count).
+    std::vector<std::uint64_t> sources;
+    const std::vector<double> labels = io::read_dense_vector(file, &sources);
+    const auto first = std::find_if_not(labels.begin(), labels.end(), is_binary);
+    if (first != labels.end()) {
+      label = *first;
+      source = sources[static_cast<std::size_t>(first - labels.begin())];
+    }
+  }
   std::ostringstream message;
   message << "label " << label
           << " is not binary (+1/-1 or 1/0); give --positive_label to name the positive class";

@@ -180,9 +180,11 @@ struct WordCount {
 
 // The sizes a UCI bag-of-words file declares in its header.
 struct CorpusSize {
-  std::uint64_t documents = 0;  // D
-  std::uint64_t words = 0;      // W, the vocabulary
-  std::uint64_t entries = 0;    // NNZ, the entry lines that follow
+  std::uint64_t documents = 0;         // D
+  std::uint64_t words = 0;             // W, the vocabulary
+  std::uint64_t entries = 0;           // NNZ, the entry lines that follow
+  std::uint64_t documents_source = 0;  // of D's line, for messages raised later (sizes too large)
+  std::uint64_t words_source = 0;      // of W's line
 };
 
 // UCI bag-of-words (docword.txt): the header lines D, W and NNZ, then `doc word count` lines with
@@ -246,8 +248,8 @@ std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabular
                                   ByteRange range = {});
 
 // A dense vector: either a MatrixMarket `matrix array` file with one column, or plain text holding
-// one number per line.
-std::vector<double> read_dense_vector(const std::string& path);
+// one number per line. With `sources`, the source of each value's line goes there too.
+std::vector<double> read_dense_vector(const std::string& path, std::vector<std::uint64_t>* sources = nullptr);
 
 // The next line of a file whose writer ends every line with a newline, as the model files' writers do:
 // false at the end of the file. A last line without one was cut short (a copy or a write stopped
