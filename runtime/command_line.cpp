@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -19,10 +20,12 @@ namespace schmp::detail {
 
 namespace {
 
-// One argument of the command line, or one flag line of a flag file.
+// One argument of the command line, one flag line of a flag file, or one flag taken from the
+// environment (--fromenv).
 struct Argument {
   std::string text;
-  std::string origin;  // "FILE:LINE: " for a flag file's line; "" on the command line
+  std::string origin;  // what a message starts with: "FILE:LINE: ", "FLAGS_name (environment): ", or ""
+  bool plain = false;  // after the command line's "--": an argument, whatever it looks like
 };
 
 bool is_flag(std::string_view text) { return text.size() > 1 && text.front() == '-'; }
@@ -46,63 +49,91 @@ std::optional<gflags::CommandLineFlagInfo> find_flag(const std::string& name) {
   return info;
 }
 
-bool is_true_false_flag(const std::string& name) {
-  const auto info = find_flag(name);
-  return info && info->type == "bool";
+// Whether `name` is a flag, or `noX` for a true/false flag X.
+bool names_a_flag(const std::string& name) {
+  if (find_flag(name)) return true;
+  if (!name.starts_with("no")) return false;
+  const auto negated = find_flag(name.substr(2));
+  return negated && negated->type == "bool";
 }
 
-// The files of a --flagfile argument (`--flagfile=A,B`, or `--flagfile A` with A in `next`), or
-// nullopt when the argument is some other flag. `origin` names a flag file's line.
-std::optional<std::vector<std::string>> named_flagfiles(std::string_view text, const std::string* next,
-                                                        const std::string& origin) {
-  if (!is_flag(text)) return std::nullopt;
-  const FlagText flag = split_flag(text);
-  if (flag.name != "flagfile") return std::nullopt;
-  if (!flag.value && !next) throw std::invalid_argument(origin + "--flagfile needs a value: --flagfile=FILE");
-  const std::string_view value = flag.value ? *flag.value : *next;
-  std::vector<std::string> files;
-  for (std::size_t start = 0; start <= value.size();) {
-    const std::size_t comma = std::min(value.find(',', start), value.size());
-    if (comma > start) files.emplace_back(value.substr(start, comma - start));
+std::vector<std::string> comma_list(std::string_view list) {
+  std::vector<std::string> items;
+  for (std::size_t start = 0; start <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    items.emplace_back(list.substr(start, comma - start));
     start = comma + 1;
   }
-  return files;
+  return items;
 }
 
-// The command line with the lines of its flag files in place of each --flagfile, in order.
-class FlagFileReader {
- public:
-  explicit FlagFileReader(std::string program) : program_(std::move(program)) {}
+// The flags that act when they are read, on files or on the environment.
+enum class Recursive { kNone, kFlagfile, kFromenv, kTryfromenv };
 
-  std::vector<Argument> expand(int argc, char** argv) {
+Recursive recursive_flag(std::string_view text) {
+  if (!is_flag(text)) return Recursive::kNone;
+  const std::string name = split_flag(text).name;
+  if (name == "flagfile") return Recursive::kFlagfile;
+  if (name == "fromenv") return Recursive::kFromenv;
+  if (name == "tryfromenv") return Recursive::kTryfromenv;
+  return Recursive::kNone;
+}
+
+std::string unknown_flag(const std::string& name);
+
+// The command line with, in place of each --flagfile, the lines of its files and, in place of each
+// --fromenv or --tryfromenv, the flags the environment gives (FLAGS_name=value), in order.
+class Expansion {
+ public:
+  Expansion(int argc, char** argv) : program_(argv[0]) {
     for (int k = 1; k < argc; ++k) {
       const std::string text = argv[k];
-      // gflags reads no flag after "--": neither do we, nor a flag file named there.
+      // gflags reads no flag after "--": neither do we.
       if (text == "--") {
-        for (; k < argc; ++k) arguments_.push_back({argv[k], ""});
+        for (++k; k < argc; ++k) arguments_.push_back({argv[k], "", true});
         break;
       }
-      const std::string next = k + 1 < argc ? argv[k + 1] : "";
-      const auto files = named_flagfiles(text, k + 1 < argc ? &next : nullptr, "");
-      if (!files) {
+      const Recursive recursive = recursive_flag(text);
+      if (recursive == Recursive::kNone) {
         arguments_.push_back({text, ""});
         continue;
       }
-      if (text.find('=') == std::string::npos) ++k;
-      for (const std::string& file : *files) read(file, "");
+      std::optional<std::string> value = split_flag(text).value;
+      if (!value && k + 1 < argc) value = argv[++k];
+      expand(recursive, text, value, "");
     }
-    return std::move(arguments_);
   }
 
+  std::vector<Argument> take() { return std::move(arguments_); }
+
  private:
+  void expand(Recursive recursive, const std::string& text, const std::optional<std::string>& value,
+              const std::string& origin) {
+    const std::string name = split_flag(text).name;
+    if (!value || value->empty())
+      throw std::invalid_argument(origin + "--" + name + " needs a value: --" + name + "=LIST");
+    for (const std::string& item : comma_list(*value)) {
+      if (item.empty()) throw std::invalid_argument(origin + "--" + name + "=" + *value + ": an empty name");
+      if (recursive == Recursive::kFlagfile) {
+        read(item, origin);
+      } else {
+        from_environment(item, name, origin);
+      }
+    }
+  }
+
   void read(const std::string& file, const std::string& origin) {
     // A regular file is known by its canonical path, so that one naming itself through others is found;
     // a pipe (`--flagfile <(...)`) is read once and names no file of its own.
     std::error_code error;
+    if (std::filesystem::is_directory(file, error))
+      throw std::invalid_argument(origin + file + ": cannot read the flag file: it is a directory");
     const bool regular = std::filesystem::is_regular_file(file, error);
-    const std::string canonical = regular ? std::filesystem::weakly_canonical(file, error).string() : "";
-    if (regular && std::find(open_files_.begin(), open_files_.end(), canonical) != open_files_.end())
-      throw std::invalid_argument(file + ": --flagfile names itself, directly or through other flag files");
+    const std::string canonical = regular ? std::filesystem::canonical(file, error).string() : "";
+    if (regular && std::find(open_files_.begin(), open_files_.end(), canonical) != open_files_.end()) {
+      throw std::invalid_argument(origin + file +
+                                  ": --flagfile names itself, directly or through other flag files");
+    }
     std::ifstream in(file);
     if (!in)
       throw std::invalid_argument(origin + file + ": cannot read the flag file: " + std::strerror(errno));
@@ -127,13 +158,31 @@ class FlagFileReader {
       }
       in_program_names = false;
       if (!applies) continue;
-      if (const auto nested = named_flagfiles(text, nullptr, where)) {
-        for (const std::string& nested_file : *nested) read(nested_file, where);
+      if (const Recursive recursive = recursive_flag(text); recursive != Recursive::kNone) {
+        expand(recursive, text, split_flag(text).value, where);
       } else {
         arguments_.push_back({text, where});
       }
     }
+    if (in.bad())
+      throw std::invalid_argument(origin + file + ": cannot read the flag file: " + std::strerror(errno));
     if (regular) open_files_.pop_back();
+  }
+
+  // FLAGS_name from the environment, as --name=value, for `via` (fromenv or tryfromenv); its absence is
+  // an error for --fromenv only.
+  void from_environment(const std::string& name, const std::string& via, const std::string& origin) {
+    if (!find_flag(name)) throw std::invalid_argument(origin + "--" + via + " names " + unknown_flag(name));
+    if (recursive_flag("--" + name) != Recursive::kNone)
+      throw std::invalid_argument(origin + "--" + via + " cannot take --" + name + " from the environment");
+    const std::string variable = "FLAGS_" + name;
+    const char* value = std::getenv(variable.c_str());
+    if (!value) {
+      if (via == "tryfromenv") return;
+      throw std::invalid_argument(origin + "--fromenv names " + name + ", but " + variable +
+                                  " is not in the environment");
+    }
+    arguments_.push_back({"--" + name + "=" + value, origin + variable + " (environment): "});
   }
 
   // Whether one of a line's blank-separated patterns matches the program's path or its name alone.
@@ -171,16 +220,19 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+// "unknown flag --name", with the nearest known name when one is near (names of three letters or more).
 std::string unknown_flag(const std::string& name) {
-  std::vector<gflags::CommandLineFlagInfo> flags;
-  gflags::GetAllFlags(&flags);
   std::string nearest;
-  std::size_t nearest_distance = std::max<std::size_t>(2, name.size() / 4) + 1;
-  for (const gflags::CommandLineFlagInfo& flag : flags) {
-    const std::size_t distance = edit_distance(name, flag.name);
-    if (distance < nearest_distance) {
-      nearest = flag.name;
-      nearest_distance = distance;
+  if (name.size() >= 3) {
+    std::vector<gflags::CommandLineFlagInfo> flags;
+    gflags::GetAllFlags(&flags);
+    std::size_t nearest_distance = std::max<std::size_t>(2, name.size() / 4) + 1;
+    for (const gflags::CommandLineFlagInfo& flag : flags) {
+      const std::size_t distance = edit_distance(name, flag.name);
+      if (distance < nearest_distance) {
+        nearest = flag.name;
+        nearest_distance = distance;
+      }
     }
   }
   return "unknown flag --" + name + (nearest.empty() ? " (see --help)" : ": did you mean --" + nearest + "?");
@@ -192,14 +244,25 @@ std::string expected_value(const std::string& type) {
   if (type == "uint32") return "a whole number from 0 that fits 32 bits";
   if (type == "int64") return "a whole number that fits 64 bits";
   if (type == "uint64") return "a whole number from 0 that fits 64 bits";
-  return "a number";
+  if (type == "double") return "a number";
+  return "a value this flag takes";
 }
 
-// The names --undefok lets through unknown, as gflags does: its last value counts.
+// The words gflags reads as true, or as false.
+bool is_word_of(std::string text, std::initializer_list<const char*> words) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return std::any_of(words.begin(), words.end(), [&](const char* word) { return text == word; });
+}
+bool is_true_word(const std::string& text) { return is_word_of(text, {"true", "t", "yes", "y", "1"}); }
+bool is_true_false_word(const std::string& text) {
+  return is_true_word(text) || is_word_of(text, {"false", "f", "no", "n", "0"});
+}
+
+// The names --undefok lets through unknown (each also as noNAME), as gflags does: its last value counts.
 std::vector<std::string> allowed_unknown(const std::vector<Argument>& arguments) {
   std::string names;
   for (std::size_t k = 0; k < arguments.size(); ++k) {
-    if (!is_flag(arguments[k].text)) continue;
+    if (arguments[k].plain || !is_flag(arguments[k].text)) continue;
     const FlagText flag = split_flag(arguments[k].text);
     if (flag.name != "undefok") continue;
     if (flag.value) {
@@ -209,45 +272,78 @@ std::vector<std::string> allowed_unknown(const std::vector<Argument>& arguments)
     }
   }
   std::vector<std::string> allowed;
-  for (std::size_t start = 0; start <= names.size();) {
-    const std::size_t comma = std::min(names.find(',', start), names.size());
-    if (comma > start) allowed.push_back(names.substr(start, comma - start));
-    start = comma + 1;
+  for (const std::string& name : comma_list(names)) {
+    allowed.push_back(name);
+    allowed.push_back("no" + name);
   }
   return allowed;
+}
+
+// Shows the flags and exits 0 when the arguments ask for help (--help, --helpfull, --helpshort,
+// --helppackage: every flag; --helpon=FILE, --helpmatch=TEXT: those of matching source files), before
+// any other of their mistakes is reported, as gflags does. gflags itself exits 1 after help, which mpirun
+// reports as a failed job.
+void show_help_if_asked(const std::vector<Argument>& arguments, const char* program) {
+  for (const Argument& argument : arguments) {
+    if (argument.plain || !is_flag(argument.text)) continue;
+    const FlagText flag = split_flag(argument.text);
+    std::optional<std::string> restrict_to;
+    if (flag.name == "help" || flag.name == "helpfull" || flag.name == "helpshort" ||
+        flag.name == "helppackage") {
+      if (!flag.value || is_true_word(*flag.value)) restrict_to = "";
+    } else if (flag.name == "helpon" && flag.value && !flag.value->empty()) {
+      restrict_to = "/" + *flag.value + ".";
+    } else if (flag.name == "helpmatch" && flag.value && !flag.value->empty()) {
+      restrict_to = *flag.value;
+    }
+    if (restrict_to) {
+      gflags::ShowUsageWithFlagsRestrict(program, restrict_to->c_str());
+      std::exit(0);
+    }
+  }
 }
 
 // The arguments as gflags will read them (every value joined to its flag by '='), then the plain ones.
 std::vector<std::string> checked(const std::vector<Argument>& arguments, int positional) {
   const std::vector<std::string> undefined_ok = allowed_unknown(arguments);
+  const auto allowed = [&](const std::string& name) {
+    return std::find(undefined_ok.begin(), undefined_ok.end(), name) != undefined_ok.end();
+  };
   std::vector<std::string> flags;
   std::vector<std::string> plain;
   std::string bare_true_false;  // the flag just before, when it was a true/false flag without '='
-  bool after_dashes = false;
   // Each value is tried on its flag, in gflags' own parser; the saver puts every flag back after.
   const gflags::FlagSaver restore_flags;
   for (std::size_t k = 0; k < arguments.size(); ++k) {
     const Argument& argument = arguments[k];
     const std::string previous_true_false = std::exchange(bare_true_false, "");
-    if (after_dashes || !is_flag(argument.text)) {
-      if (static_cast<int>(plain.size()) == positional) {
-        throw std::invalid_argument("unexpected argument '" + argument.text + "'" +
-                                    (previous_true_false.empty()
-                                         ? ": settings are flags, --name=VALUE (see --help)"
-                                         : " after --" + previous_true_false +
-                                               ": a true/false flag takes its value after '=', as in --" +
-                                               previous_true_false + "=" + argument.text));
+    if (argument.plain || !is_flag(argument.text)) {
+      if (static_cast<int>(plain.size()) < positional && argument.origin.empty()) {
+        plain.push_back(argument.text);
+        continue;
       }
-      plain.push_back(argument.text);
-      continue;
-    }
-    if (argument.text == "--") {
-      after_dashes = true;
-      continue;
+      const bool looks_like_its_value = !previous_true_false.empty() && is_true_false_word(argument.text);
+      throw std::invalid_argument(argument.origin + "unexpected argument '" + argument.text + "'" +
+                                  (looks_like_its_value
+                                       ? " after --" + previous_true_false +
+                                             ": a true/false flag takes its value after '=', "
+                                             "as in --" +
+                                             previous_true_false + "=" + argument.text
+                                       : ": settings are flags, --name=VALUE (see --help)"));
     }
     FlagText flag = split_flag(argument.text);
-    auto info = find_flag(flag.name);
-    if (!info && flag.name.starts_with("no") && is_true_false_flag(flag.name.substr(2))) {
+    if (flag.name.empty())
+      throw std::invalid_argument(argument.origin + "'" + argument.text + "' names no flag");
+    // `--data d.svm` or `--data = d.svm` on a flag file's line: gflags took the blank for part of the name.
+    if (const std::size_t blank = flag.name.find_first_of(" \t");
+        !argument.origin.empty() && blank != std::string::npos && find_flag(flag.name.substr(0, blank))) {
+      std::string value = flag.name.substr(blank) + (flag.value ? *flag.value : "");
+      value.erase(0, value.find_first_not_of(" \t="));
+      throw std::invalid_argument(argument.origin + "a flag file's line is --name=value, with no blank: --" +
+                                  flag.name.substr(0, blank) + "=" + value);
+    }
+    const auto info = find_flag(flag.name);
+    if (!info && names_a_flag(flag.name)) {  // --noX, for a true/false flag X
       if (flag.value) {
         throw std::invalid_argument(argument.origin + "--" + flag.name + " takes no value: write --" +
                                     flag.name.substr(2) + "=" + *flag.value + " instead");
@@ -256,16 +352,7 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
       continue;
     }
     if (!info) {
-      if (std::find(undefined_ok.begin(), undefined_ok.end(), flag.name) != undefined_ok.end()) continue;
-      // `--data d.svm` on a flag file's line is one flag name with a blank in it to gflags.
-      const std::size_t blank = flag.name.find_first_of(" \t");
-      if (!argument.origin.empty() && !flag.value && blank != std::string::npos &&
-          find_flag(flag.name.substr(0, blank))) {
-        const std::string name = flag.name.substr(0, blank);
-        const std::size_t value = flag.name.find_first_not_of(" \t", blank);
-        throw std::invalid_argument(argument.origin + "in a flag file, a value follows '=': --" + name + "=" +
-                                    flag.name.substr(value));
-      }
+      if (allowed(flag.name)) continue;
       throw std::invalid_argument(argument.origin + unknown_flag(flag.name));
     }
     if (!flag.value) {
@@ -274,25 +361,26 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
         flags.push_back(argument.text);
         continue;
       }
-      // On the command line a value may follow as the next argument, unless that is a flag itself; a
-      // flag file's line holds its flag's value.
-      const bool next_is_value =
-          argument.origin.empty() && k + 1 < arguments.size() && arguments[k + 1].origin.empty() &&
-          !(is_flag(arguments[k + 1].text) && find_flag(split_flag(arguments[k + 1].text).name));
+      // On the command line a value may follow as the next argument, unless that is a flag itself (a
+      // negative number is a value); a flag file's line holds its flag's value.
+      const Argument* next = k + 1 < arguments.size() ? &arguments[k + 1] : nullptr;
+      const bool next_is_value = argument.origin.empty() && next && next->origin.empty() && !next->plain &&
+                                 !next->text.starts_with("--") &&
+                                 !(is_flag(next->text) && (names_a_flag(split_flag(next->text).name) ||
+                                                           allowed(split_flag(next->text).name)));
       if (!next_is_value) {
         throw std::invalid_argument(argument.origin + "--" + flag.name + " needs a value: --" + flag.name +
                                     "=VALUE");
       }
-      flag.value = arguments[++k].text;
+      flag.value = next->text;
+      ++k;
     }
-    // The recursive flags act when set: --flagfile is read above; --fromenv and --tryfromenv are left
-    // to gflags, which reads the environment once.
-    if (flag.name != "fromenv" && flag.name != "tryfromenv" &&
-        gflags::SetCommandLineOption(flag.name.c_str(), flag.value->c_str()).empty()) {
+    if (gflags::SetCommandLineOption(flag.name.c_str(), flag.value->c_str()).empty()) {
       throw std::invalid_argument(argument.origin + "--" + flag.name + "=" + *flag.value + ": expected " +
                                   expected_value(info->type));
     }
-    flags.push_back("--" + flag.name + "=" + *flag.value);
+    // --undefok has done its work here: every unknown flag it allows is left out.
+    if (flag.name != "undefok") flags.push_back("--" + flag.name + "=" + *flag.value);
   }
   // After "--", gflags takes a plain argument that starts with '-' for no flag.
   if (!plain.empty()) flags.emplace_back("--");
@@ -303,24 +391,15 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
 }  // namespace
 
 CommandLine::CommandLine(int& argc, char**& argv, int positional) {
+  const std::vector<Argument> arguments = Expansion(argc, argv).take();
+  show_help_if_asked(arguments, argv[0]);
   arguments_.emplace_back(argv[0]);
-  for (std::string& argument : checked(FlagFileReader(argv[0]).expand(argc, argv), positional))
-    arguments_.push_back(std::move(argument));
+  for (std::string& argument : checked(arguments, positional)) arguments_.push_back(std::move(argument));
   for (std::string& argument : arguments_) pointers_.push_back(argument.data());
   pointers_.push_back(nullptr);
   int count = static_cast<int>(arguments_.size());
   char** pointers = pointers_.data();
-  gflags::ParseCommandLineNonHelpFlags(&count, &pointers, true);
-  // gflags' own --help exits 1, which mpirun reports as a failed job: help that was asked for is no
-  // failure. The other reporting flags (--helpshort, --helpxml, --version) are gflags' as they are.
-  std::string help;
-  std::string help_full;
-  if ((gflags::GetCommandLineOption("help", &help) && help == "true") ||
-      (gflags::GetCommandLineOption("helpfull", &help_full) && help_full == "true")) {
-    gflags::ShowUsageWithFlagsRestrict(pointers[0], "");
-    std::exit(0);
-  }
-  gflags::HandleCommandLineHelpFlags();
+  gflags::ParseCommandLineFlags(&count, &pointers, true);
   argc = count;
   argv = pointers;
 }

@@ -598,7 +598,8 @@ TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
   for (const int ranks : {1, 3}) {
     testing::expect_clean_failure(
         run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --flagfile " + first),
-        "schmp-lasso: error: " + first + ": --flagfile names itself, directly or through other flag files");
+        "schmp-lasso: error: " + second + ":1: " + first +
+            ": --flagfile names itself, directly or through other flag files");
   }
   std::ofstream(second) << "--lambda_ratio=0.5\n";
   const Output twice =
@@ -625,6 +626,8 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
   const std::string spaced = file("spaced.flags", "  --lambda_ratio 0.5\n");
   const std::string valueless = file("valueless.flags", "--lambda_ratio\n");
   const std::string typed = file("typed.flags", "--sweeps=maybe\n");
+  const std::string dashes = file("dashes.flags", "--max_rounds=3\n--\n");
+  const std::string blanks = file("blanks.flags", "--lambda_ratio = 0.5\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--max_round=3", "unknown flag --max_round: did you mean --max_rounds?"},
       {"--iterations=3", "unknown flag --iterations (see --help)"},
@@ -640,18 +643,28 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
       {"--output --max_rounds=3", "--output needs a value: --output=VALUE"},
       {"--nosweeps=0", "--nosweeps takes no value: write --sweeps=0 instead"},
       {"--flagfile " + misspelt, misspelt + ":3: unknown flag --max_round: did you mean --max_rounds?"},
-      {"--flagfile " + spaced, spaced + ":1: in a flag file, a value follows '=': --lambda_ratio=0.5"},
+      {"--flagfile " + spaced,
+       spaced + ":1: a flag file's line is --name=value, with no blank: --lambda_ratio=0.5"},
       {"--flagfile " + valueless, valueless + ":1: --lambda_ratio needs a value: --lambda_ratio=VALUE"},
       {"--flagfile=" + typed, typed + ":1: --sweeps=maybe: expected true or false"},
       {"--flagfile " + (scratch_ / "missing.flags").string(),
-       (scratch_ / "missing.flags").string() + ": cannot read the flag file: No such file or directory"}};
+       (scratch_ / "missing.flags").string() + ": cannot read the flag file: No such file or directory"},
+      {"--flagfile " + scratch_.string(),
+       scratch_.string() + ": cannot read the flag file: it is a directory"},
+      {"--flagfile " + dashes, dashes + ":2: '--' names no flag"},
+      {"--flagfile " + blanks,
+       blanks + ":1: a flag file's line is --name=value, with no blank: --lambda_ratio=0.5"},
+      {"--output --nopriority", "--output needs a value: --output=VALUE"},
+      {"--=5", "'--=5' names no flag"},
+      {"--fromenv=max_rounds", "--fromenv names max_rounds, but FLAGS_max_rounds is not in the environment"},
+      {"--tryfromenv=max_round", "--tryfromenv names unknown flag --max_round: did you mean --max_rounds?"}};
   // Every rank reads the same command line: one process tries each case, three ranks the first two kinds.
   const std::string lasso = SCHMP_LASSO_BIN + std::string(" --data ") + diabetes().path + " ";
   for (const auto& [flags, message] : cases) {
     SCOPED_TRACE(flags);
     testing::expect_clean_failure(run(lasso + flags), "schmp-lasso: error: " + message);
   }
-  for (const std::size_t k : {0, 11}) {
+  for (const std::size_t k : {0, 11, 21}) {
     testing::expect_clean_failure(run(mpirun(3) + lasso + cases[k].first),
                                   "schmp-lasso: error: " + cases[k].second);
   }
@@ -670,10 +683,22 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
   }
   const Output negative = run(std::string(SCHMP_LASSO_BIN) + " --data " + diabetes().path + " --lambda -1");
   testing::expect_clean_failure(negative, "schmp-lasso: error: --lambda must be positive");
-  // Asked-for help is no failure (gflags exits 1, which mpirun reports as a failed job).
-  const Output help = run(mpirun(3) + SCHMP_LASSO_BIN + " --help");
-  EXPECT_EQ(help.status, 0) << help.text;
-  EXPECT_NE(help.text.find("usage: mpirun -np N schmp-lasso"), std::string::npos) << help.text;
+  // The environment's flags (--fromenv) are held to the same rules, and taken when right.
+  testing::expect_clean_failure(
+      run("FLAGS_max_rounds=abc " + lasso + "--fromenv=max_rounds"),
+      "schmp-lasso: error: FLAGS_max_rounds (environment): --max_rounds=abc: expected "
+      "a whole number from 0 that fits 64 bits");
+  const Output from_environment =
+      run("FLAGS_lambda_ratio=0.5 " + lasso + "--fromenv lambda_ratio --undefok=foo --nofoo");
+  EXPECT_EQ(from_environment.status, 0) << from_environment.text;
+  EXPECT_NE(from_environment.text.find("(0.5 lambda_max)"), std::string::npos) << from_environment.text;
+  // Asked-for help is no failure (gflags exits 1, which mpirun reports as a failed job), and comes
+  // before any mistake beside it, as in gflags.
+  for (const std::string help_flag : {"--help", "--helpshort --max_round=3"}) {
+    const Output help = run(mpirun(3) + SCHMP_LASSO_BIN + " " + help_flag);
+    EXPECT_EQ(help.status, 0) << help.text;
+    EXPECT_NE(help.text.find("usage: mpirun -np N schmp-lasso"), std::string::npos) << help.text;
+  }
 }
 
 // Real data from the shared data folder, when it is there.

@@ -171,9 +171,9 @@ std::vector<std::uint64_t> draw_columns(std::mt19937_64& random) {
 int generate(Kind kind) {
   // The true coefficients and a shuffled order of the columns; rows are written as they are drawn.
   require(!FLAGS_out.empty(), "--out is required");
+  require_within("cols", FLAGS_cols, kMostIds);
   require_positive("rows", FLAGS_rows);
   require_positive("cols", FLAGS_cols);
-  require_within("cols", FLAGS_cols, kMostIds);
   require(FLAGS_density > 0 && FLAGS_density <= 1, "--density must be in (0, 1]");
   require(FLAGS_support <= FLAGS_cols, "--support (" + std::to_string(FLAGS_support) +
                                            ") must not exceed --cols (" + std::to_string(FLAGS_cols) + ")");
@@ -245,12 +245,14 @@ int generate_ratings() {
   const double wanted = static_cast<double>(FLAGS_ratings) + static_cast<double>(FLAGS_test_ratings);
   const double most_ratings = static_cast<double>(FLAGS_users) * static_cast<double>(FLAGS_items / 2);
   require(wanted > 0, "--ratings and --test_ratings are both 0");
-  char too_many[160];
-  std::snprintf(too_many, sizeof too_many,
-                "--ratings and --test_ratings (%.0f in all) exceed the %.0f that the users can give, at most "
-                "half of the items each",
-                wanted, most_ratings);
-  require(wanted <= most_ratings, too_many);
+  if (wanted > most_ratings) {
+    char too_many[160];
+    std::snprintf(too_many, sizeof too_many,
+                  "--ratings and --test_ratings (%.0f in all) exceed the %.0f that the users can give, at "
+                  "most half of the items each",
+                  wanted, most_ratings);
+    throw std::invalid_argument(too_many);
+  }
   require(FLAGS_zipf >= 0 && std::isfinite(FLAGS_zipf), "--zipf must be finite and at least 0");
   require(std::isfinite(FLAGS_noise), "--noise must be finite");
   // The true factors, the items' popularity, and the ratings' text (about 24 bytes each) until written.
