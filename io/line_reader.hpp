@@ -256,7 +256,7 @@ inline std::string_view trim_front(std::string_view line) {
 std::string quoted(std::string_view token);
 
 // The largest magnitude of a data value (parse_finite).
-inline constexpr double kLargestDataValue = 1e150;
+inline constexpr double kLargestDataValue = 1e100;
 
 // A finite double of at most kLargestDataValue in magnitude; `what` names the field in messages
 // ("non-numeric value 'abc'", "value is not finite: nan"). A leading '+' is accepted because LIBSVM

@@ -107,11 +107,12 @@ double parse_finite(std::string_view token, std::string_view what, const Where& 
   }
   if (!std::isfinite(value)) where.fail(std::string(what) + " is not finite: " + shown(token));
   // The apps square data values and add the squares up (column norms, residuals, Hessians): one value
-  // past 1e154 makes an infinite sum, which reads later as a diverged or never-ending solve. Below 1e150
-  // a sum overflows only past 1e8 squares at the limit, which no real data comes near.
+  // past 1e154 makes an infinite sum, which reads later as a diverged or never-ending solve. Below 1e100
+  // a sum overflows only past 1e108 squares at the limit, which no data comes near; 1e150 let 2e8 of them
+  // overflow.
   if (std::fabs(value) > kLargestDataValue) {
     where.fail(std::string(what) + " " + shown(token) +
-               " too large: the limit is 1e150 in magnitude, so that squares and their sums stay finite");
+               " too large: the limit is 1e100 in magnitude, so that squares and their sums stay finite");
   }
   return value;
 }

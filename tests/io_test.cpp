@@ -353,12 +353,12 @@ TEST_F(IoTest, LibsvmValuesTooSmallForADoubleReadAsZero) {
   EXPECT_EQ(rows.value[2], std::numeric_limits<double>::denorm_min());
 }
 
-TEST_F(IoTest, LibsvmValuesUpTo1e150InMagnitudeRead) {
-  const auto rows = schmp::io::read_libsvm(write("large.svm", "-1e150 1:1e150 2:-1e150\n"));
+TEST_F(IoTest, LibsvmValuesUpTo1e100InMagnitudeRead) {
+  const auto rows = schmp::io::read_libsvm(write("large.svm", "-1e100 1:1e100 2:-1e100\n"));
   ASSERT_EQ(rows.value.size(), 2u);
-  EXPECT_EQ(rows.labels[0], -1e150);
-  EXPECT_EQ(rows.value[0], 1e150);
-  EXPECT_EQ(rows.value[1], -1e150);
+  EXPECT_EQ(rows.labels[0], -1e100);
+  EXPECT_EQ(rows.value[0], 1e100);
+  EXPECT_EQ(rows.value[1], -1e100);
 }
 
 struct BadLibsvm {
@@ -376,12 +376,12 @@ TEST_F(IoTest, LibsvmBadInputsNameTheLine) {
       {"1 3:-inf", "value is not finite: -inf"},
       {"1 3:1e999", "value out of range: 1e999"},
       {"1 3:1e160",
-       "value 1e160 too large: the limit is 1e150 in magnitude, so that squares and their sums stay finite"},
-      {"1 3:-1.1e150",
-       "value -1.1e150 too large: the limit is 1e150 in magnitude, so that squares and their sums stay "
+       "value 1e160 too large: the limit is 1e100 in magnitude, so that squares and their sums stay finite"},
+      {"1 3:-1.1e100",
+       "value -1.1e100 too large: the limit is 1e100 in magnitude, so that squares and their sums stay "
        "finite"},
-      {"-2e151 3:1",
-       "label -2e151 too large: the limit is 1e150 in magnitude, so that squares and their sums stay finite"},
+      {"-2e101 3:1",
+       "label -2e101 too large: the limit is 1e100 in magnitude, so that squares and their sums stay finite"},
       {"1 3:1.5x", "non-numeric value '1.5x'"},
       {"1 3:", "missing value in '3:'"},
       {"1 :3", "missing feature index in ':3'"},
@@ -682,7 +682,7 @@ TEST_F(IoTest, MatrixMarketBadEntries) {
       {"1 1 abc", "non-numeric value 'abc'"},
       {"1 1 nan", "value is not finite: nan"},
       {"1 1 3e200",
-       "value 3e200 too large: the limit is 1e150 in magnitude, so that squares and their sums stay finite"},
+       "value 3e200 too large: the limit is 1e100 in magnitude, so that squares and their sums stay finite"},
       {"1 1", "missing value after row and column"},
       {"1", "entry needs a row and a column, found '1'"},
       {"1 1 1 9", "unexpected text '9' after entry"},

@@ -416,6 +416,35 @@ TEST_F(LassoEndToEnd, WindowsLineEndingsCommentsAndBlankLinesAreAccepted) {
   EXPECT_NEAR(objective_of(out), reference.objective, 1e-6 * reference.objective);
 }
 
+// Values near the largest the readers take (1e100) solve like the data they scale: the dual objective
+// multiplied (n lambda)^2 into ||r||^2, which overflowed from values of about 1e50 up and stopped the run
+// as "diverged".
+TEST_F(LassoEndToEnd, DataScaledToTheLargestValuesGivesTheSameCoefficients) {
+  constexpr double kScale = 1e97;  // diabetes' labels reach 346
+  const io::SparseRows rows = io::read_libsvm(diabetes().path);
+  const std::string path = (scratch_ / "scaled.svm").string();
+  {
+    std::ofstream scaled(path);
+    scaled.precision(17);
+    for (std::size_t r = 0; r < rows.rows(); ++r) {
+      scaled << rows.labels[r] * kScale;
+      for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+        scaled << ' ' << rows.index[e] + 1 << ':' << rows.value[e] * kScale;
+      scaled << '\n';
+    }
+  }
+  const testing::LassoSolution reference = testing::solve_lasso_reference(rows, 0.01);
+  for (const int ranks : {1, 3}) {
+    const std::string model = (scratch_ / ("scaled-" + std::to_string(ranks) + ".txt")).string();
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + path +
+                           " --lambda_ratio 0.01 --tol 1e-10 --progress_seconds 0 --output " + model);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const std::map<std::size_t, double> beta = read_model(model);
+    EXPECT_EQ(support(beta), support(as_map(reference.beta)));
+    for (const auto& [j, value] : beta) EXPECT_NEAR(value, reference.beta[j], 1e-6) << "coefficient " << j;
+  }
+}
+
 struct BadInput {
   std::string name;
   std::string content;  // empty name: the file is not created

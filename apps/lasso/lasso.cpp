@@ -203,8 +203,10 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   double largest = 0;
   for (double g : summed.gradient) largest = std::max(largest, std::abs(g));
   const double s = std::max(scaled_lambda, largest);
-  const double dual =
-      (scaled_lambda * summed.yr / s - scaled_lambda * scaled_lambda * summed.rr / (2 * s * s)) / n_;
+  // n lambda / s is at most 1: taken first, it keeps (n lambda)^2 ||r||^2, which overflows for data
+  // values past about 1e50, out of the sum.
+  const double shrink = scaled_lambda / s;
+  const double dual = (shrink * summed.yr - shrink * shrink * summed.rr / 2) / n_;
   if (!std::isfinite(primal) || !std::isfinite(dual)) {
     throw std::runtime_error(
         "the objective is no longer finite: the parallel updates diverged (lower --rho "

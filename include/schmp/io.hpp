@@ -113,7 +113,7 @@ struct SparseRows {
 // LIBSVM / SVMlight: `label index:value index:value ...`, indices 1-based. Entries of a row may come
 // in any order but an index may not repeat. `#` starts a comment that runs to the end of the line.
 // Rejected: index 0 or beyond 2^32 - 2, a missing or non-numeric label or value, NaN or infinity or a
-// number beyond 1e150 in magnitude (as everywhere in data: its square would make sums of squares overflow),
+// number beyond 1e100 in magnitude (as everywhere in data: its square would make sums of squares overflow),
 // text after a value, a duplicate index.
 SparseRows read_libsvm(const std::string& path, ByteRange range = {});
 
@@ -129,7 +129,7 @@ struct Coordinates {
 
 // Reads the header and size line (always from the start of the file) and the entries whose lines
 // start inside `range`. Rejected: a missing or unsupported banner, a bad size line, an index outside
-// the declared size, non-numeric or non-finite values (or beyond 1e150 in magnitude). When the whole file is
+// the declared size, non-numeric or non-finite values (or beyond 1e100 in magnitude). When the whole file is
 // read (no range given), a count of entries that differs from the declared one is rejected too; readers of
 // ranges count them together (check_entry_count).
 Coordinates read_matrix_market(const std::string& path, ByteRange range = {});
@@ -155,7 +155,7 @@ struct IdBounds {
 // ids counted from `index_base`, 0 or 1; `#` comments) or a MatrixMarket coordinate file (1-based
 // whatever `index_base` says; its size line bounds the ids too). Rejected: a missing or extra field, a
 // negative id, an id below the base or not below its bound, a non-numeric or non-finite rating (or
-// one beyond 1e150 in magnitude).
+// one beyond 1e100 in magnitude).
 // Text is read a chunk at a time (see the top of this file) and each chunk parsed on several threads, so
 // this holds at most a chunk's text and its ratings (24 bytes per line) at once; a MatrixMarket file is
 // read whole, its entries (24 bytes each with their sources) all held before the first is visited.
