@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +31,7 @@
 #include <type_traits>
 #include <typeinfo>
 
+#include "../io/line_reader.hpp"
 #include "schmp/io.hpp"
 
 namespace schmp::fuzz {
@@ -38,6 +40,11 @@ namespace schmp::fuzz {
 [[noreturn]] inline void finding(const std::string& message) {
   std::fprintf(stderr, "==schmp-fuzz== finding: %s\n", message.c_str());
   std::abort();
+}
+
+// Whether a number read from data is one the readers may return: finite, and within their limit.
+inline bool readable_value(double value) {
+  return std::isfinite(value) && std::fabs(value) <= io::internal::kLargestDataValue;
 }
 
 // A failure of the harness itself, not of the code under test.

@@ -22,13 +22,13 @@ void check_shape(const SparseRows& rows) {
     finding("inconsistent array sizes in SparseRows");
   }
   for (std::size_t r = 0; r < rows.rows(); ++r) {
-    if (!std::isfinite(rows.labels[r])) finding("label not finite");
+    if (!schmp::fuzz::readable_value(rows.labels[r])) finding("label not finite or beyond the limit");
     if (r > 0 && rows.source[r] <= rows.source[r - 1]) finding("row sources not increasing");
     if (rows.row_start[r + 1] < rows.row_start[r]) finding("row_start decreasing");
     for (auto k = rows.row_start[r]; k < rows.row_start[r + 1]; ++k) {
       if (k > rows.row_start[r] && rows.index[k] <= rows.index[k - 1]) finding("indices not increasing");
       if (rows.index[k] > 4294967293u) finding("index beyond 2^32 - 3");
-      if (!std::isfinite(rows.value[k])) finding("value not finite");
+      if (!schmp::fuzz::readable_value(rows.value[k])) finding("value not finite or beyond the limit");
     }
   }
 }

@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         schmp::io::read_ratings(path, index_base, bound, [&](const schmp::io::Rating& rating) {
           if (rating.user >= bound.users || rating.item >= bound.items)
             schmp::fuzz::finding("id beyond bound");
-          if (!std::isfinite(rating.value)) schmp::fuzz::finding("rating not finite");
+          if (!schmp::fuzz::readable_value(rating.value))
+            schmp::fuzz::finding("rating not finite or beyond the limit");
           if (previous_source && rating.source <= *previous_source)
             schmp::fuzz::finding("rating sources not increasing");
           previous_source = rating.source;
