@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
       "usage: schmp-scheduler-bench --data FILE [--schedulers S] [--schedule_size B] [--blocks N] [--rho R] "
       "[--columns P] [--seed K]");
   try {
-    const schmp::detail::CommandLine command_line(argc, argv, 0);
+    const schmp::detail::CommandLine command_line(argc, argv, 0, 1);
     run();
   } catch (const std::exception& error) {
     std::fprintf(stderr, "schmp-scheduler-bench: error: %s\n", error.what());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -57,6 +58,31 @@ bool names_a_flag(const std::string& name) {
   return negated && negated->type == "bool";
 }
 
+// User text in a message, with control characters (a newline, a carriage return) as \xNN: a message
+// stays one line.
+std::string shown(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::iscntrl(static_cast<unsigned char>(c))) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Whether a command-line argument after a flag without '=' is that flag's value: not when it is a
+// flag itself (a negative number is a value), nor one of the unknown flags `allowed` lets through.
+bool is_value(std::string_view next, const std::vector<std::string>& allowed) {
+  if (next.starts_with("--")) return false;
+  if (!is_flag(next)) return true;
+  const std::string name = split_flag(next).name;
+  return !names_a_flag(name) && std::find(allowed.begin(), allowed.end(), name) == allowed.end();
+}
+
 std::vector<std::string> comma_list(std::string_view list) {
   std::vector<std::string> items;
   for (std::size_t start = 0; start <= list.size();) {
@@ -82,10 +108,11 @@ Recursive recursive_flag(std::string_view text) {
 std::string unknown_flag(const std::string& name);
 
 // The command line with, in place of each --flagfile, the lines of its files and, in place of each
-// --fromenv or --tryfromenv, the flags the environment gives (FLAGS_name=value), in order.
+// --fromenv or --tryfromenv, the flags the environment gives (FLAGS_name=value), in order. `ranks`
+// processes read the same command line, each for itself.
 class Expansion {
  public:
-  Expansion(int argc, char** argv) : program_(argv[0]) {
+  Expansion(int argc, char** argv, int ranks) : program_(argv[0]), ranks_(ranks) {
     for (int k = 1; k < argc; ++k) {
       const std::string text = argv[k];
       // gflags reads no flag after "--": neither do we.
@@ -99,21 +126,20 @@ class Expansion {
         continue;
       }
       std::optional<std::string> value = split_flag(text).value;
-      if (!value && k + 1 < argc) value = argv[++k];
-      expand(recursive, text, value, "");
+      if (!value && k + 1 < argc && is_value(argv[k + 1], {})) value = argv[++k];
+      expand(recursive, split_flag(text).name, value, "");
     }
   }
 
   std::vector<Argument> take() { return std::move(arguments_); }
 
  private:
-  void expand(Recursive recursive, const std::string& text, const std::optional<std::string>& value,
+  // An empty value names nothing (a wrapper's `--flagfile="$EXTRA"`), as in gflags.
+  void expand(Recursive recursive, const std::string& name, const std::optional<std::string>& value,
               const std::string& origin) {
-    const std::string name = split_flag(text).name;
-    if (!value || value->empty())
-      throw std::invalid_argument(origin + "--" + name + " needs a value: --" + name + "=LIST");
+    if (!value) throw std::invalid_argument(origin + "--" + name + " needs a value: --" + name + "=LIST");
     for (const std::string& item : comma_list(*value)) {
-      if (item.empty()) throw std::invalid_argument(origin + "--" + name + "=" + *value + ": an empty name");
+      if (item.empty()) continue;
       if (recursive == Recursive::kFlagfile) {
         read(item, origin);
       } else {
@@ -123,12 +149,18 @@ class Expansion {
   }
 
   void read(const std::string& file, const std::string& origin) {
-    // A regular file is known by its canonical path, so that one naming itself through others is found;
-    // a pipe (`--flagfile <(...)`) is read once and names no file of its own.
     std::error_code error;
     if (std::filesystem::is_directory(file, error))
       throw std::invalid_argument(origin + file + ": cannot read the flag file: it is a directory");
+    // A pipe, a terminal or a FIFO reaches one rank only (Open MPI gives stdin to the first): the others
+    // would read other flags, or wait.
     const bool regular = std::filesystem::is_regular_file(file, error);
+    if (!regular && ranks_ > 1 && std::filesystem::exists(file, error)) {
+      throw std::invalid_argument(origin + file + ": a flag file read by " + std::to_string(ranks_) +
+                                  " ranks must be a regular file (a pipe or stdin reaches one of them): save "
+                                  "it to a file");
+    }
+    // A regular file is known by its canonical path, so that one naming itself through others is found.
     const std::string canonical = regular ? std::filesystem::canonical(file, error).string() : "";
     if (regular && std::find(open_files_.begin(), open_files_.end(), canonical) != open_files_.end()) {
       throw std::invalid_argument(origin + file +
@@ -143,14 +175,17 @@ class Expansion {
     std::size_t number = 0;
     for (std::string line; std::getline(in, line);) {
       ++number;
-      const auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+      if (number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);  // a byte-order mark
+      const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
       const auto first = std::find_if_not(line.begin(), line.end(), blank);
       const auto last = std::find_if_not(line.rbegin(), line.rend(), blank).base();
       if (first >= last || *first == '#') continue;
       const std::string text(first, last);
       const std::string where = file + ":" + std::to_string(number) + ": ";
+      check_characters(text, where);
       if (text.front() != '-') {
         // Program-name patterns: the flags that follow apply only to a program one of them matches.
+        check_program_names(text, where);
         if (!in_program_names) applies = false;
         in_program_names = true;
         applies = applies || names_this_program(text);
@@ -159,7 +194,7 @@ class Expansion {
       in_program_names = false;
       if (!applies) continue;
       if (const Recursive recursive = recursive_flag(text); recursive != Recursive::kNone) {
-        expand(recursive, text, split_flag(text).value, where);
+        expand(recursive, split_flag(text).name, split_flag(text).value, where);
       } else {
         arguments_.push_back({text, where});
       }
@@ -167,6 +202,32 @@ class Expansion {
     if (in.bad())
       throw std::invalid_argument(origin + file + ": cannot read the flag file: " + std::strerror(errno));
     if (regular) open_files_.pop_back();
+  }
+
+  // Control characters would reach gflags cut short (a NUL) or split a message; a carriage return
+  // inside a line is an old Mac line end, which the data readers refuse too.
+  static void check_characters(const std::string& text, const std::string& where) {
+    for (const char c : text) {
+      if (c == '\r')
+        throw std::invalid_argument(where + "a carriage return inside the line: lines end in a newline");
+      if (c != '\t' && std::iscntrl(static_cast<unsigned char>(c)))
+        throw std::invalid_argument(where + "a control character (" + shown(std::string(1, c)) +
+                                    ") in the line");
+    }
+  }
+
+  // A line that is not a flag starts a section of program names, after which every line up to the next
+  // such applies only to the programs they match: a flag without its dashes (`lambda=7`), or a first
+  // character gflags does not see as a dash (a pasted en dash), would silently put the rest of the file
+  // in a section of no program.
+  static void check_program_names(const std::string& text, const std::string& where) {
+    const std::string first_word = text.substr(0, text.find_first_of(" \t"));
+    const bool not_names = text.find('=') != std::string::npos || names_a_flag(first_word) ||
+                           std::any_of(text.begin(), text.end(), [](char c) { return (c & 0x80) != 0; });
+    if (not_names) {
+      throw std::invalid_argument(where + "'" + shown(text) +
+                                  "' is neither a flag (--name=value) nor a line of program names");
+    }
   }
 
   // FLAGS_name from the environment, as --name=value, for `via` (fromenv or tryfromenv); its absence is
@@ -201,6 +262,7 @@ class Expansion {
   }
 
   std::string program_;
+  int ranks_;
   std::vector<Argument> arguments_;
   std::vector<std::string> open_files_;
 };
@@ -273,33 +335,54 @@ std::vector<std::string> allowed_unknown(const std::vector<Argument>& arguments)
   }
   std::vector<std::string> allowed;
   for (const std::string& name : comma_list(names)) {
+    if (name.empty()) continue;
     allowed.push_back(name);
     allowed.push_back("no" + name);
   }
   return allowed;
 }
 
-// Shows the flags and exits 0 when the arguments ask for help (--help, --helpfull, --helpshort,
-// --helppackage: every flag; --helpon=FILE, --helpmatch=TEXT: those of matching source files), before
-// any other of their mistakes is reported, as gflags does. gflags itself exits 1 after help, which mpirun
-// reports as a failed job.
-void show_help_if_asked(const std::vector<Argument>& arguments, const char* program) {
-  for (const Argument& argument : arguments) {
-    if (argument.plain || !is_flag(argument.text)) continue;
-    const FlagText flag = split_flag(argument.text);
-    std::optional<std::string> restrict_to;
-    if (flag.name == "help" || flag.name == "helpfull" || flag.name == "helpshort" ||
-        flag.name == "helppackage") {
-      if (!flag.value || is_true_word(*flag.value)) restrict_to = "";
-    } else if (flag.name == "helpon" && flag.value && !flag.value->empty()) {
-      restrict_to = "/" + *flag.value + ".";
-    } else if (flag.name == "helpmatch" && flag.value && !flag.value->empty()) {
-      restrict_to = *flag.value;
+// Shows what the arguments ask for instead of a run, and exits 0: help (--help, --helpfull, --helpshort,
+// --helppackage: every flag; --helpon=FILE, --helpmatch=TEXT: those defined in matching source files) or
+// the version. As in gflags, the last setting of each counts and help comes before any mistake beside it;
+// unlike gflags, whose help exits 1 (which mpirun reports as a failed job), help asked for is no failure.
+// --helpxml is left to gflags.
+void show_if_asked(const std::vector<Argument>& arguments, const char* program) {
+  std::optional<std::string> help;  // the part of the defining files' paths whose flags are shown
+  bool version = false;
+  for (std::size_t k = 0; k < arguments.size(); ++k) {
+    if (arguments[k].plain || !is_flag(arguments[k].text)) continue;
+    FlagText flag = split_flag(arguments[k].text);
+    const bool negated = flag.name.starts_with("no") && !flag.value;
+    const std::string name = negated ? flag.name.substr(2) : flag.name;
+    const bool on = !negated && (!flag.value || is_true_word(*flag.value));
+    if (name == "help" || name == "helpfull" || name == "helpshort" || name == "helppackage") {
+      help = on ? std::optional<std::string>("") : std::nullopt;
+    } else if (name == "version") {
+      version = on;
+    } else if ((flag.name == "helpon" || flag.name == "helpmatch") && !negated) {
+      if (!flag.value && k + 1 < arguments.size() && is_value(arguments[k + 1].text, {}))
+        flag.value = arguments[++k].text;
+      if (!flag.value || flag.value->empty()) {
+        help.reset();
+      } else {
+        help = flag.name == "helpon" ? "/" + *flag.value + "." : *flag.value;
+      }
     }
-    if (restrict_to) {
-      gflags::ShowUsageWithFlagsRestrict(program, restrict_to->c_str());
-      std::exit(0);
+  }
+  if (help) {
+    gflags::ShowUsageWithFlagsRestrict(program, help->c_str());
+    std::exit(0);
+  }
+  if (version) {
+    const std::string name = std::filesystem::path(program).filename().string();
+    const char* number = gflags::VersionString();
+    if (number && *number) {
+      std::printf("%s version %s\n", name.c_str(), number);
+    } else {
+      std::printf("%s\n", name.c_str());
     }
+    std::exit(0);
   }
 }
 
@@ -322,8 +405,9 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
         plain.push_back(argument.text);
         continue;
       }
-      const bool looks_like_its_value = !previous_true_false.empty() && is_true_false_word(argument.text);
-      throw std::invalid_argument(argument.origin + "unexpected argument '" + argument.text + "'" +
+      const bool looks_like_its_value =
+          !argument.plain && !previous_true_false.empty() && is_true_false_word(argument.text);
+      throw std::invalid_argument(argument.origin + "unexpected argument '" + shown(argument.text) + "'" +
                                   (looks_like_its_value
                                        ? " after --" + previous_true_false +
                                              ": a true/false flag takes its value after '=', "
@@ -333,7 +417,7 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
     }
     FlagText flag = split_flag(argument.text);
     if (flag.name.empty())
-      throw std::invalid_argument(argument.origin + "'" + argument.text + "' names no flag");
+      throw std::invalid_argument(argument.origin + "'" + shown(argument.text) + "' names no flag");
     // `--data d.svm` or `--data = d.svm` on a flag file's line: gflags took the blank for part of the name.
     if (const std::size_t blank = flag.name.find_first_of(" \t");
         !argument.origin.empty() && blank != std::string::npos && find_flag(flag.name.substr(0, blank))) {
@@ -365,9 +449,7 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
       // negative number is a value); a flag file's line holds its flag's value.
       const Argument* next = k + 1 < arguments.size() ? &arguments[k + 1] : nullptr;
       const bool next_is_value = argument.origin.empty() && next && next->origin.empty() && !next->plain &&
-                                 !next->text.starts_with("--") &&
-                                 !(is_flag(next->text) && (names_a_flag(split_flag(next->text).name) ||
-                                                           allowed(split_flag(next->text).name)));
+                                 is_value(next->text, undefined_ok);
       if (!next_is_value) {
         throw std::invalid_argument(argument.origin + "--" + flag.name + " needs a value: --" + flag.name +
                                     "=VALUE");
@@ -376,8 +458,8 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
       ++k;
     }
     if (gflags::SetCommandLineOption(flag.name.c_str(), flag.value->c_str()).empty()) {
-      throw std::invalid_argument(argument.origin + "--" + flag.name + "=" + *flag.value + ": expected " +
-                                  expected_value(info->type));
+      throw std::invalid_argument(argument.origin + "--" + flag.name + "=" + shown(*flag.value) +
+                                  ": expected " + expected_value(info->type));
     }
     // --undefok has done its work here: every unknown flag it allows is left out.
     if (flag.name != "undefok") flags.push_back("--" + flag.name + "=" + *flag.value);
@@ -390,9 +472,14 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
 
 }  // namespace
 
-CommandLine::CommandLine(int& argc, char**& argv, int positional) {
-  const std::vector<Argument> arguments = Expansion(argc, argv).take();
-  show_help_if_asked(arguments, argv[0]);
+CommandLine::CommandLine(int& argc, char**& argv, int positional, int ranks) {
+  // Help on the command line comes before its flag files are read, whatever they hold; help in a flag
+  // file once they are.
+  std::vector<Argument> given;
+  for (int k = 1; k < argc; ++k) given.push_back({argv[k], ""});
+  show_if_asked(given, argv[0]);
+  const std::vector<Argument> arguments = Expansion(argc, argv, ranks).take();
+  show_if_asked(arguments, argv[0]);
   arguments_.emplace_back(argv[0]);
   for (std::string& argument : checked(arguments, positional)) arguments_.push_back(std::move(argument));
   for (std::string& argument : arguments_) pointers_.push_back(argument.data());

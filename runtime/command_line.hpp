@@ -18,16 +18,20 @@ class CommandLine {
   // Before any flag is set, throws std::invalid_argument with one line (starting "FILE:LINE: " for a
   // flag file's line) for an unknown flag (a near name is suggested), a value that does not parse as its
   // flag's type, a flag without its value, a flag file that cannot be read or that names itself, or a
-  // plain argument past `positional`.
+  // plain argument past `positional`. `ranks` processes read the same command line (the ranks of a job),
+  // each for itself: with more than one, a flag file must be a regular file, since a pipe or stdin
+  // reaches one of them only.
   //
   // Flag files are read as gflags documents them: `--name=value` lines (a true/false flag may stand
   // alone), `#` comments, and lines of program-name patterns that start a section applying only to the
-  // programs they match. Trailing blanks (a CRLF file's carriage return among them) are not part of a
-  // value. --undefok lets the unknown flags it names (and their --no forms) through, as in gflags.
+  // programs they match; paths are the working directory's. Trailing blanks (a CRLF file's carriage
+  // return among them) are not part of a value; a line that is neither a flag nor program names (`lambda=7`)
+  // is refused. --undefok lets the unknown flags it names (and their --no forms) through, as in gflags.
   //
-  // Asked for help (--help, --helpfull, --helpshort, --helpon, ...), prints it and exits 0 before any
-  // mistake is reported; gflags exits 1, which mpirun reports as a failed job. --version is gflags'.
-  CommandLine(int& argc, char**& argv, int positional);
+  // Asked for help (--help, --helpfull, --helpshort, --helpon, --helpmatch) or the version, prints it and
+  // exits 0 before any mistake is reported; gflags' help exits 1, which mpirun reports as a failed job.
+  // --helpxml is gflags' own.
+  CommandLine(int& argc, char**& argv, int positional, int ranks);
   CommandLine(const CommandLine&) = delete;  // argv points into it
   CommandLine& operator=(const CommandLine&) = delete;
 

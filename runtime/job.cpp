@@ -8,10 +8,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "command_line.hpp"
+#include "mpi.hpp"
 #include "schmp/run.hpp"
 
 namespace schmp {
@@ -104,15 +106,14 @@ const char* program_name(const char* path) {
   return slash ? slash + 1 : path;
 }
 
-// Parses the flags (runtime/command_line.hpp). A mistake is one line, from the first rank, and every rank
-// exits 1.
-std::unique_ptr<detail::CommandLine> parse_flags(int& argc, char**& argv, bool first_rank) {
-  try {
-    return std::make_unique<detail::CommandLine>(argc, argv, 0);
-  } catch (const std::invalid_argument& error) {
-    if (first_rank) std::fprintf(stderr, "%s: error: %s\n", program_name(argv[0]), error.what());
-    std::exit(1);
-  }
+// Ends a job some of whose ranks found `mine` or another failure before any work: the lowest rank that
+// found one prints it, once, and every rank exits 1. Every rank takes part, MPI started: a rank that
+// exited at once would have the launcher stop the others, perhaps before the line was out. Returns
+// when no rank found one.
+void stop_if_any_failed(const std::optional<detail::Failure>& mine, const std::string& program) {
+  if (!detail::agree_on_failure(MPI_COMM_WORLD, mine, program)) return;
+  if (detail::mpi_started()) MPI_Finalize();
+  std::exit(1);
 }
 
 }  // namespace
@@ -141,15 +142,14 @@ int run_tool(int argc, char** argv, const std::string& usage, const std::functio
   // A tool is one process: under mpirun -np N, each of the N would do the whole work and publish the same
   // output. Refused before the flags are read, so that the line is printed once and every rank exits 1.
   if (const int ranks = launcher_size(); ranks > 1) {
-    if (launcher_rank() == 0) {
-      std::fprintf(stderr,
-                   "%s: error: this command runs in one process, not in %d ranks: start it without mpirun\n",
-                   program, ranks);
-    }
-    return 1;
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
+    stop_if_any_failed(detail::Failure{0, "this command runs in one process, not in " +
+                                              std::to_string(ranks) + " ranks: start it without mpirun"},
+                       program);
   }
-  const auto command_line = parse_flags(argc, argv, true);
+  std::unique_ptr<detail::CommandLine> command_line;
   try {
+    command_line = std::make_unique<detail::CommandLine>(argc, argv, 0, 1);
     // The framework's files belong to training runs.
     if (const std::string unread = unread_flag({"trace", "checkpoint", "resume"}, "by this command");
         !unread.empty())
@@ -165,10 +165,16 @@ Job::Job(int& argc, char**& argv, const std::string& usage) {
   gflags::SetUsageMessage(usage);
   FLAGS_logtostderr = true;
   FLAGS_log_prefix = false;
+  // Flags are parsed before MPI starts, so that --help exits without an MPI job (shown by the first
+  // rank). A mistake waits for MPI: it may be one rank's only (a flag file missing on its host).
+  std::optional<detail::Failure> mistake;
   {
-    // Flags are parsed before MPI starts, so that --help and a bad flag exit without an MPI job.
     Silence silence(launcher_rank() != 0);
-    command_line_ = parse_flags(argc, argv, launcher_rank() == 0);
+    try {
+      command_line_ = std::make_unique<detail::CommandLine>(argc, argv, 0, launcher_size());
+    } catch (const std::invalid_argument& error) {
+      mistake = detail::Failure{0, error.what()};
+    }
   }
   google::InitGoogleLogging(argv[0]);
   name_ = program_name(argv[0]);
@@ -193,6 +199,7 @@ Job::Job(int& argc, char**& argv, const std::string& usage) {
     // Errors in MPI calls are reported by the runtime with context rather than aborting inside MPI.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   }
+  stop_if_any_failed(mistake, name_);
 }
 
 int Job::refuse(const std::string& message) const {

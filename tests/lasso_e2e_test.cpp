@@ -657,6 +657,10 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
   const std::string typed = file("typed.flags", "--sweeps=maybe\n");
   const std::string dashes = file("dashes.flags", "--max_rounds=3\n--\n");
   const std::string blanks = file("blanks.flags", "--lambda_ratio = 0.5\n");
+  // Without its dashes, a flag would start a section of program names that matches none, and every
+  // line after it would be skipped.
+  const std::string undashed = file("undashed.flags", "lambda_ratio=0.5\n--bogus=1\n");
+  const std::string old_mac = file("old_mac.flags", "--lambda_ratio=0.5\r--max_rounds=3\r");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--max_round=3", "unknown flag --max_round: did you mean --max_rounds?"},
       {"--iterations=3", "unknown flag --iterations (see --help)"},
@@ -685,6 +689,11 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
        blanks + ":1: a flag file's line is --name=value, with no blank: --lambda_ratio=0.5"},
       {"--output --nopriority", "--output needs a value: --output=VALUE"},
       {"--=5", "'--=5' names no flag"},
+      {"--no", "unknown flag --no (see --help)"},
+      {"--lambda=\"$(printf '1\\n2')\"", "--lambda=1\\x0a2: expected a number"},
+      {"--flagfile " + undashed,
+       undashed + ":1: 'lambda_ratio=0.5' is neither a flag (--name=value) nor a line of program names"},
+      {"--flagfile " + old_mac, old_mac + ":1: a carriage return inside the line: lines end in a newline"},
       {"--fromenv=max_rounds", "--fromenv names max_rounds, but FLAGS_max_rounds is not in the environment"},
       {"--tryfromenv=max_round", "--tryfromenv names unknown flag --max_round: did you mean --max_rounds?"}};
   // Every rank reads the same command line: one process tries each case, three ranks the first two kinds.
@@ -693,10 +702,35 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
     SCOPED_TRACE(flags);
     testing::expect_clean_failure(run(lasso + flags), "schmp-lasso: error: " + message);
   }
-  for (const std::size_t k : {0, 11, 21}) {
-    testing::expect_clean_failure(run(mpirun(3) + lasso + cases[k].first),
-                                  "schmp-lasso: error: " + cases[k].second);
+  for (const std::string& three_ranks :
+       std::vector<std::string>{"--max_round=3", "--flagfile " + misspelt, "--fromenv=max_rounds"}) {
+    const auto found =
+        std::find_if(cases.begin(), cases.end(), [&](const auto& c) { return c.first == three_ranks; });
+    ASSERT_NE(found, cases.end()) << three_ranks;
+    testing::expect_clean_failure(run(mpirun(3) + lasso + found->first),
+                                  "schmp-lasso: error: " + found->second);
   }
+  // A flag file every rank reads must be a file: stdin reaches the first rank only, and the others
+  // read other flags (or none) and waited for it.
+  const std::string schedulers = file("schedulers.flags", "--schedulers=2\n");
+  testing::expect_clean_failure(
+      run(mpirun(3) + lasso + "--flagfile /dev/stdin < " + schedulers),
+      "schmp-lasso: error: /dev/stdin: a flag file read by 3 ranks must be a regular file (a pipe or stdin "
+      "reaches one of them): save it to a file");
+  // A mistake only some ranks see (a flag file missing on their host) is printed by one of them: the
+  // first rank, which read its flags, waits for it rather than being stopped before the line is out.
+  const std::filesystem::path here = scratch_ / "here";
+  const std::filesystem::path elsewhere = scratch_ / "elsewhere";
+  std::filesystem::create_directories(here);
+  std::filesystem::create_directories(elsewhere);
+  std::ofstream(here / "local.flags") << "--lambda_ratio=0.5\n";
+  const std::string local =
+      std::string(SCHMP_LASSO_BIN) + " --data " + diabetes().path + " --flagfile local.flags";
+  testing::expect_clean_failure(
+      run("timeout 300 " + std::string(SCHMP_MPIEXEC) +
+          " --allow-run-as-root --oversubscribe --bind-to none -np 1 --wdir " + here.string() + " " + local +
+          " : -np 2 --wdir " + elsewhere.string() + " " + local),
+      "schmp-lasso: error: local.flags: cannot read the flag file: No such file or directory");
 
   // What is right still runs: a negative number after its flag, --undefok, a CRLF file, and sections
   // of a flag file by program name (the other program's unknown flag is not this one's concern).

@@ -397,13 +397,14 @@ int main(int argc, char** argv) {
       "       schmp-generate mf --users U --items I --rank K --ratings N --test_ratings T --noise S --out "
       "FILE\n"
       "       schmp-generate lda --documents D --words W --topics K --document_length N --out FILE");
-  std::signal(SIGINT, note_signal);
-  std::signal(SIGTERM, note_signal);
   std::string kind;
   try {
     // One plain argument: the kind of data.
-    const schmp::detail::CommandLine command_line(argc, argv, 1);
+    const schmp::detail::CommandLine command_line(argc, argv, 1, 1);
     kind = argc > 1 ? argv[1] : "";
+    // Caught only from here: while the flags are read (a flag file can be a pipe), a signal stops it.
+    std::signal(SIGINT, note_signal);
+    std::signal(SIGTERM, note_signal);
     if (kind == "lasso") return generate(Kind::kLasso);
     if (kind == "logreg") return generate(Kind::kLogreg);
     if (kind == "mf") return generate_ratings();

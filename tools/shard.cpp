@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
       "usage: schmp-shard --input FILE --parts N --out DIR [--format auto|libsvm|ratings|docword|"
       "matrix_market|text] [--header_lines K] [--force]");
   try {
-    const schmp::detail::CommandLine command_line(argc, argv, 0);
+    const schmp::detail::CommandLine command_line(argc, argv, 0, 1);
     if (FLAGS_input.empty()) throw std::invalid_argument("no input (--input FILE)");
     schmp::io::ShardOptions options;
     options.input = FLAGS_input;
