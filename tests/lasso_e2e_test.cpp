@@ -416,33 +416,59 @@ TEST_F(LassoEndToEnd, WindowsLineEndingsCommentsAndBlankLinesAreAccepted) {
   EXPECT_NEAR(objective_of(out), reference.objective, 1e-6 * reference.objective);
 }
 
-// Values near the largest the readers take (1e100) solve like the data they scale: the dual objective
-// multiplied (n lambda)^2 into ||r||^2, which overflowed from values of about 1e50 up and stopped the run
-// as "diverged".
-TEST_F(LassoEndToEnd, DataScaledToTheLargestValuesGivesTheSameCoefficients) {
-  constexpr double kScale = 1e97;  // diabetes' labels reach 346
-  const io::SparseRows rows = io::read_libsvm(diabetes().path);
-  const std::string path = (scratch_ / "scaled.svm").string();
-  {
-    std::ofstream scaled(path);
-    scaled.precision(17);
-    for (std::size_t r = 0; r < rows.rows(); ++r) {
-      scaled << rows.labels[r] * kScale;
-      for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
-        scaled << ' ' << rows.index[e] + 1 << ':' << rows.value[e] * kScale;
-      scaled << '\n';
+// Data scaled up to the largest values the readers take (1e100), or X and y scaled apart, solve like the
+// data they scale, the coefficients scaled by y's factor over X's. The dual objective multiplied
+// (n lambda)^2 into ||r||^2, which overflowed from values of about 1e50 up and stopped the run as
+// "diverged"; the priorities divided ||x_j||^2 by ||y||^2, which overflowed when X was 1e77 times y and
+// left the sampling uniform (8 times the rounds).
+TEST_F(LassoEndToEnd, ScaledDataGivesTheSameCoefficientsScaled) {
+  const Dataset data = generated();  // values within 4 in magnitude, labels within 8
+  const io::SparseRows rows = io::read_libsvm(data.path);
+  const testing::LassoSolution reference = testing::solve_lasso_reference(rows, data.lambda_ratio);
+  const auto rounds_of = [](const Output& out) {
+    std::smatch match;
+    return std::regex_search(out.text, match, std::regex("after ([0-9]+) rounds")) ? std::stod(match[1])
+                                                                                   : NAN;
+  };
+  const std::string model = (scratch_ / "scaled.txt").string();
+  const std::string flags = " --lambda_ratio " + std::to_string(data.lambda_ratio) +
+                            " --tol 1e-10 --progress_seconds 0 --output " + model;
+  std::map<int, double> unscaled_rounds;
+  for (const int ranks : {1, 3}) {
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + data.path + flags);
+    ASSERT_EQ(out.status, 0) << out.text;
+    unscaled_rounds[ranks] = rounds_of(out);
+  }
+  for (const auto& [x_factor, y_factor] :
+       std::vector<std::pair<double, double>>{{1e98, 1e98}, {1e80, 1e-80}}) {
+    const std::string path = (scratch_ / "scaled.svm").string();
+    {
+      std::ofstream scaled(path);
+      scaled.precision(17);
+      for (std::size_t r = 0; r < rows.rows(); ++r) {
+        scaled << rows.labels[r] * y_factor;
+        for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+          scaled << ' ' << rows.index[e] + 1 << ':' << rows.value[e] * x_factor;
+        scaled << '\n';
+      }
+    }
+    for (const int ranks : {1, 3}) {
+      SCOPED_TRACE("X times " + std::to_string(x_factor) + ", y times " + std::to_string(y_factor) + ", " +
+                   std::to_string(ranks) + " ranks");
+      const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + path + flags);
+      ASSERT_EQ(out.status, 0) << out.text;
+      EXPECT_NEAR(objective_of(out) / (y_factor * y_factor), reference.objective, 1e-6 * reference.objective);
+      std::map<std::size_t, double> beta = read_model(model);
+      for (auto& [j, value] : beta) value *= x_factor / y_factor;
+      EXPECT_EQ(support(beta), support(as_map(reference.beta)));
+      EXPECT_LT(rounds_of(out), 1.5 * unscaled_rounds[ranks]) << out.text;
     }
   }
-  const testing::LassoSolution reference = testing::solve_lasso_reference(rows, 0.01);
-  for (const int ranks : {1, 3}) {
-    const std::string model = (scratch_ / ("scaled-" + std::to_string(ranks) + ".txt")).string();
-    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + path +
-                           " --lambda_ratio 0.01 --tol 1e-10 --progress_seconds 0 --output " + model);
-    ASSERT_EQ(out.status, 0) << out.text;
-    const std::map<std::size_t, double> beta = read_model(model);
-    EXPECT_EQ(support(beta), support(as_map(reference.beta)));
-    for (const auto& [j, value] : beta) EXPECT_NEAR(value, reference.beta[j], 1e-6) << "coefficient " << j;
-  }
+  // A lambda so large that n lambda overflows leaves every coefficient at 0; it was taken for divergence.
+  const Output huge =
+      run(std::string(SCHMP_LASSO_BIN) + " --data " + data.path + " --lambda 1e306 --progress_seconds 0");
+  ASSERT_EQ(huge.status, 0) << huge.text;
+  EXPECT_NE(huge.text.find("nonzeros 0 of"), std::string::npos) << huge.text;
 }
 
 struct BadInput {
@@ -600,6 +626,7 @@ TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
       {"--eta 0", "--eta must be positive"},
       {"--priority_power 3", "--priority_power must be 1 or 2"},
       {"--staleness 5000", "--staleness must be between 0 and 1000"},
+      {"--lambda_ratio 1e305", "--lambda_ratio times lambda_max overflows: give --lambda"},
       {"--schedulers 2147483647", "--schedulers (2147483647) must not exceed --schedule_size (32)"},
       {"--schedulers 20 --schedule_size 64",
        "--schedulers (20) exceeds the 10 parameters to share among them"}};

@@ -120,6 +120,8 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
   for (double v : setup.xty) max_xty = std::max(max_xty, std::abs(v));
   lambda_max_ = max_xty / n_;
   lambda_ = config.lambda > 0 ? config.lambda : config.lambda_ratio * lambda_max_;
+  if (std::isinf(lambda_))
+    throw std::runtime_error("--lambda_ratio times lambda_max overflows: give --lambda");
   if (!(lambda_ > 0)) {
     throw std::runtime_error(config.data +
                              ": lambda_max is 0 (y is orthogonal to every feature); give --lambda");
@@ -144,8 +146,9 @@ std::vector<std::string> Lasso::Coordinator::trace_columns() const {
 std::vector<double> Lasso::Coordinator::initial_changes() const { return initial_changes_; }
 
 double Lasso::Coordinator::fitted_change(ParamIndex j, double delta) const {
-  // Relative to ||y||, so that --eta means the same whatever the scale of X and y.
-  return std::abs(delta) * std::sqrt(column_norms_[j] / yy_);
+  // Relative to ||y||, so that --eta means the same whatever the scale of X and y. (Square roots taken
+  // apart: the ratio of the squares overflows when X's values are 1e77 times y's.)
+  return std::abs(delta) * std::sqrt(column_norms_[j]) / std::sqrt(yy_);
 }
 
 Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Partial& summed,
@@ -204,8 +207,8 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   for (double g : summed.gradient) largest = std::max(largest, std::abs(g));
   const double s = std::max(scaled_lambda, largest);
   // n lambda / s is at most 1: taken first, it keeps (n lambda)^2 ||r||^2, which overflows for data
-  // values past about 1e50, out of the sum.
-  const double shrink = scaled_lambda / s;
+  // values past about 1e50, out of the sum. (When n lambda itself overflows, it is 1.)
+  const double shrink = scaled_lambda < s ? scaled_lambda / s : 1.0;
   const double dual = (shrink * summed.yr - shrink * shrink * summed.rr / 2) / n_;
   if (!std::isfinite(primal) || !std::isfinite(dual)) {
     throw std::runtime_error(

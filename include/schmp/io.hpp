@@ -263,7 +263,7 @@ InputError cut_short(const std::string& path, std::uint64_t number);
 // v2 memory.max, v1 memory.limit_in_bytes) where lower; 0 when neither can be read.
 std::uint64_t memory_limit();
 
-// InputError at the line at `source` of `path` (kUnknownSource, or a header: the whole file) when
+// InputError at the line at `source` of `path` (kUnknownSource: the whole file) when
 // `bytes` is more than memory_limit(): "WHAT needs about X GB on a rank, more than ...". An input that
 // names a huge id or size would otherwise have a rank promised memory it cannot have, and killed part
 // way once it touched it, with no word of which file or line asked for it.
