@@ -480,6 +480,32 @@ TEST_F(LogregEndToEnd, MixedZeroAndMinusOneLabelsAreRefused) {
       << out.text;
 }
 
+// Features scaled by k with C scaled by 1/k give the same L1 problem, its objective scaled by 1/k. The
+// curvature floor was an absolute 1e-12: at k = 1e-97 it swamped every curvature, and the run made no
+// progress in a million rounds.
+TEST_F(LogregEndToEnd, FeaturesOfAnyScaleGiveTheSameModel) {
+  const double reference = reference_objective(heart(), 1, true);
+  for (const double k : {1e-20, 1e-97, 1e97}) {
+    const io::SparseRows rows = io::read_libsvm(heart());
+    std::ostringstream text;
+    text.precision(17);
+    for (std::size_t r = 0; r < rows.rows(); ++r) {
+      text << rows.labels[r];
+      for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+        text << ' ' << rows.index[e] + 1 << ':' << rows.value[e] * k;
+      text << '\n';
+    }
+    const std::string path = scratch("heart-scaled.svm");
+    std::ofstream(path) << text.str();
+    for (const int ranks : {1, 3}) {
+      const Output out = train(ranks, path, 1 / k, true, "");
+      ASSERT_EQ(out.status, 0) << out.text;
+      EXPECT_NEAR(objective_of(out) * k, reference, 1e-6 * reference)
+          << "features times " << k << ", " << ranks << " ranks: " << out.text;
+    }
+  }
+}
+
 // A MatrixMarket matrix takes its labels from --labels: a bad label is that file's, not the matrix's, and
 // its line is the first bad label's whatever the rank count (the rows keep no line of the labels file).
 TEST_F(LogregEndToEnd, BadLabelsOfAMatrixNameTheLabelsFile) {

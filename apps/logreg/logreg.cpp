@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iomanip>
+#include <limits>
 #include <numeric>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -23,7 +23,9 @@ namespace {
 // Armijo's sufficient decrease: a step t d is accepted when F falls by sigma t times the model's
 // predicted decrease; a rejected step is halved.
 constexpr double kSufficientDecrease = 0.01;
-// Added to each Hessian diagonal entry so that no model step divides by zero (liblinear's nu).
+// Added to each Hessian diagonal entry so that no model step divides by zero: liblinear's nu, but
+// relative to the column's C ||x_j||^2 / 4 (the curvature at w = 0), since the absolute 1e-12 swamped
+// the curvature of features of 1e-14 and below and the steps shrank to nothing.
 constexpr double kCurvatureFloor = 1e-12;
 // The shortest step the line search tries. Below it, a direction from parallel updates is abandoned
 // (they interfered), and one from sequential updates is taken: it is no better than rounding.
@@ -110,10 +112,10 @@ double binary_label(double label, double positive_label, const std::string& file
       source = sources[static_cast<std::size_t>(first - labels.begin())];
     }
   }
-  std::ostringstream message;
-  message << "label " << label
-          << " is not binary (+1/-1 or 1/0); give --positive_label to name the positive class";
-  throw io::InputError::at(file, source, message.str());
+  throw io::InputError::at(
+      file, source,
+      "label " + label_text(label) +
+          " is not binary (+1/-1 or 1/0); give --positive_label to name the positive class");
 }
 
 std::vector<bool> positive_rows(const io::SparseRows& rows, double positive_label, const std::string& file) {
@@ -361,8 +363,9 @@ double Logreg::Coordinator::model_decrease() const {
 void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities& priorities) {
   const auto p = w_.size();
   gradient_ = config_.C * Eigen::Map<const Eigen::VectorXd>(summed.gradient.data(), p);
-  curvature_ =
-      (config_.C * Eigen::Map<const Eigen::VectorXd>(summed.curvature.data(), p)).array() + kCurvatureFloor;
+  // The smallest normal double keeps an all-zero column (curvature and gradient 0) from dividing by 0.
+  curvature_ = (config_.C * Eigen::Map<const Eigen::VectorXd>(summed.curvature.data(), p)).array() +
+               kCurvatureFloor * config_.C * column_norms_.array() / 4 + std::numeric_limits<double>::min();
   d_.setZero();
   direction_moved_ = false;
   new_direction_ = true;
