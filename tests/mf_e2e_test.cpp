@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -401,6 +402,42 @@ TEST_F(MfEndToEnd, RatingsFarFromZeroFitAsWell) {
       ASSERT_EQ(offset.status, 0) << offset.text;
       EXPECT_NEAR(number_after(offset, "train RMSE"), number_after(near_zero, "train RMSE"), 1e-6)
           << algorithm << " on " << ranks << " ranks";
+    }
+  }
+}
+
+// Ratings scaled by k give the objective scaled by k^2, with --lambda scaled by k: the solvers work in
+// units of the ratings' deviation. Below 1e-4 it was not: LIBMF's absolute floor on the scale left
+// such ratings unscaled, and CCD made no progress from its start.
+TEST_F(MfEndToEnd, RatingsOfAnyScaleGiveTheObjectiveScaled) {
+  const auto scaled = [&](const std::string& from, double k) {
+    std::ifstream in(from);
+    std::ostringstream text;
+    text.precision(17);
+    for (std::string user, item; in >> user >> item;) {
+      double value = 0;
+      in >> value;
+      text << user << ' ' << item << ' ' << value * k << '\n';
+    }
+    const std::string path =
+        scratch("scaled-" + std::to_string(k) + "-" + std::filesystem::path(from).filename().string());
+    std::ofstream(path) << text.str();
+    return path;
+  };
+  for (const std::string algorithm : {"ccd", "sgd"}) {
+    for (const int ranks : {1, 3}) {
+      std::optional<double> unscaled;
+      for (const double k : {1.0, 1e-5, 1e-97}) {
+        std::ostringstream flags;
+        flags.precision(17);
+        flags << " --rank 4 --iterations 3 --progress_seconds 0 --algorithm " << algorithm << " --lambda "
+              << 0.01 * k << " --data " << scaled(generated(), k);
+        const Output out = run(mpirun(ranks) + SCHMP_MF_BIN + flags.str());
+        ASSERT_EQ(out.status, 0) << out.text;
+        const double objective = number_after(out, "objective") / (k * k);
+        if (!unscaled) unscaled = objective;
+        EXPECT_NEAR(objective, *unscaled, 1e-6 * *unscaled) << algorithm << " at " << k << " on " << ranks;
+      }
     }
   }
 }

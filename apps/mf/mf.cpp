@@ -71,8 +71,13 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
 double rating_scale(const MatrixFactorization::Setup& summed) {
   const double mean_offset = summed.sum_of_offsets / summed.ratings;
   const double variance = summed.sum_of_squared_offsets / summed.ratings - mean_offset * mean_offset;
-  // LIBMF's floor: constant ratings still get a usable scale.
-  return std::max(1e-4, std::sqrt(std::max(0.0, variance)));
+  const double deviation = std::sqrt(std::max(0.0, variance));
+  // Ratings that do not vary (past rounding) are scaled by their size, or not at all when all are 0.
+  // LIBMF's floor, an absolute 1e-4, left ratings of 1e-5 stars unscaled, which the solvers' start and
+  // rate did not fit; a floor relative to the mean would swamp ratings far from 0 (1e8 +- 1).
+  const double size = std::abs(summed.sum / summed.ratings);
+  if (deviation > 1e-12 * size) return deviation;
+  return size > 0 ? size : 1.0;
 }
 
 void check_index_base(int index_base) {
@@ -781,13 +786,13 @@ void MatrixFactorization::Coordinator::restore(const Progress& progress) {
 
 void MatrixFactorization::Coordinator::finish(const Summary& summary, const std::vector<Part>& parts) {
   const Report& last = summary.last;
-  std::printf("iterations %llu  rounds %llu  objective %.10g  train RMSE %.6f",
+  std::printf("iterations %llu  rounds %llu  objective %.10g  train RMSE %.6g",
               static_cast<unsigned long long>(iterations_), static_cast<unsigned long long>(summary.rounds),
               last.objective, last.columns[1]);
-  if (!config_.test.empty()) std::printf("  test RMSE %.6f  test MAE %.6f", last.columns[2], last.columns[3]);
+  if (!config_.test.empty()) std::printf("  test RMSE %.6g  test MAE %.6g", last.columns[2], last.columns[3]);
   std::printf("  (%.3f s, stopped by %s)\n", summary.seconds, summary.stopped_by.c_str());
   if (config_.early_stop > 0) {
-    std::printf("best test RMSE %.6f at iteration %llu: the model kept\n", best_test_rmse_,
+    std::printf("best test RMSE %.6g at iteration %llu: the model kept\n", best_test_rmse_,
                 static_cast<unsigned long long>(best_iteration_));
   }
   if (config_.output.empty()) return;
