@@ -572,7 +572,7 @@ TEST(Generator, FailsWithOneLineAndEndsOnExtremeSettings) {
       {"lda --words 4000000000 --topics 100000", "these sizes need about 9.6e+06 GB, more than the "},
       {"lda --alpha inf --documents 3 --words 4 --topics 2", "--alpha must be finite and positive"},
       {"lasso --cols 10", "--support (50) must not exceed --cols (10)"},
-      {"mf --users 10 --items 4 --ratings 30", "--ratings and --test_ratings (10030 in all) exceed the 20"},
+      {"mf --users 10 --items 4 --ratings 30", "--ratings and --test_ratings (30 and 10000) exceed the 20"},
       {"lasso --rows=ten", "--rows=ten: expected a whole number from 0 that fits 64 bits"}};
   for (const auto& [flags, message] : refused) {
     const Output out = run(generate + " " + flags + " --out " + dir.file("big.txt"));

@@ -177,8 +177,11 @@ int generate(Kind kind) {
   require(FLAGS_density > 0 && FLAGS_density <= 1, "--density must be in (0, 1]");
   require(FLAGS_support <= FLAGS_cols, "--support (" + std::to_string(FLAGS_support) +
                                            ") must not exceed --cols (" + std::to_string(FLAGS_cols) + ")");
-  require(std::isfinite(FLAGS_noise), "--noise must be finite");
-  require_memory(16.0 * static_cast<double>(FLAGS_cols));
+  require(kind != Kind::kLasso || std::isfinite(FLAGS_noise), "--noise must be finite");
+  // The true coefficients and the columns' order (16 bytes a column), and a row's columns as drawn, kept
+  // and valued (24 bytes each of its about cols * density).
+  const double columns = static_cast<double>(FLAGS_cols);
+  require_memory(16.0 * columns + 24.0 * columns * FLAGS_density);
   schmp::io::check_writable(FLAGS_out);
   schmp::io::check_writable(FLAGS_out + ".truth");
   std::mt19937_64 random(FLAGS_seed);
@@ -245,12 +248,14 @@ int generate_ratings() {
   const double wanted = static_cast<double>(FLAGS_ratings) + static_cast<double>(FLAGS_test_ratings);
   const double most_ratings = static_cast<double>(FLAGS_users) * static_cast<double>(FLAGS_items / 2);
   require(wanted > 0, "--ratings and --test_ratings are both 0");
+  require(FLAGS_items >= 2, "--items must be at least 2: a user rates at most half of them");
   if (wanted > most_ratings) {
-    char too_many[160];
+    char too_many[200];
     std::snprintf(too_many, sizeof too_many,
-                  "--ratings and --test_ratings (%.0f in all) exceed the %.0f that the users can give, at "
+                  "--ratings and --test_ratings (%llu and %llu) exceed the %.0f that the users can give, at "
                   "most half of the items each",
-                  wanted, most_ratings);
+                  static_cast<unsigned long long>(FLAGS_ratings),
+                  static_cast<unsigned long long>(FLAGS_test_ratings), most_ratings);
     throw std::invalid_argument(too_many);
   }
   require(FLAGS_zipf >= 0 && std::isfinite(FLAGS_zipf), "--zipf must be finite and at least 0");
