@@ -476,7 +476,11 @@ CommandLine::CommandLine(int& argc, char**& argv, int positional, int ranks) {
   // Help on the command line comes before its flag files are read, whatever they hold; help in a flag
   // file once they are.
   std::vector<Argument> given;
-  for (int k = 1; k < argc; ++k) given.push_back({argv[k], ""});
+  bool after_dashes = false;
+  for (int k = 1; k < argc; ++k) {
+    given.push_back({argv[k], "", after_dashes});
+    after_dashes = after_dashes || std::string_view(argv[k]) == "--";
+  }
   show_if_asked(given, argv[0]);
   const std::vector<Argument> arguments = Expansion(argc, argv, ranks).take();
   show_if_asked(arguments, argv[0]);

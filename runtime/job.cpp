@@ -140,7 +140,8 @@ int run_tool(int argc, char** argv, const std::string& usage, const std::functio
   gflags::SetUsageMessage(usage);
   const char* program = program_name(argv[0]);
   // A tool is one process: under mpirun -np N, each of the N would do the whole work and publish the same
-  // output. Refused before the flags are read, so that the line is printed once and every rank exits 1.
+  // output. Refused before the flags are read, the ranks agreeing (stop_if_any_failed), so that the one
+  // line is out before any rank exits 1.
   if (const int ranks = launcher_size(); ranks > 1) {
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
     stop_if_any_failed(detail::Failure{0, "this command runs in one process, not in " +
