@@ -117,7 +117,7 @@ compare() {
   if [[ -s $model ]]; then
     echo
     echo "LIBMF's calc_rmse on schmp-mf's first model: $("$libmf" predict "$test" "$model" | awk '{print $2}');" \
-      "schmp-mf predict: $("$mf" predict --model "$model" --data "$test" | sed -n 's/.*RMSE \([0-9.]*\).*/\1/p')."
+      "schmp-mf predict: $("$mf" predict --model "$model" --data "$test" | sed -n 's/.*RMSE \([-+0-9.eE]*\).*/\1/p')."
   fi
 }
 

@@ -380,28 +380,38 @@ TEST_F(MfEndToEnd, DivergingSgdStopsWithAClearError) {
 // Ratings far from zero (prices, timestamps) are fitted as well as the same ratings about zero: with
 // biases the model works on ratings less their mean, in units of their spread, and that spread must
 // not be lost to rounding (a sum of squares about zero would give 1e16 +- 2 for a variance of 1).
+// Ratings far from 0 fit as those near it, even with a spread 1e13 times smaller than their size (1e8
+// +- 1e-5): their unit is their spread, not their size.
 TEST_F(MfEndToEnd, RatingsFarFromZeroFitAsWell) {
-  std::ifstream in(generated());
-  std::ostringstream shifted;
-  shifted.precision(17);
-  for (std::string user, item; in >> user >> item;) {
-    double value = 0;
-    in >> value;
-    shifted << user << ' ' << item << ' ' << value + 1e8 << '\n';
-  }
-  const std::string far = scratch("far.txt");
-  std::ofstream(far) << shifted.str();
-  for (const std::string algorithm : {"ccd", "sgd"}) {
-    for (int ranks : {1, 3}) {
-      const std::string flags =
-          " --biases --rank 4 --lambda 0.01 --iterations 3 --progress_seconds 0 --algorithm ";
-      const Output near_zero =
-          run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + generated() + flags + algorithm);
-      const Output offset = run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + far + flags + algorithm);
-      ASSERT_EQ(near_zero.status, 0) << near_zero.text;
-      ASSERT_EQ(offset.status, 0) << offset.text;
-      EXPECT_NEAR(number_after(offset, "train RMSE"), number_after(near_zero, "train RMSE"), 1e-6)
-          << algorithm << " on " << ranks << " ranks";
+  for (const double spread : {1.0, 1e-5}) {
+    std::ifstream in(generated());
+    std::ostringstream near_text, far_text;
+    near_text.precision(17);
+    far_text.precision(17);
+    for (std::string user, item; in >> user >> item;) {
+      double value = 0;
+      in >> value;
+      near_text << user << ' ' << item << ' ' << value * spread << '\n';
+      far_text << user << ' ' << item << ' ' << value * spread + 1e8 << '\n';
+    }
+    const std::string near = scratch("near.txt");
+    const std::string far = scratch("far.txt");
+    std::ofstream(near) << near_text.str();
+    std::ofstream(far) << far_text.str();
+    for (const std::string algorithm : {"ccd", "sgd"}) {
+      for (int ranks : {1, 3}) {
+        std::ostringstream flags;
+        flags << " --biases --rank 4 --lambda " << 0.01 * spread
+              << " --iterations 3 --progress_seconds 0 --algorithm " << algorithm;
+        const Output near_zero = run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + near + flags.str());
+        const Output offset = run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + far + flags.str());
+        ASSERT_EQ(near_zero.status, 0) << near_zero.text;
+        ASSERT_EQ(offset.status, 0) << offset.text;
+        // At 1e8, ratings hold their 1e-5 spread to about 1.5e-8: a thousandth of it.
+        const double expected = number_after(near_zero, "train RMSE");
+        EXPECT_NEAR(number_after(offset, "train RMSE"), expected, spread == 1 ? 1e-6 : 1e-2 * expected)
+            << algorithm << " on " << ranks << " ranks, spread " << spread;
+      }
     }
   }
 }

@@ -58,7 +58,7 @@ int predict() {
   schmp::mf::check_index_base(FLAGS_index_base);
   const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
   const auto report = schmp::mf::predict(model, FLAGS_data, FLAGS_index_base, FLAGS_output);
-  std::printf("ratings %zu  RMSE %.6g  MAE %.6g\n", report.ratings, report.rmse, report.mae);
+  std::printf("ratings %zu  RMSE %.7g  MAE %.7g\n", report.ratings, report.rmse, report.mae);
   if (!FLAGS_output.empty()) std::printf("predictions: %s\n", FLAGS_output.c_str());
   return 0;
 }
@@ -77,7 +77,7 @@ int recommend() {
                              std::to_string(model.users) + " users");
   for (const auto& pick : schmp::mf::recommend(model, static_cast<std::uint32_t>(user), FLAGS_top,
                                                FLAGS_exclude, FLAGS_index_base)) {
-    std::printf("%llu %.6g\n", static_cast<unsigned long long>(pick.item) + FLAGS_index_base, pick.score);
+    std::printf("%llu %.7g\n", static_cast<unsigned long long>(pick.item) + FLAGS_index_base, pick.score);
   }
   return 0;
 }

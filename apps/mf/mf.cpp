@@ -72,12 +72,13 @@ double rating_scale(const MatrixFactorization::Setup& summed) {
   const double mean_offset = summed.sum_of_offsets / summed.ratings;
   const double variance = summed.sum_of_squared_offsets / summed.ratings - mean_offset * mean_offset;
   const double deviation = std::sqrt(std::max(0.0, variance));
-  // Ratings that do not vary (past rounding) are scaled by their size, or not at all when all are 0.
-  // LIBMF's floor, an absolute 1e-4, left ratings of 1e-5 stars unscaled, which the solvers' start and
-  // rate did not fit; a floor relative to the mean would swamp ratings far from 0 (1e8 +- 1).
+  // Any spread, however small beside the ratings (1e8 +- 1e-5), is their unit. (LIBMF's floor, an
+  // absolute 1e-4, left ratings of 1e-5 stars unscaled, which the solvers' start and rate did not fit.)
+  // Ratings that do not vary at all keep that floor, shrunk with them when they are below 1 (the
+  // offsets are exact: equal ratings give 0).
+  if (deviation > 0) return deviation;
   const double size = std::abs(summed.sum / summed.ratings);
-  if (deviation > 1e-12 * size) return deviation;
-  return size > 0 ? size : 1.0;
+  return 1e-4 * (size > 0 ? std::min(size, 1.0) : 1.0);
 }
 
 void check_index_base(int index_base) {
@@ -786,13 +787,13 @@ void MatrixFactorization::Coordinator::restore(const Progress& progress) {
 
 void MatrixFactorization::Coordinator::finish(const Summary& summary, const std::vector<Part>& parts) {
   const Report& last = summary.last;
-  std::printf("iterations %llu  rounds %llu  objective %.10g  train RMSE %.6g",
+  std::printf("iterations %llu  rounds %llu  objective %.10g  train RMSE %.7g",
               static_cast<unsigned long long>(iterations_), static_cast<unsigned long long>(summary.rounds),
               last.objective, last.columns[1]);
-  if (!config_.test.empty()) std::printf("  test RMSE %.6g  test MAE %.6g", last.columns[2], last.columns[3]);
+  if (!config_.test.empty()) std::printf("  test RMSE %.7g  test MAE %.7g", last.columns[2], last.columns[3]);
   std::printf("  (%.3f s, stopped by %s)\n", summary.seconds, summary.stopped_by.c_str());
   if (config_.early_stop > 0) {
-    std::printf("best test RMSE %.6g at iteration %llu: the model kept\n", best_test_rmse_,
+    std::printf("best test RMSE %.7g at iteration %llu: the model kept\n", best_test_rmse_,
                 static_cast<unsigned long long>(best_iteration_));
   }
   if (config_.output.empty()) return;

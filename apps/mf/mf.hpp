@@ -17,8 +17,8 @@
 //   sgd  block-rotation SGD (DSGD / FPSGD): one round is an epoch; per rating, one step on
 //        (r - w.h)^2 + lambda (|w|^2 + |h|^2), with AdaGrad step sizes per factor row as LIBMF takes them.
 //
-// Internally ratings are divided by their standard deviation s (as LIBMF does), so that one learning
-// rate suits every rating scale; factors are s^(1/2) times the internal ones.
+// Internally ratings are divided by their standard deviation s (as LIBMF does; rating_scale), so that
+// one learning rate suits every rating scale; factors are s^(1/2) times the internal ones.
 //
 // With --device gpu each worker runs its cells' work on a GPU (kernels::FactorDevice): its ratings,
 // residuals and user rows stay there, the travelling item blocks are staged in and out at each
@@ -339,7 +339,8 @@ struct MatrixFactorization {
   };
 };
 
-// The standard deviation of the training ratings (at least 1e-4): the unit of the internal ratings.
+// The standard deviation of the training ratings, the unit of the internal ratings; for ratings that
+// do not vary at all, 1e-4 times the smaller of 1 and their magnitude.
 double rating_scale(const MatrixFactorization::Setup& summed);
 
 }  // namespace schmp::mf
