@@ -93,19 +93,50 @@ std::vector<std::string> comma_list(std::string_view list) {
   return items;
 }
 
-// The flags that act when they are read, on files or on the environment.
-enum class Recursive { kNone, kFlagfile, kFromenv, kTryfromenv };
+// The flags that act when they are read: on files (--flagfile) or on the environment (--fromenv,
+// --tryfromenv).
+enum class Recursive { kNone, kFlagfile, kEnvironment };
 
 Recursive recursive_flag(std::string_view text) {
   if (!is_flag(text)) return Recursive::kNone;
   const std::string name = split_flag(text).name;
   if (name == "flagfile") return Recursive::kFlagfile;
-  if (name == "fromenv") return Recursive::kFromenv;
-  if (name == "tryfromenv") return Recursive::kTryfromenv;
+  if (name == "fromenv" || name == "tryfromenv") return Recursive::kEnvironment;
   return Recursive::kNone;
 }
 
-std::string unknown_flag(const std::string& name);
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown flag --name", with the nearest known name when one is near (names of three letters or more).
+std::string unknown_flag(const std::string& name) {
+  std::string nearest;
+  if (name.size() >= 3) {
+    std::vector<gflags::CommandLineFlagInfo> flags;
+    gflags::GetAllFlags(&flags);
+    std::size_t nearest_distance = std::max<std::size_t>(2, name.size() / 4) + 1;
+    for (const gflags::CommandLineFlagInfo& flag : flags) {
+      const std::size_t distance = edit_distance(name, flag.name);
+      if (distance < nearest_distance) {
+        nearest = flag.name;
+        nearest_distance = distance;
+      }
+    }
+  }
+  return "unknown flag --" + name + (nearest.empty() ? " (see --help)" : ": did you mean --" + nearest + "?");
+}
 
 // The command line with, in place of each --flagfile, the lines of its files and, in place of each
 // --fromenv or --tryfromenv, the flags the environment gives (FLAGS_name=value), in order. `ranks`
@@ -266,39 +297,6 @@ class Expansion {
   std::vector<Argument> arguments_;
   std::vector<std::string> open_files_;
 };
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
-    }
-  }
-  return row[b.size()];
-}
-
-// "unknown flag --name", with the nearest known name when one is near (names of three letters or more).
-std::string unknown_flag(const std::string& name) {
-  std::string nearest;
-  if (name.size() >= 3) {
-    std::vector<gflags::CommandLineFlagInfo> flags;
-    gflags::GetAllFlags(&flags);
-    std::size_t nearest_distance = std::max<std::size_t>(2, name.size() / 4) + 1;
-    for (const gflags::CommandLineFlagInfo& flag : flags) {
-      const std::size_t distance = edit_distance(name, flag.name);
-      if (distance < nearest_distance) {
-        nearest = flag.name;
-        nearest_distance = distance;
-      }
-    }
-  }
-  return "unknown flag --" + name + (nearest.empty() ? " (see --help)" : ": did you mean --" + nearest + "?");
-}
 
 std::string expected_value(const std::string& type) {
   if (type == "bool") return "true or false";
