@@ -27,9 +27,17 @@ struct Argument {
   std::string text;
   std::string origin;  // what a message starts with: "FILE:LINE: ", "FLAGS_name (environment): ", or ""
   bool plain = false;  // after the command line's "--": an argument, whatever it looks like
+  // A name --fromenv or --tryfromenv gave that no flag has (the text): an error unless --undefok, which
+  // may come later, lets it through, as in gflags.
+  bool unknown_in_environment = false;
 };
 
 bool is_flag(std::string_view text) { return text.size() > 1 && text.front() == '-'; }
+
+// Whether an argument reads as a flag: neither plain nor a name from the environment.
+bool reads_as_flag(const Argument& argument) {
+  return !argument.plain && !argument.unknown_in_environment && is_flag(argument.text);
+}
 
 // A flag argument's name and, after '=', its value: `--name=value`, `-name=value`, `--name`.
 struct FlagText {
@@ -135,7 +143,8 @@ std::string unknown_flag(const std::string& name) {
       }
     }
   }
-  return "unknown flag --" + name + (nearest.empty() ? " (see --help)" : ": did you mean --" + nearest + "?");
+  return "unknown flag --" + shown(name) +
+         (nearest.empty() ? " (see --help)" : ": did you mean --" + nearest + "?");
 }
 
 // The command line with, in place of each --flagfile, the lines of its files and, in place of each
@@ -264,7 +273,10 @@ class Expansion {
   // FLAGS_name from the environment, as --name=value, for `via` (fromenv or tryfromenv); its absence is
   // an error for --fromenv only.
   void from_environment(const std::string& name, const std::string& via, const std::string& origin) {
-    if (!find_flag(name)) throw std::invalid_argument(origin + "--" + via + " names " + unknown_flag(name));
+    if (!find_flag(name)) {
+      arguments_.push_back({name, origin + "--" + via + " names ", false, true});
+      return;
+    }
     if (recursive_flag("--" + name) != Recursive::kNone)
       throw std::invalid_argument(origin + "--" + via + " cannot take --" + name + " from the environment");
     const std::string variable = "FLAGS_" + name;
@@ -322,7 +334,7 @@ bool is_true_false_word(const std::string& text) {
 std::vector<std::string> allowed_unknown(const std::vector<Argument>& arguments) {
   std::string names;
   for (std::size_t k = 0; k < arguments.size(); ++k) {
-    if (arguments[k].plain || !is_flag(arguments[k].text)) continue;
+    if (!reads_as_flag(arguments[k])) continue;
     const FlagText flag = split_flag(arguments[k].text);
     if (flag.name != "undefok") continue;
     if (flag.value) {
@@ -349,7 +361,7 @@ void show_if_asked(const std::vector<Argument>& arguments, const char* program) 
   std::optional<std::string> help;  // the part of the defining files' paths whose flags are shown
   bool version = false;
   for (std::size_t k = 0; k < arguments.size(); ++k) {
-    if (arguments[k].plain || !is_flag(arguments[k].text)) continue;
+    if (!reads_as_flag(arguments[k])) continue;
     FlagText flag = split_flag(arguments[k].text);
     const bool negated = flag.name.starts_with("no") && !flag.value;
     const std::string name = negated ? flag.name.substr(2) : flag.name;
@@ -398,6 +410,10 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
   for (std::size_t k = 0; k < arguments.size(); ++k) {
     const Argument& argument = arguments[k];
     const std::string previous_true_false = std::exchange(bare_true_false, "");
+    if (argument.unknown_in_environment) {
+      if (allowed(argument.text)) continue;
+      throw std::invalid_argument(argument.origin + unknown_flag(argument.text));
+    }
     if (argument.plain || !is_flag(argument.text)) {
       if (static_cast<int>(plain.size()) < positional && argument.origin.empty()) {
         plain.push_back(argument.text);
