@@ -471,13 +471,23 @@ TEST_F(LogregEndToEnd, PositiveLabelNamesTheClass) {
   EXPECT_NEAR(objective_of(out), reference_objective(heart(), 1, true), 1e-6 * objective_of(out));
 }
 
+// Refused at the first line by which both have been seen, the same however the rows are spread over the
+// workers: here the 0s are all in the first half, the first -1 in the second, with more of both after.
 TEST_F(LogregEndToEnd, MixedZeroAndMinusOneLabelsAreRefused) {
   const std::string path = scratch("mixed.svm");
-  std::ofstream(path) << "1 1:0.5\n0 2:1\n-1 1:-1\n";
-  const Output out = train(3, path, 1, true, "");
-  EXPECT_NE(out.status, 0);
-  EXPECT_NE(out.text.find("schmp-logreg: error: " + path + ": labels 0 and -1 both found"), std::string::npos)
-      << out.text;
+  {
+    std::ofstream out(path);
+    for (int line = 1; line <= 40; ++line) {
+      const char* label = line < 25 ? (line % 2 == 0 ? "0" : "1") : (line % 3 == 0 ? "-1" : "0");
+      out << label << " 1:0.5 2:" << line << "\n";
+    }
+  }
+  for (const int ranks : {1, 3, 5}) {
+    testing::expect_clean_failure(train(ranks, path, 1, true, ""),
+                                  "schmp-logreg: error: " + path +
+                                      ":27: labels 0 and -1 both found; give --positive_label to name the "
+                                      "positive class");
+  }
 }
 
 // Features scaled by k with C scaled by 1/k give the same L1 problem, its objective scaled by 1/k. The
@@ -521,8 +531,10 @@ TEST_F(LogregEndToEnd, BadLabelsOfAMatrixNameTheLabelsFile) {
   const std::string not_binary = ":4: label 2 is not binary (+1/-1 or 1/0)";
   for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
            {"--labels " + bad, bad + not_binary},
-           {"--labels " + mixed, mixed + ": labels 0 and -1 both found"},
-           {"--labels " + good + " --test " + matrix + " --test_labels " + bad, bad + not_binary}}) {
+           {"--labels " + mixed, mixed + ":3: labels 0 and -1 both found"},
+           {"--labels " + good + " --test " + matrix + " --test_labels " + bad, bad + not_binary},
+           {"--labels " + good + " --test " + matrix + " --test_labels " + mixed,
+            mixed + ":3: labels 0 and -1 both found"}}) {
     for (const int ranks : {1, 3}) {
       testing::expect_clean_failure(train(ranks, matrix, 1, true, flags), "schmp-logreg: error: " + message);
     }

@@ -97,20 +97,85 @@ double positive_label_of(const std::string& flag) {
 
 bool is_binary(double label) { return label == 1 || label == -1 || label == 0; }
 
+namespace {
+
+// Visits the labels of `file` in file order with their sources until `visit` returns true: `file` holds
+// labels alone (read whole: 8 bytes a row) or LIBSVM rows (read 64 MiB at a time). A message about a row
+// whose line is not at hand reads the labels again this way, only then.
+template <class Visit>
+void visit_labels(const std::string& file, bool labels_alone, Visit visit) {
+  if (labels_alone) {
+    std::vector<std::uint64_t> sources;
+    const std::vector<double> labels = io::read_dense_vector(file, &sources);
+    for (std::size_t k = 0; k < labels.size(); ++k) {
+      if (visit(labels[k], sources[k])) return;
+    }
+    return;
+  }
+  constexpr std::uint64_t kBytesAtATime = std::uint64_t{64} << 20;
+  const std::uint64_t size = io::file_size(file);
+  const int parts = static_cast<int>(size / kBytesAtATime + 1);
+  for (int part = 0; part < parts; ++part) {
+    const io::SparseRows rows = io::read_libsvm(file, io::split_range(size, part, parts));
+    for (std::size_t r = 0; r < rows.rows(); ++r) {
+      if (visit(rows.labels[r], rows.source[r])) return;
+    }
+  }
+}
+
+// Labels 0 and -1 side by side leave the negative class unnamed. Fed labels in file order, this tells the
+// first by which both have been seen.
+class MixedLabels {
+ public:
+  explicit MixedLabels(std::string file) : file_(std::move(file)) {}
+
+  // Whether this label is the first by which both have been seen.
+  bool mixed_by(double label) {
+    zero_ = zero_ || label == 0;
+    minus_one_ = minus_one_ || label == -1;
+    return zero_ && minus_one_;
+  }
+
+  [[noreturn]] void refuse(std::uint64_t source) const {
+    throw io::InputError::at(file_, source,
+                             "labels 0 and -1 both found; give --positive_label to name the positive class");
+  }
+
+ private:
+  std::string file_;
+  bool zero_ = false;
+  bool minus_one_ = false;
+};
+
+// Refuses labels 0 and -1 in `file` (labels alone, or LIBSVM rows) at the line of the first label by
+// which both have been seen, reading the labels again: rows whose lines are not at hand (a MatrixMarket
+// matrix's, or those spread over the workers) found them.
+[[noreturn]] void refuse_mixed_labels(const std::string& file, bool labels_alone) {
+  MixedLabels mixed(file);
+  std::uint64_t source = io::kUnknownSource;
+  visit_labels(file, labels_alone, [&](double label, std::uint64_t at) {
+    if (!mixed.mixed_by(label)) return false;
+    source = at;
+    return true;
+  });
+  mixed.refuse(source);
+}
+
+}  // namespace
+
 double binary_label(double label, double positive_label, const std::string& file, std::uint64_t source) {
   if (!std::isnan(positive_label)) return label == positive_label ? 1.0 : -1.0;
   if (label == 1) return 1.0;
   if (is_binary(label)) return -1.0;
   if (source == io::kUnknownSource) {
-    // A MatrixMarket matrix's rows keep no line of their labels file: the file is read again, only now,
-    // for the line of its first label that is not binary (the same at every rank count).
-    std::vector<std::uint64_t> sources;
-    const std::vector<double> labels = io::read_dense_vector(file, &sources);
-    const auto first = std::find_if_not(labels.begin(), labels.end(), is_binary);
-    if (first != labels.end()) {
-      label = *first;
-      source = sources[static_cast<std::size_t>(first - labels.begin())];
-    }
+    // A MatrixMarket matrix's rows keep no line of their labels file: the first label that is not binary
+    // is named (the same at every rank count).
+    visit_labels(file, true, [&](double value, std::uint64_t at) {
+      if (is_binary(value)) return false;
+      label = value;
+      source = at;
+      return true;
+    });
   }
   throw io::InputError::at(
       file, source,
@@ -120,16 +185,13 @@ double binary_label(double label, double positive_label, const std::string& file
 
 std::vector<bool> positive_rows(const io::SparseRows& rows, double positive_label, const std::string& file) {
   std::vector<bool> positive(rows.rows());
-  bool zero = false, minus_one = false;
+  MixedLabels mixed(file);
   for (std::size_t r = 0; r < rows.rows(); ++r) {
     positive[r] = binary_label(rows.labels[r], positive_label, file, rows.source[r]) > 0;
-    if (!std::isnan(positive_label)) continue;
-    zero = zero || rows.labels[r] == 0;
-    minus_one = minus_one || rows.labels[r] == -1;
-    if (zero && minus_one) {
-      throw io::InputError::at(
-          file, rows.source[r],
-          "labels 0 and -1 both found; give --positive_label to name the positive class");
+    if (std::isnan(positive_label) && mixed.mixed_by(rows.labels[r])) {
+      // A MatrixMarket matrix's rows keep no line of their labels file.
+      if (rows.source[r] == io::kUnknownSource) refuse_mixed_labels(file, true);
+      mixed.refuse(rows.source[r]);
     }
   }
   return positive;
@@ -273,9 +335,9 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
                                                       static_cast<Eigen::Index>(num_params))) {
   if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
   if (config.positive_label.empty() && zero_labels_ > 0 && zero_labels_ + setup.positives < n_) {
-    throw std::runtime_error(
-        (config.labels.empty() ? config.data : config.labels) +
-        ": labels 0 and -1 both found; give --positive_label to name the positive class");
+    // Found among the workers' rows, which keep no order across workers: the labels are read again for the
+    // line by which both were seen, the same at every rank count.
+    refuse_mixed_labels(config.labels.empty() ? config.data : config.labels, !config.labels.empty());
   }
   // A positive label that no training row carries is most likely mistyped: the model would learn one
   // class and report perfect accuracy.
