@@ -128,7 +128,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-// "unknown flag --name", with the nearest known name when one is near (names of three letters or more).
+// "unknown flag --name", with the nearest known name when one is near (names of three letters or more):
+// a few letters apart, or else the one flag whose name starts the other's or starts with it (--out for
+// --output, --iterations for --iter).
 std::string unknown_flag(const std::string& name) {
   std::string nearest;
   if (name.size() >= 3) {
@@ -142,6 +144,12 @@ std::string unknown_flag(const std::string& name) {
         nearest_distance = distance;
       }
     }
+    std::vector<std::string> started;
+    for (const gflags::CommandLineFlagInfo& flag : flags) {
+      if (flag.name.size() >= 3 && (flag.name.starts_with(name) || name.starts_with(flag.name)))
+        started.push_back(flag.name);
+    }
+    if (nearest.empty() && started.size() == 1) nearest = started.front();
   }
   return "unknown flag --" + shown(name) +
          (nearest.empty() ? " (see --help)" : ": did you mean --" + nearest + "?");

@@ -691,6 +691,8 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--max_round=3", "unknown flag --max_round: did you mean --max_rounds?"},
       {"--iterations=3", "unknown flag --iterations (see --help)"},
+      {"--trace_file=t.csv", "unknown flag --trace_file: did you mean --trace?"},
+      {"--progress=1", "unknown flag --progress: did you mean --progress_seconds?"},
       {"--max_rounds=abc", "--max_rounds=abc: expected a whole number from 0 that fits 64 bits"},
       {"--max_rounds abc", "--max_rounds=abc: expected a whole number from 0 that fits 64 bits"},
       {"--schedulers=99999999999", "--schedulers=99999999999: expected a whole number that fits 32 bits"},
