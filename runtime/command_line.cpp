@@ -360,13 +360,59 @@ std::vector<std::string> allowed_unknown(const std::vector<Argument>& arguments)
   return allowed;
 }
 
+// Text within an XML element: the characters XML reserves, as entities.
+std::string xml_text(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// Every flag in XML (--helpxml), laid out as gflags lays it out, for the tools that read it.
+void show_flags_in_xml(const char* program) {
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  std::printf("<?xml version=\"1.0\"?>\n<AllFlags>\n<program>%s</program>\n<usage>%s</usage>\n",
+              xml_text(std::filesystem::path(program).filename().string()).c_str(),
+              xml_text(gflags::ProgramUsage()).c_str());
+  for (const gflags::CommandLineFlagInfo& flag : flags) {
+    std::printf(
+        "<flag><file>%s</file><name>%s</name><meaning>%s</meaning><default>%s</default>"
+        "<current>%s</current><type>%s</type></flag>\n",
+        xml_text(flag.filename).c_str(), xml_text(flag.name).c_str(), xml_text(flag.description).c_str(),
+        xml_text(flag.default_value).c_str(), xml_text(flag.current_value).c_str(),
+        xml_text(flag.type).c_str());
+  }
+  std::printf("</AllFlags>\n");
+}
+
 // Shows what the arguments ask for instead of a run, and exits 0: help (--help, --helpfull, --helpshort,
-// --helppackage: every flag; --helpon=FILE, --helpmatch=TEXT: those defined in matching source files) or
-// the version. As in gflags, the last setting of each counts and help comes before any mistake beside it;
-// unlike gflags, whose help exits 1 (which mpirun reports as a failed job), help asked for is no failure.
-// --helpxml is left to gflags.
+// --helppackage: every flag; --helpon=FILE, --helpmatch=TEXT: those defined in matching source files),
+// every flag in XML (--helpxml) or the version, in that order of precedence. As in gflags, the last
+// setting of each counts and help comes before any mistake beside it; unlike gflags, whose help exits 1
+// (which mpirun reports as a failed job), help asked for is no failure.
 void show_if_asked(const std::vector<Argument>& arguments, const char* program) {
   std::optional<std::string> help;  // the part of the defining files' paths whose flags are shown
+  bool xml = false;
   bool version = false;
   for (std::size_t k = 0; k < arguments.size(); ++k) {
     if (!reads_as_flag(arguments[k])) continue;
@@ -376,6 +422,8 @@ void show_if_asked(const std::vector<Argument>& arguments, const char* program) 
     const bool on = !negated && (!flag.value || is_true_word(*flag.value));
     if (name == "help" || name == "helpfull" || name == "helpshort" || name == "helppackage") {
       help = on ? std::optional<std::string>("") : std::nullopt;
+    } else if (name == "helpxml") {
+      xml = on;
     } else if (name == "version") {
       version = on;
     } else if ((flag.name == "helpon" || flag.name == "helpmatch") && !negated) {
@@ -390,6 +438,10 @@ void show_if_asked(const std::vector<Argument>& arguments, const char* program) 
   }
   if (help) {
     gflags::ShowUsageWithFlagsRestrict(program, help->c_str());
+    std::exit(0);
+  }
+  if (xml) {
+    show_flags_in_xml(program);
     std::exit(0);
   }
   if (version) {

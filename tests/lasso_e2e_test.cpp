@@ -789,11 +789,14 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
   }
   // Asked-for help is no failure (gflags exits 1, which mpirun reports as a failed job), and comes
   // before any mistake beside it, as in gflags.
-  for (const std::string help_flag : {"--help", "--helpshort --max_round=3"}) {
+  for (const std::string help_flag : {"--help", "--helpshort --max_round=3", "--helpxml"}) {
     const Output help = run(mpirun(3) + SCHMP_LASSO_BIN + " " + help_flag);
     EXPECT_EQ(help.status, 0) << help.text;
     EXPECT_NE(help.text.find("usage: mpirun -np N schmp-lasso"), std::string::npos) << help.text;
   }
+  const Output xml = run(std::string(SCHMP_LASSO_BIN) + " --helpxml");
+  EXPECT_NE(xml.text.find("<name>max_rounds</name>"), std::string::npos) << xml.text;
+  EXPECT_NE(xml.text.find("</AllFlags>"), std::string::npos) << xml.text;
 }
 
 // Real data from the shared data folder, when it is there.
