@@ -91,6 +91,17 @@ bool is_value(std::string_view next, const std::vector<std::string>& allowed) {
   return !names_a_flag(name) && std::find(allowed.begin(), allowed.end(), name) == allowed.end();
 }
 
+// Whether arguments[k], a flag without '=', takes the next argument as its value: both on the command
+// line (a flag file's line, or the environment, holds its flag's value whole) and the next one a value
+// by is_value.
+bool takes_next_as_value(const std::vector<Argument>& arguments, std::size_t k,
+                         const std::vector<std::string>& allowed) {
+  if (k + 1 >= arguments.size()) return false;
+  const Argument& next = arguments[k + 1];
+  return arguments[k].origin.empty() && next.origin.empty() && !next.plain && !next.unknown_in_environment &&
+         is_value(next.text, allowed);
+}
+
 std::vector<std::string> comma_list(std::string_view list) {
   std::vector<std::string> items;
   for (std::size_t start = 0; start <= list.size();) {
@@ -128,31 +139,48 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-// "unknown flag --name", with the nearest known name when one is near (names of three letters or more):
-// a few letters apart, or else the one flag whose name starts the other's or starts with it (--out for
-// --output, --iterations for --iter).
-std::string unknown_flag(const std::string& name) {
+// The flags an unknown name most likely meant, as "--a", "--a or --b" or "" (for names of three letters
+// or more): one a letter off (a typo); else those that start with the name, if three at most (--iter:
+// --iterations; --sched: --schedule_size or --schedulers); else one a few letters off (--lamda); else the
+// longest flag the name starts with, unless another starts with that flag too (--output: --out;
+// --checkpoint_interval gets none, --checkpoint being a file and --checkpoint_every beside it).
+std::string meant_flags(const std::string& name) {
+  if (name.size() < 3) return "";
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
   std::string nearest;
-  if (name.size() >= 3) {
-    std::vector<gflags::CommandLineFlagInfo> flags;
-    gflags::GetAllFlags(&flags);
-    std::size_t nearest_distance = std::max<std::size_t>(2, name.size() / 4) + 1;
-    for (const gflags::CommandLineFlagInfo& flag : flags) {
-      const std::size_t distance = edit_distance(name, flag.name);
-      if (distance < nearest_distance) {
-        nearest = flag.name;
-        nearest_distance = distance;
-      }
+  std::size_t nearest_distance = std::max<std::size_t>(2, name.size() / 4) + 1;
+  std::vector<std::string> completions;
+  std::string longest_start;
+  for (const gflags::CommandLineFlagInfo& flag : flags) {
+    const std::size_t distance = edit_distance(name, flag.name);
+    if (distance < nearest_distance) {
+      nearest = flag.name;
+      nearest_distance = distance;
     }
-    std::vector<std::string> started;
-    for (const gflags::CommandLineFlagInfo& flag : flags) {
-      if (flag.name.size() >= 3 && (flag.name.starts_with(name) || name.starts_with(flag.name)))
-        started.push_back(flag.name);
-    }
-    if (nearest.empty() && started.size() == 1) nearest = started.front();
+    if (flag.name.starts_with(name)) completions.push_back("--" + flag.name);
+    if (flag.name.size() >= 3 && name.starts_with(flag.name) && flag.name.size() > longest_start.size())
+      longest_start = flag.name;
   }
+  if (!nearest.empty() && nearest_distance <= 1) return "--" + nearest;
+  if (!completions.empty() && completions.size() <= 3) {
+    std::string listed = completions.front();
+    for (std::size_t k = 1; k < completions.size(); ++k)
+      listed += (k + 1 == completions.size() ? " or " : ", ") + completions[k];
+    return listed;
+  }
+  if (!nearest.empty()) return "--" + nearest;
+  const auto started_by_longest = std::count_if(flags.begin(), flags.end(), [&](const auto& flag) {
+    return !longest_start.empty() && flag.name.starts_with(longest_start);
+  });
+  return started_by_longest == 1 ? "--" + longest_start : "";
+}
+
+// "unknown flag --name", with the flags it most likely meant.
+std::string unknown_flag(const std::string& name) {
+  const std::string meant = meant_flags(name);
   return "unknown flag --" + shown(name) +
-         (nearest.empty() ? " (see --help)" : ": did you mean --" + nearest + "?");
+         (meant.empty() ? " (see --help)" : ": did you mean " + meant + "?");
 }
 
 // The command line with, in place of each --flagfile, the lines of its files and, in place of each
@@ -197,26 +225,27 @@ class Expansion {
   }
 
   void read(const std::string& file, const std::string& origin) {
+    const std::string name = shown(file);  // as messages show it: one line
     std::error_code error;
     if (std::filesystem::is_directory(file, error))
-      throw std::invalid_argument(origin + file + ": cannot read the flag file: it is a directory");
+      throw std::invalid_argument(origin + name + ": cannot read the flag file: it is a directory");
     // A pipe, a terminal or a FIFO reaches one rank only (Open MPI gives stdin to the first): the others
     // would read other flags, or wait.
     const bool regular = std::filesystem::is_regular_file(file, error);
     if (!regular && ranks_ > 1 && std::filesystem::exists(file, error)) {
-      throw std::invalid_argument(origin + file + ": a flag file read by " + std::to_string(ranks_) +
+      throw std::invalid_argument(origin + name + ": a flag file read by " + std::to_string(ranks_) +
                                   " ranks must be a regular file (a pipe or stdin reaches one of them): save "
                                   "it to a file");
     }
     // A regular file is known by its canonical path, so that one naming itself through others is found.
     const std::string canonical = regular ? std::filesystem::canonical(file, error).string() : "";
     if (regular && std::find(open_files_.begin(), open_files_.end(), canonical) != open_files_.end()) {
-      throw std::invalid_argument(origin + file +
+      throw std::invalid_argument(origin + name +
                                   ": --flagfile names itself, directly or through other flag files");
     }
     std::ifstream in(file);
     if (!in)
-      throw std::invalid_argument(origin + file + ": cannot read the flag file: " + std::strerror(errno));
+      throw std::invalid_argument(origin + name + ": cannot read the flag file: " + std::strerror(errno));
     if (regular) open_files_.push_back(canonical);
     bool in_program_names = false;
     bool applies = true;
@@ -229,7 +258,7 @@ class Expansion {
       const auto last = std::find_if_not(line.rbegin(), line.rend(), blank).base();
       if (first >= last || *first == '#') continue;
       const std::string text(first, last);
-      const std::string where = file + ":" + std::to_string(number) + ": ";
+      const std::string where = name + ":" + std::to_string(number) + ": ";
       check_characters(text, where);
       if (text.front() != '-') {
         // Program-name patterns: the flags that follow apply only to a program one of them matches.
@@ -248,7 +277,7 @@ class Expansion {
       }
     }
     if (in.bad())
-      throw std::invalid_argument(origin + file + ": cannot read the flag file: " + std::strerror(errno));
+      throw std::invalid_argument(origin + name + ": cannot read the flag file: " + std::strerror(errno));
     if (regular) open_files_.pop_back();
   }
 
@@ -279,7 +308,8 @@ class Expansion {
   }
 
   // FLAGS_name from the environment, as --name=value, for `via` (fromenv or tryfromenv); its absence is
-  // an error for --fromenv only.
+  // an error for --fromenv only. A name no flag has is kept as it is, for checked() to refuse unless
+  // --undefok, wherever it stands, lets it through.
   void from_environment(const std::string& name, const std::string& via, const std::string& origin) {
     if (!find_flag(name)) {
       arguments_.push_back({name, origin + "--" + via + " names ", false, true});
@@ -347,7 +377,7 @@ std::vector<std::string> allowed_unknown(const std::vector<Argument>& arguments)
     if (flag.name != "undefok") continue;
     if (flag.value) {
       names = *flag.value;
-    } else if (k + 1 < arguments.size()) {
+    } else if (takes_next_as_value(arguments, k, {})) {
       names = arguments[k + 1].text;
     }
   }
@@ -427,8 +457,7 @@ void show_if_asked(const std::vector<Argument>& arguments, const char* program) 
     } else if (name == "version") {
       version = on;
     } else if ((flag.name == "helpon" || flag.name == "helpmatch") && !negated) {
-      if (!flag.value && k + 1 < arguments.size() && is_value(arguments[k + 1].text, {}))
-        flag.value = arguments[++k].text;
+      if (!flag.value && takes_next_as_value(arguments, k, {})) flag.value = arguments[++k].text;
       if (!flag.value || flag.value->empty()) {
         help.reset();
       } else {
@@ -519,17 +548,11 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
         flags.push_back(argument.text);
         continue;
       }
-      // On the command line a value may follow as the next argument, unless that is a flag itself (a
-      // negative number is a value); a flag file's line holds its flag's value.
-      const Argument* next = k + 1 < arguments.size() ? &arguments[k + 1] : nullptr;
-      const bool next_is_value = argument.origin.empty() && next && next->origin.empty() && !next->plain &&
-                                 is_value(next->text, undefined_ok);
-      if (!next_is_value) {
+      if (!takes_next_as_value(arguments, k, undefined_ok)) {
         throw std::invalid_argument(argument.origin + "--" + flag.name + " needs a value: --" + flag.name +
                                     "=VALUE");
       }
-      flag.value = next->text;
-      ++k;
+      flag.value = arguments[++k].text;
     }
     if (gflags::SetCommandLineOption(flag.name.c_str(), flag.value->c_str()).empty()) {
       throw std::invalid_argument(argument.origin + "--" + flag.name + "=" + shown(*flag.value) +
