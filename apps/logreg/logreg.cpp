@@ -100,8 +100,8 @@ bool is_binary(double label) { return label == 1 || label == -1 || label == 0; }
 namespace {
 
 // Visits the labels of `file` in file order with their sources until `visit` returns true: `file` holds
-// labels alone (read whole: 8 bytes a row) or LIBSVM rows (read 64 MiB at a time). A message about a row
-// whose line is not at hand reads the labels again this way, only then.
+// labels alone (read whole: 16 bytes a row with their sources) or LIBSVM rows (read 64 MiB at a time). A
+// message about a row whose line is not at hand reads the labels again this way, only then.
 template <class Visit>
 void visit_labels(const std::string& file, bool labels_alone, Visit visit) {
   if (labels_alone) {
@@ -149,7 +149,7 @@ class MixedLabels {
 
 // Refuses labels 0 and -1 in `file` (labels alone, or LIBSVM rows) at the line of the first label by
 // which both have been seen, reading the labels again: rows whose lines are not at hand (a MatrixMarket
-// matrix's, or those spread over the workers) found them.
+// matrix's, or those the workers only counted) found them.
 [[noreturn]] void refuse_mixed_labels(const std::string& file, bool labels_alone) {
   MixedLabels mixed(file);
   std::uint64_t source = io::kUnknownSource;
@@ -335,8 +335,8 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
                                                       static_cast<Eigen::Index>(num_params))) {
   if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
   if (config.positive_label.empty() && zero_labels_ > 0 && zero_labels_ + setup.positives < n_) {
-    // Found among the workers' rows, which keep no order across workers: the labels are read again for the
-    // line by which both were seen, the same at every rank count.
+    // Found from the workers' counts alone: the labels are read again for the line by which both were
+    // seen, the same at every rank count.
     refuse_mixed_labels(config.labels.empty() ? config.data : config.labels, !config.labels.empty());
   }
   // A positive label that no training row carries is most likely mistyped: the model would learn one
