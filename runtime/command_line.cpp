@@ -19,6 +19,22 @@
 
 namespace schmp::detail {
 
+// User text in a message, with control characters (a newline, a carriage return) as \xNN: a message
+// stays one line.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::iscntrl(static_cast<unsigned char>(c))) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // One argument of the command line, one flag line of a flag file, or one flag taken from the
@@ -64,22 +80,6 @@ bool names_a_flag(const std::string& name) {
   if (!name.starts_with("no")) return false;
   const auto negated = find_flag(name.substr(2));
   return negated && negated->type == "bool";
-}
-
-// User text in a message, with control characters (a newline, a carriage return) as \xNN: a message
-// stays one line.
-std::string shown(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    if (std::iscntrl(static_cast<unsigned char>(c))) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 // Whether a command-line argument after a flag without '=' is that flag's value: not when it is a
@@ -179,7 +179,7 @@ std::string meant_flags(const std::string& name) {
 // "unknown flag --name", with the flags it most likely meant.
 std::string unknown_flag(const std::string& name) {
   const std::string meant = meant_flags(name);
-  return "unknown flag --" + shown(name) +
+  return "unknown flag --" + printable(name) +
          (meant.empty() ? " (see --help)" : ": did you mean " + meant + "?");
 }
 
@@ -225,7 +225,7 @@ class Expansion {
   }
 
   void read(const std::string& file, const std::string& origin) {
-    const std::string name = shown(file);  // as messages show it: one line
+    const std::string name = printable(file);  // as messages show it: one line
     std::error_code error;
     if (std::filesystem::is_directory(file, error))
       throw std::invalid_argument(origin + name + ": cannot read the flag file: it is a directory");
@@ -288,7 +288,7 @@ class Expansion {
       if (c == '\r')
         throw std::invalid_argument(where + "a carriage return inside the line: lines end in a newline");
       if (c != '\t' && std::iscntrl(static_cast<unsigned char>(c)))
-        throw std::invalid_argument(where + "a control character (" + shown(std::string(1, c)) +
+        throw std::invalid_argument(where + "a control character (" + printable(std::string(1, c)) +
                                     ") in the line");
     }
   }
@@ -302,7 +302,7 @@ class Expansion {
     const bool not_names = text.find('=') != std::string::npos || names_a_flag(first_word) ||
                            std::any_of(text.begin(), text.end(), [](char c) { return (c & 0x80) != 0; });
     if (not_names) {
-      throw std::invalid_argument(where + "'" + shown(text) +
+      throw std::invalid_argument(where + "'" + printable(text) +
                                   "' is neither a flag (--name=value) nor a line of program names");
     }
   }
@@ -510,7 +510,7 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
       }
       const bool looks_like_its_value =
           !argument.plain && !previous_true_false.empty() && is_true_false_word(argument.text);
-      throw std::invalid_argument(argument.origin + "unexpected argument '" + shown(argument.text) + "'" +
+      throw std::invalid_argument(argument.origin + "unexpected argument '" + printable(argument.text) + "'" +
                                   (looks_like_its_value
                                        ? " after --" + previous_true_false +
                                              ": a true/false flag takes its value after '=', "
@@ -520,7 +520,7 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
     }
     FlagText flag = split_flag(argument.text);
     if (flag.name.empty())
-      throw std::invalid_argument(argument.origin + "'" + shown(argument.text) + "' names no flag");
+      throw std::invalid_argument(argument.origin + "'" + printable(argument.text) + "' names no flag");
     // `--data d.svm` or `--data = d.svm` on a flag file's line: gflags took the blank for part of the name.
     if (const std::size_t blank = flag.name.find_first_of(" \t");
         !argument.origin.empty() && blank != std::string::npos && find_flag(flag.name.substr(0, blank))) {
@@ -555,7 +555,7 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
       flag.value = arguments[++k].text;
     }
     if (gflags::SetCommandLineOption(flag.name.c_str(), flag.value->c_str()).empty()) {
-      throw std::invalid_argument(argument.origin + "--" + flag.name + "=" + shown(*flag.value) +
+      throw std::invalid_argument(argument.origin + "--" + flag.name + "=" + printable(*flag.value) +
                                   ": expected " + expected_value(info->type));
     }
     // --undefok has done its work here: every unknown flag it allows is left out.

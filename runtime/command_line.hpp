@@ -6,9 +6,13 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace schmp::detail {
+
+// User text for a one-line message: control characters (a newline, a carriage return) as \xNN.
+std::string printable(std::string_view text);
 
 class CommandLine {
  public:
@@ -28,9 +32,9 @@ class CommandLine {
   // return among them) are not part of a value; a line that is neither a flag nor program names (`lambda=7`)
   // is refused. --undefok lets the unknown flags it names (and their --no forms) through, as in gflags.
   //
-  // Asked for help (--help, --helpfull, --helpshort, --helpon, --helpmatch) or the version, prints it and
-  // exits 0 before any mistake is reported; gflags' help exits 1, which mpirun reports as a failed job.
-  // --helpxml is gflags' own.
+  // Asked for help (--help, --helpfull, --helpshort, --helpon, --helpmatch, --helpxml) or the version,
+  // prints it and exits 0 before any mistake is reported; gflags' help exits 1, which mpirun reports as a
+  // failed job.
   CommandLine(int& argc, char**& argv, int positional, int ranks);
   CommandLine(const CommandLine&) = delete;  // argv points into it
   CommandLine& operator=(const CommandLine&) = delete;

@@ -4,13 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "command_line.hpp"
 #include "mpi.hpp"
@@ -116,6 +119,93 @@ void stop_if_any_failed(const std::optional<detail::Failure>& mine, const std::s
   std::exit(1);
 }
 
+// The settings every rank of a job must share: the framework's flags (defined with --schedulers, in
+// runtime/flags.cpp) and the program's own (defined in `program_file`, its main's source), by name.
+struct Settings {
+  std::string host;  // where they were read
+  std::vector<std::string> names;
+  std::vector<std::string> values;
+  template <class V>
+  void visit(V& v) {
+    v(host, names, values);
+  }
+};
+
+std::string host_name() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  if (MPI_Get_processor_name(name, &length) != MPI_SUCCESS) return "?";
+  return std::string(name, static_cast<std::size_t>(length));
+}
+
+Settings settings_of(const std::string& program_file) {
+  const std::string framework_file = gflags::GetCommandLineFlagInfoOrDie("schedulers").filename;
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  Settings settings;
+  settings.host = host_name();
+  for (const gflags::CommandLineFlagInfo& flag : flags) {
+    if (flag.filename != framework_file && flag.filename != program_file) continue;
+    settings.names.push_back(flag.name);
+    settings.values.push_back(flag.current_value);
+  }
+  return settings;
+}
+
+// A flag's value for a message: one line, and a number as short as it reads back (gflags keeps 0.3 as
+// 0.29999999999999999).
+std::string shown_value(const std::string& name, const std::string& value) {
+  if (gflags::GetCommandLineFlagInfoOrDie(name.c_str()).type == "double") {
+    char* end = nullptr;
+    const double number = std::strtod(value.c_str(), &end);
+    char digits[32];
+    if (end != value.c_str() && *end == '\0')
+      return std::string(digits, std::to_chars(digits, digits + sizeof digits, number).ptr);
+  }
+  return detail::printable(value);
+}
+
+// Rank 0's settings against this rank's: a flag file or a variable for --fromenv that differs between
+// hosts gave ranks different model sizes (a crash) or different stopping rules (two runs mixed without a
+// word), and a host with another build of the program other flags altogether. Collective.
+std::optional<detail::Failure> differing_settings(const std::string& program_file) {
+  const Settings mine = settings_of(program_file);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  detail::Waiter waiter(false);
+  Bytes first = rank == 0 ? serialize(mine) : Bytes{};
+  detail::broadcast_bytes(MPI_COMM_WORLD, 0, first, waiter);
+  if (rank == 0) return std::nullopt;
+  const Settings theirs = deserialize<Settings>(first);
+  const std::string here = "rank " + std::to_string(rank) + " (host " + mine.host + ")";
+  const std::string there = "rank 0 (host " + theirs.host + ")";
+  const auto value_there = [&](const std::string& name) -> const std::string* {
+    const auto it = std::find(theirs.names.begin(), theirs.names.end(), name);
+    return it == theirs.names.end() ? nullptr
+                                    : &theirs.values[static_cast<std::size_t>(it - theirs.names.begin())];
+  };
+  for (std::size_t k = 0; k < mine.names.size(); ++k) {
+    const std::string* value = value_there(mine.names[k]);
+    if (!value) {
+      return detail::Failure{0, "--" + mine.names[k] + " is a flag on " + here + " but not on " + there +
+                                    ": every host must run the same build of the program"};
+    }
+    if (*value != mine.values[k]) {
+      return detail::Failure{
+          0, "--" + mine.names[k] + "=" + shown_value(mine.names[k], mine.values[k]) + " on " + here +
+                 ", --" + mine.names[k] + "=" + shown_value(mine.names[k], *value) + " on " + there +
+                 ": every rank must run with the same flags (a flag file, or an environment variable "
+                 "read by --fromenv, that differs between hosts?)"};
+    }
+  }
+  if (mine.names.size() != theirs.names.size()) {
+    return detail::Failure{0, here + " has " + std::to_string(mine.names.size()) + " flags, " + there + " " +
+                                  std::to_string(theirs.names.size()) +
+                                  ": every host must run the same build of the program"};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool take_subcommand(int& argc, char**& argv, const char* name) {
@@ -162,7 +252,7 @@ int run_tool(int argc, char** argv, const std::string& usage, const std::functio
   }
 }
 
-Job::Job(int& argc, char**& argv, const std::string& usage) {
+Job::Job(int& argc, char**& argv, const std::string& usage, std::source_location caller) {
   gflags::SetUsageMessage(usage);
   FLAGS_logtostderr = true;
   FLAGS_log_prefix = false;
@@ -201,6 +291,7 @@ Job::Job(int& argc, char**& argv, const std::string& usage) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   }
   stop_if_any_failed(mistake, name_);
+  if (launcher_rank_text()) stop_if_any_failed(differing_settings(caller.file_name()), name_);
 }
 
 int Job::refuse(const std::string& message) const {

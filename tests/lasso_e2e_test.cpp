@@ -744,6 +744,15 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
     testing::expect_clean_failure(run(mpirun(3) + lasso + found->first),
                                   "schmp-lasso: error: " + found->second);
   }
+  // Every rank must run with the same settings: a flag file or a variable for --fromenv that differs
+  // between hosts had the ranks disagree (MF crashed on a --rank of 8 beside 16; Lasso went on with rank
+  // 0's lambda).
+  const Output differing = run("timeout 300 " + std::string(SCHMP_MPIEXEC) +
+                               " --allow-run-as-root --oversubscribe --bind-to none -np 1 " + lasso +
+                               "--lambda_ratio 0.5 : -np 2 " + lasso + "--lambda_ratio 0.3");
+  testing::expect_clean_failure(differing, "schmp-lasso: error: --lambda_ratio=0.3 on rank 1 (host ");
+  EXPECT_NE(differing.text.find("), --lambda_ratio=0.5 on rank 0 (host "), std::string::npos)
+      << differing.text;
   // A flag file every rank reads must be a file: stdin reaches the first rank only, and the others
   // read other flags (or none) and waited for it.
   const std::string schedulers = file("schedulers.flags", "--schedulers=2\n");

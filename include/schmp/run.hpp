@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <span>
 #include <string>
 #include <utility>
@@ -429,8 +430,11 @@ class Job {
  public:
   // Parses the command line (gflags' flags, --help and --flagfile, checked so that every mistake is one
   // line), sets up logging and, in a process a launcher started, MPI (one started without mpirun is a
-  // job of one, which needs none).
-  Job(int& argc, char**& argv, const std::string& usage);
+  // job of one, which needs none). Every rank must then hold the same settings: the framework's flags
+  // and those defined in `caller`'s file (main's, left to the default), which a flag file or --fromenv
+  // could set apart on one host.
+  Job(int& argc, char**& argv, const std::string& usage,
+      std::source_location caller = std::source_location::current());
   ~Job();
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
