@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "fingerprint.hpp"
 #include "parallel_parse.hpp"
 #include "whole_file_readers.hpp"
 
@@ -58,6 +59,11 @@ SparseRows rows_of_block(const std::string& data, const std::string& labels, Pee
     throw InputError(data, 0, "a MatrixMarket matrix needs its labels in a separate file (--labels)");
   Coordinates entries = read_matrix_market(data, range);
   const std::vector<double> all_labels = read_dense_vector(labels);
+  // Every worker reads the labels whole: a stale copy on one host would give its rows other labels.
+  internal::Fingerprint fingerprint;
+  fingerprint.add({reinterpret_cast<const char*>(all_labels.data()), all_labels.size() * sizeof(double)});
+  internal::check_same_on_every_worker(labels, fingerprint.value(),
+                                       std::to_string(all_labels.size()) + " labels", peers);
   if (all_labels.size() != entries.rows) {
     throw InputError(labels, 0,
                      "has " + std::to_string(all_labels.size()) + " labels for " +

@@ -1,6 +1,8 @@
 // The parts of schmp/io.hpp shared by every reader: errors, file sizes and byte ranges.
 #include "schmp/io.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "fingerprint.hpp"
 #include "line_reader.hpp"
 #include "schmp/peers.hpp"
 
@@ -86,33 +89,53 @@ ByteRange split_range(std::uint64_t size, int part, int parts) {
   return ByteRange{start(index), start(index + 1)};
 }
 
+namespace internal {
+
+void check_same_on_every_worker(const std::string& path, std::uint64_t fingerprint, const std::string& seen,
+                                Peers& peers) {
+  // Every worker's fingerprint, on every worker: each adds its own in its place to zeros.
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(peers.count()), 0);
+  all[static_cast<std::size_t>(peers.index())] = fingerprint;
+  peers.sum(all);
+  const auto sharing = [&](std::uint64_t value) { return std::count(all.begin(), all.end(), value); };
+  if (sharing(fingerprint) == peers.count()) return;
+  // Most workers' fingerprint (in a tie, that of the first such worker) is taken for the right one.
+  std::uint64_t most = all.front();
+  for (const std::uint64_t value : all) {
+    if (sharing(value) > sharing(most)) most = value;
+  }
+  if (fingerprint == most) throw PeerFailure();
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '?';
+  throw InputError(path, 0,
+                   "differs between the workers' hosts: worker " + std::to_string(peers.index()) +
+                       " on host " + host + " sees a different copy (" + seen + ") from " +
+                       std::to_string(sharing(most)) + " of the " + std::to_string(peers.count()) +
+                       " workers: every host must see the same files at this path");
+}
+
+}  // namespace internal
+
 ByteRange worker_range(const std::string& data, Peers& peers) {
   const internal::InputFile file(data);
-  // FNV-1a over the size and each part's name and size: equal on every worker that sees the same data.
-  std::uint64_t fingerprint = 14695981039346656037ull;
-  const auto mix = [&](std::string_view bytes) {
-    for (const char c : bytes) fingerprint = (fingerprint ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  };
-  const auto mix_number = [&](std::uint64_t number) { mix(std::to_string(number) + '\n'); };
+  // Over the size and each part's name and size: equal on every worker that sees the same data.
+  internal::Fingerprint fingerprint;
   std::error_code not_a_directory;
   const bool directory = std::filesystem::is_directory(data, not_a_directory);
-  mix_number(file.size());
+  fingerprint.add_number(file.size());
   if (directory) {
     for (const internal::PartFile& part : file.parts()) {
-      mix(std::filesystem::path(part.path).filename().string() + '\n');
-      mix_number(part.size);
+      fingerprint.add(std::filesystem::path(part.path).filename().string() + '\n');
+      fingerprint.add_number(part.size);
     }
   }
-  // Largest and smallest fingerprint: equal only when every worker has the same one.
-  if (peers.max(fingerprint) != ~peers.max(~fingerprint)) {
-    const std::size_t parts = file.parts().size();
-    const std::string seen = directory ? std::to_string(parts) + (parts == 1 ? " part file" : " part files") +
-                                             " of " + std::to_string(file.size()) + " bytes"
-                                       : std::to_string(file.size()) + " bytes";
-    throw InputError(data, 0,
-                     "differs between the workers' hosts (this one sees " + seen +
-                         "): every host must see the same file, or the same part files, at this path");
-  }
+  const std::size_t parts = file.parts().size();
+  internal::check_same_on_every_worker(data, fingerprint.value(),
+                                       directory ? std::to_string(parts) +
+                                                       (parts == 1 ? " part file" : " part files") + " of " +
+                                                       std::to_string(file.size()) + " bytes"
+                                                 : std::to_string(file.size()) + " bytes",
+                                       peers);
   return split_range(file.size(), peers.index(), peers.count());
 }
 

@@ -3,6 +3,7 @@
 // tool never leaves a half-written directory; schmp-lasso gives the same objective from either.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -383,8 +384,8 @@ TEST_F(ShardTest, ADirectoryWithoutPartFilesIsRefused) {
 }
 
 // Hosts that each hold other shards, or another copy of the file, would split different data and skip
-// or repeat parts of it: every worker refuses, saying what its host sees. Each worker here reads a
-// path of its own, as each host would read its own disk at the one path given.
+// or repeat parts of it: the job is refused, naming the worker whose copy differs and its host. Each worker
+// here reads a path of its own, as each host would read its own disk at the one path given.
 TEST_F(ShardTest, WorkersThatSeeDifferentDataAreRefused) {
   const std::vector<std::pair<std::string, std::string>> parts = {{"part-00000", "1 1:1\n"},
                                                                   {"part-00001", "2 2:2\n"},
@@ -404,18 +405,44 @@ TEST_F(ShardTest, WorkersThatSeeDifferentDataAreRefused) {
   EXPECT_EQ(same[1].begin, 12u);
   EXPECT_EQ(same[1].end, 24u);
 
+  // Two workers that disagree: the first one's copy is taken for the right one.
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
   const std::vector<std::string> halves = {directory("first", {parts[0], parts[1]}),
                                            directory("second", {parts[2], parts[3]})};
   EXPECT_EQ(error_of([&] { ranges_of(halves); }),
-            halves[0] +
-                ": differs between the workers' hosts (this one sees 2 part files of 12 bytes): every "
-                "host must see the same file, or the same part files, at this path");
-  const std::vector<std::string> copies = {write("whole.svm", "1 1:1\n2 2:2\n3 3:3\n"),
-                                           write("stale.svm", "1 1:1\n2 2:2\n")};
-  EXPECT_EQ(error_of([&] { ranges_of(copies); }),
-            copies[0] +
-                ": differs between the workers' hosts (this one sees 18 bytes): every host must see the "
-                "same file, or the same part files, at this path");
+            halves[1] + ": differs between the workers' hosts: worker 1 on host " + std::string(host) +
+                " sees a different copy (2 part files of 12 bytes) from 1 of the 2 workers: every host must "
+                "see the same files at this path");
+  // More: the one that differs from the rest is named, wherever it is.
+  const std::string whole = write("whole.svm", "1 1:1\n2 2:2\n3 3:3\n");
+  const std::string stale = write("stale.svm", "1 1:1\n2 2:2\n");
+  EXPECT_EQ(error_of([&] {
+              ranges_of({stale, whole, whole});
+            }),
+            stale + ": differs between the workers' hosts: worker 0 on host " + std::string(host) +
+                " sees a different copy (12 bytes) from 2 of the 3 workers: every host must see the same "
+                "files at this path");
+}
+
+// A MatrixMarket matrix's labels file is read whole by every worker: a stale copy on one host gave its
+// rows other labels, and the model a blend of the two.
+TEST_F(ShardTest, WorkersThatSeeDifferentLabelsAreRefused) {
+  const std::string matrix =
+      write("x.mtx", "%%MatrixMarket matrix coordinate real general\n3 2 3\n1 1 1\n2 2 1\n3 1 -1\n");
+  const std::string labels = write("y.txt", "1\n-1\n1\n");
+  const std::string stale = write("stale-y.txt", "1\n1\n1\n");
+  const std::vector<std::string> seen = {labels, labels, stale};
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  EXPECT_EQ(error_of([&] {
+              testing::LocalPeers(3).run([&](Peers& peers) {
+                io::read_rows_part(matrix, seen[static_cast<std::size_t>(peers.index())], peers);
+              });
+            }),
+            stale + ": differs between the workers' hosts: worker 2 on host " + std::string(host) +
+                " sees a different copy (3 labels) from 2 of the 3 workers: every host must see the same "
+                "files at this path");
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -95,7 +95,8 @@ ByteRange split_range(std::uint64_t size, int part, int parts);
 // its part files), after checking with the other workers that every one of them sees the same data
 // there: the same size and, for a directory, the same part files by name and size. Hosts that each
 // hold only some of the shards, or a stale copy of the file, would otherwise split different data and
-// silently skip or repeat parts of it. Every worker calls it (Peers::max, twice).
+// silently skip or repeat parts of it. Every worker calls it (Peers::sum); a worker that sees other data
+// than most workers do is named, with its host.
 ByteRange worker_range(const std::string& data, Peers& peers);
 
 // Rows of a sparse matrix with one label per row, in compressed-row form.
