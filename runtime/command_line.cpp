@@ -322,7 +322,11 @@ class Expansion {
     if (!value) {
       if (via == "tryfromenv") return;
       throw std::invalid_argument(origin + "--fromenv names " + name + ", but " + variable +
-                                  " is not in the environment");
+                                  " is not in the environment" +
+                                  (ranks_ > 1 ? " (mpirun passes a variable to the ranks of other hosts only "
+                                                "when -x names it: -x " +
+                                                    variable + ")"
+                                              : ""));
     }
     arguments_.push_back({"--" + name + "=" + value, origin + variable + " (environment): "});
   }
