@@ -323,10 +323,10 @@ class Expansion {
       if (via == "tryfromenv") return;
       throw std::invalid_argument(origin + "--fromenv names " + name + ", but " + variable +
                                   " is not in the environment" +
-                                  (ranks_ > 1 ? " (mpirun passes a variable to the ranks of other hosts only "
-                                                "when -x names it: -x " +
-                                                    variable + ")"
-                                              : ""));
+                                  (ranks_ > 1 && std::getenv("OMPI_COMM_WORLD_RANK")
+                                       ? " (if it is set where mpirun starts, mpirun -x " + variable +
+                                             " passes it to the other hosts)"
+                                       : ""));
     }
     arguments_.push_back({"--" + name + "=" + value, origin + variable + " (environment): "});
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -125,17 +126,19 @@ struct Settings {
   std::string host;  // where they were read
   std::vector<std::string> names;
   std::vector<std::string> values;
+  // Whether the command line, a flag file or the environment gave each: a program may refuse a flag
+  // given at all (MF's --top in training), and a rank that refuses alone leaves the others waiting.
+  std::vector<std::uint8_t> given;
   template <class V>
   void visit(V& v) {
-    v(host, names, values);
+    v(host, names, values, given);
   }
 };
 
 std::string host_name() {
-  char name[MPI_MAX_PROCESSOR_NAME] = {};
-  int length = 0;
-  if (MPI_Get_processor_name(name, &length) != MPI_SUCCESS) return "?";
-  return std::string(name, static_cast<std::size_t>(length));
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
 }
 
 Settings settings_of(const std::string& program_file) {
@@ -148,21 +151,23 @@ Settings settings_of(const std::string& program_file) {
     if (flag.filename != framework_file && flag.filename != program_file) continue;
     settings.names.push_back(flag.name);
     settings.values.push_back(flag.current_value);
+    settings.given.push_back(flag.is_default ? 0 : 1);
   }
   return settings;
 }
 
-// A flag's value for a message: one line, and a number as short as it reads back (gflags keeps 0.3 as
+// A flag's setting for a message: one line, and a number as short as it reads back (gflags keeps 0.3 as
 // 0.29999999999999999).
-std::string shown_value(const std::string& name, const std::string& value) {
+std::string shown_setting(const std::string& name, const std::string& value, bool given) {
+  std::string shown = detail::printable(value);
   if (gflags::GetCommandLineFlagInfoOrDie(name.c_str()).type == "double") {
     char* end = nullptr;
     const double number = std::strtod(value.c_str(), &end);
     char digits[32];
     if (end != value.c_str() && *end == '\0')
-      return std::string(digits, std::to_chars(digits, digits + sizeof digits, number).ptr);
+      shown = std::string(digits, std::to_chars(digits, digits + sizeof digits, number).ptr);
   }
-  return detail::printable(value);
+  return given ? "--" + name + "=" + shown : "--" + name + " not given (" + shown + ")";
 }
 
 // Rank 0's settings against this rank's: a flag file or a variable for --fromenv that differs between
@@ -176,32 +181,33 @@ std::optional<detail::Failure> differing_settings(const std::string& program_fil
   Bytes first = rank == 0 ? serialize(mine) : Bytes{};
   detail::broadcast_bytes(MPI_COMM_WORLD, 0, first, waiter);
   if (rank == 0) return std::nullopt;
-  const Settings theirs = deserialize<Settings>(first);
   const std::string here = "rank " + std::to_string(rank) + " (host " + mine.host + ")";
+  const std::string another_build = ": every host must run the same build of the program";
+  Settings theirs;
+  try {
+    theirs = deserialize<Settings>(first);
+  } catch (const std::exception&) {
+    return detail::Failure{0, here + " cannot read rank 0's settings" + another_build};
+  }
   const std::string there = "rank 0 (host " + theirs.host + ")";
-  const auto value_there = [&](const std::string& name) -> const std::string* {
-    const auto it = std::find(theirs.names.begin(), theirs.names.end(), name);
-    return it == theirs.names.end() ? nullptr
-                                    : &theirs.values[static_cast<std::size_t>(it - theirs.names.begin())];
-  };
   for (std::size_t k = 0; k < mine.names.size(); ++k) {
-    const std::string* value = value_there(mine.names[k]);
-    if (!value) {
-      return detail::Failure{0, "--" + mine.names[k] + " is a flag on " + here + " but not on " + there +
-                                    ": every host must run the same build of the program"};
-    }
-    if (*value != mine.values[k]) {
-      return detail::Failure{
-          0, "--" + mine.names[k] + "=" + shown_value(mine.names[k], mine.values[k]) + " on " + here +
-                 ", --" + mine.names[k] + "=" + shown_value(mine.names[k], *value) + " on " + there +
-                 ": every rank must run with the same flags (a flag file, or an environment variable "
-                 "read by --fromenv, that differs between hosts?)"};
+    const std::string& name = mine.names[k];
+    const auto it = std::find(theirs.names.begin(), theirs.names.end(), name);
+    if (it == theirs.names.end())
+      return detail::Failure{0,
+                             "--" + name + " is a flag on " + here + " but not on " + there + another_build};
+    const auto at = static_cast<std::size_t>(it - theirs.names.begin());
+    if (theirs.values[at] != mine.values[k] || theirs.given[at] != mine.given[k]) {
+      return detail::Failure{0, shown_setting(name, mine.values[k], mine.given[k] != 0) + " on " + here +
+                                    ", " + shown_setting(name, theirs.values[at], theirs.given[at] != 0) +
+                                    " on " + there +
+                                    ": every rank must run with the same flags (a flag file, or an "
+                                    "environment variable read by --fromenv, that differs between hosts?)"};
     }
   }
   if (mine.names.size() != theirs.names.size()) {
     return detail::Failure{0, here + " has " + std::to_string(mine.names.size()) + " flags, " + there + " " +
-                                  std::to_string(theirs.names.size()) +
-                                  ": every host must run the same build of the program"};
+                                  std::to_string(theirs.names.size()) + another_build};
   }
   return std::nullopt;
 }

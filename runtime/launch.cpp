@@ -325,8 +325,8 @@ void warn_of_short_bindings(const std::string& program_name, const std::string& 
   if (world_rank() != 0 || fewest == INT_MAX) return;
   std::fprintf(stderr,
                "%s: warning: --threads %d, but a worker rank is bound to %d CPU%s and runs no more threads "
-               "(by mpirun's --bind-to, or by its default, a core a rank when it starts 2 ranks or fewer): "
-               "add --bind-to none, or --map-by slot:PE=%d\n",
+               "(mpirun's --bind-to, whose default binds each rank to a core when it starts 2 ranks or "
+               "fewer and to a socket when more): add --bind-to none, or --map-by slot:PE=%d\n",
                program_name.c_str(), threads, fewest, fewest == 1 ? "" : "s", threads);
 }
 

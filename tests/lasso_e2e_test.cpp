@@ -753,6 +753,14 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
   testing::expect_clean_failure(differing, "schmp-lasso: error: --lambda_ratio=0.3 on rank 1 (host ");
   EXPECT_NE(differing.text.find("), --lambda_ratio=0.5 on rank 0 (host "), std::string::npos)
       << differing.text;
+  // A flag given on one rank only, at its default, too: a program may refuse a flag given at all (MF's
+  // --top in training), and a rank that refused alone left the others waiting.
+  const Output given = run("timeout 300 " + std::string(SCHMP_MPIEXEC) +
+                           " --allow-run-as-root --oversubscribe --bind-to none -np 2 " + lasso + ": -np 1 " +
+                           lasso + "--max_rounds=1000000");
+  testing::expect_clean_failure(given, "schmp-lasso: error: --max_rounds=1000000 on rank 2 (host ");
+  EXPECT_NE(given.text.find("), --max_rounds not given (1000000) on rank 0 (host "), std::string::npos)
+      << given.text;
   // A flag file every rank reads must be a file: stdin reaches the first rank only, and the others
   // read other flags (or none) and waited for it.
   const std::string schedulers = file("schedulers.flags", "--schedulers=2\n");
