@@ -25,9 +25,8 @@ class Fingerprint {
 };
 
 // Checks with the other workers (Peers::sum) that every one of them has the same fingerprint of `path`.
-// When not, a worker whose fingerprint differs from most workers' (in a tie, from the first such
-// worker's) raises InputError, naming its host and what it sees (`seen`: "852362 bytes", "442 labels"); the
-// others raise PeerFailure, so that the message the job prints is the odd one's.
+// When not, every worker raises the same InputError, naming each copy with its workers, their hosts and
+// what they see (`seen`: "852362 bytes", "442 labels").
 void check_same_on_every_worker(const std::string& path, std::uint64_t fingerprint, const std::string& seen,
                                 Peers& peers);
 

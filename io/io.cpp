@@ -91,27 +91,71 @@ ByteRange split_range(std::uint64_t size, int part, int parts) {
 
 namespace internal {
 
+namespace {
+
+// What one worker sees of a file, for the message that names the copies: plain data that Peers::route
+// can carry (a longer host name or description is cut short).
+struct SeenCopy {
+  char host[64];
+  char seen[64];
+};
+
+void copy_text(char (&into)[64], const std::string& text) {
+  const std::size_t length = std::min(text.size(), sizeof into - 1);
+  std::copy_n(text.begin(), length, into);
+  into[length] = '\0';
+}
+
+// "worker 2 on host a sees 12 bytes", "3 workers, on hosts a, b and 1 more, see 18 bytes"
+std::string described(const std::vector<std::size_t>& workers, const std::vector<SeenCopy>& copies) {
+  std::vector<std::string> hosts;
+  for (const std::size_t w : workers) {
+    if (std::find(hosts.begin(), hosts.end(), copies[w].host) == hosts.end())
+      hosts.emplace_back(copies[w].host);
+  }
+  const std::string seen = copies[workers.front()].seen;
+  if (workers.size() == 1)
+    return "worker " + std::to_string(workers.front()) + " on host " + hosts[0] + " sees " + seen;
+  std::string on = hosts.size() == 1 ? "host " + hosts[0] : "hosts " + hosts[0];
+  if (hosts.size() == 2) on += " and " + hosts[1];
+  if (hosts.size() > 2) on += ", " + hosts[1] + " and " + std::to_string(hosts.size() - 2) + " more";
+  return std::to_string(workers.size()) + " workers, on " + on + ", see " + seen;
+}
+
+}  // namespace
+
 void check_same_on_every_worker(const std::string& path, std::uint64_t fingerprint, const std::string& seen,
                                 Peers& peers) {
   // Every worker's fingerprint, on every worker: each adds its own in its place to zeros.
-  std::vector<std::uint64_t> all(static_cast<std::size_t>(peers.count()), 0);
+  const auto count = static_cast<std::size_t>(peers.count());
+  std::vector<std::uint64_t> all(count, 0);
   all[static_cast<std::size_t>(peers.index())] = fingerprint;
   peers.sum(all);
-  const auto sharing = [&](std::uint64_t value) { return std::count(all.begin(), all.end(), value); };
-  if (sharing(fingerprint) == peers.count()) return;
-  // Most workers' fingerprint (in a tie, that of the first such worker) is taken for the right one.
-  std::uint64_t most = all.front();
+  if (std::all_of(all.begin(), all.end(), [&](std::uint64_t value) { return value == all.front(); })) return;
+  // Which copy is stale is not for the workers to say (two hosts of as many workers each split evenly):
+  // every worker learns what each sees, where, and refuses alike, naming every copy.
+  SeenCopy mine{};
+  copy_text(mine.host, [] {
+    char host[256] = {};
+    return ::gethostname(host, sizeof host - 1) == 0 ? std::string(host) : std::string("?");
+  }());
+  copy_text(mine.seen, seen);
+  const std::vector<SeenCopy> copies = peers.route(std::vector<std::vector<SeenCopy>>(count, {mine}));
+  std::vector<std::uint64_t> distinct;  // in the order of their first workers
   for (const std::uint64_t value : all) {
-    if (sharing(value) > sharing(most)) most = value;
+    if (std::find(distinct.begin(), distinct.end(), value) == distinct.end()) distinct.push_back(value);
   }
-  if (fingerprint == most) throw PeerFailure();
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '?';
-  throw InputError(path, 0,
-                   "differs between the workers' hosts: worker " + std::to_string(peers.index()) +
-                       " on host " + host + " sees a different copy (" + seen + ") from " +
-                       std::to_string(sharing(most)) + " of the " + std::to_string(peers.count()) +
-                       " workers: every host must see the same files at this path");
+  std::string listed;
+  for (const std::uint64_t value : distinct) {
+    std::vector<std::size_t> workers;
+    for (std::size_t w = 0; w < count; ++w) {
+      if (all[w] == value) workers.push_back(w);
+    }
+    listed += (listed.empty() ? "" : "; ") + described(workers, copies);
+  }
+  throw InputError(
+      path, 0,
+      "differs between the workers' hosts: " + listed + ": every host must see the same files at this path");
 }
 
 }  // namespace internal
@@ -129,13 +173,18 @@ ByteRange worker_range(const std::string& data, Peers& peers) {
       fingerprint.add_number(part.size);
     }
   }
-  const std::size_t parts = file.parts().size();
-  internal::check_same_on_every_worker(data, fingerprint.value(),
-                                       directory ? std::to_string(parts) +
-                                                       (parts == 1 ? " part file" : " part files") + " of " +
-                                                       std::to_string(file.size()) + " bytes"
-                                                 : std::to_string(file.size()) + " bytes",
-                                       peers);
+  std::string seen = std::to_string(file.size()) + " bytes";
+  if (directory) {
+    const std::vector<internal::PartFile>& parts = file.parts();
+    const auto name = [](const internal::PartFile& part) {
+      return std::filesystem::path(part.path).filename().string();
+    };
+    seen = parts.size() == 1 ? "1 part file, " + name(parts.front())
+                             : std::to_string(parts.size()) + " part files, " + name(parts.front()) + " to " +
+                                   name(parts.back());
+    seen += ", of " + std::to_string(file.size()) + " bytes";
+  }
+  internal::check_same_on_every_worker(data, fingerprint.value(), seen, peers);
   return split_range(file.size(), peers.index(), peers.count());
 }
 

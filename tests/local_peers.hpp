@@ -19,15 +19,18 @@
 namespace schmp::testing {
 
 // A worker's place among `count` workers, for readers whose only calls check that every worker sees the
-// same input (LIBSVM rows, io::worker_range): max() answers as if every worker gave the same value, and
-// any other call throws.
+// same input (LIBSVM rows, io::worker_range): max() and sum() answer as if every worker gave the same
+// value (sum() as if each put it in its own place, as that check does), and route() throws.
 class PlaceOnly final : public Peers {
  public:
   PlaceOnly(int index, int count) : Peers(index, count) {}
 
  protected:
   std::uint64_t reduce_max(std::uint64_t value) override { return value; }
-  void reduce_sum(std::vector<std::uint64_t>&) override { throw std::logic_error("PlaceOnly: no peers"); }
+  void reduce_sum(std::vector<std::uint64_t>& values) override {
+    const std::uint64_t mine = values.at(static_cast<std::size_t>(index()));
+    std::fill(values.begin(), values.end(), mine);
+  }
   void exchange(const std::vector<std::span<const std::byte>>&,
                 const std::function<std::span<std::byte>(std::uint64_t)>&) override {
     throw std::logic_error("PlaceOnly: no peers");

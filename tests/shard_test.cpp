@@ -405,24 +405,26 @@ TEST_F(ShardTest, WorkersThatSeeDifferentDataAreRefused) {
   EXPECT_EQ(same[1].begin, 12u);
   EXPECT_EQ(same[1].end, 24u);
 
-  // Two workers that disagree: the first one's copy is taken for the right one.
+  // Which copy is stale is not for the workers to say: every copy is named, with its workers and hosts.
   char host[256] = {};
   ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  const std::string on = std::string(" on host ") + host;
   const std::vector<std::string> halves = {directory("first", {parts[0], parts[1]}),
                                            directory("second", {parts[2], parts[3]})};
-  EXPECT_EQ(error_of([&] { ranges_of(halves); }),
-            halves[1] + ": differs between the workers' hosts: worker 1 on host " + std::string(host) +
-                " sees a different copy (2 part files of 12 bytes) from 1 of the 2 workers: every host must "
-                "see the same files at this path");
-  // More: the one that differs from the rest is named, wherever it is.
+  EXPECT_EQ(
+      error_of([&] { ranges_of(halves); }),
+      halves[0] + ": differs between the workers' hosts: worker 0" + on +
+          " sees 2 part files, part-00000 to part-00001, of 12 bytes; worker 1" + on +
+          " sees 2 part files, part-00002 to part-00003, of 12 bytes: every host must see the same files "
+          "at this path");
   const std::string whole = write("whole.svm", "1 1:1\n2 2:2\n3 3:3\n");
   const std::string stale = write("stale.svm", "1 1:1\n2 2:2\n");
   EXPECT_EQ(error_of([&] {
-              ranges_of({stale, whole, whole});
+              ranges_of({whole, stale, whole});
             }),
-            stale + ": differs between the workers' hosts: worker 0 on host " + std::string(host) +
-                " sees a different copy (12 bytes) from 2 of the 3 workers: every host must see the same "
-                "files at this path");
+            whole + ": differs between the workers' hosts: 2 workers, on host " + host +
+                ", see 18 bytes; worker 1" + on +
+                " sees 12 bytes: every host must see the same files at this path");
 }
 
 // A MatrixMarket matrix's labels file is read whole by every worker: a stale copy on one host gave its
@@ -435,14 +437,21 @@ TEST_F(ShardTest, WorkersThatSeeDifferentLabelsAreRefused) {
   const std::vector<std::string> seen = {labels, labels, stale};
   char host[256] = {};
   ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
-  EXPECT_EQ(error_of([&] {
-              testing::LocalPeers(3).run([&](Peers& peers) {
-                io::read_rows_part(matrix, seen[static_cast<std::size_t>(peers.index())], peers);
-              });
-            }),
-            stale + ": differs between the workers' hosts: worker 2 on host " + std::string(host) +
-                " sees a different copy (3 labels) from 2 of the 3 workers: every host must see the same "
-                "files at this path");
+  const std::string error = error_of([&] {
+    testing::LocalPeers(3).run([&](Peers& peers) {
+      io::read_rows_part(matrix, seen[static_cast<std::size_t>(peers.index())], peers);
+    });
+  });
+  // The two copies have as many labels: what tells them apart is their checksums.
+  const std::string most = labels + ": differs between the workers' hosts: 2 workers, on host " + host +
+                           ", see 3 labels of checksum ";
+  const std::string odd = "; worker 2 on host " + std::string(host) + " sees 3 labels of checksum ";
+  const std::string end = ": every host must see the same files at this path";
+  ASSERT_EQ(error.rfind(most, 0), 0u) << error;
+  const std::size_t odd_at = error.find(odd);
+  ASSERT_NE(odd_at, std::string::npos) << error;
+  EXPECT_EQ(error.substr(odd_at + odd.size() + 8), end) << error;
+  EXPECT_NE(error.substr(most.size(), 8), error.substr(odd_at + odd.size(), 8)) << error;
 }
 
 // ---------------------------------------------------------------------------------------------------
