@@ -24,9 +24,12 @@ class Fingerprint {
   std::uint64_t value_ = 14695981039346656037ull;
 };
 
+// This host's name, as messages about hosts name it ("?" when it cannot be had).
+std::string host_name();
+
 // Checks with the other workers (Peers::sum) that every one of them has the same fingerprint of `path`.
 // When not, every worker raises the same InputError, naming each copy with its workers, their hosts and
-// what they see (`seen`: "852362 bytes", "442 labels").
+// what they see (`seen`: "852362 bytes", "442 labels of checksum 1f0e3a9c").
 void check_same_on_every_worker(const std::string& path, std::uint64_t fingerprint, const std::string& seen,
                                 Peers& peers);
 

@@ -124,6 +124,11 @@ std::string described(const std::vector<std::size_t>& workers, const std::vector
 
 }  // namespace
 
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("?");
+}
+
 void check_same_on_every_worker(const std::string& path, std::uint64_t fingerprint, const std::string& seen,
                                 Peers& peers) {
   // Every worker's fingerprint, on every worker: each adds its own in its place to zeros.
@@ -135,10 +140,7 @@ void check_same_on_every_worker(const std::string& path, std::uint64_t fingerpri
   // Which copy is stale is not for the workers to say (two hosts of as many workers each split evenly):
   // every worker learns what each sees, where, and refuses alike, naming every copy.
   SeenCopy mine{};
-  copy_text(mine.host, [] {
-    char host[256] = {};
-    return ::gethostname(host, sizeof host - 1) == 0 ? std::string(host) : std::string("?");
-  }());
+  copy_text(mine.host, host_name());
   copy_text(mine.seen, seen);
   const std::vector<SeenCopy> copies = peers.route(std::vector<std::vector<SeenCopy>>(count, {mine}));
   std::vector<std::uint64_t> distinct;  // in the order of their first workers

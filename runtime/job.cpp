@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../io/fingerprint.hpp"
 #include "command_line.hpp"
 #include "mpi.hpp"
 #include "schmp/run.hpp"
@@ -135,18 +136,12 @@ struct Settings {
   }
 };
 
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "?";
-  return name;
-}
-
 Settings settings_of(const std::string& program_file) {
   const std::string framework_file = gflags::GetCommandLineFlagInfoOrDie("schedulers").filename;
   std::vector<gflags::CommandLineFlagInfo> flags;
   gflags::GetAllFlags(&flags);
   Settings settings;
-  settings.host = host_name();
+  settings.host = io::internal::host_name();
   for (const gflags::CommandLineFlagInfo& flag : flags) {
     if (flag.filename != framework_file && flag.filename != program_file) continue;
     settings.names.push_back(flag.name);
