@@ -58,17 +58,19 @@ SparseRows rows_of_entries(const std::string& data, std::vector<MatrixEntry> ent
 SparseRows rows_of_block(const std::string& data, const std::string& labels, Peers& peers, ByteRange range) {
   if (labels.empty())
     throw InputError(data, 0, "a MatrixMarket matrix needs its labels in a separate file (--labels)");
-  const std::vector<double> all_labels = read_dense_vector(labels);
   // Every worker reads the labels whole: a stale copy on one host would give its rows other labels.
   // Checked first, as it costs less than the matrix.
-  internal::Fingerprint fingerprint;
-  fingerprint.add({reinterpret_cast<const char*>(all_labels.data()), all_labels.size() * sizeof(double)});
-  char checksum[24];
-  std::snprintf(checksum, sizeof checksum, "%08llx",
-                static_cast<unsigned long long>(fingerprint.value() & 0xffffffffu));
-  internal::check_same_on_every_worker(labels, fingerprint.value(),
-                                       std::to_string(all_labels.size()) + " labels of checksum " + checksum,
-                                       peers);
+  std::vector<double> all_labels;
+  internal::check_read_on_every_worker(labels, peers, [&] {
+    all_labels = read_dense_vector(labels);
+    internal::Fingerprint fingerprint;
+    fingerprint.add({reinterpret_cast<const char*>(all_labels.data()), all_labels.size() * sizeof(double)});
+    char checksum[24];
+    std::snprintf(checksum, sizeof checksum, "%08llx",
+                  static_cast<unsigned long long>(fingerprint.value() & 0xffffffffu));
+    return std::pair{fingerprint.value(),
+                     std::to_string(all_labels.size()) + " labels of checksum " + checksum};
+  });
   Coordinates entries = read_matrix_market(data, range);
   if (all_labels.size() != entries.rows) {
     throw InputError(labels, 0,

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <string_view>
+#include <utility>
 
+#include "schmp/io.hpp"
 #include "schmp/peers.hpp"
 
 namespace schmp::io::internal {
@@ -32,5 +35,27 @@ std::string host_name();
 // what they see (`seen`: "852362 bytes", "442 labels of checksum 1f0e3a9c").
 void check_same_on_every_worker(const std::string& path, std::uint64_t fingerprint, const std::string& seen,
                                 Peers& peers);
+
+// What a worker that cannot read a file sees of it, for check_same_on_every_worker: a fingerprint of
+// the error and "no readable file (cannot open file)".
+std::pair<std::uint64_t, std::string> unreadable_copy(const InputError& error);
+
+// check_same_on_every_worker on what `read` (returning the fingerprint and description of what it read)
+// makes of `path` on this worker, a worker whose read throws InputError counting as one more copy, so
+// that a host that lacks the file, or holds a bad copy, is named beside those that read it. When every
+// worker failed alike, this one's error is raised.
+template <class Read>
+void check_read_on_every_worker(const std::string& path, Peers& peers, Read read) {
+  std::pair<std::uint64_t, std::string> seen;
+  std::exception_ptr failure;
+  try {
+    seen = read();
+  } catch (const InputError& error) {
+    failure = std::current_exception();
+    seen = unreadable_copy(error);
+  }
+  check_same_on_every_worker(path, seen.first, seen.second, peers);
+  if (failure) std::rethrow_exception(failure);
+}
 
 }  // namespace schmp::io::internal

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <filesystem>
 #include <istream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -97,10 +98,11 @@ namespace {
 // can carry (a longer host name or description is cut short).
 struct SeenCopy {
   char host[64];
-  char seen[64];
+  char seen[192];
 };
 
-void copy_text(char (&into)[64], const std::string& text) {
+template <std::size_t N>
+void copy_text(char (&into)[N], const std::string& text) {
   const std::size_t length = std::min(text.size(), sizeof into - 1);
   std::copy_n(text.begin(), length, into);
   into[length] = '\0';
@@ -127,6 +129,19 @@ std::string described(const std::vector<std::size_t>& workers, const std::vector
 std::string host_name() {
   char name[256] = {};
   return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("?");
+}
+
+std::pair<std::uint64_t, std::string> unreadable_copy(const InputError& error) {
+  const std::string what = error.what();
+  std::string reason = what;
+  if (error.line() == 0 && what.starts_with(error.file() + ": ")) {
+    reason = what.substr(error.file().size() + 2);
+  } else if (what.starts_with(error.file() + ":")) {
+    reason = "line " + what.substr(error.file().size() + 1);
+  }
+  Fingerprint fingerprint;
+  fingerprint.add("unreadable\n" + what);
+  return {fingerprint.value(), "no readable file (" + reason + ")"};
 }
 
 void check_same_on_every_worker(const std::string& path, std::uint64_t fingerprint, const std::string& seen,
@@ -163,31 +178,32 @@ void check_same_on_every_worker(const std::string& path, std::uint64_t fingerpri
 }  // namespace internal
 
 ByteRange worker_range(const std::string& data, Peers& peers) {
-  const internal::InputFile file(data);
-  // Over the size and each part's name and size: equal on every worker that sees the same data.
-  internal::Fingerprint fingerprint;
-  std::error_code not_a_directory;
-  const bool directory = std::filesystem::is_directory(data, not_a_directory);
-  fingerprint.add_number(file.size());
-  if (directory) {
-    for (const internal::PartFile& part : file.parts()) {
-      fingerprint.add(std::filesystem::path(part.path).filename().string() + '\n');
-      fingerprint.add_number(part.size);
+  std::optional<internal::InputFile> file;
+  internal::check_read_on_every_worker(data, peers, [&] {
+    file.emplace(data);
+    // Over the size and each part's name and size: equal on every worker that sees the same data.
+    internal::Fingerprint fingerprint;
+    std::error_code not_a_directory;
+    const bool directory = std::filesystem::is_directory(data, not_a_directory);
+    fingerprint.add_number(file->size());
+    std::string seen = std::to_string(file->size()) + " bytes";
+    if (directory) {
+      const std::vector<internal::PartFile>& parts = file->parts();
+      const auto name = [](const internal::PartFile& part) {
+        return std::filesystem::path(part.path).filename().string();
+      };
+      for (const internal::PartFile& part : parts) {
+        fingerprint.add(name(part) + '\n');
+        fingerprint.add_number(part.size);
+      }
+      seen = (parts.size() == 1 ? "1 part file, " + name(parts.front())
+                                : std::to_string(parts.size()) + " part files, " + name(parts.front()) +
+                                      " to " + name(parts.back())) +
+             ", of " + seen;
     }
-  }
-  std::string seen = std::to_string(file.size()) + " bytes";
-  if (directory) {
-    const std::vector<internal::PartFile>& parts = file.parts();
-    const auto name = [](const internal::PartFile& part) {
-      return std::filesystem::path(part.path).filename().string();
-    };
-    seen = parts.size() == 1 ? "1 part file, " + name(parts.front())
-                             : std::to_string(parts.size()) + " part files, " + name(parts.front()) + " to " +
-                                   name(parts.back());
-    seen += ", of " + std::to_string(file.size()) + " bytes";
-  }
-  internal::check_same_on_every_worker(data, fingerprint.value(), seen, peers);
-  return split_range(file.size(), peers.index(), peers.count());
+    return std::pair{fingerprint.value(), seen};
+  });
+  return split_range(file->size(), peers.index(), peers.count());
 }
 
 std::uint32_t SparseRows::columns() const {

@@ -425,6 +425,17 @@ TEST_F(ShardTest, WorkersThatSeeDifferentDataAreRefused) {
             whole + ": differs between the workers' hosts: 2 workers, on host " + host +
                 ", see 18 bytes; worker 1" + on +
                 " sees 12 bytes: every host must see the same files at this path");
+  // A host that lacks the file, or cannot read it, is named beside those that read it; when none can, the
+  // error is the reader's own.
+  const std::string missing = dir("missing.svm");
+  EXPECT_EQ(error_of([&] {
+              ranges_of({whole, missing, whole});
+            }),
+            whole + ": differs between the workers' hosts: 2 workers, on host " + host +
+                ", see 18 bytes; worker 1" + on +
+                " sees no readable file (cannot open file): every host must see the "
+                "same files at this path");
+  EXPECT_EQ(error_of([&] { ranges_of({missing, missing}); }), error_of([&] { io::file_size(missing); }));
 }
 
 // A MatrixMarket matrix's labels file is read whole by every worker: a stale copy on one host gave its
