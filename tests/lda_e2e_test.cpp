@@ -169,6 +169,29 @@ TEST(LdaEndToEnd, SameSeedSameRanksSameRun) {
   EXPECT_EQ(log_likelihood_of(a), log_likelihood_of(b));
 }
 
+// A corpus that one host lacks (here: ranks started in a directory without it) is named as such, beside
+// what the others see: its own "cannot open file" read as absurd on a host that has the file.
+TEST(LdaEndToEnd, ACorpusMissingOnOneHostIsNamed) {
+  testing::ScratchDir dir;
+  std::filesystem::create_directories(dir.file("here"));
+  std::filesystem::create_directories(dir.file("elsewhere"));
+  std::filesystem::copy_file(kCorpus, dir.file("here/docword.txt"));
+  const std::string lda = std::string(SCHMP_LDA_BIN) + " --data docword.txt --topics 5 --iterations 1 ";
+  const Output out =
+      run("timeout 300 " + std::string(SCHMP_MPIEXEC) +
+          " --allow-run-as-root --oversubscribe --bind-to none -np 2 --wdir " + dir.file("here") + " " + lda +
+          ": -np 1 --wdir " + dir.file("elsewhere") + " " + lda);
+  const std::string size = std::to_string(std::filesystem::file_size(kCorpus));
+  testing::expect_clean_failure(
+      out, "schmp-lda: error: docword.txt: differs between the workers' hosts: 2 workers, on host ");
+  EXPECT_NE(out.text.find(", see " + size + " bytes; worker 2 on host "), std::string::npos) << out.text;
+  EXPECT_NE(
+      out.text.find(" sees no readable file (cannot open file): every host must see the same files at this "
+                    "path"),
+      std::string::npos)
+      << out.text;
+}
+
 TEST(LdaEndToEnd, ReadsMalletStyleText) {
   testing::ScratchDir dir;
   std::string text;

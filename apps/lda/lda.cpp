@@ -52,8 +52,14 @@ const Config& checked(const Config& config) {
 // declares far more than its data holds is refused before that memory is promised, rather than met by the
 // OOM killer.
 void check_declared_sizes(const std::string& data, int topics, int workers, bool writes_model) {
-  const io::CorpusSize declared =
-      io::read_bag_of_words(data, io::ByteRange{0, 0}, [](const io::WordCount&) {}).declared;
+  io::CorpusSize declared;
+  try {
+    declared = io::read_bag_of_words(data, io::ByteRange{0, 0}, [](const io::WordCount&) {}).declared;
+  } catch (const io::InputError&) {
+    // Left to the read that follows, which reads the header again: there the workers first compare what
+    // they see of the file, so that a host that lacks it is named.
+    return;
+  }
   const double bytes_per_word = 8.0 + 8.0 * topics / workers + (writes_model ? 4.0 * topics : 0.0);
   const double document_bytes = 12.0 * static_cast<double>(declared.documents);
   const double word_bytes = bytes_per_word * static_cast<double>(declared.words);

@@ -128,11 +128,11 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
   const double bytes_per_id = 16.0 * layout_.width() + (8.0 * layout_.width() + 32) / workers;
   // Asked once: a file sorted by user raises the largest id at nearly every line.
   const auto memory = static_cast<double>(io::memory_limit());
-  const int shown_base = io::is_matrix_market(config.data) ? 1 : config.index_base;
   const auto check_ids = [&](const io::Rating& rating, const char* kind, std::uint32_t id,
                              std::uint64_t users, std::uint64_t items) {
     const double bytes = static_cast<double>(users + items) * bytes_per_id;
     if (memory == 0 || bytes <= memory) return;
+    const int shown_base = io::is_matrix_market(config.data) ? 1 : config.index_base;
     io::check_memory(config.data, rating.source,
                      std::string(kind) + " id " + std::to_string(std::uint64_t{id} + shown_base) + ", at " +
                          std::to_string(static_cast<int>(bytes_per_id)) +
