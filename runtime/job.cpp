@@ -11,7 +11,6 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -253,7 +252,7 @@ int run_tool(int argc, char** argv, const std::string& usage, const std::functio
   }
 }
 
-Job::Job(int& argc, char**& argv, const std::string& usage, std::source_location caller) {
+Job::Job(int& argc, char**& argv, const std::string& usage, const char* caller_file) {
   gflags::SetUsageMessage(usage);
   FLAGS_logtostderr = true;
   FLAGS_log_prefix = false;
@@ -292,7 +291,7 @@ Job::Job(int& argc, char**& argv, const std::string& usage, std::source_location
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   }
   stop_if_any_failed(mistake, name_);
-  if (launcher_rank_text()) stop_if_any_failed(differing_settings(caller.file_name()), name_);
+  if (launcher_rank_text()) stop_if_any_failed(differing_settings(caller_file), name_);
 }
 
 int Job::refuse(const std::string& message) const {

@@ -13,7 +13,6 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
-#include <source_location>
 #include <span>
 #include <string>
 #include <utility>
@@ -431,10 +430,10 @@ class Job {
   // Parses the command line (gflags' flags, --help and --flagfile, checked so that every mistake is one
   // line), sets up logging and, in a process a launcher started, MPI (one started without mpirun is a
   // job of one, which needs none). Every rank must then hold the same settings: the framework's flags
-  // and those defined in `caller`'s file (main's, left to the default), which a flag file or --fromenv
-  // could set apart on one host.
-  Job(int& argc, char**& argv, const std::string& usage,
-      std::source_location caller = std::source_location::current());
+  // and those defined in `caller_file` (main's, left to the default), which a flag file or --fromenv
+  // could set apart on one host. (__builtin_FILE() is where the call is, as std::source_location would
+  // say, which the clang of some toolchains lacks.)
+  Job(int& argc, char**& argv, const std::string& usage, const char* caller_file = __builtin_FILE());
   ~Job();
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
