@@ -46,13 +46,17 @@ struct Argument {
   // A name --fromenv or --tryfromenv gave that no flag has (the text): an error unless --undefok, which
   // may come later, lets it through, as in gflags.
   bool unknown_in_environment = false;
+  // A mistake met while reading flag files or the environment (its message, the text): raised in its
+  // place, after any mistake before it, such as an unknown name from the environment.
+  bool expansion_error = false;
 };
 
 bool is_flag(std::string_view text) { return text.size() > 1 && text.front() == '-'; }
 
-// Whether an argument reads as a flag: neither plain nor a name from the environment.
+// Whether an argument reads as a flag: neither plain, nor a name from the environment, nor a mistake.
 bool reads_as_flag(const Argument& argument) {
-  return !argument.plain && !argument.unknown_in_environment && is_flag(argument.text);
+  return !argument.plain && !argument.unknown_in_environment && !argument.expansion_error &&
+         is_flag(argument.text);
 }
 
 // A flag argument's name and, after '=', its value: `--name=value`, `-name=value`, `--name`.
@@ -99,7 +103,7 @@ bool takes_next_as_value(const std::vector<Argument>& arguments, std::size_t k,
   if (k + 1 >= arguments.size()) return false;
   const Argument& next = arguments[k + 1];
   return arguments[k].origin.empty() && next.origin.empty() && !next.plain && !next.unknown_in_environment &&
-         is_value(next.text, allowed);
+         !next.expansion_error && is_value(next.text, allowed);
 }
 
 std::vector<std::string> comma_list(std::string_view list) {
@@ -185,7 +189,8 @@ std::string unknown_flag(const std::string& name) {
 
 // The command line with, in place of each --flagfile, the lines of its files and, in place of each
 // --fromenv or --tryfromenv, the flags the environment gives (FLAGS_name=value), in order. `ranks`
-// processes read the same command line, each for itself.
+// processes read the same command line, each for itself. The first mistake met here stops the reading
+// of flag files and the environment; the command line's other arguments still follow it.
 class Expansion {
  public:
   Expansion(int argc, char** argv, int ranks) : program_(argv[0]), ranks_(ranks) {
@@ -203,7 +208,13 @@ class Expansion {
       }
       std::optional<std::string> value = split_flag(text).value;
       if (!value && k + 1 < argc && is_value(argv[k + 1], {})) value = argv[++k];
-      expand(recursive, split_flag(text).name, value, "");
+      if (failed_) continue;
+      try {
+        expand(recursive, split_flag(text).name, value, "");
+      } catch (const std::invalid_argument& mistake) {
+        arguments_.push_back({mistake.what(), "", false, false, true});
+        failed_ = true;
+      }
     }
   }
 
@@ -348,6 +359,7 @@ class Expansion {
 
   std::string program_;
   int ranks_;
+  bool failed_ = false;  // a mistake was met: nothing more is expanded
   std::vector<Argument> arguments_;
   std::vector<std::string> open_files_;
 };
@@ -503,6 +515,7 @@ std::vector<std::string> checked(const std::vector<Argument>& arguments, int pos
   for (std::size_t k = 0; k < arguments.size(); ++k) {
     const Argument& argument = arguments[k];
     const std::string previous_true_false = std::exchange(bare_true_false, "");
+    if (argument.expansion_error) throw std::invalid_argument(argument.text);
     if (argument.unknown_in_environment) {
       if (allowed(argument.text)) continue;
       throw std::invalid_argument(argument.origin + unknown_flag(argument.text));

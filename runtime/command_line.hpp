@@ -20,11 +20,11 @@ class CommandLine {
   // (--fromenv, --tryfromenv) into gflags' FLAGS_ variables, then points argc/argv at what is left: the
   // program name and at most `positional` plain arguments, which stay valid while this object lives.
   // Before any flag is set, throws std::invalid_argument with one line (starting "FILE:LINE: " for a
-  // flag file's line) for an unknown flag (a near name is suggested), a value that does not parse as its
-  // flag's type, a flag without its value, a flag file that cannot be read or that names itself, or a
-  // plain argument past `positional`. `ranks` processes read the same command line (the ranks of a job),
-  // each for itself: with more than one, a flag file must be a regular file, since a pipe or stdin
-  // reaches one of them only.
+  // flag file's line) for the first mistake in the arguments' order: an unknown flag (a near name is
+  // suggested), a value that does not parse as its flag's type, a flag without its value, a flag file
+  // that cannot be read or that names itself, or a plain argument past `positional`. `ranks` processes read
+  // the same command line (the ranks of a job), each for itself: with more than one, a flag file must be a
+  // regular file, since a pipe or stdin reaches one of them only.
   //
   // Flag files are read as gflags documents them: `--name=value` lines (a true/false flag may stand
   // alone), `#` comments, and lines of program-name patterns that start a section applying only to the

@@ -729,7 +729,11 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
        undashed + ":1: 'lambda_ratio=0.5' is neither a flag (--name=value) nor a line of program names"},
       {"--flagfile " + old_mac, old_mac + ":1: a carriage return inside the line: lines end in a newline"},
       {"--fromenv=max_rounds", "--fromenv names max_rounds, but FLAGS_max_rounds is not in the environment"},
-      {"--tryfromenv=max_round", "--tryfromenv names unknown flag --max_round: did you mean --max_rounds?"}};
+      {"--tryfromenv=max_round", "--tryfromenv names unknown flag --max_round: did you mean --max_rounds?"},
+      // The first mistake in the arguments' order is the one told, a flag file's or the environment's too.
+      {"--fromenv=zzzz,max_rounds", "--fromenv names unknown flag --zzzz (see --help)"},
+      {"--max_round=3 --flagfile " + (scratch_ / "missing.flags").string(),
+       "unknown flag --max_round: did you mean --max_rounds?"}};
   // Every rank reads the same command line: one process tries each case, three ranks the first two kinds.
   const std::string lasso = SCHMP_LASSO_BIN + std::string(" --data ") + diabetes().path + " ";
   for (const auto& [flags, message] : cases) {
