@@ -34,7 +34,8 @@ InputError::InputError(std::string file, std::uint64_t line, const std::string& 
     : std::runtime_error(located_message(file, line, message)),
       file_(std::move(file)),
       line_(line),
-      order_(line) {}
+      order_(line),
+      message_(message) {}
 
 InputError InputError::at(const std::string& path, std::uint64_t source, const std::string& message) {
   if (source == kUnknownSource) return InputError(path, 0, message);
@@ -132,15 +133,10 @@ std::string host_name() {
 }
 
 std::pair<std::uint64_t, std::string> unreadable_copy(const InputError& error) {
-  const std::string what = error.what();
-  std::string reason = what;
-  if (error.line() == 0 && what.starts_with(error.file() + ": ")) {
-    reason = what.substr(error.file().size() + 2);
-  } else if (what.starts_with(error.file() + ":")) {
-    reason = "line " + what.substr(error.file().size() + 1);
-  }
+  const std::string reason =
+      error.line() == 0 ? error.message() : "line " + std::to_string(error.line()) + ": " + error.message();
   Fingerprint fingerprint;
-  fingerprint.add("unreadable\n" + what);
+  fingerprint.add("unreadable\n" + std::string(error.what()));
   return {fingerprint.value(), "no readable file (" + reason + ")"};
 }
 

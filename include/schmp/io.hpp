@@ -52,6 +52,8 @@ class InputError : public std::runtime_error {
   static InputError at(const std::string& path, std::uint64_t source, const std::string& message);
   const std::string& file() const { return file_; }
   std::uint64_t line() const { return line_; }
+  // What is wrong, without the file and line.
+  const std::string& message() const { return message_; }
   // Where the error lies, to tell which of several came first: its line's place in the data (byte
   // offset, across the part files of a directory) when known, else its line number (0: the whole file).
   std::uint64_t order() const { return order_; }
@@ -60,6 +62,7 @@ class InputError : public std::runtime_error {
   std::string file_;
   std::uint64_t line_;
   std::uint64_t order_;
+  std::string message_;
 };
 
 // Records keep the source of the line they were read from, for messages raised after parsing (a
