@@ -1,7 +1,6 @@
 #include "schmp/dataset.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <numeric>
 #include <string>
@@ -65,11 +64,8 @@ SparseRows rows_of_block(const std::string& data, const std::string& labels, Pee
     all_labels = read_dense_vector(labels);
     internal::Fingerprint fingerprint;
     fingerprint.add({reinterpret_cast<const char*>(all_labels.data()), all_labels.size() * sizeof(double)});
-    char checksum[24];
-    std::snprintf(checksum, sizeof checksum, "%08llx",
-                  static_cast<unsigned long long>(fingerprint.value() & 0xffffffffu));
     return std::pair{fingerprint.value(),
-                     std::to_string(all_labels.size()) + " labels of checksum " + checksum};
+                     std::to_string(all_labels.size()) + " labels of checksum " + fingerprint.checksum()};
   });
   Coordinates entries = read_matrix_market(data, range);
   if (all_labels.size() != entries.rows) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -22,6 +23,12 @@ class Fingerprint {
   }
   void add_number(std::uint64_t number) { add(std::to_string(number) + '\n'); }
   std::uint64_t value() const { return value_; }
+  // Its low 32 bits in hex, as messages show it ("1f0e3a9c"): enough to tell two copies apart by eye.
+  std::string checksum() const {
+    char text[16];
+    std::snprintf(text, sizeof text, "%08llx", static_cast<unsigned long long>(value_ & 0xffffffffu));
+    return text;
+  }
 
  private:
   std::uint64_t value_ = 14695981039346656037ull;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "e2e.hpp"
+#include "io/fingerprint.hpp"
 #include "local_peers.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/io.hpp"
@@ -386,6 +387,14 @@ TEST_F(ShardTest, ADirectoryWithoutPartFilesIsRefused) {
 // Hosts that each hold other shards, or another copy of the file, would split different data and skip
 // or repeat parts of it: the job is refused, naming the worker whose copy differs and its host. Each worker
 // here reads a path of its own, as each host would read its own disk at the one path given.
+// What a worker reports seeing of data no larger than the sample (256 KiB): its size, and the checksum
+// of all of it.
+std::string seen_whole(const std::string& content) {
+  io::internal::Fingerprint fingerprint;
+  fingerprint.add(content);
+  return std::to_string(content.size()) + " bytes (sampled checksum " + fingerprint.checksum() + ")";
+}
+
 TEST_F(ShardTest, WorkersThatSeeDifferentDataAreRefused) {
   const std::vector<std::pair<std::string, std::string>> parts = {{"part-00000", "1 1:1\n"},
                                                                   {"part-00001", "2 2:2\n"},
@@ -411,31 +420,63 @@ TEST_F(ShardTest, WorkersThatSeeDifferentDataAreRefused) {
   const std::string on = std::string(" on host ") + host;
   const std::vector<std::string> halves = {directory("first", {parts[0], parts[1]}),
                                            directory("second", {parts[2], parts[3]})};
-  EXPECT_EQ(
-      error_of([&] { ranges_of(halves); }),
-      halves[0] + ": differs between the workers' hosts: worker 0" + on +
-          " sees 2 part files, part-00000 to part-00001, of 12 bytes; worker 1" + on +
-          " sees 2 part files, part-00002 to part-00003, of 12 bytes: every host must see the same files "
-          "at this path");
+  EXPECT_EQ(error_of([&] { ranges_of(halves); }),
+            halves[0] + ": differs between the workers' hosts: worker 0" + on +
+                " sees 2 part files, part-00000 to part-00001, of " + seen_whole("1 1:1\n2 2:2\n") +
+                "; worker 1" + on + " sees 2 part files, part-00002 to part-00003, of " +
+                seen_whole("3 3:3\n4 4:4\n") + ": every host must see the same files at this path");
   const std::string whole = write("whole.svm", "1 1:1\n2 2:2\n3 3:3\n");
   const std::string stale = write("stale.svm", "1 1:1\n2 2:2\n");
   EXPECT_EQ(error_of([&] {
               ranges_of({whole, stale, whole});
             }),
-            whole + ": differs between the workers' hosts: 2 workers, on host " + host +
-                ", see 18 bytes; worker 1" + on +
-                " sees 12 bytes: every host must see the same files at this path");
+            whole + ": differs between the workers' hosts: 2 workers, on host " + host + ", see " +
+                seen_whole("1 1:1\n2 2:2\n3 3:3\n") + "; worker 1" + on + " sees " +
+                seen_whole("1 1:1\n2 2:2\n") + ": every host must see the same files at this path");
+  // A copy of the same size that holds other values is told apart by its content.
+  const std::string edited = write("edited.svm", "1 1:1\n2 2:2\n3 3:4\n");
+  EXPECT_EQ(error_of([&] {
+              ranges_of({whole, edited});
+            }),
+            whole + ": differs between the workers' hosts: worker 0" + on + " sees " +
+                seen_whole("1 1:1\n2 2:2\n3 3:3\n") + "; worker 1" + on + " sees " +
+                seen_whole("1 1:1\n2 2:2\n3 3:4\n") + ": every host must see the same files at this path");
   // A host that lacks the file, or cannot read it, is named beside those that read it; when none can, the
   // error is the reader's own.
   const std::string missing = dir("missing.svm");
   EXPECT_EQ(error_of([&] {
               ranges_of({whole, missing, whole});
             }),
-            whole + ": differs between the workers' hosts: 2 workers, on host " + host +
-                ", see 18 bytes; worker 1" + on +
+            whole + ": differs between the workers' hosts: 2 workers, on host " + host + ", see " +
+                seen_whole("1 1:1\n2 2:2\n3 3:3\n") + "; worker 1" + on +
                 " sees no readable file (cannot open file): every host must see the "
                 "same files at this path");
   EXPECT_EQ(error_of([&] { ranges_of({missing, missing}); }), error_of([&] { io::file_size(missing); }));
+}
+
+// Past 256 KiB the content is sampled: 64 blocks of 4 KiB, the first at the start and the last at the
+// end. A change in a sampled block is seen; one between the blocks is not (README says so).
+TEST_F(ShardTest, LargeDataIsComparedByASampleOfItsContent) {
+  std::string content;
+  for (int row = 0; content.size() < 1000000; ++row)
+    content += "1 " + std::to_string(row % 97 + 1) + ":0.5\n";
+  const auto refused = [&](std::size_t at) {
+    std::string changed = content;
+    changed[at] = '6';
+    const std::string paths[] = {write("large.svm", content), write("changed.svm", changed)};
+    try {
+      testing::LocalPeers(2).run(
+          [&](Peers& peers) { io::worker_range(paths[static_cast<std::size_t>(peers.index())], peers); });
+    } catch (const InputError& error) {
+      return std::string(error.what()).find("differs between the workers' hosts") != std::string::npos;
+    }
+    return false;
+  };
+  const std::size_t step = (content.size() - 4096) / 63;
+  EXPECT_TRUE(refused(content.rfind('5', 100)));
+  EXPECT_TRUE(refused(content.rfind('5', step * 40 + 100)));
+  EXPECT_TRUE(refused(content.rfind('5')));
+  EXPECT_FALSE(refused(content.rfind('5', step * 40 - 100)));
 }
 
 // A MatrixMarket matrix's labels file is read whole by every worker: a stale copy on one host gave its
