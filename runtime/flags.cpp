@@ -7,7 +7,8 @@ DEFINE_int32(schedulers, 1, "Number of scheduler ranks; each owns a contiguous r
 DEFINE_int32(staleness, 0, "Rounds the schedulers may run ahead of the workers (0 = lock-step)");
 DEFINE_int32(
     threads, 0,
-    "oneTBB threads per worker rank (0 = the CPUs the rank is bound to / ranks on this host bound to them)");
+    "oneTBB threads per worker rank (0 = the CPUs the rank is bound to / ranks on this host bound to them); "
+    "the one flag that may differ between hosts");
 DEFINE_uint32(schedule_size, 32, "Parameters updated per round, over all schedulers");
 DEFINE_bool(priority, true, "Sample parameters by |change|^priority_power + eta (false: uniformly)");
 DEFINE_bool(sweeps, false,

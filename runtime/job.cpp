@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -135,6 +136,9 @@ struct Settings {
   }
 };
 
+// Flags that may differ between hosts: --threads is sized to each host's cores, as its default is.
+constexpr const char* kPerHostFlags[] = {"threads"};
+
 Settings settings_of(const std::string& program_file) {
   const std::string framework_file = gflags::GetCommandLineFlagInfoOrDie("schedulers").filename;
   std::vector<gflags::CommandLineFlagInfo> flags;
@@ -143,11 +147,29 @@ Settings settings_of(const std::string& program_file) {
   settings.host = io::internal::host_name();
   for (const gflags::CommandLineFlagInfo& flag : flags) {
     if (flag.filename != framework_file && flag.filename != program_file) continue;
+    if (std::find(std::begin(kPerHostFlags), std::end(kPerHostFlags), flag.name) != std::end(kPerHostFlags))
+      continue;
     settings.names.push_back(flag.name);
     settings.values.push_back(flag.current_value);
     settings.given.push_back(flag.is_default ? 0 : 1);
   }
   return settings;
+}
+
+// A path as flag files on different hosts may spell it apart: "./d.svm" is "d.svm", "shards/" is
+// "shards".
+std::string spelled_alike(const std::string& path) {
+  std::string normal = std::filesystem::path(path).lexically_normal().string();
+  if (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  return normal;
+}
+
+// Whether two settings of a flag agree: as text, or for a string as the same path.
+bool same_value(const std::string& name, const std::string& mine, const std::string& theirs) {
+  if (mine == theirs) return true;
+  if (mine.empty() || theirs.empty() || gflags::GetCommandLineFlagInfoOrDie(name.c_str()).type != "string")
+    return false;
+  return spelled_alike(mine) == spelled_alike(theirs);
 }
 
 // A flag's setting for a message: one line, and a number as short as it reads back (gflags keeps 0.3 as
@@ -191,7 +213,7 @@ std::optional<detail::Failure> differing_settings(const std::string& program_fil
       return detail::Failure{0,
                              "--" + name + " is a flag on " + here + " but not on " + there + another_build};
     const auto at = static_cast<std::size_t>(it - theirs.names.begin());
-    if (theirs.values[at] != mine.values[k] || theirs.given[at] != mine.given[k]) {
+    if (!same_value(name, mine.values[k], theirs.values[at]) || theirs.given[at] != mine.given[k]) {
       return detail::Failure{0, shown_setting(name, mine.values[k], mine.given[k] != 0) + " on " + here +
                                     ", " + shown_setting(name, theirs.values[at], theirs.given[at] != 0) +
                                     " on " + there +

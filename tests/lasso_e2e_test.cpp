@@ -765,6 +765,20 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
   testing::expect_clean_failure(given, "schmp-lasso: error: --max_rounds=1000000 on rank 2 (host ");
   EXPECT_NE(given.text.find("), --max_rounds not given (1000000) on rank 0 (host "), std::string::npos)
       << given.text;
+  // What may differ still runs, with the result of one rank's settings: --threads, sized to each host's
+  // cores, and a path spelt otherwise (flag files on two hosts, written by hand).
+  const std::string alike_data = (scratch_ / "alike.svm").string();
+  std::filesystem::copy_file(diabetes().path, alike_data);
+  const std::string in_scratch =
+      " --wdir " + scratch_.string() + " " + SCHMP_LASSO_BIN + " --progress_seconds 0 --data ";
+  const std::string first = "timeout 300 " + std::string(SCHMP_MPIEXEC) +
+                            " --allow-run-as-root --oversubscribe --bind-to none -np 1" + in_scratch +
+                            "./alike.svm --threads 1 : -np 2" + in_scratch;
+  const Output per_host = run(first + "alike.svm --threads 2");
+  EXPECT_EQ(per_host.status, 0) << per_host.text;
+  const Output one_way = run(first + "./alike.svm --threads 1");
+  EXPECT_EQ(one_way.status, 0) << one_way.text;
+  EXPECT_EQ(objective_of(per_host), objective_of(one_way));
   // A flag file every rank reads must be a file: stdin reaches the first rank only, and the others
   // read other flags (or none) and waited for it.
   const std::string schedulers = file("schedulers.flags", "--schedulers=2\n");
