@@ -177,7 +177,14 @@ std::string meant_flags(const std::string& name) {
   const auto started_by_longest = std::count_if(flags.begin(), flags.end(), [&](const auto& flag) {
     return !longest_start.empty() && flag.name.starts_with(longest_start);
   });
-  return started_by_longest == 1 ? "--" + longest_start : "";
+  if (started_by_longest != 1) return "";
+  // `--model_out` means to write what --model reads (predict's input): --output, where there is one.
+  const std::string rest = name.substr(longest_start.size());
+  const bool output_exists =
+      std::any_of(flags.begin(), flags.end(), [](const auto& f) { return f.name == "output"; });
+  if ((rest == "_out" || rest == "_output") && output_exists && longest_start != "output")
+    return "--output or --" + longest_start;
+  return "--" + longest_start;
 }
 
 // "unknown flag --name", with the flags it most likely meant.

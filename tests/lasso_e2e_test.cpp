@@ -692,6 +692,7 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
       {"--max_round=3", "unknown flag --max_round: did you mean --max_rounds?"},
       {"--iterations=3", "unknown flag --iterations (see --help)"},
       {"--trace_file=t.csv", "unknown flag --trace_file: did you mean --trace?"},
+      {"--trace_out=t.csv", "unknown flag --trace_out: did you mean --output or --trace?"},
       {"--progress=1", "unknown flag --progress: did you mean --progress_seconds?"},
       {"--sched=2", "unknown flag --sched: did you mean --schedule_size or --schedulers?"},
       {"--checkpoint_interval=60", "unknown flag --checkpoint_interval (see --help)"},

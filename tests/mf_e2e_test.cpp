@@ -298,7 +298,10 @@ TEST_F(MfEndToEnd, RecommendRanksTheUnratedItemsByPrediction) {
            {" recommend --model " + model + " --user 1 --output " + dir.file("r.txt"),
             "--output is not read by recommend"},
            {" recommend --model " + model + " --user 1 --trace " + dir.file("t.csv"),
-            "--trace is not read by this command"}}) {
+            "--trace is not read by this command"},
+           // --model is what predict reads: a model to write is --output's.
+           {" --data " + generated() + " --model_out " + dir.file("m.txt"),
+            "unknown flag --model_out: did you mean --output or --model?"}}) {
     testing::expect_clean_failure(run(mf + command), "schmp-mf: error: " + flag);
   }
   EXPECT_FALSE(std::filesystem::exists(dir.file("r.txt")));
