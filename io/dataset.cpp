@@ -64,8 +64,8 @@ SparseRows rows_of_block(const std::string& data, const std::string& labels, Pee
     all_labels = read_dense_vector(labels);
     internal::Fingerprint fingerprint;
     fingerprint.add({reinterpret_cast<const char*>(all_labels.data()), all_labels.size() * sizeof(double)});
-    return std::pair{fingerprint.value(),
-                     std::to_string(all_labels.size()) + " labels of checksum " + fingerprint.checksum()};
+    return internal::Seen{fingerprint.value(), std::to_string(all_labels.size()) + " labels of checksum " +
+                                                   fingerprint.checksum()};
   });
   Coordinates entries = read_matrix_market(data, range);
   if (all_labels.size() != entries.rows) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,8 +15,8 @@
 
 namespace schmp::io::internal {
 
-// FNV-1a over what a worker sees of a file (its size, its part files, its values): equal on every
-// worker that sees the same.
+// FNV-1a over what a worker sees of a file (its size and a sample of its bytes, or its values): equal on
+// every worker that sees the same.
 class Fingerprint {
  public:
   void add(std::string_view bytes) {
@@ -37,31 +38,47 @@ class Fingerprint {
 // This host's name, as messages about hosts name it ("?" when it cannot be had).
 std::string host_name();
 
-// Checks with the other workers (Peers::sum) that every one of them has the same fingerprint of `path`.
-// When not, every worker raises the same InputError, naming each copy with its workers, their hosts and
-// what they see (`seen`: "852362 bytes", "442 labels of checksum 1f0e3a9c").
-void check_same_on_every_worker(const std::string& path, std::uint64_t fingerprint, const std::string& seen,
-                                Peers& peers);
+// What a worker sees of a file: a fingerprint, equal on every worker that sees the same, and how
+// messages describe it ("852362 bytes (sampled checksum 1f0e3a9c)").
+struct Seen {
+  std::uint64_t fingerprint = 0;
+  std::string description;
+};
 
-// What a worker that cannot read a file sees of it, for check_same_on_every_worker: a fingerprint of
-// the error and "no readable file (cannot open file)".
-std::pair<std::uint64_t, std::string> unreadable_copy(const InputError& error);
+// Collective: when the workers do not all see the same `path`, the error that every one of them is to
+// raise, naming each copy with its workers, their hosts and what they see.
+std::optional<InputError> differing_copies(const std::string& path, const Seen& seen, Peers& peers);
 
-// check_same_on_every_worker on what `read` (returning the fingerprint and description of what it read)
-// makes of `path` on this worker, a worker whose read throws InputError counting as one more copy, so
-// that a host that lacks the file, or holds a bad copy, is named beside those that read it. When every
-// worker failed alike, this one's error is raised.
+// What a worker that cannot read `path` sees of it: the error, with the part file it met it in, but not
+// `path` as this worker spells it (`shards` and `shards/` are one path).
+Seen unreadable_copy(const std::string& path, const InputError& error);
+
+// Collective: whether `mine` is true on any worker.
+bool on_any_worker(bool mine, Peers& peers);
+
+// The error for a file that read otherwise at a second look.
+InputError changed_while_read(const std::string& path);
+
+// Collective: checks that every worker sees the same at `path`, as `read` (returning the Seen of what it
+// read) makes of it on each. A worker whose read throws InputError counts as one more copy, so that a
+// host that lacks the file, or holds a bad copy, is named beside those that read it. When every worker
+// failed alike, this one's error is raised.
 template <class Read>
 void check_read_on_every_worker(const std::string& path, Peers& peers, Read read) {
-  std::pair<std::uint64_t, std::string> seen;
-  std::exception_ptr failure;
-  try {
-    seen = read();
-  } catch (const InputError& error) {
-    failure = std::current_exception();
-    seen = unreadable_copy(error);
+  const auto look = [&]() -> std::pair<Seen, std::exception_ptr> {
+    try {
+      return {read(), nullptr};
+    } catch (const InputError& error) {
+      return {unreadable_copy(path, error), std::current_exception()};
+    }
+  };
+  const auto [seen, failure] = look();
+  if (std::optional<InputError> differs = differing_copies(path, seen, peers)) {
+    // A file still being written reads otherwise from one look to the next, on one host as on many:
+    // then the hosts are not to blame.
+    if (on_any_worker(look().first.fingerprint != seen.fingerprint, peers)) throw changed_while_read(path);
+    throw *differs;
   }
-  check_same_on_every_worker(path, seen.first, seen.second, peers);
   if (failure) std::rethrow_exception(failure);
 }
 

@@ -109,19 +109,20 @@ void copy_text(char (&into)[N], const std::string& text) {
   into[length] = '\0';
 }
 
-// A checksum of 64 blocks of 4 KiB spread evenly over the data, or of all of it when smaller: a copy of
-// the same size with other content (data generated again, a copy cut and padded) is told apart for
-// 256 KiB of reading, whatever the data's size. A change that no block meets goes unseen.
-std::string sampled_checksum(InputFile& file) {
+// A fingerprint of 256 blocks of 4 KiB spread evenly over the data, from its first byte to its last, or
+// of all of it up to 1 MiB: a copy of the same size with other content (data generated again, a copy
+// cut and padded) is told apart for 1 MiB of reading, whatever the data's size. A change that no block
+// meets goes unseen.
+Fingerprint sampled_content(InputFile& file) {
   constexpr std::uint64_t kBlock = 4096;
-  constexpr std::uint64_t kBlocks = 64;
+  constexpr std::uint64_t kBlocks = 256;
   const std::uint64_t size = file.size();
   Fingerprint fingerprint;
   std::string block;
   if (size <= kBlock * kBlocks) {
     file.append(0, static_cast<std::size_t>(size), block);
     fingerprint.add(block);
-    return fingerprint.checksum();
+    return fingerprint;
   }
   const std::uint64_t step = (size - kBlock) / (kBlocks - 1);
   for (std::uint64_t k = 0; k < kBlocks; ++k) {
@@ -129,7 +130,7 @@ std::string sampled_checksum(InputFile& file) {
     file.append(k + 1 == kBlocks ? size - kBlock : step * k, kBlock, block);
     fingerprint.add(block);
   }
-  return fingerprint.checksum();
+  return fingerprint;
 }
 
 // "worker 2 on host a sees 12 bytes", "3 workers, on hosts a, b and 1 more, see 18 bytes"
@@ -155,27 +156,47 @@ std::string host_name() {
   return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("?");
 }
 
-std::pair<std::uint64_t, std::string> unreadable_copy(const InputError& error) {
-  const std::string reason =
-      error.line() == 0 ? error.message() : "line " + std::to_string(error.line()) + ": " + error.message();
+Seen unreadable_copy(const std::string& path, const InputError& error) {
+  // "part-00001:3: message" for a part of a directory, "line 3: message" for the file itself.
+  const std::string part =
+      error.file() == path ? "" : std::filesystem::path(error.file()).filename().string();
+  const std::string line = error.line() == 0 ? "" : std::to_string(error.line());
+  std::string reason = error.message();
+  if (!part.empty()) {
+    reason = part + (line.empty() ? "" : ":" + line) + ": " + reason;
+  } else if (!line.empty()) {
+    reason = "line " + line + ": " + reason;
+  }
   Fingerprint fingerprint;
-  fingerprint.add("unreadable\n" + std::string(error.what()));
+  fingerprint.add("unreadable\n" + reason);
   return {fingerprint.value(), "no readable file (" + reason + ")"};
 }
 
-void check_same_on_every_worker(const std::string& path, std::uint64_t fingerprint, const std::string& seen,
-                                Peers& peers) {
+bool on_any_worker(bool mine, Peers& peers) {
+  std::vector<std::uint64_t> count{mine ? 1u : 0u};
+  peers.sum(count);
+  return count[0] > 0;
+}
+
+InputError changed_while_read(const std::string& path) {
+  return InputError(path, 0,
+                    "changed while the workers read it: wait until it is complete (a file still being "
+                    "written reads otherwise from one look to the next)");
+}
+
+std::optional<InputError> differing_copies(const std::string& path, const Seen& seen, Peers& peers) {
   // Every worker's fingerprint, on every worker: each adds its own in its place to zeros.
   const auto count = static_cast<std::size_t>(peers.count());
   std::vector<std::uint64_t> all(count, 0);
-  all[static_cast<std::size_t>(peers.index())] = fingerprint;
+  all[static_cast<std::size_t>(peers.index())] = seen.fingerprint;
   peers.sum(all);
-  if (std::all_of(all.begin(), all.end(), [&](std::uint64_t value) { return value == all.front(); })) return;
+  if (std::all_of(all.begin(), all.end(), [&](std::uint64_t value) { return value == all.front(); }))
+    return std::nullopt;
   // Which copy is stale is not for the workers to say (two hosts of as many workers each split evenly):
   // every worker learns what each sees, where, and refuses alike, naming every copy.
   SeenCopy mine{};
   copy_text(mine.host, host_name());
-  copy_text(mine.seen, seen);
+  copy_text(mine.seen, seen.description);
   const std::vector<SeenCopy> copies = peers.route(std::vector<std::vector<SeenCopy>>(count, {mine}));
   std::vector<std::uint64_t> distinct;  // in the order of their first workers
   for (const std::uint64_t value : all) {
@@ -189,7 +210,7 @@ void check_same_on_every_worker(const std::string& path, std::uint64_t fingerpri
     }
     listed += (listed.empty() ? "" : "; ") + described(workers, copies);
   }
-  throw InputError(
+  return InputError(
       path, 0,
       "differs between the workers' hosts: " + listed + ": every host must see the same files at this path");
 }
@@ -200,30 +221,25 @@ ByteRange worker_range(const std::string& data, Peers& peers) {
   std::optional<internal::InputFile> file;
   internal::check_read_on_every_worker(data, peers, [&] {
     file.emplace(data);
-    // Over the size, a sample of the content and each part's name and size: equal on every worker that
-    // sees the same data.
+    // Over the size and a sample of the content of the whole, the part files taken together: workers
+    // cut their ranges from that alone, so shards of the same data cut otherwise read the same.
     internal::Fingerprint fingerprint;
-    std::error_code not_a_directory;
-    const bool directory = std::filesystem::is_directory(data, not_a_directory);
+    const internal::Fingerprint content = internal::sampled_content(*file);
     fingerprint.add_number(file->size());
-    const std::string content = internal::sampled_checksum(*file);
-    fingerprint.add(content);
-    std::string seen = std::to_string(file->size()) + " bytes (sampled checksum " + content + ")";
-    if (directory) {
+    fingerprint.add_number(content.value());
+    std::string seen = std::to_string(file->size()) + " bytes (sampled checksum " + content.checksum() + ")";
+    std::error_code not_a_directory;
+    if (std::filesystem::is_directory(data, not_a_directory)) {
       const std::vector<internal::PartFile>& parts = file->parts();
       const auto name = [](const internal::PartFile& part) {
         return std::filesystem::path(part.path).filename().string();
       };
-      for (const internal::PartFile& part : parts) {
-        fingerprint.add(name(part) + '\n');
-        fingerprint.add_number(part.size);
-      }
       seen = (parts.size() == 1 ? "1 part file, " + name(parts.front())
                                 : std::to_string(parts.size()) + " part files, " + name(parts.front()) +
                                       " to " + name(parts.back())) +
              ", of " + seen;
     }
-    return std::pair{fingerprint.value(), seen};
+    return internal::Seen{fingerprint.value(), seen};
   });
   return split_range(file->size(), peers.index(), peers.count());
 }
