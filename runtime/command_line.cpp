@@ -145,7 +145,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 // The flags an unknown name most likely meant, as "--a", "--a or --b" or "" (for names of three letters
 // or more): one a letter off (a typo); else those that start with the name, if three at most (--iter:
-// --iterations; --sched: --schedule_size or --schedulers); else one a few letters off (--lamda); else the
+// --iterations; --sched: --schedule_size or --schedulers); else, for a file to write (--model_out), the
+// flag that names it; else one a few letters off (--lamda); else the
 // longest flag the name starts with, unless another starts with that flag too (--output: --out;
 // --checkpoint_interval gets none, --checkpoint being a file and --checkpoint_every beside it).
 std::string meant_flags(const std::string& name) {
@@ -173,18 +174,22 @@ std::string meant_flags(const std::string& name) {
       listed += (k + 1 == completions.size() ? " or " : ", ") + completions[k];
     return listed;
   }
+  // `--model_out`, `--trace_output`: a file to write, named after what goes in it. The framework's trace
+  // and checkpoint have flags of their own; anything else a program writes goes to its --output (its
+  // --model, where there is one, is what predict reads).
+  for (const std::string_view suffix : {"_out", "_output"}) {
+    if (!name.ends_with(suffix)) continue;
+    const std::string written = name.substr(0, name.size() - suffix.size());
+    if (written == "trace" || written == "checkpoint") return "--" + written;
+    const bool has_output =
+        std::any_of(flags.begin(), flags.end(), [](const auto& flag) { return flag.name == "output"; });
+    if (has_output && written != "output") return "--output";
+  }
   if (!nearest.empty()) return "--" + nearest;
   const auto started_by_longest = std::count_if(flags.begin(), flags.end(), [&](const auto& flag) {
     return !longest_start.empty() && flag.name.starts_with(longest_start);
   });
-  if (started_by_longest != 1) return "";
-  // `--model_out` means to write what --model reads (predict's input): --output, where there is one.
-  const std::string rest = name.substr(longest_start.size());
-  const bool output_exists =
-      std::any_of(flags.begin(), flags.end(), [](const auto& f) { return f.name == "output"; });
-  if ((rest == "_out" || rest == "_output") && output_exists && longest_start != "output")
-    return "--output or --" + longest_start;
-  return "--" + longest_start;
+  return started_by_longest == 1 ? "--" + longest_start : "";
 }
 
 // "unknown flag --name", with the flags it most likely meant.

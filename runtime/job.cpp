@@ -156,20 +156,18 @@ Settings settings_of(const std::string& program_file) {
   return settings;
 }
 
-// A path as flag files on different hosts may spell it apart: "./d.svm" is "d.svm", "shards/" is
-// "shards".
-std::string spelled_alike(const std::string& path) {
-  std::string normal = std::filesystem::path(path).lexically_normal().string();
-  if (normal.size() > 1 && normal.back() == '/') normal.pop_back();
-  return normal;
-}
-
-// Whether two settings of a flag agree: as text, or for a string as the same path.
+// Whether two settings of a flag agree: as text or, for a string, as the same file on this rank's host
+// (a relative path and an absolute one, a link and its target, "shards" and "shards/") or, where neither
+// names a file, as the same path once spelt plainly ("./d.svm" and "d.svm"). Data files are compared by
+// content as they are read (io::worker_range).
 bool same_value(const std::string& name, const std::string& mine, const std::string& theirs) {
   if (mine == theirs) return true;
   if (mine.empty() || theirs.empty() || gflags::GetCommandLineFlagInfoOrDie(name.c_str()).type != "string")
     return false;
-  return spelled_alike(mine) == spelled_alike(theirs);
+  std::error_code unknown;
+  if (std::filesystem::equivalent(mine, theirs, unknown)) return true;
+  return !std::filesystem::exists(mine, unknown) && !std::filesystem::exists(theirs, unknown) &&
+         std::filesystem::path(mine).lexically_normal() == std::filesystem::path(theirs).lexically_normal();
 }
 
 // A flag's setting for a message: one line, and a number as short as it reads back (gflags keeps 0.3 as

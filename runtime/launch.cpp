@@ -21,6 +21,7 @@
 #include "../coordinator/rotation_loop.hpp"
 #include "../coordinator/schedule_source.hpp"
 #include "../coordinator/worker_group.hpp"
+#include "../io/fingerprint.hpp"
 #include "../scheduler/scheduler_rank.hpp"
 #include "../workers/rotation_worker.hpp"
 #include "../workers/worker_loop.hpp"
@@ -47,7 +48,13 @@ std::optional<Failure> check_options(const RunOptions& o) {
   if (o.staleness < 0 || o.staleness > kMaxStaleness) {
     return bad("--staleness must be between 0 and " + std::to_string(kMaxStaleness));
   }
-  if (o.threads < 0) return bad("--threads must be 0 (automatic) or more");
+  // --threads may differ between hosts: say which rank was given a bad one.
+  if (o.threads < 0) {
+    const std::string where = world_size() > 1 ? " on rank " + std::to_string(world_rank()) + " (host " +
+                                                     io::internal::host_name() + ")"
+                                               : "";
+    return bad("--threads=" + std::to_string(o.threads) + where + ": must be 0 (automatic) or more");
+  }
   if (o.schedule_size < 1) return bad("--schedule_size must be at least 1");
   // Each scheduler builds at least one parameter of a round's block.
   if (static_cast<std::uint64_t>(o.schedulers) > o.schedule_size) {
@@ -314,20 +321,34 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
 }
 
 // Collective: rank 0 says so, once, when a worker rank is bound to fewer CPUs than its threads, which
-// oneTBB then does not run (the coordinator and scheduler ranks run none).
+// oneTBB then does not run (the coordinator and scheduler ranks run none). --threads may differ between
+// hosts, so the first such rank tells its own.
 void warn_of_short_bindings(const std::string& program_name, const std::string& role, int threads,
                             int bound_cpus) {
   const bool works = role == "all roles" || role.find("worker") != std::string::npos;
-  int fewest = works && threads > bound_cpus ? bound_cpus : INT_MAX;
+  int first = works && threads > bound_cpus ? world_rank() : INT_MAX;
+  struct ShortBinding {
+    int threads;
+    int bound_cpus;
+    char host[64];
+  } found{threads, bound_cpus, {}};
+  const std::string host = io::internal::host_name();
+  host.copy(found.host, sizeof found.host - 1);
   if (mpi_started()) {
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+    if (first != INT_MAX) {
+      check_mpi(MPI_Bcast(&found, sizeof found, MPI_BYTE, first, MPI_COMM_WORLD), "MPI_Bcast");
+    }
   }
-  if (world_rank() != 0 || fewest == INT_MAX) return;
+  if (world_rank() != 0 || first == INT_MAX) return;
+  const std::string where =
+      world_size() > 1 ? " on rank " + std::to_string(first) + " (host " + found.host + ")" : "";
   std::fprintf(stderr,
-               "%s: warning: --threads %d, but a worker rank is bound to %d CPU%s and runs no more threads "
+               "%s: warning: --threads %d%s, but it is bound to %d CPU%s and runs no more threads "
                "(mpirun's --bind-to, whose default binds each rank to a core when it starts 2 ranks or "
                "fewer and to a socket when more): add --bind-to none, or --map-by slot:PE=%d\n",
-               program_name.c_str(), threads, fewest, fewest == 1 ? "" : "s", threads);
+               program_name.c_str(), found.threads, where.c_str(), found.bound_cpus,
+               found.bound_cpus == 1 ? "" : "s", found.threads);
 }
 
 // Plays a rank's part (`play(waiter, resources)`) with the waiting and threading this host allows; an

@@ -254,7 +254,7 @@ TEST_F(LassoEndToEnd, ThreadsBeyondARanksBindingAreNamed) {
   const Output more = run(bound + solve + " --threads " + std::to_string(core_cpus + 1));
   ASSERT_EQ(more.status, 0) << more.text;
   const std::string warning = "schmp-lasso: warning: --threads " + std::to_string(core_cpus + 1) +
-                              ", but a worker rank is bound to " + std::to_string(core_cpus) + " CPU";
+                              ", but it is bound to " + std::to_string(core_cpus) + " CPU";
   EXPECT_NE(more.text.find(warning), std::string::npos) << more.text;
   for (const std::string& fitting :
        {bound + solve, mpirun(1) + solve + " --threads " + std::to_string(unbound_cpus)}) {
@@ -262,6 +262,16 @@ TEST_F(LassoEndToEnd, ThreadsBeyondARanksBindingAreNamed) {
     ASSERT_EQ(out.status, 0) << out.text;
     EXPECT_EQ(out.text.find("warning"), std::string::npos) << out.text;
   }
+  // --threads may differ between hosts: the rank bound short is named with its own, and a bad one too.
+  const std::string first = mpirun(2) + solve + " --threads 1 : -np 1 ";
+  const Output pinned = run(first + "taskset -c 0 " + solve + " --threads 2");
+  ASSERT_EQ(pinned.status, 0) << pinned.text;
+  EXPECT_NE(pinned.text.find("schmp-lasso: warning: --threads 2 on rank 2 (host "), std::string::npos)
+      << pinned.text;
+  EXPECT_NE(pinned.text.find("), but it is bound to 1 CPU and runs no more threads"), std::string::npos)
+      << pinned.text;
+  testing::expect_clean_failure(run(first + solve + " --threads=-1"),
+                                "schmp-lasso: error: --threads=-1 on rank 2 (host ");
 }
 
 // Writes y = 3 z and `columns` features a z + noise, with a^2 chosen so that any two features'
@@ -692,7 +702,8 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
       {"--max_round=3", "unknown flag --max_round: did you mean --max_rounds?"},
       {"--iterations=3", "unknown flag --iterations (see --help)"},
       {"--trace_file=t.csv", "unknown flag --trace_file: did you mean --trace?"},
-      {"--trace_out=t.csv", "unknown flag --trace_out: did you mean --output or --trace?"},
+      {"--trace_out=t.csv", "unknown flag --trace_out: did you mean --trace?"},
+      {"--model_out=m.txt", "unknown flag --model_out: did you mean --output?"},
       {"--progress=1", "unknown flag --progress: did you mean --progress_seconds?"},
       {"--sched=2", "unknown flag --sched: did you mean --schedule_size or --schedulers?"},
       {"--checkpoint_interval=60", "unknown flag --checkpoint_interval (see --help)"},
@@ -780,6 +791,16 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
   const Output one_way = run(first + "./alike.svm --threads 1");
   EXPECT_EQ(one_way.status, 0) << one_way.text;
   EXPECT_EQ(objective_of(per_host), objective_of(one_way));
+  // The same file by an absolute path or a link, too; but not a path that names no file where the other
+  // names one (the file as a directory, "alike.svm/").
+  std::filesystem::create_symlink("alike.svm", scratch_ / "link.svm");
+  for (const std::string& same : {alike_data, std::string("link.svm")}) {
+    const Output out = run(first + same + " --threads 1");
+    EXPECT_EQ(out.status, 0) << out.text;
+    EXPECT_EQ(objective_of(out), objective_of(one_way)) << same;
+  }
+  testing::expect_clean_failure(run(first + "alike.svm/ --threads 1"),
+                                "schmp-lasso: error: --data=alike.svm/ on rank 1 (host ");
   // A flag file every rank reads must be a file: stdin reaches the first rank only, and the others
   // read other flags (or none) and waited for it.
   const std::string schedulers = file("schedulers.flags", "--schedulers=2\n");

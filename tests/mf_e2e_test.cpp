@@ -301,7 +301,7 @@ TEST_F(MfEndToEnd, RecommendRanksTheUnratedItemsByPrediction) {
             "--trace is not read by this command"},
            // --model is what predict reads: a model to write is --output's.
            {" --data " + generated() + " --model_out " + dir.file("m.txt"),
-            "unknown flag --model_out: did you mean --output or --model?"}}) {
+            "unknown flag --model_out: did you mean --output?"}}) {
     testing::expect_clean_failure(run(mf + command), "schmp-mf: error: " + flag);
   }
   EXPECT_FALSE(std::filesystem::exists(dir.file("r.txt")));
