@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "memory.hpp"
 #include "schmp/io.hpp"
 #include "schmp/output.hpp"
 
@@ -62,6 +63,7 @@ void Checkpoints::write(const io::CheckpointState& state, double seconds, std::u
   }
   // A write that failed part way asked for fewer shares than there are.
   for (; taken < shares; ++taken) share(taken);
+  return_freed_memory();
 }
 
 std::unique_ptr<io::CheckpointReader> Checkpoints::load() const {

@@ -28,6 +28,7 @@
 #include "checkpoints.hpp"
 #include "column_shares.hpp"
 #include "layout.hpp"
+#include "memory.hpp"
 #include "mpi.hpp"
 #include "peers.hpp"
 #include "schmp/detail/roles.hpp"
@@ -301,6 +302,7 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     outbox.drain(waiter);
   }
   if (agree_on_failure(world, failure, roles.program_name)) return 1;
+  return_freed_memory();
 
   if (layout.is_coordinator()) {
     std::unique_ptr<ScheduleSource> schedulers;
@@ -447,6 +449,7 @@ int play_rotation(const RotationRoles& roles, const RunOptions& options, const R
             [&] { trace = open_trace(options, program->trace_columns(), resumed ? &*resumed : nullptr); });
   }
   if (agree_on_failure(ring.comm, failure, roles.program_name)) return 1;
+  return_freed_memory();
 
   if (ring.index == 0) {
     run_rotation_coordinator(*program, *worker, ring, *trace, options, waiter, *checkpoints,
