@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "../runtime/signals.hpp"
 #include "coordinator_loop.hpp"
 
 namespace schmp::detail {
@@ -36,6 +37,7 @@ Summary run_rotation_coordinator(RotationCoordinatorRole& program, RotationWorke
     }
     WorkerReply reply = rotate(own_worker, message, ring, waiter, shapes);
     sum_onto_first(reply, message.command, ring, waiter, shapes);
+    if (reply.stop_requests > 0) StopSignals::relay();
     const double compute = reply.compute_seconds / ring.count;
     time.compute += compute;
     time.communication += std::max(0.0, seconds_since(sent) - compute);

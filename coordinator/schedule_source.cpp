@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../runtime/protocol.hpp"
+#include "../runtime/signals.hpp"
 #include "../runtime/trace.hpp"
 #include "../scheduler/scheduler_rank.hpp"
 
@@ -166,6 +167,7 @@ BlockPiece RemoteSchedulers::receive_piece(std::size_t s) {
   auto piece =
       deserialize<BlockPiece>(receive_bytes(world_, scheduler_rank(s), kTagSchedule, waiter_, &outbox_));
   busy_seconds_[s] = piece.busy_seconds;
+  if (piece.stop_requested) StopSignals::relay();
   return piece;
 }
 

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "../runtime/signals.hpp"
 #include "../workers/worker_loop.hpp"
 
 namespace schmp::detail {
@@ -21,7 +22,9 @@ void RemoteWorkers::send(const RoundMessage& message) {
 }
 
 WorkerReply RemoteWorkers::collect() {
-  return deserialize<WorkerReply>(receive_bytes(world_, first_worker_, kTagReply, waiter_));
+  auto reply = deserialize<WorkerReply>(receive_bytes(world_, first_worker_, kTagReply, waiter_));
+  if (reply.stop_requests > 0) StopSignals::relay();
+  return reply;
 }
 
 }  // namespace schmp::detail

@@ -53,10 +53,11 @@ struct RoundMessage {
 struct WorkerReply {
   Flat summed;
   double compute_seconds = 0;  // summed over workers too
+  double stop_requests = 0;    // workers a signal asked to stop (StopSignals), summed too
 
   template <class Visitor>
   void visit(Visitor& v) {
-    v(summed, compute_seconds);
+    v(summed, compute_seconds, stop_requests);
   }
 };
 
@@ -74,11 +75,12 @@ struct SchedulerStart {
 struct BlockPiece {
   std::uint64_t round = 0;
   std::vector<ParamIndex> params;
-  double busy_seconds = 0;  // the scheduler's work so far: taking in feedback, building blocks
+  double busy_seconds = 0;      // the scheduler's work so far: taking in feedback, building blocks
+  bool stop_requested = false;  // a signal asked this scheduler rank to stop (StopSignals)
 
   template <class Visitor>
   void visit(Visitor& v) {
-    v(round, params, busy_seconds);
+    v(round, params, busy_seconds, stop_requested);
   }
 };
 

@@ -1,5 +1,7 @@
 #include "signals.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstdint>
@@ -18,12 +20,13 @@ static_assert(std::atomic<int>::is_always_lock_free);
 std::atomic<std::int64_t> first_signal_at{0};
 static_assert(std::atomic<std::int64_t>::is_always_lock_free);
 
-// One request to stop can arrive more than once: a batch system (Slurm) signals every process of a job
-// that is out of time, and mpirun passes on its own copy. Repeats within this long of the first are
-// taken for that; a later signal means the user does not want to wait for the round to end.
+// Another rank's request, relayed by the coordinator's loop (not a signal handler's state).
+std::atomic<bool> relayed{false};
+
+// A repeat within this long of the first signal is the same request delivered twice (signals.hpp).
 constexpr std::int64_t kSameRequestNanoseconds = 2'000'000'000;
 
-extern "C" void on_stop_signal(int signal) {
+extern "C" void on_stop_signal(int signal, siginfo_t* info, void*) {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
   const std::int64_t at = std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
@@ -32,6 +35,8 @@ extern "C" void on_stop_signal(int signal) {
     stop_signal = signal;
     return;
   }
+  // The launcher's copy comes odls_base_sigkill_timeout seconds late, however long that is.
+  if (info != nullptr && info->si_pid == getppid()) return;  // getppid: async-signal-safe
   if (at - first < kSameRequestNanoseconds) return;
   std::signal(signal, SIG_DFL);
   std::raise(signal);
@@ -42,11 +47,13 @@ extern "C" void on_stop_signal(int signal) {
 StopSignals::StopSignals() {
   stop_signal = 0;
   first_signal_at = 0;
+  relayed = false;
   struct sigaction action {};
-  action.sa_handler = on_stop_signal;
+  action.sa_sigaction = on_stop_signal;
   sigemptyset(&action.sa_mask);
-  // Restart interrupted system calls: MPI's progress engine and file writes should not see EINTR.
-  action.sa_flags = SA_RESTART;
+  // Restart interrupted system calls: MPI's progress engine and file writes should not see EINTR. The
+  // sender's process id tells the launcher's copy of a request from another's.
+  action.sa_flags = SA_RESTART | SA_SIGINFO;
   sigaction(SIGINT, &action, &previous_interrupt_);
   sigaction(SIGTERM, &action, &previous_terminate_);
 }
@@ -59,8 +66,10 @@ StopSignals::~StopSignals() {
   sigaction(SIGTERM, &previous_terminate_, nullptr);
 }
 
-bool StopSignals::requested() { return stop_signal != 0; }
+bool StopSignals::requested() { return stop_signal != 0 || relayed; }
 
 int StopSignals::received() { return stop_signal; }
+
+void StopSignals::relay() { relayed = true; }
 
 }  // namespace schmp::detail

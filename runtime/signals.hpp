@@ -1,13 +1,17 @@
 // SIGINT and SIGTERM as a request to stop: while a StopSignals lives, either signal only raises a flag
 // that the coordinator reads between rounds, so that the run ends as it would at a limit (a last
-// evaluation, a checkpoint, the model written) instead of dying mid-round. A second signal of either
-// kind, 2 seconds or more after the first, ends the process at once, as if no handler were installed;
-// sooner, it is the same request delivered twice (a batch system signals every rank, and mpirun
-// passes its own copy on).
+// evaluation, a checkpoint, the model written) instead of dying mid-round. A signal that reaches a worker
+// or scheduler rank alone (a batch system or an operator signalling one host's processes) travels to the
+// coordinator with the rank's next reply and stops the job the same way.
 //
-// mpirun passes SIGINT and SIGTERM on to every rank as SIGTERM and, Open MPI by default, sends SIGKILL
-// one second later (raise it with `--mca odls_base_sigkill_timeout SECONDS`): a round must end, and the
-// checkpoint and model be written, within that time.
+// One request can arrive more than once. mpirun passes SIGINT and SIGTERM on to every rank as SIGTERM
+// `--mca odls_base_sigkill_timeout` seconds after it got them (Open MPI's default: 1), and sends SIGKILL
+// as long again later: a round must end, and the checkpoint and model be written, within that time. A
+// batch system that stops a job signals the ranks too, so each gets a copy of its own and then mpirun's,
+// and a Ctrl-C in a terminal reaches the ranks beside mpirun. A copy passed on by the rank's parent
+// (mpirun, or Open MPI's daemon on other hosts) is always the same request; any other repeat 2 seconds or
+// more after the first ends the process at once, as if no handler were installed: the user does not want
+// to wait for the round to end.
 #pragma once
 
 #include <csignal>
@@ -21,10 +25,12 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
-  // Whether SIGINT or SIGTERM has come since the handlers were installed.
+  // Whether SIGINT or SIGTERM has come since the handlers were installed, here or (relay) elsewhere.
   static bool requested();
   // The first of them to come, 0 before any.
   static int received();
+  // Another rank was asked to stop: requested() from now on, though this rank received nothing.
+  static void relay();
 
  private:
   struct sigaction previous_interrupt_ {};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "../runtime/protocol.hpp"
+#include "../runtime/signals.hpp"
 #include "../runtime/trace.hpp"
 
 namespace schmp::detail {
@@ -30,7 +31,7 @@ void run_scheduler_rank(MPI_Comm world, int coordinator_rank, ParamRange owned, 
   // Each piece carries the work so far, from which the coordinator traces the busiest scheduler's.
   double busy_seconds = 0;
   auto send_piece = [&](std::uint64_t round, Clock::time_point work_began) {
-    BlockPiece piece{round, scheduler.next_block(), 0};
+    BlockPiece piece{round, scheduler.next_block(), 0, StopSignals::requested()};
     busy_seconds += seconds_since(work_began);
     piece.busy_seconds = busy_seconds;
     outbox.send(world, coordinator_rank, kTagSchedule, serialize(piece));

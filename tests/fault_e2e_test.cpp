@@ -4,7 +4,7 @@
 //     run;
 //   - SIGTERM to mpirun ends the run cleanly with a usable model and a checkpoint, and so does SIGTERM
 //     delivered twice to every rank (as a batch system and mpirun both deliver it), each rank then
-//     exiting with 128 + SIGTERM;
+//     exiting with 128 + SIGTERM, and SIGTERM to one worker or scheduler rank alone;
 //   - a checkpoint made with other settings is refused on every rank.
 #include <signal.h>
 
@@ -300,6 +300,29 @@ TEST_P(FaultTest, SigtermTwiceToEveryRankIsOneRequest) {
   EXPECT_NE(out.text.find("stopped by signal"), std::string::npos) << out.text;
   // LDA writes its model as files named after `model`.
   EXPECT_TRUE(std::filesystem::exists(model) || std::filesystem::exists(model + ".word_topic")) << out.text;
+}
+
+// A signal that reaches one rank other than the coordinator (a batch system or an operator signalling
+// one host's processes) stops the whole job, as one to mpirun does: it went unheard, and the run that
+// then finished exited 143 as if stopped. Rank 1 is a scheduler of Lasso and logreg, rank 2 a worker.
+TEST_P(FaultTest, SigtermToOneRankStopsTheJob) {
+  const App& app = GetParam();
+  for (const int victim : {1, 2}) {
+    SCOPED_TRACE("rank " + std::to_string(victim));
+    const std::string checkpoint = scratch_.file("rank" + std::to_string(victim) + ".checkpoint");
+    const std::string trace = scratch_.file("rank" + std::to_string(victim) + ".csv");
+    Background job(command(3, app.long_run + " --checkpoint " + checkpoint + " --trace " + trace));
+    ASSERT_TRUE(wait_for([&] { return trace_rows(trace) >= 3; }));
+    const int pid = rank_process(trace, victim);
+    ASSERT_GT(pid, 0);
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    const auto signalled = Clock::now();
+    const Output out = job.finish();
+    EXPECT_LT(seconds_since(signalled), 10.0) << out.text;
+    EXPECT_EQ(out.status, 128 + SIGTERM) << out.text;
+    EXPECT_NE(out.text.find("stopped by signal"), std::string::npos) << out.text;
+    EXPECT_TRUE(std::filesystem::exists(checkpoint)) << out.text;
+  }
 }
 
 // A checkpoint at every evaluation: the workers wait while the coordinator saves, and that time counts

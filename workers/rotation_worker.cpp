@@ -1,5 +1,6 @@
 #include "rotation_worker.hpp"
 
+#include "../runtime/signals.hpp"
 #include "../runtime/trace.hpp"
 
 namespace schmp::detail {
@@ -48,6 +49,7 @@ WorkerReply rotate(RotationWorkerRole& worker, const RoundMessage& message, cons
   WorkerReply reply;
   timed([&] { reply.summed = worker.end_round(kind); });
   reply.compute_seconds = compute;
+  reply.stop_requests = StopSignals::requested() ? 1 : 0;
   return reply;
 }
 
@@ -57,8 +59,11 @@ void sum_onto_first(WorkerReply& reply, Command command, const Ring& ring, Waite
   shapes.check(ring.comm, reply.summed, summed_message_name(command));
   std::vector<double>& values = reply.summed.values;
   values.push_back(reply.compute_seconds);
+  values.push_back(reply.stop_requests);
   reduce_sum(ring.comm, 0, values, waiter);
   if (ring.index != 0) return;
+  reply.stop_requests = values.back();
+  values.pop_back();
   reply.compute_seconds = values.back();
   values.pop_back();
 }

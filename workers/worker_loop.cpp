@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "../runtime/signals.hpp"
 #include "../runtime/trace.hpp"
 
 namespace schmp::detail {
@@ -27,19 +28,23 @@ std::optional<WorkerReply> handle_round(WorkerRole& worker, const RoundMessage& 
                          std::to_string(static_cast<unsigned>(message.command)));
   }
   reply.compute_seconds = seconds_since(started);
+  reply.stop_requests = StopSignals::requested() ? 1 : 0;
   return reply;
 }
 
 void send_summed_reply(WorkerReply reply, Command command, SameShape& shapes, MPI_Comm world,
                        int coordinator_rank, MPI_Comm workers, Outbox& outbox, Waiter& waiter) {
   shapes.check(workers, reply.summed, summed_message_name(command));
-  // The compute time rides along as one more number to sum.
+  // The compute time and the stop requests ride along as two more numbers to sum.
   std::vector<double>& values = reply.summed.values;
   values.push_back(reply.compute_seconds);
+  values.push_back(reply.stop_requests);
   reduce_sum(workers, 0, values, waiter);
   int worker_index = 0;
   check_mpi(MPI_Comm_rank(workers, &worker_index), "MPI_Comm_rank");
   if (worker_index != 0) return;
+  reply.stop_requests = values.back();
+  values.pop_back();
   reply.compute_seconds = values.back();
   values.pop_back();
   outbox.send(world, coordinator_rank, kTagReply, serialize(reply));
