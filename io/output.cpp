@@ -19,6 +19,21 @@ namespace {
 
 std::string temporary_name(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
 
+// The file a path names, through any links: writing through a link (a checkpoint kept on a shared
+// filesystem, linked from the run's directory) updates the file it points at, where a rename onto the
+// link would replace the link with a file of its own.
+std::string through_links(const std::string& path) {
+  std::filesystem::path file = path;
+  std::error_code error;
+  // 40 hops, as the kernel allows, before a loop of links is left to the write to report.
+  for (int hop = 0; hop < 40 && std::filesystem::is_symlink(file, error); ++hop) {
+    const std::filesystem::path target = std::filesystem::read_symlink(file, error);
+    if (error) break;
+    file = target.is_absolute() ? target : file.parent_path() / target;
+  }
+  return file.string();
+}
+
 using internal::FileDescriptor;
 
 // The rename that publishes a file would replace a device or a pipe by a regular file: /dev/null given as
@@ -37,7 +52,7 @@ void refuse_special_file(const std::string& path) {
 class TemporaryFile {
  public:
   TemporaryFile(const std::string& path, const std::function<void(std::ostream&)>& write)
-      : path_(path), temporary_(temporary_name(path)) {
+      : path_(path), file_(through_links(path)), temporary_(temporary_name(file_)) {
     refuse_special_file(path);
     std::ofstream out(temporary_, std::ios::binary | std::ios::trunc);
     if (!out) throw failure(std::strerror(errno));
@@ -64,14 +79,14 @@ class TemporaryFile {
 
   // Renames the file into place; flush_rename() then makes the rename durable.
   void rename() {
-    if (std::rename(temporary_.c_str(), path_.c_str()) != 0) throw failure(std::strerror(errno));
+    if (std::rename(temporary_.c_str(), file_.c_str()) != 0) throw failure(std::strerror(errno));
     written_ = false;
   }
 
   // The rename must reach the disk, or a crash could leave the old file under the name. Some
   // filesystems cannot sync a directory (EINVAL): there the rename is as durable as they allow.
   void flush_rename() const {
-    const std::filesystem::path directory = std::filesystem::path(path_).parent_path();
+    const std::filesystem::path directory = std::filesystem::path(file_).parent_path();
     if (!FileDescriptor(directory.empty() ? "." : directory.string(), O_RDONLY | O_DIRECTORY).sync() &&
         errno != EINVAL && errno != ENOTSUP) {
       throw std::runtime_error(path_ +
@@ -88,7 +103,8 @@ class TemporaryFile {
     return std::runtime_error(path_ + ": cannot write: " + why);
   }
 
-  std::string path_;
+  std::string path_;  // as given, for messages
+  std::string file_;  // what it names, through links
   std::string temporary_;
   bool written_ = false;  // whether the temporary file is there to remove
 };

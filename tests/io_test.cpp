@@ -1136,6 +1136,32 @@ TEST_F(IoTest, FilesThatBelongTogetherArePublishedAllOrNone) {
   EXPECT_EQ(content(truth), "1 0.5\n");
 }
 
+// An output named through a link (a checkpoint on a shared filesystem, linked from the run's directory)
+// is written where the link points: publishing it had replaced the link with a local file.
+TEST_F(IoTest, AnOutputThroughALinkUpdatesTheFileItNames) {
+  const std::string shared = write("shared.ckpt", "old\n");
+  const fs::path link = fs::path(shared).parent_path() / "link.ckpt";
+  fs::create_symlink("shared.ckpt", link);
+  const fs::path chain = fs::path(shared).parent_path() / "chain.ckpt";
+  fs::create_symlink(link, chain);  // absolute, to a link
+  const auto content = [](const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  schmp::io::write_file_atomically(chain.string(), [](std::ostream& out) { out << "new\n"; });
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_TRUE(fs::is_symlink(chain));
+  EXPECT_EQ(content(shared), "new\n");
+  // A link to a file not there yet makes it.
+  const fs::path dangling = fs::path(shared).parent_path() / "dangling.ckpt";
+  fs::create_symlink("later.ckpt", dangling);
+  schmp::io::write_file_atomically(dangling.string(), [](std::ostream& out) { out << "first\n"; });
+  EXPECT_TRUE(fs::is_symlink(dangling));
+  EXPECT_EQ(content(fs::path(shared).parent_path() / "later.ckpt"), "first\n");
+}
+
 TEST_F(IoTest, PipesAreNeitherReadNorReplaced) {
   // Reading a named pipe waited for a writer forever; an output published onto one (or onto a device
   // such as /dev/null) replaced it by a regular file.
