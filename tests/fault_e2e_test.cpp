@@ -387,6 +387,25 @@ TEST(CheckpointRefusal, OtherSettingsAndOtherApps) {
                              lda_checkpoint + " --progress_seconds 0"),
                          "schmp-lda: error: " + lda_checkpoint + ": was made from other data");
   }
+  // The refusal names the checkpoint's settings. Logistic regression's --positive_label counts: another
+  // labels the rows otherwise, and the trace went on from the old run's rows with another problem.
+  const std::string heart = std::string(SCHMP_SOURCE_DIR) + "/data/heart_scale.svm";
+  const std::string logreg_checkpoint = scratch.file("logreg.checkpoint");
+  const std::string logreg = std::string(SCHMP_LOGREG_BIN) + " --data " + heart + " --progress_seconds 0 ";
+  ASSERT_EQ(run(mpirun(3) + logreg + "--max_rounds 20 --checkpoint " + logreg_checkpoint).status, 0);
+  expect_clean_failure(run(mpirun(3) + logreg + "--positive_label=-1 --resume " + logreg_checkpoint),
+                       "schmp-logreg: error: " + logreg_checkpoint +
+                           ": the checkpoint was made with --C 1 --penalty l1 --bias=false --positive_label "
+                           "not given");
+  EXPECT_EQ(run(mpirun(3) + logreg + "--resume " + logreg_checkpoint).status, 0);
+  const std::string mf_checkpoint = scratch.file("mf.checkpoint");
+  const std::string ratings = scratch.write("ratings.txt", "0 0 1\n0 1 2\n1 0 3\n1 1 4\n2 1 5\n");
+  const std::string mf = std::string(SCHMP_MF_BIN) + " --data " + ratings + " --progress_seconds 0 ";
+  ASSERT_EQ(run(mpirun(2) + mf + "--rank 2 --iterations 2 --checkpoint " + mf_checkpoint).status, 0);
+  expect_clean_failure(
+      run(mpirun(2) + mf + "--rank 3 --resume " + mf_checkpoint),
+      "schmp-mf: error: " + mf_checkpoint +
+          ": the checkpoint was made with --algorithm ccd --rank 2 --biases=false --lambda 0.05");
 }
 
 }  // namespace

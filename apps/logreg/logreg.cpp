@@ -592,6 +592,7 @@ Logreg::Saved Logreg::Coordinator::save() const {
   saved.C = config_.C;
   saved.penalty = static_cast<std::uint8_t>(penalty_);
   saved.bias = config_.bias ? 1 : 0;
+  saved.positive_label = config_.positive_label;
   saved.w.assign(w_.data(), w_.data() + w_.size());
   saved.initial_optimality = initial_optimality_;
   saved.parallel = parallel_;
@@ -599,9 +600,17 @@ Logreg::Saved Logreg::Coordinator::save() const {
 }
 
 Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
+  const auto same_label = [](const std::string& a, const std::string& b) {
+    return a == b || (!a.empty() && !b.empty() && positive_label_of(a) == positive_label_of(b));
+  };
   if (saved.C != config_.C || saved.penalty != static_cast<std::uint8_t>(penalty_) ||
-      saved.bias != (config_.bias ? 1 : 0)) {
-    throw std::runtime_error("the checkpoint was made with other --C, --penalty or --bias");
+      saved.bias != (config_.bias ? 1 : 0) || !same_label(saved.positive_label, config_.positive_label)) {
+    const Penalty penalty =
+        saved.penalty == static_cast<std::uint8_t>(Penalty::kL1) ? Penalty::kL1 : Penalty::kL2;
+    throw std::runtime_error("the checkpoint was made with --C " + label_text(saved.C) + " --penalty " +
+                             (penalty == Penalty::kL1 ? "l1" : "l2") +
+                             " --bias=" + (saved.bias != 0 ? "true" : "false") + " --positive_label " +
+                             (saved.positive_label.empty() ? "not given" : "'" + saved.positive_label + "'"));
   }
   if (saved.w.size() != static_cast<std::size_t>(w_.size()) || saved.parallel == 0)
     throw std::runtime_error("the checkpoint does not fit this data");

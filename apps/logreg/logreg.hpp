@@ -152,12 +152,13 @@ struct Logreg {
     double C = 0;
     std::uint8_t penalty = 0;
     std::uint8_t bias = 0;
+    std::string positive_label;  // as --positive_label gave it: another labels the rows otherwise
     std::vector<double> w;
     double initial_optimality = 0;  // the yardstick of --tol
     std::uint64_t parallel = 0;     // coordinates that may move per round (after interference)
     template <class V>
     void visit(V& v) {
-      v(C, penalty, bias, w, initial_optimality, parallel);
+      v(C, penalty, bias, positive_label, w, initial_optimality, parallel);
     }
   };
 

@@ -3,6 +3,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -762,7 +763,12 @@ MatrixFactorization::Progress MatrixFactorization::Coordinator::save() const {
 void MatrixFactorization::Coordinator::restore(const Progress& progress) {
   if (progress.algorithm != config_.algorithm || progress.rank != config_.rank ||
       progress.biases != (config_.biases ? 1 : 0) || progress.lambda != config_.lambda) {
-    throw std::runtime_error("the checkpoint was made with other --algorithm, --rank, --biases or --lambda");
+    char lambda[32];
+    const std::string algorithm = progress.algorithm == Algorithm::kSgd ? "sgd" : "ccd";
+    throw std::runtime_error(
+        "the checkpoint was made with --algorithm " + algorithm + " --rank " + std::to_string(progress.rank) +
+        " --biases=" + (progress.biases != 0 ? "true" : "false") + " --lambda " +
+        std::string(lambda, std::to_chars(lambda, lambda + sizeof lambda, progress.lambda).ptr));
   }
   // A checkpoint that passed its checksum may still be forged or from another build: nothing here may
   // index past the components, and a sweep under way needs its whole order.
