@@ -131,7 +131,8 @@ void check_writable(const std::string& path) {
   if (std::filesystem::is_directory(path, kind_error))
     throw std::runtime_error(path + ": cannot write: Is a directory");
   refuse_special_file(path);
-  const std::string temporary = temporary_name(path);
+  // Beside the file the run will write: through a link, that may be on another filesystem.
+  const std::string temporary = temporary_name(through_links(path));
   {
     std::ofstream probe(temporary, std::ios::binary | std::ios::trunc);
     if (!probe) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));

@@ -1154,6 +1154,11 @@ TEST_F(IoTest, AnOutputThroughALinkUpdatesTheFileItNames) {
   EXPECT_TRUE(fs::is_symlink(link));
   EXPECT_TRUE(fs::is_symlink(chain));
   EXPECT_EQ(content(shared), "new\n");
+  // A link into a directory that is not there cannot be written, as the run is told before it starts.
+  const fs::path nowhere = fs::path(shared).parent_path() / "nowhere.ckpt";
+  fs::create_symlink("no/such/directory/run.ckpt", nowhere);
+  EXPECT_THROW(schmp::io::check_writable(nowhere.string()), std::runtime_error);
+  schmp::io::check_writable(chain.string());
   // A link to a file not there yet makes it.
   const fs::path dangling = fs::path(shared).parent_path() / "dangling.ckpt";
   fs::create_symlink("later.ckpt", dangling);
