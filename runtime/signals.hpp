@@ -7,11 +7,11 @@
 // One request can arrive more than once. mpirun passes SIGINT and SIGTERM on to every rank as SIGTERM
 // `--mca odls_base_sigkill_timeout` seconds after it got them (Open MPI's default: 1), and sends SIGKILL
 // as long again later: a round must end, and the checkpoint and model be written, within that time. A
-// batch system that stops a job signals the ranks too, so each gets a copy of its own and then mpirun's,
-// and a Ctrl-C in a terminal reaches the ranks beside mpirun. A copy passed on by the rank's parent
-// (mpirun, or Open MPI's daemon on other hosts) is always the same request; any other repeat 2 seconds or
-// more after the first ends the process at once, as if no handler were installed: the user does not want
-// to wait for the round to end.
+// batch system that stops a job signals the ranks too, so each gets a copy of its own and then mpirun's.
+// A copy from the rank's launcher (mpirun, Open MPI's daemon on other hosts, through any wrapper script
+// between it and the rank) is always the same request, and so is any repeat within 2 seconds of the
+// first; a later one from elsewhere ends the process at once, as if no handler were installed: the user
+// does not want to wait for the round to end.
 #pragma once
 
 #include <csignal>

@@ -5,6 +5,7 @@
 #include "runtime/signals.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <csignal>
 #include <ctime>
 #include <functional>
+#include <string>
 
 namespace schmp::detail {
 namespace {
@@ -40,38 +42,88 @@ void terminate_from_elsewhere(pid_t pid) {
   waitpid(sender, nullptr, 0);
 }
 
-// Starts a child that installs StopSignals and waits 5 seconds, has `send` signal it once the handlers
-// are in, and returns how the child ended (waitpid's status).
-int child_status(const std::function<void(pid_t)>& send) {
+// This process's name (what /proc/PID/stat shows) while it lives: the test plays the launcher.
+class Named {
+ public:
+  explicit Named(const char* name) {
+    prctl(PR_GET_NAME, saved_);
+    prctl(PR_SET_NAME, name);
+  }
+  ~Named() { prctl(PR_SET_NAME, saved_); }
+  Named(const Named&) = delete;
+  Named& operator=(const Named&) = delete;
+
+ private:
+  char saved_[17] = {};
+};
+
+// Starts a child that installs StopSignals and waits 5 seconds, started by a shell of the given name
+// between it and this process when `wrapper` is not null (as `mpirun bash -c 'prog'` starts a rank), has
+// `send` signal it once the handlers are in, and returns how the child ended (waitpid's status).
+int child_status(const std::function<void(pid_t)>& send, const char* wrapper = nullptr) {
   int ready[2];
   if (pipe(ready) != 0) return -1;
-  const pid_t child = fork();
-  if (child == 0) {
+  const auto run_child = [&] {
     const StopSignals signals;
-    const char installed = 1;
-    if (write(ready[1], &installed, 1) != 1) _exit(3);
+    const pid_t self = getpid();
+    if (write(ready[1], &self, sizeof self) != sizeof self) _exit(3);
     sleep_for(5);
     _exit(StopSignals::requested() ? kStopped : kNoRequest);
+  };
+  const pid_t child = fork();
+  if (child == 0) {
+    if (wrapper == nullptr) run_child();
+    prctl(PR_SET_NAME, wrapper);
+    const pid_t grandchild = fork();
+    if (grandchild == 0) run_child();
+    int status = 0;
+    waitpid(grandchild, &status, 0);
+    // The wrapper ends as its child did, as a shell reports it.
+    if (WIFSIGNALED(status)) {
+      signal(WTERMSIG(status), SIG_DFL);
+      raise(WTERMSIG(status));
+    }
+    _exit(WEXITSTATUS(status));
   }
-  char installed = 0;
-  const bool started = read(ready[0], &installed, 1) == 1;
+  pid_t signalled = 0;
+  const bool started = read(ready[0], &signalled, sizeof signalled) == sizeof signalled;
   close(ready[0]);
   close(ready[1]);
-  if (started) send(child);
+  if (started) send(signalled);
   int status = 0;
   waitpid(child, &status, 0);
   return status;
 }
 
+// The launcher's copy, `seconds` after another's: always the same request, from the rank's parent or
+// through a wrapper.
 TEST(StopSignals, TheLaunchersLateCopyIsTheSameRequest) {
-  // Here the test is the launcher: the child's parent.
+  const Named launcher("mpirun");
+  for (const char* wrapper : {static_cast<const char*>(nullptr), "bash"}) {
+    SCOPED_TRACE(wrapper == nullptr ? "started by the launcher" : "started through a wrapper");
+    const int status = child_status(
+        [](pid_t child) {
+          terminate_from_elsewhere(child);
+          sleep_for(2.5);
+          kill(child, SIGTERM);
+        },
+        wrapper);
+    ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+    EXPECT_EQ(WEXITSTATUS(status), kStopped);
+  }
+}
+
+// A parent that is no launcher (a shell the user started the program from, which may send a second
+// `kill` of its own) is anyone.
+TEST(StopSignals, AParentThatIsNoLauncherIsAnyone) {
+  const Named shell("bash");
   const int status = child_status([](pid_t child) {
-    terminate_from_elsewhere(child);
+    kill(child, SIGTERM);
     sleep_for(2.5);
     kill(child, SIGTERM);
   });
-  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), kStopped);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
 }
 
 TEST(StopSignals, AnotherLateRepeatEndsTheProcess) {
