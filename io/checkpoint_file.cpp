@@ -16,8 +16,8 @@ namespace {
 constexpr std::array<char, 8> kMagic = {'S', 'C', 'H', 'M', 'P', 'C', 'K', 'P'};
 // 2: the time split holds the schedulers' work too; 3: the retired parameters are kept; 4: the shares
 // follow the state one by one, and the checksum covers the whole file; 5: the program is named by its
-// type, not by its binary's file name.
-constexpr std::uint32_t kFormatVersion = 5;
+// type, not by its binary's file name; 6: logistic regression's state keeps its --positive_label.
+constexpr std::uint32_t kFormatVersion = 6;
 constexpr std::size_t kHeaderBytes = kMagic.size() + sizeof(std::uint32_t) + 2 * sizeof(std::uint64_t);
 constexpr std::size_t kChecksumBytes = sizeof(std::uint64_t);
 // Files are hashed in chunks of this size, each seeded by the hash so far, and read through in them.
