@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "file_descriptor.hpp"
@@ -19,19 +20,25 @@ namespace {
 
 std::string temporary_name(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
 
-// The file a path names, through any links: writing through a link (a checkpoint kept on a shared
-// filesystem, linked from the run's directory) updates the file it points at, where a rename onto the
-// link would replace the link with a file of its own.
-std::string through_links(const std::string& path) {
+// The file a path names, through any links (nullopt for a loop of links): writing through a link (a
+// checkpoint kept on a shared filesystem, linked from the run's directory) updates the file it points
+// at, where a rename onto the link would replace the link with a file of its own.
+std::optional<std::string> linked_file(const std::string& path) {
   std::filesystem::path file = path;
   std::error_code error;
-  // 40 hops, as the kernel allows, before a loop of links is left to the write to report.
-  for (int hop = 0; hop < 40 && std::filesystem::is_symlink(file, error); ++hop) {
+  // 40 hops, as the kernel allows.
+  for (int hop = 0; std::filesystem::is_symlink(file, error); ++hop) {
     const std::filesystem::path target = std::filesystem::read_symlink(file, error);
-    if (error) break;
+    if (error || hop == 40) return std::nullopt;
     file = target.is_absolute() ? target : file.parent_path() / target;
   }
   return file.string();
+}
+
+std::string through_links(const std::string& path) {
+  const std::optional<std::string> file = linked_file(path);
+  if (!file) throw std::runtime_error(path + ": cannot write: too many levels of symbolic links (a loop?)");
+  return *file;
 }
 
 using internal::FileDescriptor;
@@ -145,9 +152,13 @@ bool same_file(const std::string& a, const std::string& b) {
   std::error_code error;
   if (std::filesystem::exists(a, error) && std::filesystem::exists(b, error))
     return std::filesystem::equivalent(a, b, error);
-  const std::filesystem::path first = std::filesystem::weakly_canonical(a, error);
+  // A file not there yet, perhaps named through links that lead to it (a run writes through them).
+  const std::optional<std::string> first_file = linked_file(a);
+  const std::optional<std::string> second_file = linked_file(b);
+  if (!first_file || !second_file) return false;
+  const std::filesystem::path first = std::filesystem::weakly_canonical(*first_file, error);
   if (error) return false;
-  const std::filesystem::path second = std::filesystem::weakly_canonical(b, error);
+  const std::filesystem::path second = std::filesystem::weakly_canonical(*second_file, error);
   return !error && first == second;
 }
 

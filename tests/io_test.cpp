@@ -1159,9 +1159,20 @@ TEST_F(IoTest, AnOutputThroughALinkUpdatesTheFileItNames) {
   fs::create_symlink("no/such/directory/run.ckpt", nowhere);
   EXPECT_THROW(schmp::io::check_writable(nowhere.string()), std::runtime_error);
   schmp::io::check_writable(chain.string());
-  // A link to a file not there yet makes it.
+  // A loop of links is refused, not replaced by a file.
+  const fs::path loop = fs::path(shared).parent_path() / "loop1.ckpt";
+  fs::create_symlink("loop2.ckpt", loop);
+  fs::create_symlink("loop1.ckpt", fs::path(shared).parent_path() / "loop2.ckpt");
+  EXPECT_THROW(schmp::io::check_writable(loop.string()), std::runtime_error);
+  EXPECT_THROW(schmp::io::write_file_atomically(loop.string(), [](std::ostream& out) { out << "x\n"; }),
+               std::runtime_error);
+  EXPECT_TRUE(fs::is_symlink(loop));
+  // A link to a file not there yet makes it, and two such links are one output.
   const fs::path dangling = fs::path(shared).parent_path() / "dangling.ckpt";
+  const fs::path other = fs::path(shared).parent_path() / "other.ckpt";
+  fs::create_symlink("later.ckpt", other);
   fs::create_symlink("later.ckpt", dangling);
+  EXPECT_TRUE(schmp::io::same_file(dangling.string(), other.string()));
   schmp::io::write_file_atomically(dangling.string(), [](std::ostream& out) { out << "first\n"; });
   EXPECT_TRUE(fs::is_symlink(dangling));
   EXPECT_EQ(content(fs::path(shared).parent_path() / "later.ckpt"), "first\n");
