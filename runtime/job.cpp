@@ -158,16 +158,19 @@ Settings settings_of(const std::string& program_file) {
 
 // Whether two settings of a flag agree: as text or, for a string, as the same file on this rank's host
 // (a relative path and an absolute one, a link and its target, "shards" and "shards/") or, where neither
-// names a file, as the same path once spelt plainly ("./d.svm" and "d.svm"). Data files are compared by
-// content as they are read (io::worker_range).
+// names a file yet (an output), as the same absolute path once spelt plainly ("./out.txt", "out.txt" and
+// its absolute path). Data files are compared by content as they are read (io::worker_range).
 bool same_value(const std::string& name, const std::string& mine, const std::string& theirs) {
   if (mine == theirs) return true;
   if (mine.empty() || theirs.empty() || gflags::GetCommandLineFlagInfoOrDie(name.c_str()).type != "string")
     return false;
   std::error_code unknown;
   if (std::filesystem::equivalent(mine, theirs, unknown)) return true;
-  return !std::filesystem::exists(mine, unknown) && !std::filesystem::exists(theirs, unknown) &&
-         std::filesystem::path(mine).lexically_normal() == std::filesystem::path(theirs).lexically_normal();
+  if (std::filesystem::exists(mine, unknown) || std::filesystem::exists(theirs, unknown)) return false;
+  const auto plain = [&](const std::string& path) {
+    return std::filesystem::absolute(path, unknown).lexically_normal();
+  };
+  return plain(mine) == plain(theirs);
 }
 
 // A flag's setting for a message: one line, and a number as short as it reads back (gflags keeps 0.3 as

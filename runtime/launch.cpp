@@ -281,7 +281,8 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
         if (r.state.num_params != num_params) {
           throw io::InputError(options.resume, 0,
                                "was made for " + std::to_string(r.state.num_params) +
-                                   " parameters, this data has " + std::to_string(num_params));
+                                   " parameters, this run has " + std::to_string(num_params) +
+                                   ": other data, or settings that change how many there are");
         }
         const bool fits = r.state.changes.size() == num_params &&
                           std::all_of(r.state.retired.begin(), r.state.retired.end(),

@@ -1,6 +1,8 @@
 // Returning freed memory to the system, so that a rank's resident size is what it holds.
 #pragma once
 
+#include <cstddef>  // any C++ library header says whether the C library is glibc (__GLIBC__)
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
