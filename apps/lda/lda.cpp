@@ -518,7 +518,6 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
   } else if (!parts.front().vocabulary.empty()) {
     model.vocabulary = io::Vocabulary(parts.front().vocabulary);
   }
-  write_model(config_.output, model);
   // Documents in id order, whichever worker holds them: the file is the same for every rank count.
   struct Held {
     std::uint32_t id;
@@ -533,7 +532,7 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
       held.push_back({parts[p].documents[row], p, row});
   }
   std::sort(held.begin(), held.end(), [](const Held& a, const Held& b) { return a.id < b.id; });
-  io::write_file_atomically(config_.output + ".doc_topic", [&](std::ostream& out) {
+  io::FileWriter document_topics(config_.output + ".doc_topic", [&](std::ostream& out) {
     out.precision(10);
     std::vector<std::uint32_t> counts(topics);
     for (const Held& document : held) {
@@ -548,6 +547,7 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
       out << '\n';
     }
   });
+  write_model(config_.output, model, {std::move(document_topics)});
   std::printf("model: %s.{word_topic,topics,doc_topic%s}\n", config_.output.c_str(),
               model.vocabulary.size() >= words_ ? ",vocab" : "");
 }

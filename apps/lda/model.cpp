@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <numeric>
 #include <ostream>
 
@@ -26,9 +27,10 @@ std::vector<std::int64_t> Model::totals() const {
   return totals;
 }
 
-void write_model(const std::string& prefix, const Model& model) {
+void write_model(const std::string& prefix, const Model& model, std::vector<io::FileWriter> more) {
   const auto width = static_cast<std::size_t>(model.topics);
-  io::write_file_atomically(prefix + ".word_topic", [&](std::ostream& out) {
+  std::vector<io::FileWriter> files;
+  files.emplace_back(prefix + ".word_topic", [&](std::ostream& out) {
     out << kHeader << model.words << " words, " << model.topics << " topics, alpha ";
     char number[32];
     const auto write_number = [&](auto value) {
@@ -48,16 +50,12 @@ void write_model(const std::string& prefix, const Model& model) {
   });
   const bool named = model.vocabulary.size() >= model.words;
   if (named) {
-    io::write_file_atomically(prefix + ".vocab", [&](std::ostream& out) {
+    files.emplace_back(prefix + ".vocab", [&](std::ostream& out) {
       for (std::uint32_t word = 0; word < model.words; ++word) out << model.vocabulary.word(word) << '\n';
     });
-  } else {
-    // A .vocab left by an earlier model under this prefix would be read with this one's counts.
-    std::error_code ignored;
-    std::filesystem::remove(prefix + ".vocab", ignored);
   }
   const std::vector<std::int64_t> totals = model.totals();
-  io::write_file_atomically(prefix + ".topics", [&](std::ostream& out) {
+  files.emplace_back(prefix + ".topics", [&](std::ostream& out) {
     const double beta_sum = model.beta * model.words;
     std::vector<std::size_t> order(model.words);
     const std::size_t shown = std::min<std::size_t>(10, model.words);
@@ -81,6 +79,13 @@ void write_model(const std::string& prefix, const Model& model) {
       out << '\n';
     }
   });
+  std::move(more.begin(), more.end(), std::back_inserter(files));
+  io::write_files_atomically(files);
+  if (!named) {
+    // A .vocab left by an earlier model under this prefix would be read with this one's counts.
+    std::error_code ignored;
+    std::filesystem::remove(prefix + ".vocab", ignored);
+  }
 }
 
 Model read_model(const std::string& prefix) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "schmp/io.hpp"
+#include "schmp/output.hpp"
 
 namespace schmp::lda {
 
@@ -27,9 +28,10 @@ struct Model {
   std::vector<std::int64_t> totals() const;  // n_k
 };
 
-// Writes PREFIX.word_topic, PREFIX.vocab (when the vocabulary names every word) and PREFIX.topics,
-// each atomically.
-void write_model(const std::string& prefix, const Model& model);
+// Writes PREFIX.word_topic, PREFIX.vocab (when the vocabulary names every word) and PREFIX.topics, and
+// the `more` files beside them (the documents' topics), published together or not at all: a run stopped
+// while writing leaves the earlier set, not a mix.
+void write_model(const std::string& prefix, const Model& model, std::vector<io::FileWriter> more = {});
 
 // io::InputError naming the file and line when PREFIX.word_topic is not such a model.
 Model read_model(const std::string& prefix);
