@@ -43,6 +43,12 @@ namespace {
 // Schedulers send this many blocks ahead at once; more would only queue messages.
 constexpr int kMaxStaleness = 1000;
 
+// " on rank R (host H)" in a job of several ranks, else "": where a setting that may differ between hosts
+// (--threads) was given.
+std::string on_rank(int rank, const std::string& host) {
+  return world_size() > 1 ? " on rank " + std::to_string(rank) + " (host " + host + ")" : "";
+}
+
 std::optional<Failure> check_options(const RunOptions& o) {
   auto bad = [](const std::string& message) { return Failure{0, message}; };
   if (o.schedulers < 1) return bad("--schedulers must be at least 1");
@@ -51,10 +57,8 @@ std::optional<Failure> check_options(const RunOptions& o) {
   }
   // --threads may differ between hosts: say which rank was given a bad one.
   if (o.threads < 0) {
-    const std::string where = world_size() > 1 ? " on rank " + std::to_string(world_rank()) + " (host " +
-                                                     io::internal::host_name() + ")"
-                                               : "";
-    return bad("--threads=" + std::to_string(o.threads) + where + ": must be 0 (automatic) or more");
+    return bad("--threads=" + std::to_string(o.threads) + on_rank(world_rank(), io::internal::host_name()) +
+               ": must be 0 (automatic) or more");
   }
   if (o.schedule_size < 1) return bad("--schedule_size must be at least 1");
   // Each scheduler builds at least one parameter of a round's block.
@@ -344,8 +348,7 @@ void warn_of_short_bindings(const std::string& program_name, const std::string& 
     }
   }
   if (world_rank() != 0 || first == INT_MAX) return;
-  const std::string where =
-      world_size() > 1 ? " on rank " + std::to_string(first) + " (host " + found.host + ")" : "";
+  const std::string where = on_rank(first, found.host);
   std::fprintf(stderr,
                "%s: warning: --threads %d%s, but it is bound to %d CPU%s and runs no more threads "
                "(mpirun's --bind-to, whose default binds each rank to a core when it starts 2 ranks or "

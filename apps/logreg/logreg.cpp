@@ -605,10 +605,8 @@ Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
   };
   if (saved.C != config_.C || saved.penalty != static_cast<std::uint8_t>(penalty_) ||
       saved.bias != (config_.bias ? 1 : 0) || !same_label(saved.positive_label, config_.positive_label)) {
-    const Penalty penalty =
-        saved.penalty == static_cast<std::uint8_t>(Penalty::kL1) ? Penalty::kL1 : Penalty::kL2;
     throw std::runtime_error("the checkpoint was made with --C " + label_text(saved.C) + " --penalty " +
-                             (penalty == Penalty::kL1 ? "l1" : "l2") +
+                             (saved.penalty == static_cast<std::uint8_t>(Penalty::kL1) ? "l1" : "l2") +
                              " --bias=" + (saved.bias != 0 ? "true" : "false") + " --positive_label " +
                              (saved.positive_label.empty() ? "not given" : "'" + saved.positive_label + "'"));
   }

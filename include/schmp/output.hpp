@@ -37,7 +37,7 @@ struct FlagFile {
 void refuse_overwriting(const std::vector<FlagFile>& outputs, const std::vector<FlagFile>& inputs);
 
 // Whether two paths name one file: the same inode when both exist, else the same path once `.`, `..`
-// and the links in the part that exists are resolved.
+// and the links are resolved (links to a file not there yet included: an output is written through them).
 bool same_file(const std::string& a, const std::string& b);
 
 // The files a run reads and writes, by flag: a program's Config may list its own (`io::RunFiles
