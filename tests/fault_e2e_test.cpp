@@ -398,6 +398,9 @@ TEST(CheckpointRefusal, OtherSettingsAndOtherApps) {
                            ": the checkpoint was made with --C 1 --penalty l1 --bias=false --positive_label "
                            "not given");
   EXPECT_EQ(run(mpirun(3) + logreg + "--resume " + logreg_checkpoint).status, 0);
+  // Without the flag the rows labelled 1 are the positive ones: naming 1 labels them alike.
+  const Output same_labels = run(mpirun(3) + logreg + "--positive_label 1.0 --resume " + logreg_checkpoint);
+  EXPECT_EQ(same_labels.status, 0) << same_labels.text;
   const std::string mf_checkpoint = scratch.file("mf.checkpoint");
   const std::string ratings = scratch.write("ratings.txt", "0 0 1\n0 1 2\n1 0 3\n1 1 4\n2 1 5\n");
   const std::string mf = std::string(SCHMP_MF_BIN) + " --data " + ratings + " --progress_seconds 0 ";

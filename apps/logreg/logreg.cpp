@@ -600,8 +600,13 @@ Logreg::Saved Logreg::Coordinator::save() const {
 }
 
 Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
+  // Without the flag the rows labelled 1 are the positive ones (other labels are refused while loading),
+  // so "not given" and "1" label the rows alike.
   const auto same_label = [](const std::string& a, const std::string& b) {
-    return a == b || (!a.empty() && !b.empty() && positive_label_of(a) == positive_label_of(b));
+    const auto positive = [](const std::string& flag) {
+      return flag.empty() ? 1.0 : positive_label_of(flag);
+    };
+    return a == b || positive(a) == positive(b);
   };
   if (saved.C != config_.C || saved.penalty != static_cast<std::uint8_t>(penalty_) ||
       saved.bias != (config_.bias ? 1 : 0) || !same_label(saved.positive_label, config_.positive_label)) {
