@@ -95,21 +95,41 @@ int child_status(const std::function<void(pid_t)>& send, const char* wrapper = n
   return status;
 }
 
-// The launcher's copy, `seconds` after another's: always the same request, from the rank's parent or
+// A `send` for child_status: a SIGTERM from `first`, another from `second` `seconds` later. The parent's
+// is a plain kill; another process's comes through terminate_from_elsewhere.
+enum class From { kParent, kElsewhere };
+std::function<void(pid_t)> two_requests(From first, double seconds, From second) {
+  const auto request = [](From from, pid_t child) {
+    if (from == From::kParent) {
+      kill(child, SIGTERM);
+    } else {
+      terminate_from_elsewhere(child);
+    }
+  };
+  return [=](pid_t child) {
+    request(first, child);
+    sleep_for(seconds);
+    request(second, child);
+  };
+}
+
+void expect_stopped_on_request(int status) {
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), kStopped);
+}
+
+void expect_ended_by_sigterm(int status) {
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+}
+
+// The launcher's copy, 2.5 seconds after another's: always the same request, from the rank's parent or
 // through a wrapper.
 TEST(StopSignals, TheLaunchersLateCopyIsTheSameRequest) {
   const Named launcher("mpirun");
   for (const char* wrapper : {static_cast<const char*>(nullptr), "bash"}) {
     SCOPED_TRACE(wrapper == nullptr ? "started by the launcher" : "started through a wrapper");
-    const int status = child_status(
-        [](pid_t child) {
-          terminate_from_elsewhere(child);
-          sleep_for(2.5);
-          kill(child, SIGTERM);
-        },
-        wrapper);
-    ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
-    EXPECT_EQ(WEXITSTATUS(status), kStopped);
+    expect_stopped_on_request(child_status(two_requests(From::kElsewhere, 2.5, From::kParent), wrapper));
   }
 }
 
@@ -117,33 +137,15 @@ TEST(StopSignals, TheLaunchersLateCopyIsTheSameRequest) {
 // `kill` of its own) is anyone.
 TEST(StopSignals, AParentThatIsNoLauncherIsAnyone) {
   const Named shell("bash");
-  const int status = child_status([](pid_t child) {
-    kill(child, SIGTERM);
-    sleep_for(2.5);
-    kill(child, SIGTERM);
-  });
-  ASSERT_TRUE(WIFSIGNALED(status));
-  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  expect_ended_by_sigterm(child_status(two_requests(From::kParent, 2.5, From::kParent)));
 }
 
 TEST(StopSignals, AnotherLateRepeatEndsTheProcess) {
-  const int status = child_status([](pid_t child) {
-    terminate_from_elsewhere(child);
-    sleep_for(2.5);
-    terminate_from_elsewhere(child);
-  });
-  ASSERT_TRUE(WIFSIGNALED(status));
-  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  expect_ended_by_sigterm(child_status(two_requests(From::kElsewhere, 2.5, From::kElsewhere)));
 }
 
 TEST(StopSignals, ARepeatWithinTwoSecondsIsTheSameRequest) {
-  const int status = child_status([](pid_t child) {
-    terminate_from_elsewhere(child);
-    sleep_for(0.5);
-    terminate_from_elsewhere(child);
-  });
-  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), kStopped);
+  expect_stopped_on_request(child_status(two_requests(From::kElsewhere, 0.5, From::kElsewhere)));
 }
 
 }  // namespace
