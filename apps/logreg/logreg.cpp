@@ -606,7 +606,7 @@ Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
     const auto positive = [](const std::string& flag) {
       return flag.empty() ? 1.0 : positive_label_of(flag);
     };
-    return a == b || positive(a) == positive(b);
+    return positive(a) == positive(b);
   };
   if (saved.C != config_.C || saved.penalty != static_cast<std::uint8_t>(penalty_) ||
       saved.bias != (config_.bias ? 1 : 0) || !same_label(saved.positive_label, config_.positive_label)) {
