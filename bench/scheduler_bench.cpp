@@ -31,15 +31,19 @@
 #include "runtime/trace.hpp"
 #include "scheduler/block_scheduler.hpp"
 #include "schmp/dataset.hpp"
+#include "schmp/flags.hpp"
 #include "schmp/run.hpp"
 
-DEFINE_string(data, "", "LIBSVM or MatrixMarket file, as the apps' --data");
-DEFINE_int32(schedulers, 1, "Scheduler ranks the parameters are split among; this one owns the first range");
-DEFINE_uint32(schedule_size, 256, "Parameters per round over all schedulers, as the apps' --schedule_size");
-DEFINE_int32(blocks, 2000, "Blocks to build");
-DEFINE_double(rho, 0.1, "Dependency threshold on |cos|, as the apps' --rho");
-DEFINE_uint32(columns, 0, "The data's columns (0: count them, which reads the file once more)");
-DEFINE_uint64(seed, 1, "Random seed of the scheduler's draws and of the new priorities");
+SCHMP_FLAG(string, data, "", schmp::any(), "LIBSVM or MatrixMarket file, as the apps' --data");
+SCHMP_FLAG(int32, schedulers, 1, schmp::any(),
+           "Scheduler ranks the parameters are split among; this one owns the first range");
+SCHMP_FLAG(uint32, schedule_size, 256, schmp::any(),
+           "Parameters per round over all schedulers, as the apps' --schedule_size");
+SCHMP_FLAG(int32, blocks, 2000, schmp::any(), "Blocks to build");
+SCHMP_FLAG(double, rho, 0.1, schmp::any(), "Dependency threshold on |cos|, as the apps' --rho");
+SCHMP_FLAG(uint32, columns, 0, schmp::any(),
+           "The data's columns (0: count them, which reads the file once more)");
+SCHMP_FLAG(uint64, seed, 1, schmp::any(), "Random seed of the scheduler's draws and of the new priorities");
 
 namespace {
 

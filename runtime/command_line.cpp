@@ -17,6 +17,8 @@
 #include <string_view>
 #include <utility>
 
+#include "flag_registry.hpp"
+
 namespace schmp::detail {
 
 // User text in a message, with control characters (a newline, a carriage return) as \xNN: a message
@@ -463,13 +465,17 @@ void show_flags_in_xml(const char* program) {
   std::printf("</AllFlags>\n");
 }
 
-// Shows what the arguments ask for instead of a run, and exits 0: help (--help, --helpfull, --helpshort,
-// --helppackage: every flag; --helpon=FILE, --helpmatch=TEXT: those defined in matching source files),
-// every flag in XML (--helpxml) or the version, in that order of precedence. As in gflags, the last
+// Shows what the arguments ask for instead of a run, and exits 0: help (--help, --helpshort: the declared
+// flags; --helpfull, --helppackage: every flag; --helpon=FILE, --helpmatch=TEXT: those defined in matching
+// source files), the declared flags as Markdown (--helpmarkdown, for docs/flags.md), every flag in XML
+// (--helpxml) or the version, in that order of precedence. As in gflags, the last
 // setting of each counts and help comes before any mistake beside it; unlike gflags, whose help exits 1
 // (which mpirun reports as a failed job), help asked for is no failure.
 void show_if_asked(const std::vector<Argument>& arguments, const char* program) {
-  std::optional<std::string> help;  // the part of the defining files' paths whose flags are shown
+  // The part of the defining files' paths whose flags are shown, or kDeclared: the declared flags alone.
+  static constexpr const char* kDeclared = "\n";
+  std::optional<std::string> help;
+  std::optional<std::string> markdown;  // --helpmarkdown's value: "framework" or ""
   bool xml = false;
   bool version = false;
   for (std::size_t k = 0; k < arguments.size(); ++k) {
@@ -478,8 +484,12 @@ void show_if_asked(const std::vector<Argument>& arguments, const char* program) 
     const bool negated = flag.name.starts_with("no") && !flag.value;
     const std::string name = negated ? flag.name.substr(2) : flag.name;
     const bool on = !negated && (!flag.value || is_true_word(*flag.value));
-    if (name == "help" || name == "helpfull" || name == "helpshort" || name == "helppackage") {
+    if (name == "help" || name == "helpshort") {
+      help = on ? std::optional<std::string>(kDeclared) : std::nullopt;
+    } else if (name == "helpfull" || name == "helppackage") {
       help = on ? std::optional<std::string>("") : std::nullopt;
+    } else if (flag.name == "helpmarkdown") {
+      markdown = flag.value.value_or("");
     } else if (name == "helpxml") {
       xml = on;
     } else if (name == "version") {
@@ -494,7 +504,15 @@ void show_if_asked(const std::vector<Argument>& arguments, const char* program) 
     }
   }
   if (help) {
-    gflags::ShowUsageWithFlagsRestrict(program, help->c_str());
+    if (*help == kDeclared) {
+      print_help(std::filesystem::path(program).filename().c_str());
+    } else {
+      gflags::ShowUsageWithFlagsRestrict(program, help->c_str());
+    }
+    std::exit(0);
+  }
+  if (markdown) {
+    print_markdown(std::filesystem::path(program).filename().c_str(), *markdown == "framework");
     std::exit(0);
   }
   if (xml) {
@@ -617,6 +635,8 @@ CommandLine::CommandLine(int& argc, char**& argv, int positional, int ranks) {
   int count = static_cast<int>(arguments_.size());
   char** pointers = pointers_.data();
   gflags::ParseCommandLineFlags(&count, &pointers, true);
+  // Before argc and argv point into this object, which a throw would leave unmade.
+  check_declared_flags();
   argc = count;
   argv = pointers;
 }

@@ -1,42 +1,75 @@
-// Every framework flag, in one place. Apps define only their own model flags (data, lambda, ...).
+// Every framework flag, declared once with its rule and help (schmp/flags.hpp says what a declaration
+// makes). Apps declare only their own model flags (data, lambda, ...).
 #include <gflags/gflags.h>
 
+#include "flag_registry.hpp"
 #include "schmp/options.hpp"
 
-DEFINE_int32(schedulers, 1, "Number of scheduler ranks; each owns a contiguous range of parameters");
-DEFINE_int32(staleness, 0, "Rounds the schedulers may run ahead of the workers (0 = lock-step)");
-DEFINE_int32(
-    threads, 0,
-    "oneTBB threads per worker rank (0 = the CPUs the rank is bound to / ranks on this host bound to them); "
-    "the one flag that may differ between hosts");
-DEFINE_uint32(schedule_size, 32, "Parameters updated per round, over all schedulers");
-DEFINE_bool(priority, true, "Sample parameters by |change|^priority_power + eta (false: uniformly)");
-DEFINE_bool(sweeps, false,
-            "Visit the parameters whose last change was not zero once each per sweep, in random order, "
-            "instead of drawing them by weight (for programs that restart priorities at evaluations)");
-DEFINE_bool(in_order, true,
-            "In a one-process job on the CPU, update a block's parameters one after another, each one's "
-            "partial computed after the commit of the one before: no two interfere, so no dependency "
-            "check is made (false: together, as several workers would)");
-DEFINE_double(priority_power, 1, "Exponent of the change in the sampling weight (1 or 2)");
-DEFINE_double(eta, 1e-4, "Added to every sampling weight so that no parameter starves");
-DEFINE_uint64(seed, 1, "Random seed: the same seed and rank count give the same result");
-DEFINE_uint64(max_rounds, 1000000, "Stop after this many rounds");
-DEFINE_double(max_seconds, 3600, "Stop after this many seconds of solving");
-DEFINE_uint64(eval_every, 0,
-              "Rounds between evaluations of the objective (0 = auto: an eighth of a sweep over the live "
-              "parameters, at least 8)");
-DEFINE_string(trace, "", "Write the convergence trace (CSV) to this file as the run goes");
-DEFINE_double(progress_seconds, 2, "Seconds between progress lines on stderr (0 = none)");
-DEFINE_string(checkpoint, "",
-              "Keep the run's state in this file: rewritten atomically every --checkpoint_every seconds, at "
-              "the end, and on SIGINT or SIGTERM");
-DEFINE_double(checkpoint_every, 600,
-              "Seconds between checkpoints, taken at evaluations (0 = at every evaluation)");
-DEFINE_string(resume, "", "Go on from this checkpoint, with this run's rank count");
-DEFINE_string(device, "cpu",
-              "Where the workers' kernels run: cpu (oneTBB) or gpu (CUDA, one GPU per worker rank: the "
-              "rank's index among its host's worker ranks, modulo the host's GPU count)");
+namespace {
+
+constexpr const char* kSchedule =
+    "dynamic schedule (Lasso, logreg; rotation programs refuse all but --priority)";
+constexpr const char* kStopping = "stopping and evaluation";
+constexpr const char* kOutput = "output";
+constexpr const char* kCheckpoints = "checkpoints";
+constexpr const char* kRun = "run";
+
+}  // namespace
+
+// A framework flag in `group`; `...` may say that only a dynamic schedule reads it, and that it may
+// differ between hosts (declare_framework_flag's last arguments).
+#define FRAMEWORK_FLAG(group, type, name, value, rule, help, ...)                           \
+  DEFINE_##type(name, value, help);                                                         \
+  namespace {                                                                               \
+  [[maybe_unused]] const bool declared_##name =                                             \
+      schmp::detail::declare_framework_flag(#name, group, rule __VA_OPT__(, ) __VA_ARGS__); \
+  }
+
+using schmp::any;
+using schmp::at_least;
+
+FRAMEWORK_FLAG(kSchedule, int32, schedulers, 1, at_least(1),
+               "Scheduler ranks; each owns a contiguous range of parameters", true)
+FRAMEWORK_FLAG(kSchedule, int32, staleness, 0, schmp::between(0, 1000),
+               "Rounds the schedulers may run ahead of the workers (0: lock-step)", true)
+FRAMEWORK_FLAG(kSchedule, uint32, schedule_size, 32, at_least(1),
+               "Parameters updated per round, over all schedulers", true)
+FRAMEWORK_FLAG(
+    kSchedule, bool, priority, true, any(),
+    "Sample parameters by |change|^priority_power + eta (false: uniformly; MF: its components' order)")
+FRAMEWORK_FLAG(
+    kSchedule, bool, sweeps, false, any(),
+    "Visit the moving parameters once each per sweep, in random order, instead of drawing by weight", true)
+FRAMEWORK_FLAG(
+    kSchedule, bool, in_order, true, any(),
+    "One process on the CPU updates a block's parameters one after another, with no dependency check", true)
+FRAMEWORK_FLAG(kSchedule, double, priority_power, 1, schmp::one_of({1.0, 2.0}),
+               "Exponent of the change in the sampling weight", true)
+FRAMEWORK_FLAG(kSchedule, double, eta, 1e-4, at_least(0),
+               "Added to every sampling weight so that no parameter starves (positive with --priority)", true)
+FRAMEWORK_FLAG(kStopping, uint64, max_rounds, 1000000, any(), "Stop after this many rounds")
+FRAMEWORK_FLAG(kStopping, double, max_seconds, 3600, schmp::Rule("positive", [](double x) { return x > 0; }),
+               "Stop after this many seconds of solving")
+FRAMEWORK_FLAG(kStopping, uint64, eval_every, 0, any(),
+               "Rounds between evaluations (0: an eighth of a sweep over the live parameters, at least 8)")
+FRAMEWORK_FLAG(kOutput, string, trace, "", any(),
+               "Write the convergence trace (CSV) to this file as the run goes")
+FRAMEWORK_FLAG(kOutput, double, progress_seconds, 2, at_least(0),
+               "Seconds between progress lines on stderr (0: none)")
+FRAMEWORK_FLAG(
+    kCheckpoints, string, checkpoint, "", any(),
+    "Keep the run's state in this file: every --checkpoint_every seconds, at the end, on SIGINT/SIGTERM")
+FRAMEWORK_FLAG(kCheckpoints, double, checkpoint_every, 600, at_least(0),
+               "Seconds between checkpoints, taken at evaluations (0: at every evaluation)")
+FRAMEWORK_FLAG(kCheckpoints, string, resume, "", any(),
+               "Go on from this checkpoint, with this run's rank count")
+FRAMEWORK_FLAG(kRun, uint64, seed, 1, any(), "Random seed: the same seed and rank count give the same result")
+FRAMEWORK_FLAG(
+    kRun, int32, threads, 0, any(),
+    "oneTBB threads per worker rank (0: its bound CPUs / ranks sharing them); may differ between hosts",
+    false, true)
+FRAMEWORK_FLAG(kRun, string, device, "cpu", schmp::one_of({"cpu", "gpu"}),
+               "Where the workers' kernels run: cpu (oneTBB) or gpu (CUDA, one GPU per worker rank)")
 
 namespace schmp {
 
@@ -61,10 +94,9 @@ RunOptions run_options_from_flags() {
   options.checkpoint_every = FLAGS_checkpoint_every;
   options.resume = FLAGS_resume;
   options.device = FLAGS_device;
-  for (const char* name :
-       {"schedulers", "staleness", "schedule_size", "sweeps", "in_order", "priority_power", "eta"}) {
-    if (!gflags::GetCommandLineFlagInfoOrDie(name).is_default)
-      options.scheduling_flags_given.push_back(std::string("--") + name);
+  for (const detail::DeclaredFlag& flag : detail::declared_flags()) {
+    if (flag.dynamic_only && !gflags::GetCommandLineFlagInfoOrDie(flag.name.c_str()).is_default)
+      options.scheduling_flags_given.push_back("--" + flag.name);
   }
   return options;
 }

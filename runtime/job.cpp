@@ -18,6 +18,7 @@
 
 #include "../io/fingerprint.hpp"
 #include "command_line.hpp"
+#include "flag_registry.hpp"
 #include "mpi.hpp"
 #include "schmp/run.hpp"
 
@@ -121,8 +122,8 @@ void stop_if_any_failed(const std::optional<detail::Failure>& mine, const std::s
   std::exit(1);
 }
 
-// The settings every rank of a job must share: the framework's flags (defined with --schedulers, in
-// runtime/flags.cpp) and the program's own (defined in `program_file`, its main's source), by name.
+// The settings every rank of a job must share: the declared flags (the framework's and the program's),
+// by name.
 struct Settings {
   std::string host;  // where they were read
   std::vector<std::string> names;
@@ -136,19 +137,12 @@ struct Settings {
   }
 };
 
-// Flags that may differ between hosts: --threads is sized to each host's cores, as its default is.
-constexpr const char* kPerHostFlags[] = {"threads"};
-
-Settings settings_of(const std::string& program_file) {
-  const std::string framework_file = gflags::GetCommandLineFlagInfoOrDie("schedulers").filename;
-  std::vector<gflags::CommandLineFlagInfo> flags;
-  gflags::GetAllFlags(&flags);
+Settings settings_of() {
   Settings settings;
   settings.host = io::internal::host_name();
-  for (const gflags::CommandLineFlagInfo& flag : flags) {
-    if (flag.filename != framework_file && flag.filename != program_file) continue;
-    if (std::find(std::begin(kPerHostFlags), std::end(kPerHostFlags), flag.name) != std::end(kPerHostFlags))
-      continue;
+  for (const detail::DeclaredFlag& declared : detail::declared_flags()) {
+    if (declared.per_host) continue;
+    const gflags::CommandLineFlagInfo flag = gflags::GetCommandLineFlagInfoOrDie(declared.name.c_str());
     settings.names.push_back(flag.name);
     settings.values.push_back(flag.current_value);
     settings.given.push_back(flag.is_default ? 0 : 1);
@@ -190,8 +184,8 @@ std::string shown_setting(const std::string& name, const std::string& value, boo
 // Rank 0's settings against this rank's: a flag file or a variable for --fromenv that differs between
 // hosts gave ranks different model sizes (a crash) or different stopping rules (two runs mixed without a
 // word), and a host with another build of the program other flags altogether. Collective.
-std::optional<detail::Failure> differing_settings(const std::string& program_file) {
-  const Settings mine = settings_of(program_file);
+std::optional<detail::Failure> differing_settings() {
+  const Settings mine = settings_of();
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   detail::Waiter waiter(false);
@@ -275,7 +269,7 @@ int run_tool(int argc, char** argv, const std::string& usage, const std::functio
   }
 }
 
-Job::Job(int& argc, char**& argv, const std::string& usage, const char* caller_file) {
+Job::Job(int& argc, char**& argv, const std::string& usage) {
   gflags::SetUsageMessage(usage);
   FLAGS_logtostderr = true;
   FLAGS_log_prefix = false;
@@ -314,7 +308,7 @@ Job::Job(int& argc, char**& argv, const std::string& usage, const char* caller_f
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   }
   stop_if_any_failed(mistake, name_);
-  if (launcher_rank_text()) stop_if_any_failed(differing_settings(caller_file), name_);
+  if (launcher_rank_text()) stop_if_any_failed(differing_settings(), name_);
 }
 
 int Job::refuse(const std::string& message) const {

@@ -40,40 +40,28 @@ namespace schmp::detail {
 
 namespace {
 
-// Schedulers send this many blocks ahead at once; more would only queue messages.
-constexpr int kMaxStaleness = 1000;
-
 // " on rank R (host H)" in a job of several ranks, else "": where a setting that may differ between hosts
 // (--threads) was given.
 std::string on_rank(int rank, const std::string& host) {
   return world_size() > 1 ? " on rank " + std::to_string(rank) + " (host " + host + ")" : "";
 }
 
+// What the flags' own rules (runtime/flags.cpp) cannot say: a flag that may differ between hosts, and
+// flags checked against each other.
 std::optional<Failure> check_options(const RunOptions& o) {
   auto bad = [](const std::string& message) { return Failure{0, message}; };
-  if (o.schedulers < 1) return bad("--schedulers must be at least 1");
-  if (o.staleness < 0 || o.staleness > kMaxStaleness) {
-    return bad("--staleness must be between 0 and " + std::to_string(kMaxStaleness));
-  }
   // --threads may differ between hosts: say which rank was given a bad one.
   if (o.threads < 0) {
     return bad("--threads=" + std::to_string(o.threads) + on_rank(world_rank(), io::internal::host_name()) +
                ": must be 0 (automatic) or more");
   }
-  if (o.schedule_size < 1) return bad("--schedule_size must be at least 1");
   // Each scheduler builds at least one parameter of a round's block.
   if (static_cast<std::uint64_t>(o.schedulers) > o.schedule_size) {
     return bad("--schedulers (" + std::to_string(o.schedulers) + ") must not exceed --schedule_size (" +
                std::to_string(o.schedule_size) + ")");
   }
-  if (o.priority_power != 1 && o.priority_power != 2) return bad("--priority_power must be 1 or 2");
   // With priorities, a weight of zero would never change again: eta keeps every parameter drawable.
   if (!(o.eta > 0) && o.priority) return bad("--eta must be positive");
-  if (!(o.eta >= 0)) return bad("--eta must be 0 or more");
-  if (!(o.max_seconds > 0)) return bad("--max_seconds must be positive");
-  if (!(o.checkpoint_every >= 0)) return bad("--checkpoint_every must be 0 or more");
-  if (o.device != "cpu" && o.device != "gpu")
-    return bad("--device must be cpu or gpu, not '" + o.device + "'");
   return std::nullopt;
 }
 

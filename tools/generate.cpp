@@ -42,28 +42,31 @@
 #include <vector>
 
 #include "../runtime/command_line.hpp"
+#include "schmp/flags.hpp"
 #include "schmp/io.hpp"
 #include "schmp/output.hpp"
 
-DEFINE_uint64(rows, 1000, "Number of rows (examples)");
-DEFINE_uint64(cols, 5000, "Number of columns (features)");
-DEFINE_double(density, 0.01, "Fraction of nonzero entries in X");
-DEFINE_uint64(support, 50, "Nonzero true coefficients");
-DEFINE_double(noise, 0.1, "Standard deviation of the label noise");
-DEFINE_uint64(seed, 1, "Random seed");
-DEFINE_string(out, "", "Output file (LIBSVM)");
-DEFINE_uint64(users, 1000, "mf: number of users");
-DEFINE_uint64(items, 500, "mf: number of items");
-DEFINE_uint64(rank, 5, "mf: rank of the true factors");
-DEFINE_uint64(ratings, 100000, "mf: expected number of training ratings");
-DEFINE_uint64(test_ratings, 10000, "mf: expected number of test ratings");
-DEFINE_double(zipf, 0, "mf: item popularity exponent (0: uniform)");
-DEFINE_uint64(documents, 500, "lda: number of documents");
-DEFINE_uint64(words, 100, "lda: vocabulary size W");
-DEFINE_uint64(topics, 5, "lda: number of topics K");
-DEFINE_uint64(document_length, 100, "lda: tokens per document");
-DEFINE_double(alpha, 0.1, "lda: Dirichlet prior of each document's topic proportions, per topic");
-DEFINE_double(beta, 0.05, "lda: Dirichlet prior of each topic's word distribution, per word");
+SCHMP_FLAG(uint64, rows, 1000, schmp::any(), "Number of rows (examples)");
+SCHMP_FLAG(uint64, cols, 5000, schmp::any(), "Number of columns (features)");
+SCHMP_FLAG(double, density, 0.01, schmp::any(), "Fraction of nonzero entries in X");
+SCHMP_FLAG(uint64, support, 50, schmp::any(), "Nonzero true coefficients");
+SCHMP_FLAG(double, noise, 0.1, schmp::any(), "Standard deviation of the label noise");
+SCHMP_FLAG(uint64, seed, 1, schmp::any(), "Random seed");
+SCHMP_FLAG(string, out, "", schmp::any(), "Output file (LIBSVM)");
+SCHMP_FLAG(uint64, users, 1000, schmp::any(), "mf: number of users");
+SCHMP_FLAG(uint64, items, 500, schmp::any(), "mf: number of items");
+SCHMP_FLAG(uint64, rank, 5, schmp::any(), "mf: rank of the true factors");
+SCHMP_FLAG(uint64, ratings, 100000, schmp::any(), "mf: expected number of training ratings");
+SCHMP_FLAG(uint64, test_ratings, 10000, schmp::any(), "mf: expected number of test ratings");
+SCHMP_FLAG(double, zipf, 0, schmp::any(), "mf: item popularity exponent (0: uniform)");
+SCHMP_FLAG(uint64, documents, 500, schmp::any(), "lda: number of documents");
+SCHMP_FLAG(uint64, words, 100, schmp::any(), "lda: vocabulary size W");
+SCHMP_FLAG(uint64, topics, 5, schmp::any(), "lda: number of topics K");
+SCHMP_FLAG(uint64, document_length, 100, schmp::any(), "lda: tokens per document");
+SCHMP_FLAG(double, alpha, 0.1, schmp::any(),
+           "lda: Dirichlet prior of each document's topic proportions, per topic");
+SCHMP_FLAG(double, beta, 0.05, schmp::any(),
+           "lda: Dirichlet prior of each topic's word distribution, per word");
 
 namespace {
 

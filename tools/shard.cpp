@@ -13,18 +13,19 @@
 #include <string>
 
 #include "../runtime/command_line.hpp"
+#include "schmp/flags.hpp"
 #include "schmp/io.hpp"
 
-DEFINE_string(input, "", "The file to split (or a directory of shards to split again)");
-DEFINE_int32(parts, 0, "Number of part files");
-DEFINE_string(out, "", "The directory of shards to create");
-DEFINE_string(
-    format, "auto",
-    "What header stays in the first part: auto, libsvm, ratings, docword (D, W, NNZ), matrix_market "
-    "(banner, comments and size line) or text");
-DEFINE_uint64(header_lines, 0,
-              "Lines kept in the first part as the header; when given, --format is not used");
-DEFINE_bool(force, false, "Replace an existing non-empty --out directory");
+SCHMP_FLAG(string, input, "", schmp::any(), "The file to split (or a directory of shards to split again)");
+SCHMP_FLAG(int32, parts, 0, schmp::any(), "Number of part files");
+SCHMP_FLAG(string, out, "", schmp::any(), "The directory of shards to create");
+SCHMP_FLAG(string, format, "auto",
+           schmp::one_of({"auto", "libsvm", "ratings", "docword", "matrix_market", "text"}),
+           "What header stays in the first part: docword keeps D, W, NNZ; matrix_market its banner, comments "
+           "and size line");
+SCHMP_FLAG(uint64, header_lines, 0, schmp::any(),
+           "Lines kept in the first part as the header; when given, --format is not used");
+SCHMP_FLAG(bool, force, false, schmp::any(), "Replace an existing non-empty --out directory");
 
 namespace {
 

@@ -42,8 +42,6 @@ void check_config(const Config& config) {
   if (config.lambda == 0 && !(std::isfinite(config.lambda_ratio) && config.lambda_ratio > 0)) {
     throw std::runtime_error("--lambda_ratio must be positive");
   }
-  if (!(std::isfinite(config.tol) && config.tol > 0)) throw std::runtime_error("--tol must be positive");
-  if (!(config.rho > 0 && config.rho <= 1)) throw std::runtime_error("--rho must be in (0, 1]");
 }
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)

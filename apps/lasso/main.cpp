@@ -1,18 +1,25 @@
 // schmp-lasso: the command line of the Lasso program. Framework flags (--schedulers, --staleness,
 // --threads, --schedule_size, --priority, --eta, --seed, --max_rounds, --max_seconds, --trace, ...)
 // are shared by every app; the flags below are Lasso's own.
-#include <gflags/gflags.h>
-
 #include "lasso.hpp"
+#include "schmp/flags.hpp"
 #include "schmp/run.hpp"
 
-DEFINE_string(data, "", "Training data: LIBSVM (1-based indices) or MatrixMarket coordinate file");
-DEFINE_string(labels, "", "Labels of a MatrixMarket matrix: MatrixMarket array or one number per line");
-DEFINE_double(lambda, 0, "L1 weight lambda; when 0, --lambda_ratio times lambda_max = ||X^T y||_inf / n");
-DEFINE_double(lambda_ratio, 0.1, "lambda as a fraction of lambda_max (used when --lambda is 0)");
-DEFINE_double(tol, 1e-6, "Stop when the duality gap relative to the objective is at most this");
-DEFINE_double(rho, 0.1, "Dependency check: never update together columns with |cosine| >= rho (1 = off)");
-DEFINE_string(output, "", "Write the model here: '# comments', then 'index value' per nonzero (1-based)");
+using schmp::any;
+
+SCHMP_FLAG(string, data, "", any(),
+           "Training data: LIBSVM (1-based indices) or MatrixMarket coordinate file");
+SCHMP_FLAG(string, labels, "", any(),
+           "Labels of a MatrixMarket matrix: MatrixMarket array or one number per line");
+SCHMP_FLAG(double, lambda, 0, any(),
+           "L1 weight lambda; when 0, --lambda_ratio times lambda_max = ||X^T y||_inf / n");
+SCHMP_FLAG(double, lambda_ratio, 0.1, any(), "lambda as a fraction of lambda_max (used when --lambda is 0)");
+SCHMP_FLAG(double, tol, 1e-6, schmp::positive(),
+           "Stop when the duality gap relative to the objective is at most this");
+SCHMP_FLAG(double, rho, 0.1, schmp::above_up_to(0, 1),
+           "Dependency check: never update together columns with |cosine| >= rho (1: off)");
+SCHMP_FLAG(string, output, "", any(),
+           "Write the model here: '# comments', then 'index value' per nonzero (1-based)");
 DECLARE_string(trace);
 
 int main(int argc, char** argv) {
@@ -20,7 +27,7 @@ int main(int argc, char** argv) {
   // coefficient that would move can starve between evaluations, and eta need only keep the others
   // drawable: a floor far below any change that matters sends the rounds where the changes are
   // (2-3x fewer rounds on sparse data, 20x on leukemia than with the framework's 1e-4).
-  gflags::SetCommandLineOptionWithMode("eta", "1e-8", gflags::SET_FLAGS_DEFAULT);
+  schmp::set_default("eta", "1e-8");
   schmp::Job job(
       argc, argv,
       "Lasso by scheduled model-parallel coordinate descent.\n"

@@ -29,13 +29,6 @@ void check(const Config& config) {
   if (config.data.empty() == config.text.empty()) throw std::runtime_error("give one of --data and --text");
   if (!config.text.empty() && !config.vocab.empty())
     throw std::runtime_error("--vocab names the words of --data's ids: --text documents name their own");
-  if (config.topics < 1 || config.topics > 100000)
-    throw std::runtime_error("--topics must be between 1 and 100000");
-  if (!(config.alpha > 0) || !(config.beta > 0) || !std::isfinite(config.alpha) ||
-      !std::isfinite(config.beta))
-    throw std::runtime_error("--alpha and --beta must be positive and finite");
-  if (config.iterations < 1) throw std::runtime_error("--iterations must be at least 1");
-  if (config.mh_steps < 1) throw std::runtime_error("--mh_steps must be at least 1");
 }
 
 namespace {

@@ -5,7 +5,6 @@
 //                          [--output PREFIX]
 //   mpirun -np N schmp-lda --text documents.txt --topics K ...
 //   schmp-lda infer --model PREFIX --data docword.txt|--text documents.txt [--output PROPORTIONS]
-#include <gflags/gflags.h>
 #include <tbb/global_control.h>
 
 #include <cstdio>
@@ -13,31 +12,36 @@
 
 #include "infer.hpp"
 #include "lda.hpp"
+#include "schmp/flags.hpp"
 #include "schmp/output.hpp"
 #include "schmp/run.hpp"
 
-DEFINE_string(data, "",
-              "Corpus as UCI bag-of-words (docword.txt: D, W, NNZ, then 'doc word count', 1-based)");
-DEFINE_string(text, "", "Corpus as one document per line, Mallet's format: 'name label word word ...'");
-DEFINE_string(vocab, "", "UCI vocabulary (vocab.txt: line i holds word i), to name the topics' top words");
-DEFINE_string(test, "",
-              "Held-out documents, in the format of the training corpus: their perplexity (document "
-              "completion) joins the trace at every evaluation (--eval_every rounds, 0 = every round)");
-DEFINE_int32(topics, 10, "Number of topics K");
-DEFINE_double(alpha, 0.1,
-              "Dirichlet prior of document-topic proportions, per topic (Mallet's --alpha is K times it)");
-DEFINE_double(beta, 0.01, "Dirichlet prior of topic-word distributions, per word");
-DEFINE_int32(iterations, 100, "Gibbs sweeps over every token (infer: fold-in sweeps, half of them burn-in)");
-DEFINE_string(sampler, "sparse",
-              "sparse: exact Gibbs, word by word, O(K_d) per token (F+LDA); exact: exact Gibbs, all K "
-              "weights per token; mh: Metropolis-Hastings with word and document proposals, O(1) per step "
-              "(LightLDA/WarpLDA), slower to mix per sweep (README compares them). The CPU's samplers: "
-              "--device gpu draws exactly, all K weights per token, one warp each");
-DEFINE_int32(mh_steps, 2, "mh: cycles of the word and the document proposal per token and sweep");
-DEFINE_string(output, "",
-              "Training: write PREFIX.word_topic, PREFIX.topics, PREFIX.doc_topic (and PREFIX.vocab when the "
-              "words have names). infer: the documents' topic proportions, one line each");
-DEFINE_string(model, "", "infer: the PREFIX a training run wrote");
+using schmp::any;
+using schmp::at_least;
+
+SCHMP_FLAG(string, data, "", any(),
+           "Corpus as UCI bag-of-words (docword.txt: D, W, NNZ, then 'doc word count', 1-based)");
+SCHMP_FLAG(string, text, "", any(),
+           "Corpus as one document per line, Mallet's format: 'name label word word ...'");
+SCHMP_FLAG(string, vocab, "", any(),
+           "UCI vocabulary (vocab.txt: line i holds word i), to name the topics' top words");
+SCHMP_FLAG(string, test, "", any(),
+           "Held-out documents, in the training corpus's format: their perplexity joins the trace");
+SCHMP_FLAG(int32, topics, 10, schmp::between(1, 100000), "Number of topics K");
+SCHMP_FLAG(double, alpha, 0.1, schmp::positive(),
+           "Dirichlet prior of document-topic proportions, per topic (Mallet's --alpha is K times it)");
+SCHMP_FLAG(double, beta, 0.01, schmp::positive(), "Dirichlet prior of topic-word distributions, per word");
+SCHMP_FLAG(int32, iterations, 100, at_least(1),
+           "Gibbs sweeps over every token (infer: fold-in sweeps, half burn-in)");
+SCHMP_FLAG(
+    string, sampler, "sparse", schmp::one_of({"sparse", "exact", "mh"}),
+    "sparse: exact Gibbs, O(K_d) per token; exact: all K weights per token; mh: Metropolis-Hastings, O(1)");
+SCHMP_FLAG(int32, mh_steps, 2, at_least(1),
+           "mh: cycles of the word and the document proposal per token and sweep");
+SCHMP_FLAG(
+    string, output, "", any(),
+    "Training: write PREFIX.word_topic, .topics, .doc_topic (and .vocab). infer: the documents' proportions");
+SCHMP_FLAG(string, model, "", any(), "infer: the PREFIX a training run wrote");
 DECLARE_uint64(seed);
 DECLARE_uint64(eval_every);
 DECLARE_int32(threads);
@@ -96,15 +100,8 @@ int main(int argc, char** argv) {
   config.alpha = FLAGS_alpha;
   config.beta = FLAGS_beta;
   config.iterations = FLAGS_iterations;
-  if (FLAGS_sampler == "sparse") {
-    config.sampler = schmp::lda::Sampler::kSparse;
-  } else if (FLAGS_sampler == "exact") {
-    config.sampler = schmp::lda::Sampler::kExact;
-  } else if (FLAGS_sampler == "mh") {
-    config.sampler = schmp::lda::Sampler::kMetropolisHastings;
-  } else {
-    return job.refuse("--sampler must be sparse, exact or mh, not '" + FLAGS_sampler + "'");
-  }
+  if (FLAGS_sampler == "exact") config.sampler = schmp::lda::Sampler::kExact;
+  if (FLAGS_sampler == "mh") config.sampler = schmp::lda::Sampler::kMetropolisHastings;
   config.mh_steps = FLAGS_mh_steps;
   config.seed = FLAGS_seed;
   config.output = FLAGS_output;

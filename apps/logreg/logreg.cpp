@@ -63,9 +63,6 @@ double violation_norm(Penalty penalty, double sum) { return penalty == Penalty::
 
 void check_config(const Config& config) {
   if (config.data.empty()) throw std::runtime_error("--data is required");
-  if (!(std::isfinite(config.C) && config.C > 0)) throw std::runtime_error("--C must be positive");
-  if (!(std::isfinite(config.tol) && config.tol > 0)) throw std::runtime_error("--tol must be positive");
-  if (!(config.rho > 0 && config.rho <= 1)) throw std::runtime_error("--rho must be in (0, 1]");
   penalty_of(config);
   positive_label_of(config.positive_label);
 }

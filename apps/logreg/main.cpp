@@ -4,35 +4,40 @@
 //
 //   mpirun -np N schmp-logreg --data TRAIN [--penalty l1|l2] [--C C] [--output MODEL]   (training)
 //   schmp-logreg predict --model MODEL --data FILE [--positive_label L] [--output P]   (one process)
-#include <gflags/gflags.h>
-
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
 
 #include "logreg.hpp"
 #include "predict.hpp"
+#include "schmp/flags.hpp"
 #include "schmp/output.hpp"
 #include "schmp/run.hpp"
 
-DEFINE_string(data, "", "Training data: LIBSVM (1-based indices; labels +1/-1 or 1/0) or MatrixMarket");
-DEFINE_string(labels, "", "Labels of a MatrixMarket matrix: MatrixMarket array or one number per line");
-DEFINE_string(penalty, "l1", "l1: ||w||_1 (liblinear -s 6); l2: ||w||^2 / 2 (liblinear -s 0)");
-DEFINE_double(C, 1, "Weight of the summed logistic loss against the penalty (liblinear -c)");
-DEFINE_bool(bias, false, "Append a constant feature 1, as liblinear -B 1 does");
-DEFINE_string(positive_label, "",
-              "The label of the positive class; every other label is negative (training and predict)");
-DEFINE_double(tol, 1e-4,
-              "Stop when the minimum-norm subgradient relative to its value at w = 0 is at most this");
-DEFINE_double(rho, 0.1, "Dependency check: never update together columns with |cosine| >= rho (1 = off)");
-DEFINE_string(test, "",
-              "Held-out rows (LIBSVM or MatrixMarket, labelled as --data): their log-loss, accuracy and AUC "
-              "join the trace at every evaluation");
-DEFINE_string(test_labels, "", "Labels of a MatrixMarket --test matrix");
-DEFINE_string(output, "",
-              "Training: write the model here, in liblinear's text format. predict: write one "
-              "probability of the positive label per row here");
-DEFINE_string(model, "", "predict: the model to apply (liblinear's text format)");
+using schmp::any;
+
+SCHMP_FLAG(string, data, "", any(),
+           "Training data: LIBSVM (1-based indices; labels +1/-1 or 1/0) or MatrixMarket");
+SCHMP_FLAG(string, labels, "", any(),
+           "Labels of a MatrixMarket matrix: MatrixMarket array or one number per line");
+SCHMP_FLAG(string, penalty, "l1", schmp::one_of({"l1", "l2"}),
+           "l1: ||w||_1 (liblinear -s 6); l2: ||w||^2 / 2 (liblinear -s 0)");
+SCHMP_FLAG(double, C, 1, schmp::positive(),
+           "Weight of the summed logistic loss against the penalty (liblinear -c)");
+SCHMP_FLAG(bool, bias, false, any(), "Append a constant feature 1, as liblinear -B 1 does");
+SCHMP_FLAG(string, positive_label, "", any(),
+           "The label of the positive class; every other label is negative (training and predict)");
+SCHMP_FLAG(double, tol, 1e-4, schmp::positive(),
+           "Stop when the minimum-norm subgradient relative to its value at w = 0 is at most this");
+SCHMP_FLAG(double, rho, 0.1, schmp::above_up_to(0, 1),
+           "Dependency check: never update together columns with |cosine| >= rho (1: off)");
+SCHMP_FLAG(string, test, "", any(),
+           "Held-out rows, labelled as --data: their log-loss, accuracy and AUC join the trace");
+SCHMP_FLAG(string, test_labels, "", any(), "Labels of a MatrixMarket --test matrix");
+SCHMP_FLAG(
+    string, output, "", any(),
+    "Training: the model, in liblinear's text format. predict: the positive label's probability per row");
+SCHMP_FLAG(string, model, "", any(), "predict: the model to apply (liblinear's text format)");
 DECLARE_string(trace);
 
 namespace {
@@ -63,15 +68,15 @@ int main(int argc, char** argv) {
         predict);
   }
   // As in Lasso, each evaluation refreshes every priority, so eta need only keep the rest drawable.
-  gflags::SetCommandLineOptionWithMode("eta", "1e-8", gflags::SET_FLAGS_DEFAULT);
+  schmp::set_default("eta", "1e-8");
   // The inner rounds of a Newton step are short (no exponentials), so building the next blocks while
   // the workers compute halves a round when blocks go through the dependency check (several workers,
   // or --in_order=false); priorities two rounds old pick as well as fresh ones.
-  gflags::SetCommandLineOptionWithMode("staleness", "2", gflags::SET_FLAGS_DEFAULT);
+  schmp::set_default("staleness", "2");
   // Each Newton step restarts every priority, which brings back the coordinates that stopped moving:
   // sweeps over the moving ones took about a quarter fewer updates to liblinear's objective than
   // drawing by weight on the generated problem at C = 1 and 10 (README).
-  gflags::SetCommandLineOptionWithMode("sweeps", "true", gflags::SET_FLAGS_DEFAULT);
+  schmp::set_default("sweeps", "true");
   schmp::Job job(argc, argv,
                  "Binary logistic regression (L1 or L2) by scheduled model-parallel coordinate descent.\n"
                  "usage: mpirun -np N schmp-logreg --data FILE [--penalty l1|l2] [--C C] [--bias] "

@@ -5,45 +5,50 @@
 //   mpirun -np N schmp-mf --data TRAIN [--test TEST] [--algorithm ccd|sgd] [--rank K] [--output MODEL]
 //   schmp-mf predict --model MODEL --data RATINGS [--output PREDICTIONS]        (one process)
 //   schmp-mf recommend --model MODEL --user U [--top K] [--exclude TRAIN]       (one process)
-#include <gflags/gflags.h>
-
 #include <cstdio>
 #include <stdexcept>
 
 #include "mf.hpp"
 #include "model.hpp"
 #include "predict.hpp"
+#include "schmp/flags.hpp"
 #include "schmp/output.hpp"
 #include "schmp/run.hpp"
 
-DEFINE_string(data, "",
-              "Ratings: 'user item rating' lines (LIBMF's text format) or a MatrixMarket coordinate file");
-DEFINE_string(test, "",
-              "Held-out ratings, same format: their RMSE and MAE join the trace at every evaluation");
-DEFINE_int32(index_base, 0, "Ids in text ratings files count from 0 (LIBMF) or 1 (MatrixMarket is always 1)");
-DEFINE_uint64(users, 0x7FFFFFFF, "Refuse user ids at or beyond this bound (0-based)");
-DEFINE_uint64(items, 0x7FFFFFFF, "Refuse item ids at or beyond this bound (0-based)");
-DEFINE_string(algorithm, "ccd", "ccd: CCD++ rank-one coordinate descent; sgd: block-rotation SGD");
-DEFINE_int32(rank, 10, "Number of latent factors k");
-DEFINE_double(lambda, 0.05,
-              "Penalty per rating on the squared factor norms, LIBMF's -l2: lambda (sum_u n_u |w_u|^2 + "
-              "sum_j n_j |h_j|^2)");
-DEFINE_int32(iterations, 20, "sgd: epochs; ccd: sweeps (rank component updates each)");
-DEFINE_int32(inner, 1, "ccd: item-then-user round pairs per component update");
-DEFINE_double(learning_rate, 0.1, "sgd: AdaGrad base step, LIBMF's -r");
-DEFINE_bool(biases, false,
-            "Predict mean + b_u + c_j + w_u.h_j, the biases penalised like the factors (written as two more "
-            "factor columns, so LIBMF's tools still read the model)");
-DEFINE_double(tol, 0, "Stop when an iteration lowers the objective by at most this, relatively (0: never)");
-DEFINE_int32(early_stop, 0,
-             "Stop when the test RMSE has not improved for this many iterations, and write the model of the "
-             "best one (0: off; needs --test)");
-DEFINE_string(output, "",
-              "Training: write the model here (LIBMF's text format). predict: one prediction per line");
-DEFINE_string(model, "", "predict, recommend: the model (LIBMF's text format)");
-DEFINE_int64(user, -1, "recommend: the user (id counted from --index_base)");
-DEFINE_uint64(top, 10, "recommend: how many items");
-DEFINE_string(exclude, "", "recommend: leave out the items the user rated in this ratings file");
+using schmp::any;
+using schmp::at_least;
+
+SCHMP_FLAG(string, data, "", any(),
+           "Ratings: 'user item rating' lines (LIBMF's text format) or a MatrixMarket coordinate file");
+SCHMP_FLAG(string, test, "", any(), "Held-out ratings, same format: their RMSE and MAE join the trace");
+SCHMP_FLAG(int32, index_base, 0, schmp::one_of({0.0, 1.0}),
+           "Ids in text ratings files count from 0 (LIBMF) or 1 (MatrixMarket is always 1)");
+SCHMP_FLAG(uint64, users, 0x7FFFFFFF, any(), "Refuse user ids at or beyond this bound (0-based)");
+SCHMP_FLAG(uint64, items, 0x7FFFFFFF, any(), "Refuse item ids at or beyond this bound (0-based)");
+SCHMP_FLAG(string, algorithm, "ccd", schmp::one_of({"ccd", "sgd"}),
+           "ccd: CCD++ rank-one coordinate descent; sgd: block-rotation SGD");
+SCHMP_FLAG(int32, rank, 10, schmp::between(1, schmp::mf::kLargestRank), "Number of latent factors k");
+SCHMP_FLAG(double, lambda, 0.05, at_least(0),
+           "Penalty per rating on the squared factor norms, LIBMF's -l2: lambda (sum_u n_u |w_u|^2 + sum_j "
+           "n_j |h_j|^2)");
+SCHMP_FLAG(int32, iterations, 20, at_least(1), "sgd: epochs; ccd: sweeps (rank component updates each)");
+SCHMP_FLAG(int32, inner, 1, at_least(1), "ccd: item-then-user round pairs per component update");
+SCHMP_FLAG(double, learning_rate, 0.1, schmp::positive(), "sgd: AdaGrad base step, LIBMF's -r");
+SCHMP_FLAG(
+    bool, biases, false, any(),
+    "Predict mean + b_u + c_j + w_u.h_j, the biases penalised like the factors (two more factor columns)");
+SCHMP_FLAG(double, tol, 0, at_least(0),
+           "Stop when an iteration lowers the objective by at most this, relatively (0: never)");
+SCHMP_FLAG(
+    int32, early_stop, 0, at_least(0),
+    "Stop when the test RMSE has not improved for this many iterations; write the best model (0: off)");
+SCHMP_FLAG(string, output, "", any(),
+           "Training: write the model here (LIBMF's text format). predict: one "
+           "prediction per line");
+SCHMP_FLAG(string, model, "", any(), "predict, recommend: the model (LIBMF's text format)");
+SCHMP_FLAG(int64, user, -1, any(), "recommend: the user (id counted from --index_base)");
+SCHMP_FLAG(uint64, top, 10, any(), "recommend: how many items");
+SCHMP_FLAG(string, exclude, "", any(), "recommend: leave out the items the user rated in this ratings file");
 DECLARE_bool(priority);
 
 namespace {
@@ -55,7 +60,6 @@ int predict() {
     throw std::runtime_error(unread);
   schmp::io::refuse_overwriting({{"--output", FLAGS_output}},
                                 {{"--data", FLAGS_data}, {"--model", FLAGS_model}});
-  schmp::mf::check_index_base(FLAGS_index_base);
   const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
   const auto report = schmp::mf::predict(model, FLAGS_data, FLAGS_index_base, FLAGS_output);
   std::printf("ratings %zu  RMSE %.7g  MAE %.7g\n", report.ratings, report.rmse, report.mae);
@@ -67,7 +71,6 @@ int recommend() {
   if (const std::string unread = schmp::unread_flag({"data", "test", "output"}, "by recommend");
       !unread.empty())
     throw std::runtime_error(unread);
-  schmp::mf::check_index_base(FLAGS_index_base);
   if (FLAGS_model.empty() || FLAGS_user < FLAGS_index_base)
     throw std::runtime_error("recommend needs --model and --user (at least --index_base)");
   const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
@@ -116,10 +119,6 @@ int main(int argc, char** argv) {
   config.early_stop = FLAGS_early_stop;
   config.priority = FLAGS_priority;
   config.output = FLAGS_output;
-  if (FLAGS_algorithm == "sgd") {
-    config.algorithm = schmp::mf::Algorithm::kSgd;
-  } else if (FLAGS_algorithm != "ccd") {
-    return job.refuse("--algorithm must be ccd or sgd, not '" + FLAGS_algorithm + "'");
-  }
+  if (FLAGS_algorithm == "sgd") config.algorithm = schmp::mf::Algorithm::kSgd;
   return job.run<schmp::mf::MatrixFactorization>(config);
 }

@@ -82,23 +82,10 @@ double rating_scale(const MatrixFactorization::Setup& summed) {
   return 1e-4 * (size > 0 ? std::min(size, 1.0) : 1.0);
 }
 
-void check_index_base(int index_base) {
-  if (index_base != 0 && index_base != 1) throw std::runtime_error("--index_base must be 0 or 1");
-}
-
 void check(const Config& config) {
   if (config.data.empty()) throw std::runtime_error("--data is required");
-  if (config.rank < 1 || config.rank > kLargestRank)
-    throw std::runtime_error("--rank must be between 1 and " + std::to_string(kLargestRank));
-  if (!(config.lambda >= 0)) throw std::runtime_error("--lambda must be 0 or more");
-  if (config.iterations < 1) throw std::runtime_error("--iterations must be at least 1");
-  if (config.inner < 1) throw std::runtime_error("--inner must be at least 1");
-  if (!(config.learning_rate > 0)) throw std::runtime_error("--learning_rate must be positive");
-  if (!(config.tol >= 0)) throw std::runtime_error("--tol must be 0 or more");
-  if (config.early_stop < 0) throw std::runtime_error("--early_stop must be 0 (off) or more");
   if (config.early_stop > 0 && config.test.empty())
     throw std::runtime_error("--early_stop watches the test RMSE: it needs --test");
-  check_index_base(config.index_base);
   if (config.algorithm == Algorithm::kCcd && config.lambda == 0)
     throw std::runtime_error("--algorithm ccd needs --lambda > 0 (each coordinate step divides by it)");
 }

@@ -68,8 +68,6 @@ struct Config {
 
 // Whether a Config is usable; the error names the flag.
 void check(const Config& config);
-// --index_base: 0 or 1 (std::runtime_error otherwise), for training and the commands that use a model.
-void check_index_base(int index_base);
 
 struct MatrixFactorization;
 

@@ -2,17 +2,16 @@
 //   minimise (1/2n) ||y - X w||^2 + (mu/2) ||w||^2,
 // on data that every worker generates for its own rows. The coordinator also receives X^T X and X^T y
 // once, solves the normal equations directly, and reports how far the scheduled solver ends from them.
-#include <gflags/gflags.h>
-
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <schmp/flags.hpp>
 #include <schmp/run.hpp>
 
-DEFINE_int32(rows, 2000, "Rows in all (split among the workers)");
-DEFINE_int32(features, 20, "Features");
-DEFINE_double(mu, 0.1, "L2 weight");
+SCHMP_FLAG(int32, rows, 2000, schmp::any(), "Rows in all (split among the workers)");
+SCHMP_FLAG(int32, features, 20, schmp::any(), "Features");
+SCHMP_FLAG(double, mu, 0.1, schmp::any(), "L2 weight");
 
 struct Ridge {
   struct Config {

@@ -427,13 +427,11 @@ std::string unread_flag(std::initializer_list<const char*> flags, const std::str
 
 class Job {
  public:
-  // Parses the command line (gflags' flags, --help and --flagfile, checked so that every mistake is one
-  // line), sets up logging and, in a process a launcher started, MPI (one started without mpirun is a
-  // job of one, which needs none). Every rank must then hold the same settings: the framework's flags
-  // and those defined in `caller_file` (main's, left to the default), which a flag file or --fromenv
-  // could set apart on one host. (__builtin_FILE() is where the call is, as std::source_location would
-  // say, which the clang of some toolchains lacks.)
-  Job(int& argc, char**& argv, const std::string& usage, const char* caller_file = __builtin_FILE());
+  // Parses the command line (the flags of schmp/flags.hpp, --help and --flagfile, checked so that every
+  // mistake is one line), sets up logging and, in a process a launcher started, MPI (one started without
+  // mpirun is a job of one, which needs none). Every rank must then hold the same settings: the declared
+  // flags, which a flag file or --fromenv could set apart on one host.
+  Job(int& argc, char**& argv, const std::string& usage);
   ~Job();
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
