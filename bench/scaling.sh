@@ -7,7 +7,7 @@
 # Strong scaling: the same problem on 1, 2, 4, ... worker ranks (powers of two up to the cores, or
 # SCHMP_WORKERS="1 2 4 8 16"), each one thread (--threads 1), a fixed amount of work per run. MF and
 # LDA make every rank a worker; Lasso and logreg add the coordinator and a scheduler rank (workers + 2
-# ranks, README "How a round works"). Weak scaling: the data grows with the workers (rows, users or documents
+# ranks, docs/scheduling.md). Weak scaling: the data grows with the workers (rows, users or documents
 # in proportion), the same work per worker. Then the scheduler at the most workers: Lasso with
 # lock-step rounds (--staleness 0) against pipelined ones (--staleness 2), and with two and four scheduler
 # ranks (--schedulers 2, 4); with 8 cores or more, also every rank on a core of its own, a quarter,
@@ -28,7 +28,7 @@
 #
 # Each row: seconds per round (the trace's solve seconds over its rounds, or iterations for MF and
 # LDA), speedup and parallel efficiency against one rank (weak: efficiency = t1 / tN), where the
-# time went (the trace's cumulative split, README "The convergence trace") as shares of the solve time,
+# time went (the trace's cumulative split, docs/trace.md) as shares of the solve time,
 # and the seconds before the solve (start-up, each worker reading its byte range of the data and
 # handing over what belongs to another).
 # More ranks than cores run unbound; timings from such rows measure oversubscription, not scaling.

@@ -82,7 +82,7 @@ SparseRows rows_of_block(const std::string& data, const std::string& labels, Pee
            1;
   };
   // Sized exactly, and the parsed entries let go before the route: at most two copies of the range's
-  // entries are held at once (README, memory per rank).
+  // entries are held at once (docs/memory.md).
   std::vector<std::size_t> owned(parts, 0);
   for (const std::uint64_t row : entries.row) ++owned[owner(row)];
   std::vector<std::vector<MatrixEntry>> by_owner(parts);

@@ -11,7 +11,7 @@ namespace schmp::detail {
 
 // glibc keeps memory that was freed in the process, where it still counts in the resident size: after
 // loading (parsing buffers, the entries handed to other workers) and after a checkpoint (its serialized
-// state), a rank would go on looking as large as its peak. README's memory per rank is what a rank holds.
+// state), a rank would go on looking as large as its peak. docs/memory.md is what a rank holds.
 inline void return_freed_memory() {
 #if defined(__GLIBC__)
   malloc_trim(0);

@@ -48,7 +48,7 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
     : gpu_(kernels::pick_gpu(context)),
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()) {
-  // Memory per feature on the first rank (README): the coordinator's (beta and its value at the last
+  // Memory per feature on the first rank (docs/memory.md): the coordinator's (beta and its value at the last
   // evaluation, column norms, initial changes, X^T r, setup sums), a scheduler's, and with a single
   // worker (one process) the worker's too. A stray huge index is refused at its line, not met by the OOM
   // killer.

@@ -22,7 +22,7 @@ namespace schmp::lda {
 
 using Priors = kernels::TopicPriors;
 
-// How training draws a token's new topic (README compares them).
+// How training draws a token's new topic (docs/lda.md compares them).
 enum class Sampler {
   kSparse,              // exact Gibbs, word by word: O(K_d) per token (F+LDA)
   kExact,               // exact Gibbs, all K weights per token: the reference

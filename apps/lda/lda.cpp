@@ -41,7 +41,7 @@ const Config& checked(const Config& config) {
 
 // While loading, every worker holds 12 bytes per document of the whole corpus and 8 per word; each then
 // holds two blocks of the word-topic counts (its own and the one arriving, 4 bytes per word and topic of
-// a block of W / P words), and with --output rank 0 ends with them all, dense (README). A header that
+// a block of W / P words), and with --output rank 0 ends with them all, dense (docs/memory.md). A header that
 // declares far more than its data holds is refused before that memory is promised, rather than met by the
 // OOM killer.
 void check_declared_sizes(const std::string& data, int topics, int workers, bool writes_model) {

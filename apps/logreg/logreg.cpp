@@ -219,7 +219,7 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()),
       bias_(config.bias) {
-  // Memory per feature on the first rank (README): the coordinator's (w, the direction, gradient,
+  // Memory per feature on the first rank (docs/memory.md): the coordinator's (w, the direction, gradient,
   // curvature, column norms, initial changes, and 16 more at each evaluation), a scheduler's (with
   // sweeps), and with a single worker (one process) the worker's too. A stray huge index is refused at
   // its line, not met by the OOM killer.

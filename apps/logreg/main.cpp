@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   schmp::set_default("staleness", "2");
   // Each Newton step restarts every priority, which brings back the coordinates that stopped moving:
   // sweeps over the moving ones took about a quarter fewer updates to liblinear's objective than
-  // drawing by weight on the generated problem at C = 1 and 10 (README).
+  // drawing by weight on the generated problem at C = 1 and 10 (docs/benchmarks.md).
   schmp::set_default("sweeps", "true");
   schmp::Job job(argc, argv,
                  "Binary logistic regression (L1 or L2) by scheduled model-parallel coordinate descent.\n"
