@@ -408,7 +408,7 @@ TEST(CheckpointRefusal, OtherSettingsAndOtherApps) {
   expect_clean_failure(
       run(mpirun(2) + mf + "--rank 3 --resume " + mf_checkpoint),
       "schmp-mf: error: " + mf_checkpoint +
-          ": the checkpoint was made with --algorithm ccd --rank 2 --biases=false --lambda 0.05");
+          ": the checkpoint was made with --algorithm ccd --rank 2 --biases=true --lambda 0.1");
 }
 
 }  // namespace

@@ -57,8 +57,9 @@ TEST(RotationResume, MfSgdContinuesExactly) {
   ASSERT_EQ(made.status, 0) << made.text;
   // A weak penalty overfits: the test RMSE is best at iteration 15 of 30, so the model written at the
   // end is the one early stopping kept, from before the checkpoint at iteration 20.
-  const std::string plain = mpirun(3) + SCHMP_MF_BIN + " --data " + data + " --test " + data +
-                            ".test --algorithm sgd --rank 16 --lambda 0.0001 --progress_seconds 0";
+  const std::string plain =
+      mpirun(3) + SCHMP_MF_BIN + " --data " + data + " --test " + data +
+      ".test --algorithm sgd --rank 16 --lambda 0.0001 --biases=false --progress_seconds 0";
   const std::string mf = plain + " --early_stop 100";
   const std::string checkpoint = scratch.file("run.checkpoint");
   const Output whole = run(mf + " --iterations 30 --output " + scratch.file("whole"));
@@ -263,7 +264,7 @@ TEST(RotationResume, MfProgressThatDoesNotFitIsRefused) {
   ScratchDir scratch;
   const std::string data = small_ratings(scratch);
   const std::string mf = mpirun(2) + SCHMP_MF_BIN + " --data " + data +
-                         " --algorithm ccd --rank 3 --iterations 3 --progress_seconds 0";
+                         " --algorithm ccd --rank 3 --iterations 3 --biases=false --progress_seconds 0";
   const std::string checkpoint = scratch.file("ccd.checkpoint");
   // Checkpointed within an iteration: 2 rounds of 3 components, so the sweep under way has an order.
   const Output first = run(mf + " --max_rounds 2 --checkpoint " + checkpoint);

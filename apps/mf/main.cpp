@@ -27,15 +27,15 @@ SCHMP_FLAG(uint64, users, 0x7FFFFFFF, any(), "Refuse user ids at or beyond this 
 SCHMP_FLAG(uint64, items, 0x7FFFFFFF, any(), "Refuse item ids at or beyond this bound (0-based)");
 SCHMP_FLAG(string, algorithm, "ccd", schmp::one_of({"ccd", "sgd"}),
            "ccd: CCD++ rank-one coordinate descent; sgd: block-rotation SGD");
-SCHMP_FLAG(int32, rank, 10, schmp::between(1, schmp::mf::kLargestRank), "Number of latent factors k");
-SCHMP_FLAG(double, lambda, 0.05, at_least(0),
+SCHMP_FLAG(int32, rank, 20, schmp::between(1, schmp::mf::kLargestRank), "Number of latent factors k");
+SCHMP_FLAG(double, lambda, 0.1, at_least(0),
            "Penalty per rating on the squared factor norms, LIBMF's -l2: lambda (sum_u n_u |w_u|^2 + sum_j "
            "n_j |h_j|^2)");
 SCHMP_FLAG(int32, iterations, 20, at_least(1), "sgd: epochs; ccd: sweeps (rank component updates each)");
 SCHMP_FLAG(int32, inner, 1, at_least(1), "ccd: item-then-user round pairs per component update");
 SCHMP_FLAG(double, learning_rate, 0.1, schmp::positive(), "sgd: AdaGrad base step, LIBMF's -r");
 SCHMP_FLAG(
-    bool, biases, false, any(),
+    bool, biases, true, any(),
     "Predict mean + b_u + c_j + w_u.h_j, the biases penalised like the factors (two more factor columns)");
 SCHMP_FLAG(double, tol, 0, at_least(0),
            "Stop when an iteration lowers the objective by at most this, relatively (0: never)");
