@@ -12,8 +12,8 @@
 #include "../runtime/checkpoints.hpp"
 #include "../runtime/trace.hpp"
 #include "schedule_source.hpp"
-#include "schmp/detail/roles.hpp"
-#include "schmp/options.hpp"
+#include "schmp/internal/options.hpp"
+#include "schmp/internal/roles.hpp"
 #include "schmp/program.hpp"
 #include "worker_group.hpp"
 

@@ -10,8 +10,8 @@
 #include "../runtime/checkpoints.hpp"
 #include "../runtime/trace.hpp"
 #include "../workers/rotation_worker.hpp"
-#include "schmp/detail/roles.hpp"
-#include "schmp/options.hpp"
+#include "schmp/internal/options.hpp"
+#include "schmp/internal/roles.hpp"
 #include "schmp/program.hpp"
 
 namespace schmp::detail {

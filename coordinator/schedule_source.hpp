@@ -17,8 +17,8 @@
 #include "../runtime/mpi.hpp"
 #include "../runtime/protocol.hpp"
 #include "../scheduler/block_scheduler.hpp"
-#include "schmp/detail/roles.hpp"
-#include "schmp/options.hpp"
+#include "schmp/internal/options.hpp"
+#include "schmp/internal/roles.hpp"
 #include "schmp/program.hpp"
 
 namespace schmp::detail {

@@ -1,4 +1,4 @@
-#include "kernels/column_kernel.hpp"
+#include "schmp/kernels/column_kernel.hpp"
 
 namespace schmp::kernels {
 

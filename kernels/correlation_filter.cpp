@@ -1,4 +1,4 @@
-#include "kernels/correlation_filter.hpp"
+#include "schmp/kernels/correlation_filter.hpp"
 
 #include <algorithm>
 #include <cmath>

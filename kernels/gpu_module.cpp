@@ -7,7 +7,7 @@
 
 #include <stdexcept>
 
-#include "kernels/device.hpp"
+#include "schmp/kernels/device.hpp"
 
 namespace schmp::kernels {
 

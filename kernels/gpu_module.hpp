@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "kernels/column_kernel.hpp"
-#include "kernels/factor_kernels.hpp"
-#include "kernels/topic_kernels.hpp"
+#include "schmp/kernels/column_kernel.hpp"
+#include "schmp/kernels/factor_kernels.hpp"
+#include "schmp/kernels/topic_kernels.hpp"
 
 namespace schmp::kernels {
 

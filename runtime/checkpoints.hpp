@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../io/checkpoint_file.hpp"
-#include "schmp/options.hpp"
+#include "schmp/internal/options.hpp"
 #include "trace.hpp"
 
 namespace schmp::detail {

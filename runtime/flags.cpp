@@ -3,7 +3,7 @@
 #include <gflags/gflags.h>
 
 #include "flag_registry.hpp"
-#include "schmp/options.hpp"
+#include "schmp/internal/options.hpp"
 
 namespace {
 

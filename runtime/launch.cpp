@@ -31,7 +31,7 @@
 #include "memory.hpp"
 #include "mpi.hpp"
 #include "peers.hpp"
-#include "schmp/detail/roles.hpp"
+#include "schmp/internal/roles.hpp"
 #include "schmp/io.hpp"
 #include "signals.hpp"
 #include "trace.hpp"

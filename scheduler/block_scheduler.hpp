@@ -25,10 +25,10 @@
 #include <utility>
 #include <vector>
 
-#include "../kernels/weighted_sampler.hpp"
-#include "schmp/detail/roles.hpp"
-#include "schmp/options.hpp"
+#include "schmp/internal/options.hpp"
+#include "schmp/internal/roles.hpp"
 #include "schmp/program.hpp"
+#include "weighted_sampler.hpp"
 
 namespace schmp::detail {
 
@@ -71,7 +71,7 @@ class BlockScheduler {
   ParamRange owned_;
   DependencyRole* dependency_;
   BlockSchedulerSettings settings_;
-  kernels::WeightedSampler sampler_;
+  WeightedSampler sampler_;
   std::vector<bool> retired_;
   std::vector<std::pair<std::size_t, double>> updates_;  // (owned offset, weight), kept for its storage
   std::mt19937_64 random_;

@@ -8,8 +8,8 @@
 
 #include "../runtime/mpi.hpp"
 #include "block_scheduler.hpp"
-#include "schmp/detail/roles.hpp"
-#include "schmp/options.hpp"
+#include "schmp/internal/options.hpp"
+#include "schmp/internal/roles.hpp"
 
 namespace schmp::detail {
 

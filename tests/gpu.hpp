@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "kernels/device.hpp"
+#include "schmp/kernels/device.hpp"
 #include "schmp/program.hpp"
 
 // In a test body: skip the test unless this process can use a GPU.

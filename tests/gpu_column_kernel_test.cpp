@@ -21,8 +21,8 @@
 
 #include "e2e.hpp"
 #include "gpu.hpp"
-#include "kernels/column_kernel.hpp"
-#include "kernels/device.hpp"
+#include "schmp/kernels/column_kernel.hpp"
+#include "schmp/kernels/device.hpp"
 #include "test_files.hpp"
 
 namespace schmp {

@@ -17,7 +17,7 @@
 
 #include "e2e.hpp"
 #include "gpu.hpp"
-#include "kernels/factor_kernels.hpp"
+#include "schmp/kernels/factor_kernels.hpp"
 #include "test_files.hpp"
 
 namespace schmp::testing {

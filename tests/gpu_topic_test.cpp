@@ -14,7 +14,7 @@
 
 #include "e2e.hpp"
 #include "gpu.hpp"
-#include "kernels/topic_kernels.hpp"
+#include "schmp/kernels/topic_kernels.hpp"
 #include "test_files.hpp"
 
 namespace schmp {

@@ -10,11 +10,11 @@
 #include <random>
 #include <sstream>
 
-#include "kernels/column_kernel.hpp"
-#include "kernels/correlation_filter.hpp"
 #include "random_matrix.hpp"
 #include "runtime/column_shares.hpp"
 #include "schmp/io.hpp"
+#include "schmp/kernels/column_kernel.hpp"
+#include "schmp/kernels/correlation_filter.hpp"
 #include "test_files.hpp"
 
 namespace schmp {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "documents.hpp"
-#include "kernels/topic_kernels.hpp"
+#include "schmp/kernels/topic_kernels.hpp"
 
 namespace schmp {
 namespace {

@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
-#include "kernels/column_kernel.hpp"
 #include "predict.hpp"
 #include "random_matrix.hpp"
 #include "schmp/io.hpp"
+#include "schmp/kernels/column_kernel.hpp"
 #include "test_files.hpp"
 
 namespace schmp {

@@ -8,9 +8,9 @@
 #include <random>
 #include <vector>
 
-#include "kernels/factor_kernels.hpp"
 #include "model.hpp"
 #include "schmp/io.hpp"
+#include "schmp/kernels/factor_kernels.hpp"
 #include "test_files.hpp"
 
 namespace schmp {

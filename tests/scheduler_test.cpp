@@ -6,8 +6,8 @@
 #include <random>
 #include <set>
 
-#include "../kernels/weighted_sampler.hpp"
 #include "../scheduler/block_scheduler.hpp"
+#include "../scheduler/weighted_sampler.hpp"
 
 namespace schmp::detail {
 namespace {
@@ -25,7 +25,7 @@ double chi_square(const std::vector<double>& observed, const std::vector<double>
 
 TEST(WeightedSampler, FrequenciesMatchTheWeights) {
   const std::vector<double> weights = {1, 2, 3, 4, 0, 10, 0.5};
-  kernels::WeightedSampler sampler(weights);
+  detail::WeightedSampler sampler(weights);
   std::mt19937_64 random(7);
   std::uniform_real_distribution<double> uniform(0, 1);
   const int draws = 200000;
@@ -40,7 +40,7 @@ TEST(WeightedSampler, FrequenciesMatchTheWeights) {
 
 TEST(WeightedSampler, TotalsFollowUpdates) {
   std::vector<double> weights(1000, 1.0);
-  kernels::WeightedSampler sampler(weights);
+  detail::WeightedSampler sampler(weights);
   std::mt19937_64 random(3);
   std::uniform_real_distribution<double> uniform(0, 1);
   for (int step = 0; step < 20000; ++step) {
@@ -62,7 +62,7 @@ TEST(WeightedSampler, DrawsMatchAScanOfTheRunningSum) {
   std::uniform_real_distribution<double> uniform(0, 1);
   std::vector<double> weights(5000);
   for (double& w : weights) w = uniform(random) < 0.3 ? 0.0 : uniform(random);
-  kernels::WeightedSampler sampler(weights);
+  detail::WeightedSampler sampler(weights);
   for (int step = 0; step < 3000; ++step) {  // the sums move by updates as well
     const auto k = static_cast<std::size_t>(uniform(random) * static_cast<double>(weights.size()));
     weights[k] = uniform(random) < 0.3 ? 0.0 : uniform(random);
@@ -92,8 +92,8 @@ TEST(WeightedSampler, SetManyIsSetInTurn) {
   std::uniform_real_distribution<double> uniform(0, 1);
   std::vector<double> weights(5000);
   for (double& w : weights) w = uniform(random);
-  kernels::WeightedSampler in_turn(weights);
-  kernels::WeightedSampler at_once(weights);
+  detail::WeightedSampler in_turn(weights);
+  detail::WeightedSampler at_once(weights);
   for (const std::size_t count : {100, 3000, 5000}) {  // the walk, then two rebuilds
     std::vector<std::pair<std::size_t, double>> updates(count);
     for (auto& [k, w] : updates) {
@@ -121,13 +121,13 @@ TEST(WeightedSampler, SetManyIsSetInTurn) {
 }
 
 TEST(WeightedSampler, EdgeDrawsNeverLandOnZeroWeight) {
-  kernels::WeightedSampler sampler({0, 0, 5, 0});
+  detail::WeightedSampler sampler({0, 0, 5, 0});
   EXPECT_EQ(sampler.sample(0.0), 2u);
   EXPECT_EQ(sampler.sample(0.999999999), 2u);
 }
 
 TEST(WeightedSampler, KnowsWhenEveryWeightIsZero) {
-  kernels::WeightedSampler sampler({0.1, 0.7, 0.3});
+  detail::WeightedSampler sampler({0.1, 0.7, 0.3});
   EXPECT_TRUE(sampler.any_positive());
   sampler.set(0, 0);
   sampler.set(2, 0);

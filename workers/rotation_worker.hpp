@@ -6,7 +6,7 @@
 
 #include "../runtime/mpi.hpp"
 #include "../runtime/protocol.hpp"
-#include "schmp/detail/roles.hpp"
+#include "schmp/internal/roles.hpp"
 
 namespace schmp::detail {
 

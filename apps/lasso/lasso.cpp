@@ -8,8 +8,8 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "kernels/device.hpp"
 #include "schmp/dataset.hpp"
+#include "schmp/kernels/device.hpp"
 #include "schmp/output.hpp"
 
 namespace schmp::lasso {

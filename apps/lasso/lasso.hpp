@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/column_kernel.hpp"
-#include "kernels/correlation_filter.hpp"
+#include "schmp/kernels/column_kernel.hpp"
+#include "schmp/kernels/correlation_filter.hpp"
 #include "schmp/output.hpp"
 #include "schmp/program.hpp"
 

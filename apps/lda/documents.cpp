@@ -11,7 +11,7 @@
 #include <tuple>
 #include <utility>
 
-#include "kernels/fast_random.hpp"
+#include "schmp/kernels/fast_random.hpp"
 
 namespace schmp::lda {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/topic_kernels.hpp"
 #include "schmp/io.hpp"
+#include "schmp/kernels/topic_kernels.hpp"
 #include "schmp/peers.hpp"
 
 namespace schmp::lda {

@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "kernels/device.hpp"
-#include "kernels/topic_kernels.hpp"
 #include "model.hpp"
+#include "schmp/kernels/device.hpp"
+#include "schmp/kernels/topic_kernels.hpp"
 #include "schmp/output.hpp"
 
 namespace schmp::lda {

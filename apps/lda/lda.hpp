@@ -35,8 +35,8 @@
 #include <vector>
 
 #include "documents.hpp"
-#include "kernels/topic_kernels.hpp"
 #include "schmp/io.hpp"
+#include "schmp/kernels/topic_kernels.hpp"
 #include "schmp/output.hpp"
 #include "schmp/program.hpp"
 

@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "kernels/device.hpp"
 #include "predict.hpp"
 #include "schmp/dataset.hpp"
+#include "schmp/kernels/device.hpp"
 #include "schmp/output.hpp"
 
 namespace schmp::logreg {

@@ -9,9 +9,9 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "kernels/device.hpp"
-#include "kernels/fast_random.hpp"
 #include "model.hpp"
+#include "schmp/kernels/device.hpp"
+#include "schmp/kernels/fast_random.hpp"
 #include "schmp/output.hpp"
 #include "schmp/peers.hpp"
 
@@ -110,8 +110,8 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
   Peers& peers = peers_of(context);
   std::vector<std::uint64_t> item_counts;
   std::uint64_t user_bound = 0;  // 1 + the largest user id read
-  // Rank 0 ends holding the whole model twice (docs/memory.md), 16 bytes per factor of every user and item up to
-  // the largest ids, beside its worker's share of the rows and their sums (8 bytes per factor and 32 more
+  // Rank 0 ends holding the whole model twice (docs/memory.md), 16 bytes per factor of every user and item up
+  // to the largest ids, beside its worker's share of the rows and their sums (8 bytes per factor and 32 more
   // per id). A stray huge id is refused at its line, not met by the OOM killer.
   const double bytes_per_id = 16.0 * layout_.width() + (8.0 * layout_.width() + 32) / workers;
   // Asked once: a file sorted by user raises the largest id at nearly every line.

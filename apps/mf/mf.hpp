@@ -35,8 +35,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/factor_kernels.hpp"
 #include "schmp/io.hpp"
+#include "schmp/kernels/factor_kernels.hpp"
 #include "schmp/output.hpp"
 #include "schmp/program.hpp"
 

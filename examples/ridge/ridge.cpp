@@ -6,8 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
-#include <schmp/flags.hpp>
-#include <schmp/run.hpp>
+#include <schmp/schmp.hpp>
 
 SCHMP_FLAG(int32, rows, 2000, schmp::any(), "Rows in all (split among the workers)");
 SCHMP_FLAG(int32, features, 20, schmp::any(), "Features");
@@ -21,32 +20,20 @@ struct Ridge {
   struct Setup {
     std::vector<double> xtx, xty;  // X^T X (row-major) and X^T y over the worker's rows
     double rows = 0;
-    template <class V>
-    void visit(V& v) {
-      v(xtx, xty, rows);
-    }
+    SCHMP_FIELDS(xtx, xty, rows)
   };
   struct Stats {
     double rr = 0;  // ||r||^2 over the worker's rows
-    template <class V>
-    void visit(V& v) {
-      v(rr);
-    }
+    SCHMP_FIELDS(rr)
   };
   struct Partial {
     std::vector<double> dots;  // x_j . r for the scheduled j
-    template <class V>
-    void visit(V& v) {
-      v(dots);
-    }
+    SCHMP_FIELDS(dots)
   };
   struct Commit {
     std::vector<schmp::ParamIndex> params;
     std::vector<double> delta;
-    template <class V>
-    void visit(V& v) {
-      v(params, delta);
-    }
+    SCHMP_FIELDS(params, delta)
   };
 
   class Worker {
@@ -70,7 +57,6 @@ struct Ridge {
       r_ = y_;
     }
     std::size_t num_params() const { return static_cast<std::size_t>(x_.cols()); }
-    void start(std::size_t) {}
     Setup setup() const {
       Eigen::MatrixXd xtx = x_.transpose() * x_;
       Eigen::VectorXd xty = x_.transpose() * y_;
@@ -104,9 +90,6 @@ struct Ridge {
       exact_ = system.ldlt().solve(xty);
     }
     std::vector<std::string> trace_columns() const { return {"distance_to_exact"}; }
-    std::vector<double> initial_changes() const {
-      return std::vector<double>(static_cast<std::size_t>(w_.size()), 1.0);
-    }
     Commit aggregate(const schmp::Schedule& schedule, const Partial& summed, schmp::Priorities& priorities) {
       Commit commit;
       for (std::size_t k = 0; k < schedule.params.size(); ++k) {
@@ -119,7 +102,7 @@ struct Ridge {
       }
       return commit;
     }
-    schmp::Report report(const Stats& summed, schmp::Priorities&) const {
+    schmp::Report report(const Stats& summed) const {
       const double distance = (w_ - exact_).norm() / exact_.norm();
       return {summed.rr / (2 * n_) + 0.5 * mu_ * w_.squaredNorm(), {distance}, distance < 1e-9};
     }
@@ -134,8 +117,6 @@ struct Ridge {
     double mu_, n_;
     Eigen::VectorXd w_, norms_, exact_;
   };
-
-  using Dependency = schmp::NoDependency;
 };
 
 int main(int argc, char** argv) {

@@ -3,8 +3,11 @@
 //   struct Commit {
 //     std::vector<schmp::ParamIndex> params;
 //     std::vector<double> delta;
-//     template <class Visitor> void visit(Visitor& v) { v(params, delta); }
+//     SCHMP_FIELDS(params, delta)
 //   };
+//
+// SCHMP_FIELDS(...) is short for `template <class Visitor> void visit(Visitor& v) { v(params, delta); }`,
+// which a message may write out instead.
 //
 // The framework serialises such a struct for shipping (serialize / deserialize) and, for the messages
 // that are summed across workers (a program's Setup, Stats and Partial), flattens its numbers into one
@@ -20,6 +23,12 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#define SCHMP_FIELDS(...)        \
+  template <class Visitor>       \
+  void visit(Visitor& visitor) { \
+    visitor(__VA_ARGS__);        \
+  }
 
 namespace schmp {
 

@@ -1,99 +1,88 @@
-// The SchMP programming interface: what a user writes to get a scheduled model-parallel solver.
-//
-// A program is a type P with a Config, three summed messages, one shipped message and three roles:
+// A dynamic-schedule program: each round the schedulers pick a block of parameters, by priority and
+// through the dependency test; every worker computes its partial results for the block on its own data;
+// the coordinator sums them, commits new values, and ships the commit back to every worker.
 //
 //   struct P {
-//     struct Config { ... };                  // plain data, filled by the app's main from its flags
-//     struct Setup   { ... visit() };         // summed over workers once, before the first round
-//     struct Stats   { ... visit() };         // summed over workers at every evaluation
-//     struct Partial { ... visit() };         // summed over workers every round
-//     struct Commit  { ... visit() };         // shipped from the coordinator to every worker
+//     struct Config  { ... };               // plain data, filled by main() from the flags
+//     struct Partial { ... visit() };       // summed over the workers every round
+//     struct Commit  { ... visit() };       // shipped from the coordinator to every worker
+//     struct Stats   { ... visit() };       // summed over the workers at every evaluation
 //
-//     class Worker {                          // one per worker rank: owns its part of the data
+//     class Worker {                        // one per worker rank: owns its part of the data
 //      public:
-//       Worker(const Config&, const WorkerContext&);   // reads only its own partition (peers.hpp: to
-//                                                      // hand other workers' records to them)
-//       std::size_t num_params() const;                // parameter count its data implies
-//       void start(std::size_t num_params);            // the job's count (max over workers)
-//       Setup setup() const;
-//       Stats evaluate() const;                        // partial objective and statistics
-//       Partial update(const Schedule&);               // partial results for the scheduled block
-//       void apply(const Commit&);                     // bring its state in line with a commit
+//       Worker(const Config&, const WorkerContext&);  // reads only its own part (peers.hpp)
+//       std::size_t num_params() const;               // the parameter count its data implies
+//       Partial update(const Schedule&);              // partial results for the scheduled block
+//       void apply(const Commit&);                    // bring its state in line with a commit
+//       Stats evaluate() const;                       // its share of the objective
 //     };
-//     class Coordinator {                     // one per job: owns the model
+//     class Coordinator {                   // one per job: owns the model
 //      public:
-//       Coordinator(const Config&, std::size_t num_params, const Setup& summed);
-//       std::vector<std::string> trace_columns() const;   // app columns after the objective
-//       std::vector<double> initial_changes() const;       // one per parameter, seeds the priorities
+//       Coordinator(const Config&, std::size_t num_params);
 //       Commit aggregate(const Schedule&, const Partial& summed, Priorities&);
-//       Report report(const Stats& summed, Priorities&);  // may retire parameters
-//       void finish(const Summary&);                       // write the model, print the result
-//       bool wants_evaluation() const;                     // optional: see below
+//       Report report(const Stats& summed);           // the objective; converged?
 //     };
-//     class Dependency {                      // one per scheduler: the pluggable dependency test
-//      public:
-//       Dependency(const Config&, ParamRange owned);
-//       Dependency(const Config&, ParamRange owned, const Worker&);  // optional: used instead when the
-//                                       // job's only worker runs in this process (so holds every row),
-//                                       // before its start(): what it read need not be read again
-//       Dependency(const Config&, ParamRange owned, const io::ColumnBlock&);  // optional, with a
-//                                       // Worker::rows() (const io::SparseRows&, until start()): used
-//                                       // when the workers run in other processes, which send each
-//                                       // scheduler their rows' entries in its columns (rows in worker
-//                                       // order), so that no scheduler reads the data itself; a
-//                                       // static bool takes_columns(const Config&) may decline them
-//       bool interferes(ParamIndex a, ParamIndex b) const; // may a and b not be updated together?
-//     };                                   // (or, faster: void clear(); bool admit(ParamIndex),
-//                                          //  a filter that keeps the block being built itself,
-//                                          //  with an optional prepare(ParamIndex) prefetch hint)
 //   };
 //
+// and main() is `schmp::Job job(argc, argv, usage); return job.run<P>(config);` (run.hpp).
+//
+// Optional members, each with a stock default. A program that has half of one fails to compile, with a
+// message that names it.
+//   Setup       struct Setup { visit() } summed once before the first round, from Setup Worker::setup()
+//               const; the Coordinator is then made as Coordinator(const Config&, std::size_t, const
+//               Setup& summed). Default: none.
+//   start       void Worker::start(std::size_t num_params): the job's count, the largest over the
+//               workers, before setup(). Default: nothing.
+//   trace       std::vector<std::string> Coordinator::trace_columns() const: names of Report::columns.
+//               Default: none.
+//   priorities  std::vector<double> Coordinator::initial_changes() const: a first change per parameter,
+//               which seeds the schedulers' weights. Default: 1 for every parameter.
+//   retiring    Report Coordinator::report(const Stats&, Priorities&): a report that may refresh
+//               priorities or retire parameters. Default: report(const Stats&).
+//   finish      void Coordinator::finish(const Summary&): write the model, print the result. Default:
+//               nothing (the framework prints how the run ended).
+//   pacing      bool Coordinator::wants_evaluation() const: asked after every round, for programs with
+//               outer iterations. Default: an evaluation every --eval_every rounds.
+//   Dependency  class P::Dependency: the dependency test (below). Default: NoDependency.
+//   checkpoints struct Saved { visit() }, Saved Coordinator::save() const and Commit
+//               Coordinator::restore(const Saved&, Priorities&) (throws when the settings differ): for
+//               --checkpoint and --resume. Default: a run cannot be checkpointed.
+//   inputs      std::vector<std::string> Config::inputs() const: the data files a checkpoint is tied to.
+//   files       io::RunFiles Config::files() const (output.hpp): every file read and written by flag, so
+//               that an output that would overwrite an input is refused before any work.
+//
 // The calls come in this order: each Worker is made and says num_params(); the Dependencies are made;
-// every Worker gets start() with the job's count, then setup(); the Coordinator is made from the summed
-// Setup; then rounds of update() and apply(), with evaluate() at evaluations.
+// every Worker gets start() with the job's count, then setup(); the Coordinator is made; then rounds of
+// update() and apply(), with evaluate() at evaluations.
 //
 // A summed message is added up field by field, as doubles, so it must have the same shape on every
-// worker: size its vectors by the job (start()'s num_params, a Schedule's length), never by what the
-// worker's own data holds. The framework compares the first message of each kind across the workers
-// and stops the job when they differ; a Report's columns must likewise match trace_columns().
+// worker: size its vectors by the job (num_params, a Schedule's length), never by the worker's own data.
+// The framework compares the first message of each kind across the workers and stops the job when they
+// differ; a Report's columns must likewise match trace_columns().
 //
 // Evaluations (a Stats exchange, a report and a trace row) come every --eval_every rounds, by default
-// every eighth of a sweep over the live parameters. A program whose algorithm has outer iterations (a
-// Newton method whose inner solve is the scheduled coordinate descent, say) paces them itself instead:
-// if its Coordinator has wants_evaluation(), the framework asks it after every round and evaluates
-// when it says so (and still every --eval_every rounds when that flag is given).
+// every eighth of a sweep over the live parameters, or when wants_evaluation() says so.
 //
 // In a one-process job on the CPU (--in_order, the default) a round takes its block one parameter at a
-// time: Worker::update() sees a Schedule of one parameter, Coordinator::aggregate() its partial, and
-// Worker::apply() the commit, before the next parameter's update(); a program that wants an evaluation
-// midway ends the round there. No two parameters of a block then interfere, and the Dependency is
-// not used.
+// time: update() sees a Schedule of one parameter, aggregate() its partial, and apply() the commit,
+// before the next parameter's update(). No two parameters of a block then interfere, and the Dependency
+// is not used. Test a program with several ranks too.
 //
-// Checkpoints (--checkpoint, --resume) need two optional members more, and a message:
+// The dependency test. A Dependency is made per scheduler, for the parameters it owns, in one of three
+// ways: Dependency(const Config&, ParamRange owned); Dependency(const Config&, ParamRange owned, const
+// Worker&) beside the job's only worker, whose data is then the whole data set; Dependency(const Config&,
+// ParamRange owned, const io::ColumnBlock&) with the owned columns of every worker's rows, when the
+// Worker has rows() (const io::SparseRows&, until start()) and the static bool takes_columns(const
+// Config&) does not decline them. It answers either bool interferes(ParamIndex a, ParamIndex b) const,
+// or, faster, void clear() and bool admit(ParamIndex), a filter that keeps the block being built, with an
+// optional void prepare(ParamIndex) hint to fetch a candidate's data early.
 //
-//     struct Saved { ... visit() };              // the model, in a form any rank count resumes from
-//     Saved Coordinator::save() const;           // at an evaluation
-//     Commit Coordinator::restore(const Saved&, Priorities&);
-//
-// restore() takes the saved model (throwing std::runtime_error when it was fitted with other settings)
-// and returns the commit that brings workers fresh from their data to it; it may retire parameters.
-// The framework keeps the rest: rounds, time, the schedulers' weights and the trace. Config may name
-// its data files, `std::vector<std::string> inputs() const`, so that a checkpoint is only resumed on
-// the same data, and every file it reads and writes by flag, `io::RunFiles files() const`
-// (schmp/output.hpp), so that an output that would overwrite an input or another output is refused
-// before any work.
-//
-// and its main() is `schmp::Job job(argc, argv, usage); return job.run<P>(config);` (run.hpp). Every
-// message exchange, every MPI call and the choice of which rank plays which role belong to the
-// framework.
-//
-// This is a *dynamic-schedule* program: each round the schedulers pick a block of parameters by
-// priority (parameters still changing are picked more often) and filter it with the dependency test.
-// Static-schedule programs (model blocks rotating among workers, as matrix factorization and LDA use)
-// have the same verbs with a schedule that names which model block each worker holds.
+// Rotation programs (rotation.hpp: model blocks rotating among the workers, as MF and LDA use) have the
+// same verbs with a schedule that names the model block each worker holds.
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -195,6 +184,52 @@ struct Summary {
   // "converged", "finished" (the program's iterations are done), "max_rounds", "max_seconds",
   // "signal" (SIGINT or SIGTERM), or "no parameter left to schedule" (all retired)
   std::string stopped_by;
+};
+
+// The members every dynamic program has (the optional ones are checked where Job::run uses them).
+template <class P>
+concept DynamicProgram = requires(typename P::Worker& worker, const typename P::Worker& const_worker,
+                                  typename P::Coordinator& coordinator, const Schedule& schedule,
+                                  const typename P::Partial& partial, const typename P::Commit& commit,
+                                  const typename P::Stats& stats, Priorities& priorities) {
+  typename P::Config;
+  { const_worker.num_params() } -> std::convertible_to<std::size_t>;
+  { const_worker.evaluate() } -> std::same_as<typename P::Stats>;
+  { worker.update(schedule) } -> std::same_as<typename P::Partial>;
+  worker.apply(commit);
+  { coordinator.aggregate(schedule, partial, priorities) } -> std::same_as<typename P::Commit>;
+  requires requires {
+    { coordinator.report(stats, priorities) } -> std::same_as<Report>;
+  } || requires {
+    { coordinator.report(stats) } -> std::same_as<Report>;
+  };
+};
+
+// The two forms of a dependency test (above).
+template <class D>
+concept PairwiseDependency = requires(const D& d, ParamIndex j) {
+  { d.interferes(j, j) } -> std::convertible_to<bool>;
+};
+template <class D>
+concept BlockDependency = requires(D& d, ParamIndex j) {
+  d.clear();
+  { d.admit(j) } -> std::convertible_to<bool>;
+};
+
+// A dependency test that never objects: the stock one, for parameters that never interfere.
+struct NoDependency {
+  template <class Config>
+  NoDependency(const Config&, ParamRange) {}
+  bool interferes(ParamIndex, ParamIndex) const { return false; }
+};
+
+// Checkpoints: a program that can save its state and go on from it.
+template <class P>
+concept SavesDynamic = requires(const typename P::Coordinator& const_coordinator,
+                                typename P::Coordinator& coordinator, const typename P::Saved& saved,
+                                Priorities& priorities) {
+  { const_coordinator.save() } -> std::same_as<typename P::Saved>;
+  { coordinator.restore(saved, priorities) } -> std::same_as<typename P::Commit>;
 };
 
 }  // namespace schmp

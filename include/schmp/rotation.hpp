@@ -110,4 +110,18 @@ concept RotationProgram = requires(typename P::Worker& worker, const typename P:
   coordinator.finish(summary, parts);
 };
 
+// Checkpoints of a rotation program (above).
+template <class P>
+concept SavesRotation = requires(const typename P::Worker& const_worker, typename P::Worker& worker,
+                                 const typename P::Block& const_block, typename P::Block& block,
+                                 const typename P::Saved& share,
+                                 const typename P::Coordinator& const_coordinator,
+                                 typename P::Coordinator& coordinator, const typename P::Progress& progress) {
+  { const_worker.save(const_block) } -> std::same_as<typename P::Saved>;
+  worker.restore(share, block);
+  worker.finish_restore(block);
+  { const_coordinator.save() } -> std::same_as<typename P::Progress>;
+  coordinator.restore(progress);
+};
+
 }  // namespace schmp

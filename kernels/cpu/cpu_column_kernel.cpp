@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/column_kernel.hpp"
+#include "schmp/kernels/column_kernel.hpp"
 
 namespace schmp::kernels {
 

@@ -1,4 +1,4 @@
-#include "kernels/factor_kernels.hpp"
+#include "schmp/kernels/factor_kernels.hpp"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "kernels/topic_kernels.hpp"
+#include "schmp/kernels/topic_kernels.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "cuda_support.hpp"
-#include "kernels/fast_random.hpp"
 #include "kernels/gpu_module.hpp"
-#include "kernels/topic_kernels.hpp"
+#include "schmp/kernels/fast_random.hpp"
+#include "schmp/kernels/topic_kernels.hpp"
 
 namespace schmp::kernels {
 

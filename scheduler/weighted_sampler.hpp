@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace schmp::kernels {
+namespace schmp::detail {
 
 class WeightedSampler {
  public:
@@ -134,4 +134,4 @@ inline std::size_t WeightedSampler::sample(double u) const {
   throw std::logic_error("WeightedSampler::sample with all weights zero");
 }
 
-}  // namespace schmp::kernels
+}  // namespace schmp::detail

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "schmp/dataset.hpp"
+#include "schmp/internal/options.hpp"
 #include "schmp/message.hpp"
-#include "schmp/options.hpp"
 #include "schmp/output.hpp"
 #include "schmp/program.hpp"
 

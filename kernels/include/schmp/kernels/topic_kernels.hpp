@@ -13,7 +13,7 @@
 #include <span>
 #include <vector>
 
-#include "fast_random.hpp"
+#include "schmp/kernels/fast_random.hpp"
 
 namespace schmp::kernels {
 
