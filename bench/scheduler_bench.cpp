@@ -29,7 +29,7 @@
 #include "lasso.hpp"
 #include "runtime/command_line.hpp"
 #include "runtime/trace.hpp"
-#include "scheduler/block_scheduler.hpp"
+#include "engine/scheduler/block_scheduler.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/flags.hpp"
 #include "schmp/run.hpp"

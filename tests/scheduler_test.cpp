@@ -6,8 +6,8 @@
 #include <random>
 #include <set>
 
-#include "../scheduler/block_scheduler.hpp"
-#include "../scheduler/weighted_sampler.hpp"
+#include "engine/scheduler/block_scheduler.hpp"
+#include "engine/scheduler/weighted_sampler.hpp"
 
 namespace schmp::detail {
 namespace {

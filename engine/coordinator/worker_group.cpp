@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "../runtime/signals.hpp"
+#include "../../runtime/signals.hpp"
 #include "../workers/worker_loop.hpp"
 
 namespace schmp::detail {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "../runtime/protocol.hpp"
-#include "../runtime/signals.hpp"
-#include "../runtime/trace.hpp"
+#include "../../runtime/protocol.hpp"
+#include "../../runtime/signals.hpp"
+#include "../../runtime/trace.hpp"
 
 namespace schmp::detail {
 

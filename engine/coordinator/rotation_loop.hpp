@@ -6,9 +6,9 @@
 
 #include <optional>
 
-#include "../io/checkpoint_file.hpp"
-#include "../runtime/checkpoints.hpp"
-#include "../runtime/trace.hpp"
+#include "../../io/checkpoint_file.hpp"
+#include "../../runtime/checkpoints.hpp"
+#include "../../runtime/trace.hpp"
 #include "../workers/rotation_worker.hpp"
 #include "schmp/internal/options.hpp"
 #include "schmp/internal/roles.hpp"

@@ -6,8 +6,8 @@
 
 #include <optional>
 
-#include "../runtime/mpi.hpp"
-#include "../runtime/protocol.hpp"
+#include "../../runtime/mpi.hpp"
+#include "../../runtime/protocol.hpp"
 #include "schmp/internal/roles.hpp"
 
 namespace schmp::detail {

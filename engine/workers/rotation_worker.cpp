@@ -1,7 +1,7 @@
 #include "rotation_worker.hpp"
 
-#include "../runtime/signals.hpp"
-#include "../runtime/trace.hpp"
+#include "../../runtime/signals.hpp"
+#include "../../runtime/trace.hpp"
 
 namespace schmp::detail {
 

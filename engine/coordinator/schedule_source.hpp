@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "../runtime/mpi.hpp"
-#include "../runtime/protocol.hpp"
+#include "../../runtime/mpi.hpp"
+#include "../../runtime/protocol.hpp"
 #include "../scheduler/block_scheduler.hpp"
 #include "schmp/internal/options.hpp"
 #include "schmp/internal/roles.hpp"

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "../runtime/signals.hpp"
-#include "../runtime/trace.hpp"
+#include "../../runtime/signals.hpp"
+#include "../../runtime/trace.hpp"
 
 namespace schmp::detail {
 

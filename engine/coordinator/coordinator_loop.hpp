@@ -8,9 +8,10 @@
 #include <optional>
 #include <string>
 
-#include "../io/checkpoint_file.hpp"
-#include "../runtime/checkpoints.hpp"
-#include "../runtime/trace.hpp"
+#include "../../io/checkpoint_file.hpp"
+#include "../../runtime/checkpoints.hpp"
+#include "../../runtime/trace.hpp"
+#include "round_loop.hpp"
 #include "schedule_source.hpp"
 #include "schmp/internal/options.hpp"
 #include "schmp/internal/roles.hpp"
@@ -31,17 +32,6 @@ std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_siz
 // on the CPU, where the only worker can compute each one's partial after the commit of the one before.
 // (On a GPU a kernel launch per parameter would cost more than the updates.)
 bool updates_in_order(const RunOptions& options, bool one_process);
-
-// Why a run stops before its next round ("converged", "max_rounds", "max_seconds"), or "" to go on.
-std::string stop_reason(const Report& last, std::uint64_t rounds, double seconds, const RunOptions& options);
-
-// Records how long a run went, and why it ended: "converged" (or "finished") whenever the final
-// evaluation says so, whatever stopped the rounds; warns when it ended before converging.
-void close_summary(Summary& summary, std::uint64_t rounds, double seconds);
-
-// Prints, after the program's own summary, where the solve's time went and, for runs with schedulers
-// (`staleness` given), a hint when the rounds waited for their blocks.
-void print_time_split(const TimeSplit& time, double seconds, std::optional<int> staleness);
 
 // Where a resumed run starts: its checkpoint, and what the program's restore() made of it (the commit
 // that brings the workers to the restored model, and the retirements it implies).

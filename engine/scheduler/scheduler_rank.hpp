@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "../runtime/mpi.hpp"
+#include "../../runtime/mpi.hpp"
 #include "block_scheduler.hpp"
 #include "schmp/internal/options.hpp"
 #include "schmp/internal/roles.hpp"

@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "../runtime/protocol.hpp"
-#include "../runtime/signals.hpp"
-#include "../runtime/trace.hpp"
+#include "../../runtime/protocol.hpp"
+#include "../../runtime/signals.hpp"
+#include "../../runtime/trace.hpp"
 #include "../scheduler/scheduler_rank.hpp"
 
 namespace schmp::detail {

@@ -4,8 +4,8 @@
 
 #include <mpi.h>
 
-#include "../runtime/mpi.hpp"
-#include "../runtime/protocol.hpp"
+#include "../../runtime/mpi.hpp"
+#include "../../runtime/protocol.hpp"
 #include "schmp/internal/roles.hpp"
 
 namespace schmp::detail {
