@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/scheduler/block_scheduler.hpp"
 #include "lasso.hpp"
 #include "runtime/command_line.hpp"
 #include "runtime/trace.hpp"
-#include "engine/scheduler/block_scheduler.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/flags.hpp"
 #include "schmp/run.hpp"
@@ -64,7 +64,8 @@ void run() {
   config.data = FLAGS_data;
   config.rho = FLAGS_rho;
   const auto set_up = Clock::now();
-  schmp::detail::TypedDependency<schmp::lasso::Lasso> dependency(config, owned, nullptr, nullptr);
+  const schmp::io::ColumnBlock block = schmp::io::read_column_block(FLAGS_data, owned.begin, owned.end);
+  schmp::detail::TypedDependency<schmp::lasso::Lasso> dependency(config, owned, nullptr, &block);
   const double set_up_seconds = seconds_since(set_up);
 
   schmp::detail::BlockSchedulerSettings settings;

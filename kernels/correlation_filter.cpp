@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include "schmp/dataset.hpp"
@@ -65,6 +66,22 @@ CorrelationFilter::CorrelationFilter(const io::ColumnBlock& block, double rho, P
 CorrelationFilter::CorrelationFilter(const io::SparseRows& rows, double rho, ParamRange owned,
                                      bool constant_column, AllPairs all_pairs)
     : CorrelationFilter(rows, rows.columns(), rho, owned, constant_column, all_pairs) {}
+
+namespace {
+
+// The rows a filter is made from: the data's, or none when the check is off.
+const io::SparseRows& rows_of(const DataColumns& data, double rho) {
+  static const io::SparseRows kNone;
+  if (data.rows) return *data.rows;
+  if (rho < 1) throw std::logic_error("the dependency check (rho < 1) was given no data to check");
+  return kNone;
+}
+
+}  // namespace
+
+CorrelationFilter::CorrelationFilter(const DataColumns& data, double rho, ParamRange owned,
+                                     bool constant_column, AllPairs all_pairs)
+    : CorrelationFilter(rows_of(data, rho), data.columns, rho, owned, constant_column, all_pairs) {}
 
 CorrelationFilter::CorrelationFilter(const io::SparseRows& rows, ParamIndex constant, double rho,
                                      ParamRange owned, bool constant_column, AllPairs all_pairs)

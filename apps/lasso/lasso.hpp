@@ -166,15 +166,8 @@ struct Lasso {
   // The dependency filter: |cos(x_j, x_k)| < rho for every pair in a block (kernels/correlation_filter.hpp).
   class Dependency : public kernels::CorrelationFilter {
    public:
-    // Reads the owned columns from the data: the framework's fallback, which this program reaches only
-    // with the check off (rho >= 1), when nothing is read.
-    Dependency(const Config& config, ParamRange owned) : CorrelationFilter(config.data, config.rho, owned) {}
-    // Beside the job's only worker: its rows are the whole data set.
-    Dependency(const Config& config, ParamRange owned, const Worker& worker)
-        : CorrelationFilter(worker.rows(), config.rho, owned) {}
-    // From the owned columns of every worker's rows, sent by the workers.
-    Dependency(const Config& config, ParamRange owned, const io::ColumnBlock& columns)
-        : CorrelationFilter(columns, config.rho, owned) {}
+    Dependency(const Config& config, ParamRange owned, const DataColumns& data)
+        : CorrelationFilter(data, config.rho, owned) {}
     // With the check off (rho >= 1) no columns are needed.
     static bool takes_columns(const Config& config) { return config.rho < 1; }
   };

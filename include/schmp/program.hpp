@@ -68,14 +68,13 @@
 // before the next parameter's update(). No two parameters of a block then interfere, and the Dependency
 // is not used. Test a program with several ranks too.
 //
-// The dependency test. A Dependency is made per scheduler, for the parameters it owns, in one of three
-// ways: Dependency(const Config&, ParamRange owned); Dependency(const Config&, ParamRange owned, const
-// Worker&) beside the job's only worker, whose data is then the whole data set; Dependency(const Config&,
-// ParamRange owned, const io::ColumnBlock&) with the owned columns of every worker's rows, when the
-// Worker has rows() (const io::SparseRows&, until start()) and the static bool takes_columns(const
-// Config&) does not decline them. It answers either bool interferes(ParamIndex a, ParamIndex b) const,
-// or, faster, void clear() and bool admit(ParamIndex), a filter that keeps the block being built, with an
-// optional void prepare(ParamIndex) hint to fetch a candidate's data early.
+// The dependency test. A Dependency is made per scheduler, for the parameters it owns, as
+// Dependency(const Config&, ParamRange owned, const DataColumns& data): `data` holds every row's entries
+// in the owned columns, wherever the rows live, when the Worker has rows() (const io::SparseRows&, until
+// start()); a static bool takes_columns(const Config&) may decline them. It answers either bool
+// interferes(ParamIndex a, ParamIndex b) const, or, faster, void clear() and bool admit(ParamIndex), a
+// filter that keeps the block being built, with an optional void prepare(ParamIndex) hint to fetch a
+// candidate's data early.
 //
 // Rotation programs (rotation.hpp: model blocks rotating among the workers, as MF and LDA use) have the
 // same verbs with a schedule that names the model block each worker holds.
@@ -216,10 +215,23 @@ concept BlockDependency = requires(D& d, ParamIndex j) {
   { d.admit(j) } -> std::convertible_to<bool>;
 };
 
+namespace io {
+struct SparseRows;
+}  // namespace io
+
+// What a scheduler's dependency test sees of the data: every row's entries in the columns the scheduler
+// owns (a row may hold others too, which a test ignores), and the data's column count. The engine makes
+// it wherever the rows live: from the job's only worker when it runs in this process, else gathered from
+// the workers. `rows` is null when the program's Worker has no rows() or takes_columns() declined them.
+struct DataColumns {
+  const io::SparseRows* rows = nullptr;
+  std::uint32_t columns = 0;
+};
+
 // A dependency test that never objects: the stock one, for parameters that never interfere.
 struct NoDependency {
   template <class Config>
-  NoDependency(const Config&, ParamRange) {}
+  NoDependency(const Config&, ParamRange, const DataColumns&) {}
   bool interferes(ParamIndex, ParamIndex) const { return false; }
 };
 

@@ -242,26 +242,28 @@ class TypedDependency final : public DependencyRole {
   static_assert(PairwiseDependency<Dependency> || BlockDependency<Dependency>,
                 "P::Dependency needs bool interferes(ParamIndex, ParamIndex) const, or void clear() and "
                 "bool admit(ParamIndex) (program.hpp)");
+  static_assert(
+      std::constructible_from<Dependency, const typename P::Config&, ParamRange, const DataColumns&>,
+      "P::Dependency is made as Dependency(const Config&, ParamRange owned, const DataColumns& data) "
+      "(program.hpp)");
 
  public:
   // Whether the schedulers of this program take their columns from the workers (program.hpp).
   static bool takes_columns(const typename P::Config& config) {
-    if constexpr (std::constructible_from<Dependency, const typename P::Config&, ParamRange,
-                                          const io::ColumnBlock&> &&
-                  HoldsRows<typename P::Worker>) {
-      if constexpr (requires { Dependency::takes_columns(config); }) {
-        return Dependency::takes_columns(config);
-      } else {
-        return true;
-      }
-    } else {
+    if constexpr (!HoldsRows<typename P::Worker>) {
       return false;
+    } else if constexpr (requires { Dependency::takes_columns(config); }) {
+      return Dependency::takes_columns(config);
+    } else {
+      return true;
     }
   }
 
+  // The data the test sees: the rows of `whole_data_worker` (this process's worker, when it is the job's
+  // only one, before its start()), or the owned `columns` gathered from the workers, or none.
   TypedDependency(const typename P::Config& config, ParamRange owned, const WorkerRole* whole_data_worker,
                   const io::ColumnBlock* columns)
-      : dependency_(make(config, owned, whole_data_worker, columns)) {}
+      : dependency_(config, owned, data_columns(config, whole_data_worker, columns)) {}
   void clear() override {
     if constexpr (BlockDependency<Dependency>) {
       dependency_.clear();
@@ -285,20 +287,14 @@ class TypedDependency final : public DependencyRole {
   }
 
  private:
-  static Dependency make(const typename P::Config& config, ParamRange owned,
-                         const WorkerRole* whole_data_worker, const io::ColumnBlock* columns) {
-    if constexpr (std::constructible_from<Dependency, const typename P::Config&, ParamRange,
-                                          const typename P::Worker&>) {
-      if (whole_data_worker) {
-        return Dependency(config, owned,
-                          static_cast<const TypedWorker<P>*>(whole_data_worker)->program_worker());
-      }
+  static DataColumns data_columns(const typename P::Config& config, const WorkerRole* whole_data_worker,
+                                  const io::ColumnBlock* columns) {
+    if (columns) return {&columns->rows, columns->columns};
+    if (whole_data_worker && takes_columns(config)) {
+      const io::SparseRows& rows = *whole_data_worker->rows();
+      return {&rows, rows.columns()};
     }
-    if constexpr (std::constructible_from<Dependency, const typename P::Config&, ParamRange,
-                                          const io::ColumnBlock&>) {
-      if (columns) return Dependency(config, owned, *columns);
-    }
-    return Dependency(config, owned);
+    return {};
   }
 
   Dependency dependency_;

@@ -46,6 +46,10 @@ class CorrelationFilter {
   // the workers).
   CorrelationFilter(const io::ColumnBlock& block, double rho, ParamRange owned, bool constant_column = false,
                     AllPairs all_pairs = AllPairs::kWhenCheap);
+  // The same from what the engine hands a program's dependency test (program.hpp), which holds no rows
+  // only when the check is off.
+  CorrelationFilter(const DataColumns& data, double rho, ParamRange owned, bool constant_column = false,
+                    AllPairs all_pairs = AllPairs::kWhenCheap);
   // Whether every pair's verdict was settled when the filter was made.
   bool settled_all_pairs() const { return !all_pairs_.empty(); }
   void clear();
