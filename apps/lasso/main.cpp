@@ -7,16 +7,20 @@
 
 using schmp::any;
 
+// The flags' defaults are the Config's, written once, there.
+const schmp::lasso::Config kDefaults;
+
 SCHMP_FLAG(string, data, "", any(),
            "Training data: LIBSVM (1-based indices) or MatrixMarket coordinate file");
 SCHMP_FLAG(string, labels, "", any(),
            "Labels of a MatrixMarket matrix: MatrixMarket array or one number per line");
-SCHMP_FLAG(double, lambda, 0, any(),
+SCHMP_FLAG(double, lambda, kDefaults.lambda, any(),
            "L1 weight lambda; when 0, --lambda_ratio times lambda_max = ||X^T y||_inf / n");
-SCHMP_FLAG(double, lambda_ratio, 0.1, any(), "lambda as a fraction of lambda_max (used when --lambda is 0)");
-SCHMP_FLAG(double, tol, 1e-6, schmp::positive(),
+SCHMP_FLAG(double, lambda_ratio, kDefaults.lambda_ratio, any(),
+           "lambda as a fraction of lambda_max (used when --lambda is 0)");
+SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
            "Stop when the duality gap relative to the objective is at most this");
-SCHMP_FLAG(double, rho, 0.1, schmp::above_up_to(0, 1),
+SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
            "Dependency check: never update together columns with |cosine| >= rho (1: off)");
 SCHMP_FLAG(string, output, "", any(),
            "Write the model here: '# comments', then 'index value' per nonzero (1-based)");

@@ -19,6 +19,9 @@
 using schmp::any;
 using schmp::at_least;
 
+// The flags' defaults are the Config's, written once, there.
+const schmp::lda::Config kDefaults;
+
 SCHMP_FLAG(string, data, "", any(),
            "Corpus as UCI bag-of-words (docword.txt: D, W, NNZ, then 'doc word count', 1-based)");
 SCHMP_FLAG(string, text, "", any(),
@@ -27,16 +30,17 @@ SCHMP_FLAG(string, vocab, "", any(),
            "UCI vocabulary (vocab.txt: line i holds word i), to name the topics' top words");
 SCHMP_FLAG(string, test, "", any(),
            "Held-out documents, in the training corpus's format: their perplexity joins the trace");
-SCHMP_FLAG(int32, topics, 10, schmp::between(1, 100000), "Number of topics K");
-SCHMP_FLAG(double, alpha, 0.1, schmp::positive(),
+SCHMP_FLAG(int32, topics, kDefaults.topics, schmp::between(1, 100000), "Number of topics K");
+SCHMP_FLAG(double, alpha, kDefaults.alpha, schmp::positive(),
            "Dirichlet prior of document-topic proportions, per topic (Mallet's --alpha is K times it)");
-SCHMP_FLAG(double, beta, 0.01, schmp::positive(), "Dirichlet prior of topic-word distributions, per word");
-SCHMP_FLAG(int32, iterations, 100, at_least(1),
+SCHMP_FLAG(double, beta, kDefaults.beta, schmp::positive(),
+           "Dirichlet prior of topic-word distributions, per word");
+SCHMP_FLAG(int32, iterations, kDefaults.iterations, at_least(1),
            "Gibbs sweeps over every token (infer: fold-in sweeps, half burn-in)");
 SCHMP_FLAG(
     string, sampler, "sparse", schmp::one_of({"sparse", "exact", "mh"}),
     "sparse: exact Gibbs, O(K_d) per token; exact: all K weights per token; mh: Metropolis-Hastings, O(1)");
-SCHMP_FLAG(int32, mh_steps, 2, at_least(1),
+SCHMP_FLAG(int32, mh_steps, kDefaults.mh_steps, at_least(1),
            "mh: cycles of the word and the document proposal per token and sweep");
 SCHMP_FLAG(
     string, output, "", any(),

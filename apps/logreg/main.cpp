@@ -16,20 +16,23 @@
 
 using schmp::any;
 
+// The flags' defaults are the Config's, written once, there.
+const schmp::logreg::Config kDefaults;
+
 SCHMP_FLAG(string, data, "", any(),
            "Training data: LIBSVM (1-based indices; labels +1/-1 or 1/0) or MatrixMarket");
 SCHMP_FLAG(string, labels, "", any(),
            "Labels of a MatrixMarket matrix: MatrixMarket array or one number per line");
 SCHMP_FLAG(string, penalty, "l1", schmp::one_of({"l1", "l2"}),
            "l1: ||w||_1 (liblinear -s 6); l2: ||w||^2 / 2 (liblinear -s 0)");
-SCHMP_FLAG(double, C, 1, schmp::positive(),
+SCHMP_FLAG(double, C, kDefaults.C, schmp::positive(),
            "Weight of the summed logistic loss against the penalty (liblinear -c)");
-SCHMP_FLAG(bool, bias, false, any(), "Append a constant feature 1, as liblinear -B 1 does");
+SCHMP_FLAG(bool, bias, kDefaults.bias, any(), "Append a constant feature 1, as liblinear -B 1 does");
 SCHMP_FLAG(string, positive_label, "", any(),
            "The label of the positive class; every other label is negative (training and predict)");
-SCHMP_FLAG(double, tol, 1e-4, schmp::positive(),
+SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
            "Stop when the minimum-norm subgradient relative to its value at w = 0 is at most this");
-SCHMP_FLAG(double, rho, 0.1, schmp::above_up_to(0, 1),
+SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
            "Dependency check: never update together columns with |cosine| >= rho (1: off)");
 SCHMP_FLAG(string, test, "", any(),
            "Held-out rows, labelled as --data: their log-loss, accuracy and AUC join the trace");

@@ -18,29 +18,36 @@
 using schmp::any;
 using schmp::at_least;
 
+// The flags' defaults are the Config's, written once, there.
+const schmp::mf::Config kDefaults;
+
 SCHMP_FLAG(string, data, "", any(),
            "Ratings: 'user item rating' lines (LIBMF's text format) or a MatrixMarket coordinate file");
 SCHMP_FLAG(string, test, "", any(), "Held-out ratings, same format: their RMSE and MAE join the trace");
-SCHMP_FLAG(int32, index_base, 0, schmp::one_of({0.0, 1.0}),
+SCHMP_FLAG(int32, index_base, kDefaults.index_base, schmp::one_of({0.0, 1.0}),
            "Ids in text ratings files count from 0 (LIBMF) or 1 (MatrixMarket is always 1)");
 SCHMP_FLAG(uint64, users, 0x7FFFFFFF, any(), "Refuse user ids at or beyond this bound (0-based)");
 SCHMP_FLAG(uint64, items, 0x7FFFFFFF, any(), "Refuse item ids at or beyond this bound (0-based)");
 SCHMP_FLAG(string, algorithm, "ccd", schmp::one_of({"ccd", "sgd"}),
            "ccd: CCD++ rank-one coordinate descent; sgd: block-rotation SGD");
-SCHMP_FLAG(int32, rank, 20, schmp::between(1, schmp::mf::kLargestRank), "Number of latent factors k");
-SCHMP_FLAG(double, lambda, 0.1, at_least(0),
+SCHMP_FLAG(int32, rank, kDefaults.rank, schmp::between(1, schmp::mf::kLargestRank),
+           "Number of latent factors k");
+SCHMP_FLAG(double, lambda, kDefaults.lambda, at_least(0),
            "Penalty per rating on the squared factor norms, LIBMF's -l2: lambda (sum_u n_u |w_u|^2 + sum_j "
            "n_j |h_j|^2)");
-SCHMP_FLAG(int32, iterations, 20, at_least(1), "sgd: epochs; ccd: sweeps (rank component updates each)");
-SCHMP_FLAG(int32, inner, 1, at_least(1), "ccd: item-then-user round pairs per component update");
-SCHMP_FLAG(double, learning_rate, 0.1, schmp::positive(), "sgd: AdaGrad base step, LIBMF's -r");
+SCHMP_FLAG(int32, iterations, kDefaults.iterations, at_least(1),
+           "sgd: epochs; ccd: sweeps (rank component updates each)");
+SCHMP_FLAG(int32, inner, kDefaults.inner, at_least(1),
+           "ccd: item-then-user round pairs per component update");
+SCHMP_FLAG(double, learning_rate, kDefaults.learning_rate, schmp::positive(),
+           "sgd: AdaGrad base step, LIBMF's -r");
 SCHMP_FLAG(
-    bool, biases, true, any(),
+    bool, biases, kDefaults.biases, any(),
     "Predict mean + b_u + c_j + w_u.h_j, the biases penalised like the factors (two more factor columns)");
-SCHMP_FLAG(double, tol, 0, at_least(0),
+SCHMP_FLAG(double, tol, kDefaults.tol, at_least(0),
            "Stop when an iteration lowers the objective by at most this, relatively (0: never)");
 SCHMP_FLAG(
-    int32, early_stop, 0, at_least(0),
+    int32, early_stop, kDefaults.early_stop, at_least(0),
     "Stop when the test RMSE has not improved for this many iterations; write the best model (0: off)");
 SCHMP_FLAG(string, output, "", any(),
            "Training: write the model here (LIBMF's text format). predict: one "

@@ -50,12 +50,12 @@ struct Config {
   int index_base = 0;
   io::IdBounds bounds;
   Algorithm algorithm = Algorithm::kCcd;
-  int rank = 10;
-  double lambda = 0.05;
+  int rank = 20;
+  double lambda = 0.1;
   int iterations = 20;  // sgd: epochs; ccd: sweeps over the components
   int inner = 1;        // ccd: user/item round pairs per component update
   double learning_rate = 0.1;
-  bool biases = false;   // model mean + b_u + c_j + w.h (two more factor columns in the model file)
+  bool biases = true;    // model mean + b_u + c_j + w.h (two more factor columns in the model file)
   double tol = 0;        // stop when an iteration lowers the objective by at most this, relatively
   int early_stop = 0;    // stop when the test RMSE has not improved for this many iterations; keep the best
   bool priority = true;  // ccd: order each sweep by the components' last decrease (else in turn)
