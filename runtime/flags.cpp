@@ -28,44 +28,49 @@ constexpr const char* kRun = "run";
 using schmp::any;
 using schmp::at_least;
 
-FRAMEWORK_FLAG(kSchedule, int32, schedulers, 1, at_least(1),
+// The defaults are RunOptions', written once, there.
+const schmp::RunOptions kDefaults;
+
+FRAMEWORK_FLAG(kSchedule, int32, schedulers, kDefaults.schedulers, at_least(1),
                "Scheduler ranks; each owns a contiguous range of parameters", true)
-FRAMEWORK_FLAG(kSchedule, int32, staleness, 0, schmp::between(0, 1000),
+FRAMEWORK_FLAG(kSchedule, int32, staleness, kDefaults.staleness, schmp::between(0, 1000),
                "Rounds the schedulers may run ahead of the workers (0: lock-step)", true)
-FRAMEWORK_FLAG(kSchedule, uint32, schedule_size, 32, at_least(1),
+FRAMEWORK_FLAG(kSchedule, uint32, schedule_size, kDefaults.schedule_size, at_least(1),
                "Parameters updated per round, over all schedulers", true)
 FRAMEWORK_FLAG(
-    kSchedule, bool, priority, true, any(),
+    kSchedule, bool, priority, kDefaults.priority, any(),
     "Sample parameters by |change|^priority_power + eta (false: uniformly; MF: its components' order)")
 FRAMEWORK_FLAG(
-    kSchedule, bool, sweeps, false, any(),
+    kSchedule, bool, sweeps, kDefaults.sweeps, any(),
     "Visit the moving parameters once each per sweep, in random order, instead of drawing by weight", true)
 FRAMEWORK_FLAG(
-    kSchedule, bool, in_order, true, any(),
+    kSchedule, bool, in_order, kDefaults.in_order, any(),
     "One process on the CPU updates a block's parameters one after another, with no dependency check", true)
-FRAMEWORK_FLAG(kSchedule, double, priority_power, 1, schmp::one_of({1.0, 2.0}),
+FRAMEWORK_FLAG(kSchedule, double, priority_power, kDefaults.priority_power, schmp::one_of({1.0, 2.0}),
                "Exponent of the change in the sampling weight", true)
-FRAMEWORK_FLAG(kSchedule, double, eta, 1e-4, at_least(0),
+FRAMEWORK_FLAG(kSchedule, double, eta, kDefaults.eta, at_least(0),
                "Added to every sampling weight so that no parameter starves (positive with --priority)", true)
-FRAMEWORK_FLAG(kStopping, uint64, max_rounds, 1000000, any(), "Stop after this many rounds")
-FRAMEWORK_FLAG(kStopping, double, max_seconds, 3600, schmp::Rule("positive", [](double x) { return x > 0; }),
+FRAMEWORK_FLAG(kStopping, uint64, max_rounds, kDefaults.max_rounds, any(), "Stop after this many rounds")
+FRAMEWORK_FLAG(kStopping, double, max_seconds, kDefaults.max_seconds,
+               schmp::Rule("positive", [](double x) { return x > 0; }),
                "Stop after this many seconds of solving")
-FRAMEWORK_FLAG(kStopping, uint64, eval_every, 0, any(),
+FRAMEWORK_FLAG(kStopping, uint64, eval_every, kDefaults.eval_every, any(),
                "Rounds between evaluations (0: an eighth of a sweep over the live parameters, at least 8)")
 FRAMEWORK_FLAG(kOutput, string, trace, "", any(),
                "Write the convergence trace (CSV) to this file as the run goes")
-FRAMEWORK_FLAG(kOutput, double, progress_seconds, 2, at_least(0),
+FRAMEWORK_FLAG(kOutput, double, progress_seconds, kDefaults.progress_seconds, at_least(0),
                "Seconds between progress lines on stderr (0: none)")
 FRAMEWORK_FLAG(
     kCheckpoints, string, checkpoint, "", any(),
     "Keep the run's state in this file: every --checkpoint_every seconds, at the end, on SIGINT/SIGTERM")
-FRAMEWORK_FLAG(kCheckpoints, double, checkpoint_every, 600, at_least(0),
+FRAMEWORK_FLAG(kCheckpoints, double, checkpoint_every, kDefaults.checkpoint_every, at_least(0),
                "Seconds between checkpoints, taken at evaluations (0: at every evaluation)")
 FRAMEWORK_FLAG(kCheckpoints, string, resume, "", any(),
                "Go on from this checkpoint, with this run's rank count")
-FRAMEWORK_FLAG(kRun, uint64, seed, 1, any(), "Random seed: the same seed and rank count give the same result")
+FRAMEWORK_FLAG(kRun, uint64, seed, kDefaults.seed, any(),
+               "Random seed: the same seed and rank count give the same result")
 FRAMEWORK_FLAG(
-    kRun, int32, threads, 0, any(),
+    kRun, int32, threads, kDefaults.threads, any(),
     "oneTBB threads per worker rank (0: its bound CPUs / ranks sharing them); may differ between hosts",
     false, true)
 FRAMEWORK_FLAG(kRun, string, device, "cpu", schmp::one_of({"cpu", "gpu"}),
