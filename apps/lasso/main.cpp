@@ -2,8 +2,7 @@
 // --threads, --schedule_size, --priority, --eta, --seed, --max_rounds, --max_seconds, --trace, ...)
 // are shared by every app; the flags below are Lasso's own.
 #include "lasso.hpp"
-#include "schmp/flags.hpp"
-#include "schmp/run.hpp"
+#include "schmp/schmp.hpp"
 
 using schmp::any;
 

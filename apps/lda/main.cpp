@@ -12,9 +12,8 @@
 
 #include "infer.hpp"
 #include "lda.hpp"
-#include "schmp/flags.hpp"
 #include "schmp/output.hpp"
-#include "schmp/run.hpp"
+#include "schmp/schmp.hpp"
 
 using schmp::any;
 using schmp::at_least;

@@ -10,9 +10,8 @@
 
 #include "logreg.hpp"
 #include "predict.hpp"
-#include "schmp/flags.hpp"
 #include "schmp/output.hpp"
-#include "schmp/run.hpp"
+#include "schmp/schmp.hpp"
 
 using schmp::any;
 

@@ -11,9 +11,8 @@
 #include "mf.hpp"
 #include "model.hpp"
 #include "predict.hpp"
-#include "schmp/flags.hpp"
 #include "schmp/output.hpp"
-#include "schmp/run.hpp"
+#include "schmp/schmp.hpp"
 
 using schmp::any;
 using schmp::at_least;

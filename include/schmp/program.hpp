@@ -40,10 +40,14 @@
 //   retiring    Report Coordinator::report(const Stats&, Priorities&): a report that may refresh
 //               priorities or retire parameters. Default: report(const Stats&).
 //   finish      void Coordinator::finish(const Summary&): write the model, print the result. Default:
-//               nothing (the framework prints how the run ended).
+//               a line with how the run ended and the objective.
 //   pacing      bool Coordinator::wants_evaluation() const: asked after every round, for programs with
 //               outer iterations. Default: an evaluation every --eval_every rounds.
-//   Dependency  class P::Dependency: the dependency test (below). Default: NoDependency.
+//   Dependency  class P::Dependency, made as Dependency(const Config&, ParamRange owned, const
+//               DataColumns&) with bool interferes(ParamIndex, ParamIndex) const, or with void clear()
+//               and bool admit(ParamIndex), a filter of the block being built. Default: NoDependency.
+//   rows        const io::SparseRows& Worker::rows() const, until start(): the rows whose columns the
+//               Dependency sees (DataColumns), wherever the workers run.
 //   checkpoints struct Saved { visit() }, Saved Coordinator::save() const and Commit
 //               Coordinator::restore(const Saved&, Priorities&) (throws when the settings differ): for
 //               --checkpoint and --resume. Default: a run cannot be checkpointed.
@@ -51,33 +55,10 @@
 //   files       io::RunFiles Config::files() const (output.hpp): every file read and written by flag, so
 //               that an output that would overwrite an input is refused before any work.
 //
-// The calls come in this order: each Worker is made and says num_params(); the Dependencies are made;
-// every Worker gets start() with the job's count, then setup(); the Coordinator is made; then rounds of
-// update() and apply(), with evaluate() at evaluations.
-//
-// A summed message is added up field by field, as doubles, so it must have the same shape on every
-// worker: size its vectors by the job (num_params, a Schedule's length), never by the worker's own data.
-// The framework compares the first message of each kind across the workers and stops the job when they
-// differ; a Report's columns must likewise match trace_columns().
-//
-// Evaluations (a Stats exchange, a report and a trace row) come every --eval_every rounds, by default
-// every eighth of a sweep over the live parameters, or when wants_evaluation() says so.
-//
-// In a one-process job on the CPU (--in_order, the default) a round takes its block one parameter at a
-// time: update() sees a Schedule of one parameter, aggregate() its partial, and apply() the commit,
-// before the next parameter's update(). No two parameters of a block then interfere, and the Dependency
-// is not used. Test a program with several ranks too.
-//
-// The dependency test. A Dependency is made per scheduler, for the parameters it owns, as
-// Dependency(const Config&, ParamRange owned, const DataColumns& data): `data` holds every row's entries
-// in the owned columns, wherever the rows live, when the Worker has rows() (const io::SparseRows&, until
-// start()); a static bool takes_columns(const Config&) may decline them. It answers either bool
-// interferes(ParamIndex a, ParamIndex b) const, or, faster, void clear() and bool admit(ParamIndex), a
-// filter that keeps the block being built, with an optional void prepare(ParamIndex) hint to fetch a
-// candidate's data early.
-//
-// Rotation programs (rotation.hpp: model blocks rotating among the workers, as MF and LDA use) have the
-// same verbs with a schedule that names the model block each worker holds.
+// A summed message must have the same shape on every worker: size its vectors by the job (num_params,
+// a Schedule's length), never by the worker's own data. One process on the CPU updates a block's
+// parameters one after another (--in_order), so test a program with several ranks too.
+// docs/programming.md has the call order, evaluations, the dependency test and checkpoints in full.
 #pragma once
 
 #include <algorithm>
