@@ -313,8 +313,12 @@ class TypedRotationWorker final : public RotationWorkerRole {
   static constexpr bool kSaves = SavesRotation<P>;
   static_assert(
       kSaves || !requires { typename P::Saved; },
-      "a rotation program with a Saved message needs the save(), restore() and finish_restore() members of "
-      "rotation.hpp");
+      "checkpoints: a rotation program with a Saved message needs a Progress message, Worker::save(), "
+      "restore() and finish_restore(), and Coordinator::save() and restore() (rotation.hpp)");
+  static_assert(
+      kShares == requires(typename P::Worker & w) { w.share(); },
+      "Shared: a rotation program with a Shared message needs Shared Worker::share() and void "
+      "Worker::absorb(const Shared&), and one with share() needs the Shared message (rotation.hpp)");
 
  public:
   TypedRotationWorker(const typename P::Config& config, const WorkerContext& context)

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# A program that has half of an optional member (program.hpp) fails to compile, with a message that
+# names the member; the whole program compiles.
+# usage: contract_errors_test.sh CXX SOURCE_DIR
+set -euo pipefail
+cxx=$1 source=$2
+program="$source/tests/contract/program.inc"
+compile() { "$cxx" -std=c++20 -fsyntax-only -x c++ -I "$source/include" "$@" "$program" 2>&1; }
+compile >/dev/null || { echo "contract_errors: the minimal program does not compile"; compile; exit 1; }
+status=0
+expect() {  # expect WORDS -DDEFINE...: the compile fails and its errors hold WORDS
+  local words=$1
+  shift
+  if errors=$(compile "$@"); then
+    echo "contract_errors: $* compiled"; status=1
+  elif ! grep -qF "$words" <<<"$errors"; then
+    echo "contract_errors: $* failed without naming it ($words):"; grep -m 3 error <<<"$errors"; status=1
+  fi
+}
+expect "Setup: a program with a Setup message needs Setup Worker::setup() const" -DSETUP_MESSAGE
+expect "Setup: a program with a Setup message needs Setup Worker::setup() const" -DWORKER_SETUP
+expect "the Coordinator is made as Coordinator(const Config&, std::size_t num_params, const Setup& summed)" \
+  -DSETUP_MESSAGE -DWORKER_SETUP
+expect "checkpoints: a program with a Saved message needs Saved Coordinator::save() const" -DSAVED_MESSAGE
+expect "P::Dependency needs bool interferes(ParamIndex, ParamIndex) const" -DDEPENDENCY
+if ((status == 0)); then echo "contract_errors: each half-made member is a compile error that names it"; fi
+exit $status
