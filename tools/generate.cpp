@@ -46,26 +46,33 @@
 #include "schmp/io.hpp"
 #include "schmp/output.hpp"
 
-SCHMP_FLAG(uint64, rows, 1000, schmp::any(), "Number of rows (examples)");
-SCHMP_FLAG(uint64, cols, 5000, schmp::any(), "Number of columns (features)");
-SCHMP_FLAG(double, density, 0.01, schmp::any(), "Fraction of nonzero entries in X");
+// The largest ids the apps read: feature and word indices, users and items, documents (ids 1-based up
+// to 2^32 - 2, or 0-based below 2^32 - 1), MF's rank and LDA's topic count:
+// a larger size is refused before any work, rather than met as an overflow or a request for memory.
+constexpr std::uint64_t kMostIds = 4294967294;
+constexpr std::uint64_t kMostRank = 10000;
+constexpr std::uint64_t kMostTopics = 100000;
+
+SCHMP_FLAG(uint64, rows, 1000, schmp::at_least(1), "Number of rows (examples)");
+SCHMP_FLAG(uint64, cols, 5000, schmp::between(1, kMostIds), "Number of columns (features)");
+SCHMP_FLAG(double, density, 0.01, schmp::above_up_to(0, 1), "Fraction of nonzero entries in X");
 SCHMP_FLAG(uint64, support, 50, schmp::any(), "Nonzero true coefficients");
 SCHMP_FLAG(double, noise, 0.1, schmp::any(), "Standard deviation of the label noise");
 SCHMP_FLAG(uint64, seed, 1, schmp::any(), "Random seed");
 SCHMP_FLAG(string, out, "", schmp::any(), "Output file (LIBSVM)");
-SCHMP_FLAG(uint64, users, 1000, schmp::any(), "mf: number of users");
-SCHMP_FLAG(uint64, items, 500, schmp::any(), "mf: number of items");
-SCHMP_FLAG(uint64, rank, 5, schmp::any(), "mf: rank of the true factors");
+SCHMP_FLAG(uint64, users, 1000, schmp::between(1, kMostIds + 1), "mf: number of users");
+SCHMP_FLAG(uint64, items, 500, schmp::between(1, kMostIds + 1), "mf: number of items");
+SCHMP_FLAG(uint64, rank, 5, schmp::between(1, kMostRank), "mf: rank of the true factors");
 SCHMP_FLAG(uint64, ratings, 100000, schmp::any(), "mf: expected number of training ratings");
 SCHMP_FLAG(uint64, test_ratings, 10000, schmp::any(), "mf: expected number of test ratings");
-SCHMP_FLAG(double, zipf, 0, schmp::any(), "mf: item popularity exponent (0: uniform)");
-SCHMP_FLAG(uint64, documents, 500, schmp::any(), "lda: number of documents");
-SCHMP_FLAG(uint64, words, 100, schmp::any(), "lda: vocabulary size W");
-SCHMP_FLAG(uint64, topics, 5, schmp::any(), "lda: number of topics K");
-SCHMP_FLAG(uint64, document_length, 100, schmp::any(), "lda: tokens per document");
-SCHMP_FLAG(double, alpha, 0.1, schmp::any(),
+SCHMP_FLAG(double, zipf, 0, schmp::at_least(0), "mf: item popularity exponent (0: uniform)");
+SCHMP_FLAG(uint64, documents, 500, schmp::between(1, kMostIds), "lda: number of documents");
+SCHMP_FLAG(uint64, words, 100, schmp::between(1, kMostIds), "lda: vocabulary size W");
+SCHMP_FLAG(uint64, topics, 5, schmp::between(1, kMostTopics), "lda: number of topics K");
+SCHMP_FLAG(uint64, document_length, 100, schmp::between(1, kMostIds), "lda: tokens per document");
+SCHMP_FLAG(double, alpha, 0.1, schmp::positive(),
            "lda: Dirichlet prior of each document's topic proportions, per topic");
-SCHMP_FLAG(double, beta, 0.05, schmp::any(),
+SCHMP_FLAG(double, beta, 0.05, schmp::positive(),
            "lda: Dirichlet prior of each topic's word distribution, per word");
 
 namespace {
@@ -98,26 +105,9 @@ void publish(std::vector<schmp::io::FileWriter> files) {
   schmp::io::write_files_atomically(files);
 }
 
-// The largest ids the apps read: feature and word indices, users and items, documents (ids 1-based up
-// to 2^32 - 2, or 0-based below 2^32 - 1), MF's rank and LDA's topic count.
-constexpr std::uint64_t kMostIds = 4294967294;
-constexpr std::uint64_t kMostRank = 10000;
-constexpr std::uint64_t kMostTopics = 100000;
-
 // Refuses a setting that does not hold, by its message: the first such is the one line main() prints.
 void require(bool holds, const std::string& message) {
   if (!holds) throw std::invalid_argument(message);
-}
-
-// Refuses, by name, a size beyond what the apps read: before any work, rather than as an overflow or
-// a memory request that cannot be met.
-void require_within(const char* flag, std::uint64_t value, std::uint64_t most) {
-  require(value <= most, "--" + std::string(flag) + " " + std::to_string(value) +
-                             " is more than the apps read (at most " + std::to_string(most) + ")");
-}
-
-void require_positive(const char* flag, std::uint64_t value) {
-  require(value > 0, "--" + std::string(flag) + " must be at least 1");
 }
 
 // Refuses sizes whose tables would not fit in the memory this process can have (the machine's, or its
@@ -174,10 +164,6 @@ std::vector<std::uint64_t> draw_columns(std::mt19937_64& random) {
 int generate(Kind kind) {
   // The true coefficients and a shuffled order of the columns; rows are written as they are drawn.
   require(!FLAGS_out.empty(), "--out is required");
-  require_within("cols", FLAGS_cols, kMostIds);
-  require_positive("rows", FLAGS_rows);
-  require_positive("cols", FLAGS_cols);
-  require(FLAGS_density > 0 && FLAGS_density <= 1, "--density must be in (0, 1]");
   require(FLAGS_support <= FLAGS_cols, "--support (" + std::to_string(FLAGS_support) +
                                            ") must not exceed --cols (" + std::to_string(FLAGS_cols) + ")");
   require(kind != Kind::kLasso || std::isfinite(FLAGS_noise), "--noise must be finite");
@@ -241,12 +227,6 @@ int generate(Kind kind) {
 
 int generate_ratings() {
   require(!FLAGS_out.empty(), "--out is required");
-  require_within("users", FLAGS_users, kMostIds + 1);
-  require_within("items", FLAGS_items, kMostIds + 1);
-  require_within("rank", FLAGS_rank, kMostRank);
-  require_positive("users", FLAGS_users);
-  require_positive("items", FLAGS_items);
-  require_positive("rank", FLAGS_rank);
   // A user rates at most half of the items (whole ones), so that distinct items are quick to draw.
   const double wanted = static_cast<double>(FLAGS_ratings) + static_cast<double>(FLAGS_test_ratings);
   const double most_ratings = static_cast<double>(FLAGS_users) * static_cast<double>(FLAGS_items / 2);
@@ -261,7 +241,6 @@ int generate_ratings() {
                   static_cast<unsigned long long>(FLAGS_test_ratings), most_ratings);
     throw std::invalid_argument(too_many);
   }
-  require(FLAGS_zipf >= 0 && std::isfinite(FLAGS_zipf), "--zipf must be finite and at least 0");
   require(std::isfinite(FLAGS_noise), "--noise must be finite");
   // The true factors, the items' popularity, and the ratings' text (about 24 bytes each) until written.
   const double users_and_items = static_cast<double>(FLAGS_users) + static_cast<double>(FLAGS_items);
@@ -343,16 +322,6 @@ std::vector<double> dirichlet(std::mt19937_64& random, std::size_t size, double 
 
 int generate_documents() {
   require(!FLAGS_out.empty(), "--out is required");
-  require_within("documents", FLAGS_documents, kMostIds);
-  require_within("words", FLAGS_words, kMostIds);
-  require_within("topics", FLAGS_topics, kMostTopics);
-  require_within("document_length", FLAGS_document_length, kMostIds);
-  require_positive("documents", FLAGS_documents);
-  require_positive("words", FLAGS_words);
-  require_positive("topics", FLAGS_topics);
-  require_positive("document_length", FLAGS_document_length);
-  require(FLAGS_alpha > 0 && std::isfinite(FLAGS_alpha), "--alpha must be finite and positive");
-  require(FLAGS_beta > 0 && std::isfinite(FLAGS_beta), "--beta must be finite and positive");
   // Each topic's word distribution (also as a sampler's table), the word counts of a document, and the
   // entries' text (about 16 bytes each) until written.
   const double words = static_cast<double>(FLAGS_words);
