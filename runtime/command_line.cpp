@@ -489,6 +489,8 @@ void show_if_asked(const std::vector<Argument>& arguments, const char* program) 
     } else if (name == "helpfull" || name == "helppackage") {
       help = on ? std::optional<std::string>("") : std::nullopt;
     } else if (flag.name == "helpmarkdown") {
+      if (!flag.value && k + 1 < arguments.size() && arguments[k + 1].text == "framework")
+        flag.value = arguments[++k].text;
       markdown = flag.value.value_or("");
     } else if (name == "helpxml") {
       xml = on;
@@ -512,6 +514,11 @@ void show_if_asked(const std::vector<Argument>& arguments, const char* program) 
     std::exit(0);
   }
   if (markdown) {
+    if (!markdown->empty() && *markdown != "framework") {
+      std::fprintf(stderr, "%s: error: --helpmarkdown takes no value, or framework, not '%s'\n",
+                   std::filesystem::path(program).filename().c_str(), printable(*markdown).c_str());
+      std::exit(1);
+    }
     print_markdown(std::filesystem::path(program).filename().c_str(), *markdown == "framework");
     std::exit(0);
   }

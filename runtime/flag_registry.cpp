@@ -47,14 +47,14 @@ bool Rule::holds(const std::string& value) const {
 
 Rule any() { return Rule(); }
 
-// Numbers must be finite: an infinite penalty or step breaks the arithmetic as a NaN does.
+// NaN breaks every rule. Infinity passes at_least (an interval of inf seconds: never), not positive (an
+// infinite penalty, prior or step breaks the arithmetic as a NaN does).
 Rule at_least(double low) {
-  return Rule(low == 0 ? "0 or more" : "at least " + shortest(low),
-              [low](double x) { return x >= low && std::isfinite(x); });
+  return Rule(low == 0 ? "0 or more" : "at least " + shortest(low), [low](double x) { return x >= low; });
 }
 
 Rule positive() {
-  return Rule("positive", [](double x) { return x > 0 && std::isfinite(x); });
+  return Rule("positive and finite", [](double x) { return x > 0 && std::isfinite(x); });
 }
 
 Rule between(double low, double high) {
@@ -108,7 +108,13 @@ std::string shown(const gflags::CommandLineFlagInfo& info, const std::string& va
 }
 
 bool add(DeclaredFlag flag) {
-  flag.declared_default = info_of(flag.name).default_value;
+  const gflags::CommandLineFlagInfo info = info_of(flag.name);
+  const bool number = info.type != "string" && info.type != "bool";
+  // A rule of the wrong kind would never be checked: a program's mistake, found at its first start.
+  if ((flag.rule.is_choice() && number) || (flag.rule.is_number() && !number))
+    throw std::logic_error("--" + flag.name + " is a " + info.type + " flag: the rule '" + flag.rule.words() +
+                           "' does not apply to it");
+  flag.declared_default = info.default_value;
   registry().push_back(std::move(flag));
   return true;
 }
@@ -186,9 +192,9 @@ void check_declared_flags() {
       if (!flag.rule.holds(value))
         throw std::invalid_argument("--" + flag.name + " must be " + flag.rule.words() + ", not '" + value +
                                     "'");
-    } else if (info.type != "string" && info.type != "bool" &&
-               !flag.rule.holds(std::strtod(value.c_str(), nullptr))) {
-      throw std::invalid_argument("--" + flag.name + " must be " + flag.rule.words());
+    } else if (flag.rule.is_number() && !flag.rule.holds(std::strtod(value.c_str(), nullptr))) {
+      throw std::invalid_argument("--" + flag.name + " must be " + flag.rule.words() + ", not " +
+                                  shown(info, value));
     }
   }
 }

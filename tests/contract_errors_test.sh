@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# A program that has half of an optional member (program.hpp) fails to compile, with a message that
-# names the member; the whole program compiles.
+# A program that has half of an optional member (program.hpp, rotation.hpp), or one of the wrong form,
+# fails to compile with a message that names the member; the whole programs compile.
 # usage: contract_errors_test.sh CXX SOURCE_DIR
 set -euo pipefail
 cxx=$1 source=$2
 program="$source/tests/contract/program.inc"
 compile() { "$cxx" -std=c++20 -fsyntax-only -x c++ -I "$source/include" "$@" "$program" 2>&1; }
-compile >/dev/null || { echo "contract_errors: the minimal program does not compile"; compile; exit 1; }
+for program in "$source/tests/contract/program.inc" "$source/tests/contract/rotation.inc"; do
+  compile >/dev/null || { echo "contract_errors: $program does not compile"; compile; exit 1; }
+done
+program="$source/tests/contract/program.inc"
 status=0
 expect() {  # expect WORDS -DDEFINE...: the compile fails and its errors hold WORDS
   local words=$1
@@ -23,5 +26,12 @@ expect "the Coordinator is made as Coordinator(const Config&, std::size_t num_pa
   -DSETUP_MESSAGE -DWORKER_SETUP
 expect "checkpoints: a program with a Saved message needs Saved Coordinator::save() const" -DSAVED_MESSAGE
 expect "P::Dependency needs bool interferes(ParamIndex, ParamIndex) const" -DDEPENDENCY
+expect "P::Dependency is made as Dependency(const Config&, ParamRange owned, const DataColumns& data)" \
+  -DDEPENDENCY_WITHOUT_DATA
+expect "finish: the optional Coordinator::finish is void finish(const Summary&)" -DFINISH_WITHOUT_SUMMARY
+program="$source/tests/contract/rotation.inc"
+expect "Shared: a rotation program with a Shared message needs Shared Worker::share()" -DSHARED_MESSAGE
+expect "Shared: a rotation program with a Shared message needs Shared Worker::share()" -DWORKER_SHARES
+expect "checkpoints: a rotation program with a Saved message needs a Progress message" -DSAVED_MESSAGE
 if ((status == 0)); then echo "contract_errors: each half-made member is a compile error that names it"; fi
 exit $status

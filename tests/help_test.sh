@@ -9,8 +9,7 @@ for program in apps/lasso/schmp-lasso apps/logreg/schmp-logreg apps/mf/schmp-mf 
   tools/schmp-generate tools/schmp-shard; do
   name=$(basename "$program")
   help=$("$build/$program" --help) || fail "$name --help exited $?"
-  [[ $(head -n 1 <<<"$help") != *--* ]] || [[ $(head -n 1 <<<"$help") == usage:* ]] ||
-    fail "$name --help does not start with its usage"
+  grep -q "^usage: .*$name" <<<"$(head -n 3 <<<"$help")" || fail "$name --help does not start with its usage"
   first=$(grep -m 1 -n '^  --' <<<"$help" | cut -d: -f1)
   own=$(grep -m 1 -n "^$name's flags:" <<<"$help" | cut -d: -f1)
   [[ -n "$own" && -n "$first" && "$first" -eq $((own + 1)) ]] || fail "$name --help lists another's flag first"
@@ -26,7 +25,7 @@ for program in apps/lasso/schmp-lasso apps/logreg/schmp-logreg apps/mf/schmp-mf 
 done
 # A value that breaks a declared rule is refused in one line, before any work.
 if out=$("$build/apps/mf/schmp-mf" --data x --rank 0 2>&1); then fail "schmp-mf --rank 0 ran"; fi
-[[ "$out" == "schmp-mf: error: --rank must be between 1 and 10000" ]] || fail "schmp-mf --rank 0 said: $out"
+[[ "$out" == "schmp-mf: error: --rank must be between 1 and 10000, not 0" ]] || fail "schmp-mf --rank 0 said: $out"
 if out=$("$build/apps/lasso/schmp-lasso" --data x --device tpu 2>&1); then fail "--device tpu ran"; fi
 [[ "$out" == "schmp-lasso: error: --device must be cpu or gpu, not 'tpu'" ]] || fail "--device tpu said: $out"
 echo "help_test: every program's --help lists its own flags first, and no internal flag"

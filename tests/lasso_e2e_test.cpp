@@ -578,7 +578,7 @@ TEST(Generator, FailsWithOneLineAndEndsOnExtremeSettings) {
       {"lda --topics 100000000000 --words 10", "--topics must be between 1 and 100000"},
       {"lasso --cols 18446744073709551615", "--cols must be between 1 and 4294967294"},
       {"lda --words 4000000000 --topics 100000", "these sizes need about 9.6e+06 GB, more than the "},
-      {"lda --alpha inf --documents 3 --words 4 --topics 2", "--alpha must be positive"},
+      {"lda --alpha inf --documents 3 --words 4 --topics 2", "--alpha must be positive and finite, not inf"},
       {"lasso --cols 10", "--support (50) must not exceed --cols (10)"},
       {"mf --users 10 --items 4 --ratings 30", "--ratings and --test_ratings (30 and 10000) exceed the 20"},
       {"lasso --rows=ten", "--rows=ten: expected a whole number from 0 that fits 64 bits"}};

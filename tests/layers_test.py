@@ -37,12 +37,14 @@ def resolve(root, source, header):
 def main():
     root = sys.argv[1]
     failures = []
+    checked = 0
     for folder in set(LAYERS) | set(TOP):
         for directory, _, files in os.walk(os.path.join(root, folder)):
             for name in files:
                 if not name.endswith((".hpp", ".cpp", ".cu", ".h")):
                     continue
                 source = os.path.relpath(os.path.join(directory, name), root)
+                checked += 1
                 mine = layer_of(source)
                 with open(os.path.join(root, source), encoding="utf-8") as text:
                     for header in INCLUDE.findall(text.read()):
@@ -55,6 +57,9 @@ def main():
                             theirs = LAYERS.index("kernels")
                         if theirs is not None and mine is not None and theirs > mine:
                             failures.append(f"{source}: includes {target}, a layer above it")
+    if checked < 100:
+        print(f"layers: only {checked} source files under {root}: not the project's root?")
+        return 1
     for failure in failures:
         print(failure)
     if failures:

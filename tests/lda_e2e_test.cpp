@@ -503,8 +503,8 @@ TEST(LdaEndToEnd, RefusesBadSettingsOnEveryRank) {
       "schmp-lda", std::string(SCHMP_LDA_BIN) + " --data " + kCorpus,
       {{"--topics 0", "--topics must be between 1 and 100000"},
        {"--topics -5", "--topics must be between 1 and 100000"},
-       {"--alpha 0", "--alpha must be positive"},
-       {"--beta inf", "--beta must be positive"},
+       {"--alpha 0", "--alpha must be positive and finite, not 0"},
+       {"--beta inf", "--beta must be positive and finite, not inf"},
        {"--sampler mh --mh_steps 0", "--mh_steps must be at least 1"},
        {"--sampler gibbs", "--sampler must be sparse, exact or mh, not 'gibbs'"},
        {"--staleness 2", "--staleness is for programs with a dynamic schedule (Lasso, logreg)"}});

@@ -551,7 +551,7 @@ TEST_F(LogregEndToEnd, BadInputAndOptionsFailCleanly) {
       {"--data " + bad + " --output " + model, bad + ":2: "},
       {"--data " + scratch("missing.svm"), scratch("missing.svm") + ": "},
       {"--data " + heart() + " --penalty l3", "--penalty must be l1 or l2, not 'l3'"},
-      {"--data " + heart() + " --C 0", "--C must be positive"},
+      {"--data " + heart() + " --C 0", "--C must be positive and finite, not 0"},
       {"--data " + heart() + " --positive_label abc", "--positive_label must be a number, not 'abc'"},
       {"--data " + heart() + " --positive_label 2", heart() + ": no row is labelled 2 (--positive_label)"},
       {"--data " + heart() + " --test " + bad, bad + ":2: "},

@@ -460,7 +460,7 @@ TEST_F(MfEndToEnd, RefusesBadSettingsOnEveryRank) {
       "schmp-mf", std::string(SCHMP_MF_BIN) + " --data " + generated(),
       {{"--algorithm als", "--algorithm must be ccd or sgd, not 'als'"},
        {"--rank 0", "--rank must be between 1 and 10000"},
-       {"--learning_rate 0", "--learning_rate must be positive"},
+       {"--learning_rate 0", "--learning_rate must be positive and finite, not 0"},
        {"--early_stop 2", "--early_stop watches the test RMSE: it needs --test"},
        {"--schedulers 2", "--schedulers is for programs with a dynamic schedule (Lasso, logreg)"}});
   // An empty held-out file scored a perfect test RMSE of 0.

@@ -25,8 +25,8 @@ SCHMP_FLAG(string, data, "", any(),
 SCHMP_FLAG(string, test, "", any(), "Held-out ratings, same format: their RMSE and MAE join the trace");
 SCHMP_FLAG(int32, index_base, kDefaults.index_base, schmp::one_of({0.0, 1.0}),
            "Ids in text ratings files count from 0 (LIBMF) or 1 (MatrixMarket is always 1)");
-SCHMP_FLAG(uint64, users, 0x7FFFFFFF, any(), "Refuse user ids at or beyond this bound (0-based)");
-SCHMP_FLAG(uint64, items, 0x7FFFFFFF, any(), "Refuse item ids at or beyond this bound (0-based)");
+SCHMP_FLAG(uint64, users, kDefaults.bounds.users, any(), "Refuse user ids at or beyond this bound (0-based)");
+SCHMP_FLAG(uint64, items, kDefaults.bounds.items, any(), "Refuse item ids at or beyond this bound (0-based)");
 SCHMP_FLAG(string, algorithm, "ccd", schmp::one_of({"ccd", "sgd"}),
            "ccd: CCD++ rank-one coordinate descent; sgd: block-rotation SGD");
 SCHMP_FLAG(int32, rank, kDefaults.rank, schmp::between(1, schmp::mf::kLargestRank),

@@ -98,7 +98,7 @@ class DynamicLoop final : public RoundLoop {
     Schedule schedule = schedulers_.next(round - first_round_);
     schedule.round = round;  // the schedulers count from the resume; the program sees the run's rounds
     const auto scheduled = Clock::now();
-    time_.scheduler_since(asked);
+    time_.scheduler(asked, scheduled);
     if (schedule.params.empty()) {
       send_feedback_now();
       schedulers_.feedback(round - first_round_, news_);
@@ -147,7 +147,7 @@ class DynamicLoop final : public RoundLoop {
     note();
     time_.exchange(sent, received, reply.compute_seconds * per_worker_);
     time_.idle_since(received);
-    time_.scheduler_busy(earlier_scheduler_busy_ + schedulers_.busiest_seconds());
+    time_.set_scheduler_busy(earlier_scheduler_busy_ + schedulers_.busiest_seconds());
     return report;
   }
 

@@ -24,14 +24,18 @@ class TimeRecorder {
   // An exchange with the workers, sent at `sent` and answered at `received`: their compute (per worker)
   // and the rest of the wait, communication.
   void exchange(Clock::time_point sent, Clock::time_point received, double compute);
-  // Waiting for a block since `asked`.
+  // Waiting for a block, from `asked` until `answered` (or now).
+  void scheduler(Clock::time_point asked, Clock::time_point answered) {
+    split_.scheduler += std::chrono::duration<double>(answered - asked).count();
+  }
   void scheduler_since(Clock::time_point asked) { split_.scheduler += seconds_since(asked); }
   // The coordinator's own work since `began`, while the workers wait.
   void idle_since(Clock::time_point began) { split_.idle += seconds_since(began); }
   void compute(double seconds) { split_.compute += seconds; }
   void idle(double seconds) { split_.idle += seconds; }
   void communication(double seconds) { split_.communication += seconds; }
-  void scheduler_busy(double seconds) { split_.scheduler_busy = seconds; }
+  // The busiest scheduler's work so far, as the schedulers report it (a total, not a share).
+  void set_scheduler_busy(double seconds) { split_.scheduler_busy = seconds; }
   const TimeSplit& split() const { return split_; }
 
  private:

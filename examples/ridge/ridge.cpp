@@ -8,9 +8,9 @@
 #include <random>
 #include <schmp/schmp.hpp>
 
-SCHMP_FLAG(int32, rows, 2000, schmp::any(), "Rows in all (split among the workers)");
-SCHMP_FLAG(int32, features, 20, schmp::any(), "Features");
-SCHMP_FLAG(double, mu, 0.1, schmp::any(), "L2 weight");
+SCHMP_FLAG(int32, rows, 2000, schmp::at_least(1), "Rows in all (split among the workers)");
+SCHMP_FLAG(int32, features, 20, schmp::at_least(1), "Features");
+SCHMP_FLAG(double, mu, 0.1, schmp::at_least(0), "L2 weight");
 
 struct Ridge {
   struct Config {

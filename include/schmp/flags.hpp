@@ -8,7 +8,8 @@
 // The declaration is the whole flag. FLAGS_lambda holds its value once schmp::Job has read the command
 // line. Job refuses a value that breaks the rule, in one line on every rank ("--lambda must be 0 or
 // more"). `--help` lists the program's flags first, then the framework's. `--helpmarkdown` prints the
-// same as a table, which docs/flags.md is made from. Every rank of a job must hold the same value.
+// same as a table, which docs/flags.md is made from. Every rank of a job must hold the same value of every
+// declared flag (a flag defined with gflags' DEFINE_ alone is not compared).
 //
 // Types: bool, int32, uint32, int64, uint64, double, string. Declare flags at namespace scope, in the
 // source file of main().
@@ -34,6 +35,7 @@ class Rule {
   bool holds(double value) const { return !number_ || number_(value); }
   bool holds(const std::string& value) const;
   bool is_choice() const { return !choices_.empty(); }
+  bool is_number() const { return static_cast<bool>(number_); }
 
  private:
   std::string words_;
@@ -46,7 +48,7 @@ Rule at_least(double low);                               // low or more ("at lea
 Rule positive();                                         // more than 0
 Rule between(double low, double high);                   // low <= value <= high
 Rule above_up_to(double low, double high);               // low < value <= high ("in (0, 1]")
-Rule one_of(std::initializer_list<double> values);       // "1 or 2"
+Rule one_of(std::initializer_list<double> values);       // "1 or 2": write {1.0, 2.0}
 Rule one_of(std::initializer_list<const char*> values);  // "ccd or sgd"
 
 // Gives a flag another default for this program, before schmp::Job reads the command line: a framework

@@ -4,6 +4,8 @@
 //
 //   struct P {
 //     struct Config  { ... };               // plain data, filled by main() from the flags
+//                                           // (a message: a number, a vector, or a struct listing its
+//                                           // fields with SCHMP_FIELDS, message.hpp)
 //     struct Partial { ... visit() };       // summed over the workers every round
 //     struct Commit  { ... visit() };       // shipped from the coordinator to every worker
 //     struct Stats   { ... visit() };       // summed over the workers at every evaluation
@@ -42,12 +44,15 @@
 //   finish      void Coordinator::finish(const Summary&): write the model, print the result. Default:
 //               a line with how the run ended and the objective.
 //   pacing      bool Coordinator::wants_evaluation() const: asked after every round, for programs with
-//               outer iterations. Default: an evaluation every --eval_every rounds.
+//               outer iterations. Default: every --eval_every rounds, or (0) an eighth of a sweep over
+//               the live parameters.
 //   Dependency  class P::Dependency, made as Dependency(const Config&, ParamRange owned, const
 //               DataColumns&) with bool interferes(ParamIndex, ParamIndex) const, or with void clear()
 //               and bool admit(ParamIndex), a filter of the block being built. Default: NoDependency.
-//   rows        const io::SparseRows& Worker::rows() const, until start(): the rows whose columns the
-//               Dependency sees (DataColumns), wherever the workers run.
+//   rows        const io::SparseRows& Worker::rows() const (schmp/io.hpp), until start(): the rows
+//               whose columns the Dependency sees (DataColumns), wherever the workers run. A static bool
+//               Dependency::takes_columns(const Config&) may decline them; a void
+//               Dependency::prepare(ParamIndex) hears of a candidate early, to fetch its data.
 //   checkpoints struct Saved { visit() }, Saved Coordinator::save() const and Commit
 //               Coordinator::restore(const Saved&, Priorities&) (throws when the settings differ): for
 //               --checkpoint and --resume. Default: a run cannot be checkpointed.
@@ -204,6 +209,7 @@ struct SparseRows;
 // owns (a row may hold others too, which a test ignores), and the data's column count. The engine makes
 // it wherever the rows live: from the job's only worker when it runs in this process, else gathered from
 // the workers. `rows` is null when the program's Worker has no rows() or takes_columns() declined them.
+// It is valid only while the Dependency's constructor runs: copy what the test needs.
 struct DataColumns {
   const io::SparseRows* rows = nullptr;
   std::uint32_t columns = 0;

@@ -27,6 +27,10 @@ namespace detail {
 
 // The optional members of a dynamic program (program.hpp), each checked whole: half of one is a
 // compile error that names it.
+template <class Worker>
+concept HoldsRows = requires(const Worker& w) {
+  { w.rows() } -> std::convertible_to<const io::SparseRows&>;
+};
 template <class P>
 concept HasSetup = requires {
   typename P::Setup;
@@ -49,9 +53,50 @@ struct DependencyOfImpl<P> {
 template <class P>
 using DependencyOf = typename DependencyOfImpl<P>::type;
 
-// The compile errors of a dynamic program that has only half of an optional member.
+// Whether T names a member `name` at all: a member of an optional name that cannot be called as
+// program.hpp says is a mistake, not a reason to use the stock default.
+#define SCHMP_NAMES(T, name) \
+  requires { &T::name; }
+
+// The compile errors of a dynamic program that has only half of an optional member, or one of the wrong
+// form.
 template <class P>
 constexpr bool check_dynamic_program() {
+  using Worker = typename P::Worker;
+  using Coordinator = typename P::Coordinator;
+  static_assert(
+      !SCHMP_NAMES(Worker, start) || requires(Worker & w, std::size_t n) { w.start(n); },
+      "start: the optional Worker::start is void start(std::size_t num_params) (program.hpp)");
+  static_assert(!SCHMP_NAMES(Worker, rows) || HoldsRows<Worker>,
+                "rows: the optional Worker::rows is const io::SparseRows& rows() const (program.hpp)");
+  static_assert(
+      !SCHMP_NAMES(Coordinator, trace_columns) ||
+          requires(const Coordinator& c) {
+            { c.trace_columns() } -> std::same_as<std::vector<std::string>>;
+          },
+      "trace: the optional Coordinator::trace_columns is std::vector<std::string> trace_columns() const "
+      "(program.hpp)");
+  static_assert(
+      !SCHMP_NAMES(Coordinator, initial_changes) ||
+          requires(const Coordinator& c) {
+            { c.initial_changes() } -> std::same_as<std::vector<double>>;
+          },
+      "priorities: the optional Coordinator::initial_changes is std::vector<double> initial_changes() const "
+      "(program.hpp)");
+  static_assert(
+      !SCHMP_NAMES(Coordinator, finish) || requires(Coordinator & c, const Summary& s) { c.finish(s); },
+      "finish: the optional Coordinator::finish is void finish(const Summary&) (program.hpp)");
+  static_assert(
+      !SCHMP_NAMES(Coordinator, wants_evaluation) ||
+          requires(const Coordinator& c) {
+            { c.wants_evaluation() } -> std::convertible_to<bool>;
+          },
+      "pacing: the optional Coordinator::wants_evaluation is bool wants_evaluation() const (program.hpp)");
+  static_assert(
+      !requires(const typename P::Config& config) { DependencyOf<P>::takes_columns(config); } ||
+          HoldsRows<Worker>,
+      "rows: a Dependency with takes_columns() is handed the rows of Worker::rows(), which the "
+      "Worker lacks (program.hpp)");
   static_assert(HasSetup<P> == WorkerSetsUp<P>,
                 "Setup: a program with a Setup message needs Setup Worker::setup() const, and one with "
                 "Worker::setup() needs the Setup message (program.hpp)");
@@ -71,6 +116,7 @@ constexpr bool check_dynamic_program() {
       "Commit Coordinator::restore(const Saved&, Priorities&) (program.hpp)");
   return true;
 }
+#undef SCHMP_NAMES
 
 // The data files a program's Config names (its optional inputs()): a checkpoint is tied to them.
 template <class Config>
@@ -95,12 +141,6 @@ io::RunFiles run_files(const Config& config) {
     return {};
   }
 }
-
-// A program's worker that keeps the rows it read until start() (program.hpp, Dependency).
-template <class Worker>
-concept HoldsRows = requires(const Worker& w) {
-  { w.rows() } -> std::convertible_to<const io::SparseRows&>;
-};
 
 template <DynamicProgram P>
 class TypedWorker final : public WorkerRole {

@@ -66,7 +66,7 @@ std::unique_ptr<ColumnKernel> make_cpu_column_kernel(const io::SparseRows& rows,
 std::unique_ptr<ColumnKernel> make_gpu_column_kernel(const io::SparseRows& rows, std::size_t columns,
                                                      int gpu);
 
-// The kernel for a worker whose GPU is `gpu` as pick_gpu (kernels/device.hpp) returned it: the CPU
+// The kernel for a worker whose GPU is `gpu` as pick_gpu (schmp/kernels/device.hpp) returned it: the CPU
 // kernel for -1, the GPU one otherwise.
 std::unique_ptr<ColumnKernel> make_column_kernel(int gpu, const io::SparseRows& rows, std::size_t columns);
 
