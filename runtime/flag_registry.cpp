@@ -99,14 +99,6 @@ gflags::CommandLineFlagInfo info_of(const std::string& name) {
   return gflags::GetCommandLineFlagInfoOrDie(name.c_str());
 }
 
-// A flag's value as a person writes it: numbers short, nothing for an empty string.
-std::string shown(const gflags::CommandLineFlagInfo& info, const std::string& value) {
-  if (info.type != "double") return value;
-  char* end = nullptr;
-  const double number = std::strtod(value.c_str(), &end);
-  return end != value.c_str() && *end == '\0' ? shortest(number) : value;
-}
-
 bool add(DeclaredFlag flag) {
   const gflags::CommandLineFlagInfo info = info_of(flag.name);
   const bool number = info.type != "string" && info.type != "bool";
@@ -131,7 +123,7 @@ std::vector<std::string> framework_groups() {
 
 void print_help_line(const DeclaredFlag& flag) {
   const gflags::CommandLineFlagInfo info = info_of(flag.name);
-  const std::string value = shown(info, info.default_value);
+  const std::string value = shown_value(info.type, info.default_value);
   std::string left = "  --" + flag.name + (value.empty() ? "" : "=" + value);
   constexpr std::size_t kColumn = 30;
   if (left.size() + 2 > kColumn) {
@@ -153,7 +145,8 @@ void print_table(const std::vector<const DeclaredFlag*>& flags, bool declared_de
   std::printf("| flag | type | default | meaning |\n|---|---|---|---|\n");
   for (const DeclaredFlag* flag : flags) {
     const gflags::CommandLineFlagInfo info = info_of(flag->name);
-    const std::string value = shown(info, declared_defaults ? flag->declared_default : info.default_value);
+    const std::string value =
+        shown_value(info.type, declared_defaults ? flag->declared_default : info.default_value);
     std::string row = "| `--" + flag->name + "` | " + info.type + " | ";
     if (!value.empty()) row.append("`").append(cell(value)).append("`");
     row += " | " + cell(info.description);
@@ -163,6 +156,13 @@ void print_table(const std::vector<const DeclaredFlag*>& flags, bool declared_de
 }
 
 }  // namespace
+
+std::string shown_value(const std::string& type, const std::string& value) {
+  if (type != "double") return value;
+  char* end = nullptr;
+  const double number = std::strtod(value.c_str(), &end);
+  return end != value.c_str() && *end == '\0' ? shortest(number) : value;
+}
 
 const std::vector<DeclaredFlag>& declared_flags() { return registry(); }
 
@@ -194,7 +194,7 @@ void check_declared_flags() {
                                     "'");
     } else if (flag.rule.is_number() && !flag.rule.holds(std::strtod(value.c_str(), nullptr))) {
       throw std::invalid_argument("--" + flag.name + " must be " + flag.rule.words() + ", not " +
-                                  shown(info, value));
+                                  shown_value(info.type, value));
     }
   }
 }
@@ -248,7 +248,7 @@ void print_markdown(const char* program, bool framework) {
     for (std::size_t k = 0; k < changed.size(); ++k) {
       const gflags::CommandLineFlagInfo info = info_of(changed[k]->name);
       std::printf("%s `--%s=%s`", k == 0 ? "" : ",", changed[k]->name.c_str(),
-                  shown(info, info.default_value).c_str());
+                  shown_value(info.type, info.default_value).c_str());
     }
     std::printf(".\n");
   }

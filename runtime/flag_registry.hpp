@@ -25,6 +25,10 @@ const std::vector<DeclaredFlag>& declared_flags();
 bool declare_framework_flag(const char* name, const char* group, Rule rule, bool dynamic_only = false,
                             bool per_host = false);
 
+// A flag's value of gflags' `type` as a person writes it: a double as short as it reads back (0.3, not
+// gflags' 0.29999999999999999).
+std::string shown_value(const std::string& type, const std::string& value);
+
 // Throws std::invalid_argument, one line, for the first declared flag whose value breaks its rule.
 void check_declared_flags();
 

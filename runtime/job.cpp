@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -170,14 +169,8 @@ bool same_value(const std::string& name, const std::string& mine, const std::str
 // A flag's setting for a message: one line, and a number as short as it reads back (gflags keeps 0.3 as
 // 0.29999999999999999).
 std::string shown_setting(const std::string& name, const std::string& value, bool given) {
-  std::string shown = detail::printable(value);
-  if (gflags::GetCommandLineFlagInfoOrDie(name.c_str()).type == "double") {
-    char* end = nullptr;
-    const double number = std::strtod(value.c_str(), &end);
-    char digits[32];
-    if (end != value.c_str() && *end == '\0')
-      shown = std::string(digits, std::to_chars(digits, digits + sizeof digits, number).ptr);
-  }
+  const std::string shown =
+      detail::printable(detail::shown_value(gflags::GetCommandLineFlagInfoOrDie(name.c_str()).type, value));
   return given ? "--" + name + "=" + shown : "--" + name + " not given (" + shown + ")";
 }
 

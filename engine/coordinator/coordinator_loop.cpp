@@ -63,7 +63,6 @@ class DynamicLoop final : public RoundLoop {
         schedulers_(schedulers),
         workers_(workers),
         num_params_(num_params),
-        first_round_(resumed ? resumed->state.round : 0),
         // Resumed, the schedulers count their work afresh.
         earlier_scheduler_busy_(time_.split().scheduler_busy),
         per_worker_(1.0 / workers.count()),
@@ -95,13 +94,13 @@ class DynamicLoop final : public RoundLoop {
 
   bool play_round(std::uint64_t round) override {
     const auto asked = Clock::now();
-    Schedule schedule = schedulers_.next(round - first_round_);
+    Schedule schedule = schedulers_.next(round - first_round());
     schedule.round = round;  // the schedulers count from the resume; the program sees the run's rounds
     const auto scheduled = Clock::now();
     time_.scheduler(asked, scheduled);
     if (schedule.params.empty()) {
       send_feedback_now();
-      schedulers_.feedback(round - first_round_, news_);
+      schedulers_.feedback(round - first_round(), news_);
       return false;
     }
     if (alone_) {
@@ -187,7 +186,7 @@ class DynamicLoop final : public RoundLoop {
 
   void send_feedback() {
     if (!unsent_feedback_) return;
-    schedulers_.feedback(*unsent_feedback_ - first_round_, news_);
+    schedulers_.feedback(*unsent_feedback_ - first_round(), news_);
     news_.clear();
     unsent_feedback_.reset();
   }
@@ -202,8 +201,6 @@ class DynamicLoop final : public RoundLoop {
   ScheduleSource& schedulers_;
   WorkerGroup& workers_;
   const std::size_t num_params_;
-  // A resumed run goes on counting rounds from its checkpoint; its schedulers count their own from 0.
-  const std::uint64_t first_round_;
   const double earlier_scheduler_busy_;
   const double per_worker_;
   WorkerRole* const alone_;  // the job's only worker, updating a block in order (updates_in_order)

@@ -84,6 +84,8 @@ class RoundLoop {
   // Seconds of solving, earlier runs' included; and this process's, for the checkpoints' interval.
   double elapsed() const { return earlier_seconds_ + seconds_since(started_); }
   double this_process() const { return seconds_since(started_); }
+  // The round this process started from: 0, or a checkpoint's.
+  std::uint64_t first_round() const { return first_round_; }
 
   const RunOptions& options_;
   Checkpoints& checkpoints_;

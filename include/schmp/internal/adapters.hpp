@@ -150,7 +150,6 @@ class TypedWorker final : public WorkerRole {
   void start(std::size_t num_params) override {
     if constexpr (requires { worker_.start(num_params); }) worker_.start(num_params);
   }
-  const typename P::Worker& program_worker() const { return worker_; }
   typename P::Worker& program_worker() { return worker_; }
   Flat setup() const override {
     if constexpr (HasSetup<P>) {
