@@ -121,6 +121,15 @@ std::vector<std::string> framework_groups() {
   return groups;
 }
 
+// The flags of `group` ("": the program's own), in the order of declaration.
+std::vector<const DeclaredFlag*> flags_in(const std::string& group) {
+  std::vector<const DeclaredFlag*> flags;
+  for (const DeclaredFlag& flag : registry()) {
+    if (flag.group == group) flags.push_back(&flag);
+  }
+  return flags;
+}
+
 void print_help_line(const DeclaredFlag& flag) {
   const gflags::CommandLineFlagInfo info = info_of(flag.name);
   const std::string value = shown_value(info.type, info.default_value);
@@ -201,18 +210,13 @@ void check_declared_flags() {
 
 void print_help(const char* program) {
   std::printf("%s\n", gflags::ProgramUsage());
-  bool own = false;
-  for (const DeclaredFlag& flag : registry()) {
-    if (!flag.group.empty()) continue;
-    if (!own) std::printf("\n%s's flags:\n", program);
-    own = true;
-    print_help_line(flag);
+  if (const auto own = flags_in(""); !own.empty()) {
+    std::printf("\n%s's flags:\n", program);
+    for (const DeclaredFlag* flag : own) print_help_line(*flag);
   }
   for (const std::string& group : framework_groups()) {
     std::printf("\nFramework flags, %s:\n", group.c_str());
-    for (const DeclaredFlag& flag : registry()) {
-      if (flag.group == group) print_help_line(flag);
-    }
+    for (const DeclaredFlag* flag : flags_in(group)) print_help_line(*flag);
   }
   std::printf(
       "\nFlag files and the environment: --flagfile=FILE, --fromenv=NAMES, --tryfromenv=NAMES, "
@@ -220,38 +224,27 @@ void print_help(const char* program) {
 }
 
 void print_markdown(const char* program, bool framework) {
-  std::vector<const DeclaredFlag*> own;
-  std::vector<const DeclaredFlag*> changed;
-  for (const DeclaredFlag& flag : registry()) {
-    if (flag.group.empty()) own.push_back(&flag);
-    if (!flag.group.empty() && info_of(flag.name).default_value != flag.declared_default)
-      changed.push_back(&flag);
-  }
   if (framework) {
     for (const std::string& group : framework_groups()) {
-      std::vector<const DeclaredFlag*> flags;
-      for (const DeclaredFlag& flag : registry()) {
-        if (flag.group == group) flags.push_back(&flag);
-      }
       std::string heading = group;
       heading[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(heading[0])));
       std::printf("### %s\n\n", heading.c_str());
-      print_table(flags, true);
+      print_table(flags_in(group), true);
       std::printf("\n");
     }
     return;
   }
   std::printf("## %s\n\n```\n%s\n```\n\n", program, gflags::ProgramUsage());
-  print_table(own, false);
-  if (!changed.empty()) {
-    std::printf("\nFramework defaults it changes:");
-    for (std::size_t k = 0; k < changed.size(); ++k) {
-      const gflags::CommandLineFlagInfo info = info_of(changed[k]->name);
-      std::printf("%s `--%s=%s`", k == 0 ? "" : ",", changed[k]->name.c_str(),
-                  shown_value(info.type, info.default_value).c_str());
-    }
-    std::printf(".\n");
+  print_table(flags_in(""), false);
+  // The framework defaults this program changes (set_default).
+  std::string changed;
+  for (const DeclaredFlag& flag : registry()) {
+    const gflags::CommandLineFlagInfo info = info_of(flag.name);
+    if (flag.group.empty() || info.default_value == flag.declared_default) continue;
+    changed += (changed.empty() ? " `--" : ", `--") + flag.name + "=" +
+               shown_value(info.type, info.default_value) + "`";
   }
+  if (!changed.empty()) std::printf("\nFramework defaults it changes:%s.\n", changed.c_str());
   std::printf("\n");
 }
 
