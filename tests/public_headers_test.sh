@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$1"
 status=0
+files=0
 while IFS= read -r -d '' file; do
+  files=$((files + 1))
   dir=$(dirname "$file")
   while IFS= read -r header; do
     if [[ $header == schmp/internal/* ]]; then
@@ -19,5 +21,6 @@ while IFS= read -r -d '' file; do
     fi
   done < <(sed -n 's/^#include ["<]\([^">]*\)[">].*/\1/p' "$file")
 done < <(find apps examples -name '*.cpp' -print0 -o -name '*.hpp' -print0)
-if ((status == 0)); then echo "public_headers: every app and example includes public headers only"; fi
+if ((files < 10)); then echo "public_headers: only $files sources under apps/ and examples/ in $PWD"; status=1; fi
+if ((status == 0)); then echo "public_headers: every app and example ($files files) includes public headers only"; fi
 exit $status
