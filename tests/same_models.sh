@@ -9,6 +9,9 @@ build=$(cd "$1" && pwd) source=$(cd "$2" && pwd) mpiexec=$3 mode=${4:-check}
 sums="$source/tests/same_models.md5"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# Data paths are relative to the source, because a Lasso model names its data file: the checksums
+# must not depend on where the tree was cloned.
+cd "$source"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
 run() {  # run RANKS PROGRAM FLAGS...: a job whose output must succeed quietly
@@ -23,9 +26,9 @@ run() {  # run RANKS PROGRAM FLAGS...: a job whose output must succeed quietly
 dynamic=(--schedulers 1 --schedule_size 32 --priority --in_order --priority_power 1 --seed 7
   --max_rounds 1000000 --max_seconds 3600 --eval_every 0)
 for ranks in 1 3; do
-  run $ranks apps/lasso/schmp-lasso --data "$source/data/diabetes.svm" --lambda_ratio 0.01 --tol 1e-8 \
+  run $ranks apps/lasso/schmp-lasso --data data/diabetes.svm --lambda_ratio 0.01 --tol 1e-8 \
     --rho 0.1 --eta 1e-8 "${dynamic[@]}" --staleness 0 --sweeps=false --output "$scratch/lasso.np$ranks.model"
-  run $ranks apps/logreg/schmp-logreg --data "$source/data/heart_scale.svm" --penalty l1 --C 1 --tol 1e-6 \
+  run $ranks apps/logreg/schmp-logreg --data data/heart_scale.svm --penalty l1 --C 1 --tol 1e-6 \
     --rho 0.1 --eta 1e-8 "${dynamic[@]}" --staleness 2 --sweeps \
     --output "$scratch/logreg.np$ranks.model"
   for algorithm in ccd sgd; do
@@ -33,7 +36,7 @@ for ranks in 1 3; do
       --algorithm $algorithm --rank 6 --lambda 0.05 --iterations 8 --inner 1 --learning_rate 0.1 \
       --biases=false --tol 0 --early_stop 0 --priority --seed 7 --output "$scratch/mf-$algorithm.np$ranks.model"
   done
-  run $ranks apps/lda/schmp-lda --data "$source/data/sotu/docword.txt" --vocab "$source/data/sotu/vocab.txt" \
+  run $ranks apps/lda/schmp-lda --data data/sotu/docword.txt --vocab data/sotu/vocab.txt \
     --topics 8 --alpha 0.1 --beta 0.01 --iterations 6 --sampler sparse --seed 7 \
     --output "$scratch/lda.np$ranks"
 done
