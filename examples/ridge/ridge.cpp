@@ -30,11 +30,7 @@ struct Ridge {
     std::vector<double> dots;  // x_j . r for the scheduled j
     SCHMP_FIELDS(dots)
   };
-  struct Commit {
-    std::vector<schmp::ParamIndex> params;
-    std::vector<double> delta;
-    SCHMP_FIELDS(params, delta)
-  };
+  using Commit = schmp::Deltas;
 
   class Worker {
    public:
@@ -70,7 +66,7 @@ struct Ridge {
       return partial;
     }
     void apply(const Commit& commit) {
-      for (std::size_t k = 0; k < commit.params.size(); ++k) r_ -= x_.col(commit.params[k]) * commit.delta[k];
+      for (std::size_t k = 0; k < commit.params.size(); ++k) r_ -= x_.col(commit.params[k]) * commit.deltas[k];
     }
 
    private:
@@ -96,7 +92,7 @@ struct Ridge {
         const schmp::ParamIndex j = schedule.params[k];
         const double updated = (norms_[j] * w_[j] + summed.dots[k]) / (norms_[j] + n_ * mu_);
         commit.params.push_back(j);
-        commit.delta.push_back(updated - w_[j]);
+        commit.deltas.push_back(updated - w_[j]);
         priorities.set(j, updated - w_[j]);
         w_[j] = updated;
       }

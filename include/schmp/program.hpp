@@ -8,6 +8,7 @@
 //                                           // fields with SCHMP_FIELDS, message.hpp)
 //     struct Partial { ... visit() };       // summed over the workers every round
 //     struct Commit  { ... visit() };       // shipped from the coordinator to every worker
+//                                           // (often schmp::Deltas: how far each parameter moved)
 //     struct Stats   { ... visit() };       // summed over the workers at every evaluation
 //
 //     class Worker {                        // one per worker rank: owns its part of the data
@@ -87,6 +88,17 @@ struct Schedule {
   template <class Visitor>
   void visit(Visitor& v) {
     v(round, params);
+  }
+};
+
+// The commit of many programs: how far each scheduled parameter moved, in the block's order.
+struct Deltas {
+  std::vector<ParamIndex> params;
+  std::vector<double> deltas;
+
+  template <class Visitor>
+  void visit(Visitor& v) {
+    v(params, deltas);
   }
 };
 
