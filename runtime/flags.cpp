@@ -43,6 +43,10 @@ FRAMEWORK_FLAG(
 FRAMEWORK_FLAG(
     kSchedule, bool, sweeps, kDefaults.sweeps, any(),
     "Visit the moving parameters once each per sweep, in random order, instead of drawing by weight", true)
+FRAMEWORK_FLAG(kSchedule, bool, cyclic, kDefaults.cyclic, any(),
+               "With --sweeps: visit the moving parameters in index order, end each block at a sweep's end, "
+               "and evaluate at sweep ends (with --eval_every 0): the fixed order extrapolation needs",
+               true)
 FRAMEWORK_FLAG(
     kSchedule, bool, in_order, kDefaults.in_order, any(),
     "One process on the CPU updates a block's parameters one after another, with no dependency check", true)
@@ -86,6 +90,7 @@ RunOptions run_options_from_flags() {
   options.schedule_size = FLAGS_schedule_size;
   options.priority = FLAGS_priority;
   options.sweeps = FLAGS_sweeps;
+  options.cyclic = FLAGS_cyclic;
   options.in_order = FLAGS_in_order;
   options.priority_power = FLAGS_priority_power;
   options.eta = FLAGS_eta;

@@ -77,10 +77,12 @@ struct BlockPiece {
   std::vector<ParamIndex> params;
   double busy_seconds = 0;      // the scheduler's work so far: taking in feedback, building blocks
   bool stop_requested = false;  // a signal asked this scheduler rank to stop (StopSignals)
+  bool ended_sweep = false;     // the piece finished the scheduler's sweep (--cyclic)
+  bool settled = false;         // no parameter of the scheduler is moving (--sweeps)
 
   template <class Visitor>
   void visit(Visitor& v) {
-    v(round, params, busy_seconds, stop_requested);
+    v(round, params, busy_seconds, stop_requested, ended_sweep, settled);
   }
 };
 

@@ -447,6 +447,40 @@ TEST(BlockScheduler, SweepsFallBackToWeightsWhenNothingMoves) {
   EXPECT_TRUE(scheduler.next_block().empty());
 }
 
+TEST(BlockScheduler, CyclicSweepsRepeatIndexOrderAndEndABlockWithTheSweep) {
+  // Parameters 100..149; 23 of them move. Blocks of 10 take them in index order, the third block holds
+  // the 3 left and ends the sweep, and every sweep is the same.
+  BlockSchedulerSettings settings;
+  settings.sweeps = true;
+  settings.cyclic = true;
+  settings.block_size = 10;
+  std::vector<double> changes(50, 0.0);
+  std::vector<ParamIndex> moving;
+  for (std::size_t k = 0; k < changes.size() && moving.size() < 23; k += 2) {
+    changes[k] = 1.0;
+    moving.push_back(static_cast<ParamIndex>(100 + k));
+  }
+  BlockScheduler scheduler({100, 150}, changes, nullptr, settings);
+  for (int sweep = 0; sweep < 3; ++sweep) {
+    std::vector<ParamIndex> visited;
+    for (const std::size_t size : {10u, 10u, 3u}) {
+      const std::vector<ParamIndex> block = scheduler.next_block();
+      ASSERT_EQ(block.size(), size) << "sweep " << sweep;
+      EXPECT_EQ(scheduler.ended_sweep(), size == 3u) << "sweep " << sweep;
+      visited.insert(visited.end(), block.begin(), block.end());
+    }
+    EXPECT_EQ(visited, moving) << "sweep " << sweep;
+    EXPECT_FALSE(scheduler.settled());
+  }
+  // When every parameter stops, nothing moves: blocks are drawn by weight and say so.
+  std::vector<std::pair<ParamIndex, double>> stopped;
+  for (ParamIndex j : moving) stopped.emplace_back(j, 0.0);
+  scheduler.report_changes(stopped);
+  EXPECT_FALSE(scheduler.next_block().empty());
+  EXPECT_TRUE(scheduler.settled());
+  EXPECT_FALSE(scheduler.ended_sweep());
+}
+
 TEST(SpreadPositions, TakeEveryPlaceOfTheBlockInTurn) {
   Schedule block;
   block.params = {10, 11, 12, 13, 20, 21, 22, 30, 31, 32};  // three schedulers' shares

@@ -1,6 +1,7 @@
 #include "coordinator_loop.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -40,11 +41,11 @@ bool updates_in_order(const RunOptions& options, bool one_process) {
   return options.in_order && one_process && options.device == "cpu";
 }
 
-std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size) {
-  constexpr std::uint64_t kEvaluationsPerSweep = 8;
+std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size, bool cyclic) {
+  const std::uint64_t evaluations_per_sweep = cyclic ? 1 : 8;
   constexpr std::uint64_t kFewestRounds = 8;
   return std::max<std::uint64_t>(
-      kFewestRounds, num_params / (kEvaluationsPerSweep * std::max<std::uint32_t>(1, schedule_size)));
+      kFewestRounds, num_params / (evaluations_per_sweep * std::max<std::uint32_t>(1, schedule_size)));
 }
 
 namespace {
@@ -98,6 +99,8 @@ class DynamicLoop final : public RoundLoop {
     schedule.round = round;  // the schedulers count from the resume; the program sees the run's rounds
     const auto scheduled = Clock::now();
     time_.scheduler(asked, scheduled);
+    ended_sweep_ = schedule.ends_sweep;
+    settled_ = schedule.settled;
     if (schedule.params.empty()) {
       send_feedback_now();
       schedulers_.feedback(round - first_round(), news_);
@@ -117,6 +120,12 @@ class DynamicLoop final : public RoundLoop {
       time_.idle_since(received);
     }
     const auto noted = Clock::now();
+    for (const auto& change : priorities_.changes()) moved_in_sweep_ += std::abs(change.second);
+    if (ended_sweep_) {
+      if (first_sweep_moved_ < 0) first_sweep_moved_ = moved_in_sweep_;
+      last_sweep_moved_ = moved_in_sweep_;
+      moved_in_sweep_ = 0;
+    }
     note();
     time_.idle_since(noted);
     unsent_feedback_ = round;
@@ -124,14 +133,25 @@ class DynamicLoop final : public RoundLoop {
     return true;
   }
 
-  // Every --eval_every rounds, or when the program asks; by default an eighth of a sweep over the live
-  // parameters (auto_eval_every).
+  // Every --eval_every rounds, or when the program asks; by default as auto_eval_every says.
   bool evaluation_due(std::uint64_t rounds) const override {
     if (program_.paces_evaluations()) {
       return program_.wants_evaluation() || (options_.eval_every > 0 && rounds >= options_.eval_every);
     }
-    return rounds >= (options_.eval_every > 0 ? options_.eval_every
-                                              : auto_eval_every(live_params_, options_.schedule_size));
+    if (options_.eval_every > 0) return rounds >= options_.eval_every;
+    const bool cyclic = options_.cyclic && options_.sweeps;
+    const std::uint64_t every = auto_eval_every(live_params_, options_.schedule_size, cyclic);
+    if (!cyclic) return rounds >= every;
+    // At a sweep's end, so that the evaluations see iterates of one fixed map once the sweeps keep
+    // their length: the first after that many rounds, or the first whose summed changes fell to a tenth
+    // of the first sweep's since the evaluation (the moving parameters are nearly solved: only an
+    // evaluation finds what moves next; on a 10,000 x 50,000 Lasso at 0.05 lambda_max, 3x faster than
+    // waiting); at once when nothing moves. Where the schedulers' sweeps seldom end together, at most
+    // four times that many rounds apart.
+    constexpr std::uint64_t kLongestWait = 4;
+    constexpr double kSolvedSweep = 0.1;
+    const bool solved = last_sweep_moved_ <= kSolvedSweep * first_sweep_moved_;
+    return settled_ || (ended_sweep_ && (rounds >= every || solved)) || rounds >= kLongestWait * every;
   }
 
   void settle() override { send_feedback_now(); }
@@ -142,6 +162,8 @@ class DynamicLoop final : public RoundLoop {
     const WorkerReply reply = workers_.collect();
     const auto received = Clock::now();
     Report report = program_.report(reply.summed, priorities_);
+    first_sweep_moved_ = -1;
+    last_sweep_moved_ = moved_in_sweep_ = 0;
     check_objective_is_finite(report, round);
     note();
     time_.exchange(sent, received, reply.compute_seconds * per_worker_);
@@ -203,8 +225,15 @@ class DynamicLoop final : public RoundLoop {
   const std::size_t num_params_;
   const double earlier_scheduler_busy_;
   const double per_worker_;
-  WorkerRole* const alone_;  // the job's only worker, updating a block in order (updates_in_order)
-  std::size_t live_params_;  // not yet retired: an evaluation sweep is measured in them
+  WorkerRole* const alone_;   // the job's only worker, updating a block in order (updates_in_order)
+  std::size_t live_params_;   // not yet retired: an evaluation sweep is measured in them
+  bool ended_sweep_ = false;  // the last block finished a sweep (--cyclic)
+  bool settled_ = false;      // no parameter was moving when the last block was built (--cyclic)
+  // Summed |change| of the sweep under way, and of the first and the last whole sweep since the last
+  // evaluation (-1: none yet) (--cyclic).
+  double moved_in_sweep_ = 0;
+  double first_sweep_moved_ = -1;
+  double last_sweep_moved_ = 0;
   std::vector<bool> retired_;
   // The last change of every parameter: the schedulers' weights, which a checkpoint keeps.
   std::vector<double> changes_;

@@ -25,8 +25,12 @@ namespace schmp::detail {
 // costs far less per parameter than scheduled rounds do, and it refreshes the priorities of every live
 // parameter: between evaluations the sampler only knows the parameters it visited, so evaluating
 // often finds the ones that started to move sooner. The floor keeps small problems from evaluating
-// every round.
-std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size);
+// every round. Cyclic sweeps (--cyclic) visit every moving parameter without drawing, and their
+// evaluations feed extrapolation, which wants iterates a whole sweep apart or more: there a whole
+// sweep's worth, so that evaluations cost no more than the rounds between them (measured on a
+// 10,000 x 50,000 Lasso with 9,151 nonzeros: 2.3 s to a relative suboptimality of 1e-6, against 3.7 s
+// at an eighth).
+std::uint64_t auto_eval_every(std::size_t num_params, std::uint32_t schedule_size, bool cyclic);
 
 // Whether a round updates its block's parameters one after another (--in_order): in a one-process job
 // on the CPU, where the only worker can compute each one's partial after the commit of the one before.

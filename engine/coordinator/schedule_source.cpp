@@ -64,9 +64,12 @@ Schedule LocalSchedulers::build(std::uint64_t round, std::deque<Pending> visible
   }
   Schedule schedule;
   schedule.round = round;
+  schedule.ends_sweep = schedule.settled = options_.cyclic;
   for (BlockScheduler& scheduler : schedulers_) {
     const std::vector<ParamIndex> piece = scheduler.next_block();
     schedule.params.insert(schedule.params.end(), piece.begin(), piece.end());
+    schedule.ends_sweep = schedule.ends_sweep && scheduler.ended_sweep();
+    schedule.settled = schedule.settled && scheduler.settled();
   }
   std::lock_guard lock(mutex_);
   busy_seconds_ += seconds_since(began);
@@ -178,6 +181,7 @@ double RemoteSchedulers::busiest_seconds() {
 Schedule RemoteSchedulers::next(std::uint64_t round) {
   Schedule schedule;
   schedule.round = round;
+  schedule.ends_sweep = schedule.settled = options_.cyclic;
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
     const BlockPiece piece = receive_piece(s);
     if (piece.round != round) {
@@ -185,6 +189,8 @@ Schedule RemoteSchedulers::next(std::uint64_t round) {
                              ", expected " + std::to_string(round));
     }
     schedule.params.insert(schedule.params.end(), piece.params.begin(), piece.params.end());
+    schedule.ends_sweep = schedule.ends_sweep && piece.ended_sweep;
+    schedule.settled = schedule.settled && piece.settled;
   }
   return schedule;
 }

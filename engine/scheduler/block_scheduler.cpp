@@ -93,6 +93,7 @@ double BlockScheduler::weight_of(double change) const {
 }
 
 std::vector<ParamIndex> BlockScheduler::next_block() {
+  ended_sweep_ = false;
   if (settings_.sweeps) {
     std::vector<ParamIndex> kept = next_block_in_sweeps();
     if (!kept.empty()) return kept;
@@ -118,9 +119,13 @@ std::vector<ParamIndex> BlockScheduler::next_block_in_sweeps() {
       opening.reset();
     } else {
       if (swept_ == sweep_.size()) {
-        if (started_sweep || active_.empty()) break;
+        if (started_sweep || active_.empty() || (settings_.cyclic && !kept.empty())) break;
         sweep_ = active_;
-        std::shuffle(sweep_.begin(), sweep_.end(), random_);
+        if (settings_.cyclic) {
+          std::sort(sweep_.begin(), sweep_.end());
+        } else {
+          std::shuffle(sweep_.begin(), sweep_.end(), random_);
+        }
         swept_ = 0;
         started_sweep = true;
       }
@@ -141,6 +146,7 @@ std::vector<ParamIndex> BlockScheduler::next_block_in_sweeps() {
     candidate_in_block_[k] = blocks_;
     kept.push_back(candidate);
   }
+  ended_sweep_ = settings_.cyclic && !kept.empty() && swept_ == sweep_.size() && !opens_next_block_;
   return kept;
 }
 

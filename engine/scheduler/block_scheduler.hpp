@@ -17,6 +17,9 @@
 //   where parameters interfere much: 1.5 times longer to the same objective on spamassassin's
 //   strongly co-occurring words, with the same blocks on sparse generated data where none interferes.
 //   When no parameter is active, blocks are drawn by weight.
+//   With --cyclic a sweep visits the active parameters in index order, and a block ends where its
+//   sweep does: the rounds then repeat one fixed sequence of updates, a map whose iterates at the
+//   sweeps' ends a program can extrapolate (schmp/extrapolation.hpp).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +42,7 @@ struct BlockSchedulerSettings {
   std::uint32_t block_size = 32;  // this scheduler's share of the round's block
   bool priority = true;
   bool sweeps = false;
+  bool cyclic = false;  // sweeps in index order, a block never spanning two
   double priority_power = 1;
   double eta = 1e-4;
   std::uint64_t seed = 1;
@@ -58,6 +62,10 @@ class BlockScheduler {
   // Parameters never to schedule again (others than its own are ignored).
   void retire(const std::vector<ParamIndex>& params);
   double weight(ParamIndex param) const { return sampler_.weight(param - owned_.begin); }
+  // Whether the last block finished a sweep (--cyclic): every active parameter of it was updated.
+  bool ended_sweep() const { return ended_sweep_; }
+  // Whether no parameter is moving: the sweeps have nothing to visit (sweeps only).
+  bool settled() const { return settings_.sweeps && active_.empty(); }
 
  private:
   double weight_of(double change) const;
@@ -85,6 +93,7 @@ class BlockScheduler {
   std::vector<std::uint64_t> candidate_in_block_;
   std::uint64_t blocks_ = 0;
   std::optional<std::uint32_t> opens_next_block_;
+  bool ended_sweep_ = false;
 };
 
 }  // namespace schmp::detail

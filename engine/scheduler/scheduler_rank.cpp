@@ -14,6 +14,7 @@ BlockSchedulerSettings scheduler_settings(const RunOptions& options, int index) 
       std::max<std::uint32_t>(1, split_params(options.schedule_size, index, options.schedulers).size());
   settings.priority = options.priority;
   settings.sweeps = options.sweeps;
+  settings.cyclic = options.cyclic;
   settings.priority_power = options.priority_power;
   settings.eta = options.eta;
   settings.seed = options.seed;
@@ -32,6 +33,8 @@ void run_scheduler_rank(MPI_Comm world, int coordinator_rank, ParamRange owned, 
   double busy_seconds = 0;
   auto send_piece = [&](std::uint64_t round, Clock::time_point work_began) {
     BlockPiece piece{round, scheduler.next_block(), 0, StopSignals::requested()};
+    piece.ended_sweep = scheduler.ended_sweep();
+    piece.settled = scheduler.settled();
     busy_seconds += seconds_since(work_began);
     piece.busy_seconds = busy_seconds;
     outbox.send(world, coordinator_rank, kTagSchedule, serialize(piece));

@@ -84,10 +84,12 @@ using ParamIndex = std::uint32_t;
 struct Schedule {
   std::uint64_t round = 0;  // counted from the run's start, on through a resume
   std::vector<ParamIndex> params;
+  bool ends_sweep = false;  // with --cyclic: the block finishes a sweep of every scheduler
+  bool settled = false;     // with --cyclic: no parameter is left moving (the block is drawn by weight)
 
   template <class Visitor>
   void visit(Visitor& v) {
-    v(round, params);
+    v(round, params, ends_sweep, settled);
   }
 };
 

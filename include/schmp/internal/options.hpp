@@ -16,6 +16,7 @@ struct RunOptions {
   std::uint32_t schedule_size = 32;    // --schedule_size: parameters per round, over all schedulers
   bool priority = true;                // --priority: sample by |change|^power + eta, else uniformly
   bool sweeps = false;                 // --sweeps: random-order sweeps over the moving parameters
+  bool cyclic = false;                 // --cyclic: sweeps in index order, evaluated at their ends
   bool in_order = true;                // --in_order: one process updates a block's parameters in turn
   double priority_power = 1;           // --priority_power: 1 or 2
   double eta = 1e-4;                   // --eta: floor of every weight so nothing starves
