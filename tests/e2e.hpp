@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
 #include <ostream>
 #include <regex>
 #include <sstream>
@@ -90,6 +91,13 @@ inline double objective_of(const Output& out) {
   return std::stod(match[1]);
 }
 
+// The duality gap a Lasso or logistic regression run printed at its end ("duality gap G").
+inline double gap_of(const Output& out) {
+  std::smatch match;
+  if (!std::regex_search(out.text, match, std::regex("duality gap ([-+0-9.eE]+)"))) return NAN;
+  return std::stod(match[1]);
+}
+
 // The closing line of where the solve's time went: its four shares must be there and add up to the
 // solve, less what falls between the timed parts (the coordinator's bookkeeping, as writing trace
 // rows): at least `least` percent (on the tests' millisecond runs up to half falls between).
@@ -141,6 +149,13 @@ struct Layout {
 inline void PrintTo(const Layout& l, std::ostream* os) {
   *os << "np " << l.ranks << ", " << l.schedulers << " schedulers, staleness " << l.staleness;
 }
+// A number as a flag takes it: every digit that tells it apart (std::to_string prints 1e-10 as 0.000000).
+inline std::string number(double value) {
+  std::ostringstream text;
+  text << std::setprecision(17) << value;
+  return text.str();
+}
+
 inline std::string layout_flags(const Layout& layout) {
   return "--schedulers " + std::to_string(layout.schedulers) + " --staleness " +
          std::to_string(layout.staleness);

@@ -20,6 +20,7 @@
 namespace schmp {
 namespace {
 
+using testing::gap_of;
 using testing::Layout;
 using testing::layout_flags;
 using testing::mpirun;
@@ -75,6 +76,9 @@ class LogregLayouts : public LogregEndToEnd, public ::testing::WithParamInterfac
     ASSERT_EQ(out.status, 0) << out.text;
     EXPECT_NE(out.text.find("schmp-logreg: converged after"), std::string::npos) << out.text;
     EXPECT_NEAR(objective_of(out), reference, 1e-6 * reference) << out.text;
+    // The gap is a bound: the objective less the gap, the dual value, is at most the optimum (both as
+    // printed, to 12 and 3 digits).
+    EXPECT_LE(objective_of(out) - gap_of(out), reference * (1 + 1e-11)) << out.text;
   }
 };
 
@@ -152,6 +156,50 @@ TEST_F(LogregEndToEnd, EachNewtonStepStartsFromAZeroDirection) {
   ASSERT_GE(rows.size(), 4u) << out.text;
   for (std::size_t r = 0; r < rows.size(); ++r)
     EXPECT_EQ(rows[r][0], 2.0 * static_cast<double>(r)) << out.text;
+}
+
+// On raw features of very different scales, correlated as descriptors are, the relative subgradient
+// can be tiny while the objective is well above the optimum. --tol bounds the relative gap, which bounds
+// the distance: a run stopped at --tol 1e-6 is within a millionth of the reference optimum.
+TEST_F(LogregEndToEnd, TheToleranceBoundsTheDistanceToTheOptimumOnRawFeatures) {
+  const std::string data = scratch("raw.svm");
+  {
+    std::mt19937 random(8);
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> uniform;
+    const std::vector<double> scale = {1, 1000, 0.001, 50, 1, 0.02, 300, 1, 5, 0.1};
+    std::ofstream out(data);
+    out.precision(10);
+    for (int i = 0; i < 400; ++i) {
+      std::vector<double> x(scale.size());
+      double previous = normal(random), margin = 0;
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        previous = 0.9 * previous + std::sqrt(1 - 0.81) * normal(random);
+        x[j] = scale[j] * previous;
+        margin += (j % 3 == 0 ? 1.0 : -0.5) * previous;
+      }
+      out << (uniform(random) < 1 / (1 + std::exp(-margin)) ? "+1" : "-1");
+      for (std::size_t j = 0; j < x.size(); ++j) out << ' ' << j + 1 << ':' << x[j];
+      out << '\n';
+    }
+  }
+  for (const bool l1 : {true, false}) {
+    const double reference = reference_objective(data, 1, l1);
+    for (const int ranks : {1, 3}) {
+      for (const double tol : {1e-3, 1e-6}) {
+        SCOPED_TRACE(std::string(l1 ? "l1" : "l2") + ", np " + std::to_string(ranks) + ", tol " +
+                     testing::number(tol));
+        std::ostringstream command;
+        command << mpirun(ranks) << SCHMP_LOGREG_BIN << " --data " << data << " --penalty "
+                << (l1 ? "l1" : "l2") << " --tol " << tol << " --progress_seconds 0";
+        const Output out = run(command.str());
+        ASSERT_EQ(out.status, 0) << out.text;
+        EXPECT_NE(out.text.find("schmp-logreg: converged after"), std::string::npos) << out.text;
+        EXPECT_LE(objective_of(out), reference * (1 + tol)) << out.text;
+        EXPECT_LE(objective_of(out) - gap_of(out), reference * (1 + 1e-11)) << out.text;
+      }
+    }
+  }
 }
 
 // With the dependency filter off (--rho 1), copies of the same feature move together and overshoot:
@@ -411,13 +459,13 @@ TEST_F(LogregEndToEnd, HeldOutRowsAreScoredLikePredict) {
     const testing::Trace written = testing::read_trace(trace);
     EXPECT_EQ(
         written.header,
-        "round,seconds,objective,nnz,optimality,train_logloss,train_accuracy,test_logloss,test_accuracy,"
-        "test_auc,scheduler_s,compute_s,communication_s,idle_s,scheduler_busy_s");
+        "round,seconds,objective,nnz,optimality,duality_gap,relative_gap,train_logloss,train_accuracy,"
+        "test_logloss,test_accuracy,test_auc,scheduler_s,compute_s,communication_s,idle_s,scheduler_busy_s");
     ASSERT_GE(written.rows.size(), 2u);
     // At w = 0 every row is called negative and has loss log 2.
     const std::vector<double>& first = written.rows.front();
-    EXPECT_NEAR(first[7], std::log(2.0), 1e-9);
-    EXPECT_NEAR(first[9], 0.5, 1e-12);
+    EXPECT_NEAR(first[9], std::log(2.0), 1e-9);
+    EXPECT_NEAR(first[11], 0.5, 1e-12);
     // The final model through predict (whose own metrics are checked in PredictAppliesTheModel).
     const Output predicted =
         run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + model + " --data " + test_path);
@@ -428,10 +476,10 @@ TEST_F(LogregEndToEnd, HeldOutRowsAreScoredLikePredict) {
                           std::regex("rows 70  accuracy ([0-9.]+)  log-loss ([0-9.e-]+)  AUC ([0-9.]+)")))
         << predicted.text;
     const std::vector<double>& last = written.rows.back();
-    EXPECT_NEAR(last[8], std::stod(metrics[1]), 1e-6);
-    EXPECT_NEAR(last[7], std::stod(metrics[2]), 1e-5 * last[7]);
-    EXPECT_NEAR(last[9], std::stod(metrics[3]), 1e-6);
-    EXPECT_GT(last[9], 0.8);
+    EXPECT_NEAR(last[10], std::stod(metrics[1]), 1e-6);
+    EXPECT_NEAR(last[9], std::stod(metrics[2]), 1e-5 * last[9]);
+    EXPECT_NEAR(last[11], std::stod(metrics[3]), 1e-6);
+    EXPECT_GT(last[11], 0.8);
   }
 }
 

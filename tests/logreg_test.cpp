@@ -203,6 +203,7 @@ TEST(LogregCoordinator, LineSearchHalvesARejectedStepAndAcceptsTheShorterOne) {
   at_zero.gradient = {-4, 0};
   at_zero.curvature = {1, 1};
   at_zero.loss = loss0;
+  at_zero.entropy.assign(logreg::kDualScales.size(), 0.0);  // a dual value of 0: far from converged
   const Report start = coordinator.report(at_zero, priorities);
   EXPECT_DOUBLE_EQ(start.objective, loss0);
   EXPECT_FALSE(coordinator.wants_evaluation());
@@ -248,11 +249,41 @@ TEST(LogregCoordinator, LineSearchHalvesARejectedStepAndAcceptsTheShorterOne) {
   better.loss_change = -1.5;
   better.loss = loss0 - 1.5;
   better.gradient = {-1, 0};  // optimal for L1: |G_0 + sign(w_0)| = 0
+  // ... and a dual value equal to the objective there: a gap of 0.
+  better.entropy.assign(logreg::kDualScales.size(), 0.75 + loss0 - 1.5);
   const Report accepted = coordinator.report(better, priorities);
   EXPECT_NEAR(accepted.objective, 0.75 + loss0 - 1.5, 1e-9);
   EXPECT_EQ(accepted.columns[0], 1);  // one nonzero weight
-  EXPECT_TRUE(accepted.converged);
+  EXPECT_TRUE(accepted.converged);    // the gap is the rounding of sums over 4 rows
   EXPECT_FALSE(coordinator.wants_evaluation());
+}
+
+// The dual value from the grid of scales: below the exact sum of entropies wherever t falls, and close.
+TEST(LogregDual, TheChordOfTheGridBoundsTheEntropySumFromBelow) {
+  std::mt19937_64 random(3);
+  std::normal_distribution<double> normal;
+  std::vector<double> alpha(500);
+  for (double& a : alpha) a = logreg::dual_variable(3 * normal(random));
+  const auto exact = [&](double t) {
+    double sum = 0;
+    for (double a : alpha) sum += logreg::binary_entropy(t * a, std::log(t * a));
+    return sum;
+  };
+  std::vector<double> sums;
+  for (double t : logreg::kDualScales) sums.push_back(exact(t));
+  for (double t : {1.0, 1 - 1e-9, 0.9999, 0.99, 0.95, 0.8, 0.5, 0.3, 0.1, 0.01, 1e-5, 1e-8}) {
+    const double bound = logreg::entropy_at(t, sums);
+    EXPECT_LE(bound, exact(t) * (1 + 1e-12)) << "t " << t;
+    // Loose only far from 1, where t is early in a solve, when the gap is large anyway.
+    if (t >= 0.01) {
+      EXPECT_GE(bound, exact(t) * 0.95) << "t " << t;
+    }
+  }
+  EXPECT_NEAR(logreg::binary_entropy(0.5, std::log(0.5)), std::log(2.0), 1e-15);
+  EXPECT_EQ(logreg::binary_entropy(0.0, -INFINITY), 0.0);
+  EXPECT_EQ(logreg::binary_entropy(1.0, 0.0), 0.0);
+  EXPECT_NEAR(logreg::dual_variable(800), std::exp(-800.0), 1e-300);  // no overflow either way
+  EXPECT_EQ(logreg::dual_variable(-800), 1.0);
 }
 
 TEST(AreaUnderCurve, CountsCorrectlyOrderedPairs) {

@@ -7,6 +7,8 @@
 // true coefficient vector with `support` nonzeros N(0, 1) at random columns.
 // lasso: values N(0, 1); labels y = X beta + noise * N(0, 1).
 // logreg: binary features (value 1); labels +1 with probability 1 / (1 + exp(-x . beta)), else -1.
+// With --correlation c > 0 (both): dense rows of N(0, 1) values, each column c times the one before plus
+// sqrt(1 - c^2) N(0, 1): neighbouring columns have correlation c, as in spectra.
 // Written as LIBSVM (1-based), with the true coefficients beside it in OUT.truth ('index value' per
 // line). The same seed gives the same bytes.
 //
@@ -35,6 +37,7 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -57,6 +60,9 @@ SCHMP_FLAG(uint64, rows, 1000, schmp::at_least(1), "Number of rows (examples)");
 SCHMP_FLAG(uint64, cols, 5000, schmp::between(1, kMostIds), "Number of columns (features)");
 SCHMP_FLAG(double, density, 0.01, schmp::above_up_to(0, 1), "Fraction of nonzero entries in X");
 SCHMP_FLAG(uint64, support, 50, schmp::any(), "Nonzero true coefficients");
+SCHMP_FLAG(double, correlation, 0, schmp::Rule("in [0, 1)", [](double c) { return c >= 0 && c < 1; }),
+           "lasso, logreg: when above 0, dense rows of N(0, 1) values whose neighbouring columns have "
+           "this correlation (as in spectra); --density is then unused");
 SCHMP_FLAG(double, noise, 0.1, schmp::any(), "Standard deviation of the label noise");
 SCHMP_FLAG(uint64, seed, 1, schmp::any(), "Random seed");
 SCHMP_FLAG(string, out, "", schmp::any(), "Output file (LIBSVM)");
@@ -170,7 +176,7 @@ int generate(Kind kind) {
   // The true coefficients and the columns' order (16 bytes a column), and a row's columns as drawn, kept
   // and valued (24 bytes each of its about cols * density).
   const double columns = static_cast<double>(FLAGS_cols);
-  require_memory(16.0 * columns + 24.0 * columns * FLAGS_density);
+  require_memory(16.0 * columns + 24.0 * columns * (FLAGS_correlation > 0 ? 1.0 : FLAGS_density));
   schmp::io::check_writable(FLAGS_out);
   schmp::io::check_writable(FLAGS_out + ".truth");
   std::mt19937_64 random(FLAGS_seed);
@@ -183,16 +189,28 @@ int generate(Kind kind) {
   std::shuffle(order.begin(), order.end(), random);
   for (std::uint64_t k = 0; k < FLAGS_support; ++k) beta[order[k]] = normal(random);
 
+  const bool correlated = FLAGS_correlation > 0;
+  const double c = FLAGS_correlation, spread = std::sqrt(1 - c * c);
+  std::vector<std::uint64_t> all_columns;
+  if (correlated) {
+    all_columns.resize(FLAGS_cols);
+    std::iota(all_columns.begin(), all_columns.end(), std::uint64_t{0});
+  }
   const auto write_rows = [&](std::ostream& out) {
     std::vector<double> values;
     char buffer[64];
     // A write that failed (a full disk) ends the rows: the failure is reported when the file closes.
     for (std::uint64_t i = 0; i < FLAGS_rows && out && stop_signal == 0; ++i) {
-      const std::vector<std::uint64_t> cols = draw_columns(random);
+      const std::vector<std::uint64_t> cols = correlated ? all_columns : draw_columns(random);
       values.assign(cols.size(), 1.0);
       double fitted = 0;
+      double previous = 0;
       for (std::size_t k = 0; k < cols.size(); ++k) {
-        if (kind == Kind::kLasso) {
+        if (correlated) {
+          previous = k == 0 ? normal(random) : c * previous + spread * normal(random);
+          std::snprintf(buffer, sizeof buffer, "%.6g", previous);
+          values[k] = std::stod(buffer);
+        } else if (kind == Kind::kLasso) {
           // Round to the precision written, so that the file's y is exactly X beta + noise.
           std::snprintf(buffer, sizeof buffer, "%.6g", normal(random));
           values[k] = std::stod(buffer);

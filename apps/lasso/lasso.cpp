@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <iomanip>
 #include <iterator>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "schmp/dataset.hpp"
 #include "schmp/kernels/device.hpp"
@@ -49,10 +51,11 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()) {
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (beta and its value at the last
-  // evaluation, column norms, initial changes, X^T r, setup sums), a scheduler's, and with a single
-  // worker (one process) the worker's too. A stray huge index is refused at its line, not met by the OOM
-  // killer.
-  constexpr double kCoordinator = 56 + 16, kScheduler = 17 + 12, kWorker = 8 + 4 + 24;
+  // evaluation, column norms, initial changes, X^T r, setup sums, and beta and X^T r at the evaluations
+  // kept for extrapolation), a scheduler's (with sweeps), and with a single worker (one process) the
+  // worker's too. A stray huge index is refused at its line, not met by the OOM killer.
+  constexpr double kCoordinator = 56 + 16 + 16 * kExtrapolationDepth, kScheduler = 17 + 20 + 12,
+                   kWorker = 8 + 4 + 24;
   io::check_columns_fit(config.data, rows_, kCoordinator + kScheduler + (context.count == 1 ? kWorker : 0));
 }
 
@@ -84,6 +87,7 @@ Lasso::Stats Lasso::Worker::evaluate() const {
   kernel_->copy_vector({r.data(), static_cast<std::size_t>(r.size())});
   stats.rr = r.squaredNorm();
   stats.yr = y_.dot(r);
+  stats.gram = residuals_.push({r.data(), static_cast<std::size_t>(r.size())});
   return stats;
 }
 
@@ -101,6 +105,7 @@ void Lasso::Worker::apply(const Commit& commit) {
   if (commit.from_start) kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});
   kernel_->add_columns(commit.params, scale);
   remove_retired(active_, commit.retired);
+  if (commit.forget) residuals_.clear();
 }
 
 // ----------------------------------------------------------------------------------------- coordinator
@@ -162,8 +167,29 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
       commit.params.push_back(static_cast<ParamIndex>(j));
       commit.delta.push_back(beta_[j]);
     }
-    return commit;
+  } else if (std::exchange(jumped_, false)) {
+    // The block was computed from the residual before the jump: it is dropped, as above.
+    for (Eigen::Index j = 0; j < beta_.size(); ++j) {
+      if (beta_[j] == jump_from_[j]) continue;
+      commit.params.push_back(static_cast<ParamIndex>(j));
+      commit.delta.push_back(beta_[j] - jump_from_[j]);
+    }
+  } else {
+    update_block(schedule, summed, priorities, commit);
   }
+  if (std::exchange(forget_, false)) {
+    commit.forget = 1;
+    gram_.clear();
+    betas_.clear();
+    gradients_.clear();
+    yr_.clear();
+  }
+  ship_retirements(commit);
+  return commit;
+}
+
+void Lasso::Coordinator::update_block(const Schedule& schedule, const Partial& summed, Priorities& priorities,
+                                      Commit& commit) {
   block_seen_ = std::max<std::size_t>(schedule.params.size(), 1);
   for (const std::size_t k : spread_positions(schedule, parallel_)) {
     const ParamIndex j = schedule.params[k];
@@ -183,38 +209,105 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
     commit.params.push_back(j);
     commit.delta.push_back(delta);
   }
+}
+
+void Lasso::Coordinator::ship_retirements(Commit& commit) {
   // The workers drop the retired coefficients from their evaluations when they apply this commit;
-  // the coordinator's list changes at the same moment, so that both index Stats::gradient alike.
+  // the coordinator's list changes at the same moment, so that both index Stats::gradient alike. The
+  // gradients kept for extrapolation drop them too.
+  if (newly_retired_.empty()) return;
   std::sort(newly_retired_.begin(), newly_retired_.end());
+  for (std::vector<double>& gradient : gradients_) {
+    std::size_t kept = 0, r = 0;
+    for (std::size_t k = 0; k < active_.size(); ++k) {
+      while (r < newly_retired_.size() && newly_retired_[r] < active_[k]) ++r;
+      if (r < newly_retired_.size() && newly_retired_[r] == active_[k]) continue;
+      gradient[kept++] = gradient[k];
+    }
+    gradient.resize(kept);
+  }
   remove_retired(active_, newly_retired_);
   commit.retired = std::move(newly_retired_);
   newly_retired_.clear();
-  return commit;
+}
+
+Lasso::Coordinator::DualPoint Lasso::Coordinator::dual_point(double rr, double yr,
+                                                             const std::vector<double>& gradient) const {
+  // theta = r / s, with s = max(n lambda, max_j |x_j . r|) over the coefficients not retired (the
+  // retired ones are zero at the optimum, so the problem without them has the same solution), is
+  // feasible; its dual value is (1/n) (n lambda y.r / s - (n lambda)^2 ||r||^2 / (2 s^2)).
+  const double scaled_lambda = n_ * lambda_;
+  double largest = 0;
+  for (double g : gradient) largest = std::max(largest, std::abs(g));
+  DualPoint point;
+  point.s = std::max(scaled_lambda, largest);
+  point.gradient = &gradient;
+  // n lambda / s is at most 1: taken first, it keeps (n lambda)^2 ||r||^2, which overflows for data
+  // values past about 1e50, out of the sum. (When n lambda itself overflows, it is 1.)
+  const double shrink = scaled_lambda < point.s ? scaled_lambda / point.s : 1.0;
+  point.value = (shrink * yr - shrink * shrink * rr / 2) / n_;
+  return point;
+}
+
+Lasso::Coordinator::Extrapolated Lasso::Coordinator::extrapolate(const Stats& summed) {
+  gram_.push(summed.gram);
+  if (betas_.size() == kExtrapolationDepth) {
+    betas_.pop_front();
+    gradients_.pop_front();
+    yr_.pop_front();
+  }
+  betas_.push_back(beta_);
+  gradients_.push_back(summed.gradient);
+  yr_.push_back(summed.yr);
+  Extrapolated point;
+  point.weights = gram_.weights();
+  if (point.weights.empty()) return point;
+  point.rr = gram_.norm_squared(point.weights);
+  point.rounding = gram_.rounding(point.weights) / 2;
+  point.gradient.assign(summed.gradient.size(), 0.0);
+  for (std::size_t k = 0; k < point.weights.size(); ++k) {
+    const double c = point.weights[k];
+    point.yr += c * yr_[k];
+    point.rounding += 4 * std::numeric_limits<double>::epsilon() * std::abs(c * yr_[k]);
+    for (std::size_t i = 0; i < point.gradient.size(); ++i) point.gradient[i] += c * gradients_[k][i];
+  }
+  return point;
+}
+
+bool Lasso::Coordinator::jump(const Extrapolated& point, double& primal) {
+  // Only from a full history: from fewer evaluations the combination is too rough to be worth a commit
+  // that touches every coefficient that moved.
+  if (point.weights.empty() || !gram_.full()) return false;
+  Eigen::VectorXd beta = Eigen::VectorXd::Zero(beta_.size());
+  for (std::size_t k = 0; k < point.weights.size(); ++k) beta += point.weights[k] * betas_[k];
+  // A coefficient retired since an earlier iterate stays at zero: a combination that moves it is
+  // not taken.
+  for (Eigen::Index j = 0; j < beta.size(); ++j) {
+    if (retired_[static_cast<std::size_t>(j)] && beta[j] != 0) return false;
+  }
+  // Taken with its rounding error against it, so that the objective reported is never below the true one.
+  const double extrapolated = (point.rr / 2 + point.rounding) / n_ + lambda_ * beta.lpNorm<1>();
+  if (!(extrapolated < primal)) return false;
+  primal = extrapolated;
+  jump_from_ = beta_;
+  beta_ = beta;
+  jumped_ = true;
+  // The kept points no longer lead to the new one: extrapolation starts again from it.
+  forget_ = true;
+  return true;
 }
 
 Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   if (summed.gradient.size() != active_.size())
     throw std::logic_error("lasso: evaluation of the wrong length");
-  // Primal: (1/2n) ||r||^2 + lambda ||beta||_1. The dual point theta = r / s, with s = max(n lambda,
-  // max_j |x_j . r|) over the coefficients not retired (the retired ones are zero at the optimum, so
-  // the problem without them has the same solution), is feasible; its dual value is
-  // (1/n) (n lambda y.r / s - (n lambda)^2 ||r||^2 / (2 s^2)).
-  const double primal = summed.rr / (2 * n_) + lambda_ * beta_.lpNorm<1>();
-  const double scaled_lambda = n_ * lambda_;
-  double largest = 0;
-  for (double g : summed.gradient) largest = std::max(largest, std::abs(g));
-  const double s = std::max(scaled_lambda, largest);
-  // n lambda / s is at most 1: taken first, it keeps (n lambda)^2 ||r||^2, which overflows for data
-  // values past about 1e50, out of the sum. (When n lambda itself overflows, it is 1.)
-  const double shrink = scaled_lambda < s ? scaled_lambda / s : 1.0;
-  const double dual = (shrink * summed.yr - shrink * shrink * summed.rr / 2) / n_;
-  if (!std::isfinite(primal) || !std::isfinite(dual)) {
+  // Primal: (1/2n) ||r||^2 + lambda ||beta||_1.
+  double primal = summed.rr / (2 * n_) + lambda_ * beta_.lpNorm<1>();
+  DualPoint dual = dual_point(summed.rr, summed.yr, summed.gradient);
+  if (!std::isfinite(primal) || !std::isfinite(dual.value)) {
     throw std::runtime_error(
         "the objective is no longer finite: the parallel updates diverged (lower --rho "
         "or --schedule_size)");
   }
-  const double gap = std::max(0.0, primal - dual);
-  const double relative = primal > 0 ? gap / primal : 0.0;
   // Steps of columns that interfere, taken together, may raise the objective for a while (different
   // schedulers' columns are never compared, and --rho compares two at a time) and still converge.
   // One that more than doubles between evaluations is running away: the block overshoots as a whole.
@@ -226,10 +319,29 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
                  "moving at most %zu coefficients per round from now on (a smaller --rho keeps them apart)\n",
                  last_objective_, primal, parallel_);
     go_back_ = true;
-  } else {
+    forget_ = true;
+  }
+  // The extrapolated residual gives a second dual point, often much the better; and the extrapolated
+  // coefficients a second primal point, taken when lower.
+  const std::vector<double>* gradient = &summed.gradient;  // x_j . r at beta, for the priorities
+  Extrapolated point;
+  if (!go_back_) {
+    point = extrapolate(summed);
+    if (!point.weights.empty()) {
+      DualPoint extrapolated = dual_point(point.rr, point.yr, point.gradient);
+      extrapolated.value -= point.rounding / n_;  // a bound must not gain from rounding
+      if (extrapolated.value > dual.value) dual = extrapolated;
+      if (jump(point, primal)) gradient = &point.gradient;
+    }
     last_objective_ = primal;
     last_beta_ = beta_;
   }
+  // Sums over n rows carry a rounding error of up to n ulps of their terms' total, in the primal and in
+  // the dual: a gap within it proves nothing, and the reported gap never falls below it.
+  const double rounding =
+      n_ * std::numeric_limits<double>::epsilon() * (summed.rr / n_ + std::abs(summed.yr) / n_);
+  const double gap = std::max(rounding, primal - dual.value + rounding);
+  const double relative = primal > 0 ? gap / primal : 0.0;
 
   // Gap-safe screening: in the problem scaled by n, the optimal dual point lies within
   // sqrt(2 n gap) / (n lambda) of theta, so |x_j . theta| + ||x_j|| radius < 1 proves beta_j = 0 at
@@ -241,12 +353,13 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   //
   // Neither is done at a point the run is about to leave: a coefficient zero there may not be zero
   // where it goes back to, and retired it could never move again.
+  const double scaled_lambda = n_ * lambda_;
   const double radius = std::sqrt(2 * n_ * gap) / scaled_lambda;
   const std::size_t judged = go_back_ ? 0 : active_.size();
   for (std::size_t k = 0; k < judged; ++k) {
     const ParamIndex j = active_[k];
     if (retired_[j]) continue;
-    if (beta_[j] == 0 && std::abs(summed.gradient[k]) / s + std::sqrt(column_norms_[j]) * radius < 1) {
+    if (beta_[j] == 0 && std::abs((*dual.gradient)[k]) / dual.s + std::sqrt(column_norms_[j]) * radius < 1) {
       retired_[j] = true;
       newly_retired_.push_back(j);
       priorities.retire(j);
@@ -254,8 +367,7 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
     }
     const double norm = column_norms_[j];
     if (norm > 0) {
-      const double step =
-          soft_threshold(beta_[j] * norm + summed.gradient[k], scaled_lambda) / norm - beta_[j];
+      const double step = soft_threshold(beta_[j] * norm + (*gradient)[k], scaled_lambda) / norm - beta_[j];
       priorities.set(j, fitted_change(j, step));
     }
   }

@@ -31,6 +31,11 @@ int main(int argc, char** argv) {
   // drawable: a floor far below any change that matters sends the rounds where the changes are
   // (2-3x fewer rounds on sparse data, 20x on leukemia than with the framework's 1e-4).
   schmp::set_default("eta", "1e-8");
+  // Cyclic sweeps over the moving coefficients repeat one fixed map, whose iterates the coordinator
+  // extrapolates (lasso.hpp): against drawing by weight, 1.5 to 4 times faster to the same gap on
+  // correlated dense data, leukemia and the generated sparse problems, and as fast on MovieLens.
+  schmp::set_default("sweeps", "true");
+  schmp::set_default("cyclic", "true");
   schmp::Job job(
       argc, argv,
       "Lasso by scheduled model-parallel coordinate descent.\n"

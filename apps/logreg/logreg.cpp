@@ -196,6 +196,29 @@ std::vector<bool> positive_rows(const io::SparseRows& rows, double positive_labe
 
 double logistic_loss(double z) { return z > 0 ? std::log1p(std::exp(-z)) : -z + std::log1p(std::exp(z)); }
 
+double dual_variable(double z) {
+  if (z > 0) {
+    const double e = std::exp(-z);
+    return e / (1 + e);
+  }
+  return 1 / (1 + std::exp(z));
+}
+
+double binary_entropy(double a, double log_a) {
+  if (!(a > 0) || !(a < 1)) return 0.0;
+  return -(a * log_a + (1 - a) * std::log1p(-a));
+}
+
+double entropy_at(double t, const std::vector<double>& sums) {
+  if (sums.size() != kDualScales.size()) throw std::logic_error("logreg: entropy sums of the wrong length");
+  if (t >= kDualScales[0]) return sums[0];
+  for (std::size_t k = 0; k + 1 < kDualScales.size(); ++k) {
+    const double above = kDualScales[k], below = kDualScales[k + 1];
+    if (t >= below) return sums[k + 1] + (t - below) / (above - below) * (sums[k] - sums[k + 1]);
+  }
+  return t / kDualScales.back() * sums.back();  // the chord from t = 0, where the sum is 0
+}
+
 double newton_step(Penalty penalty, double w, double g, double h) {
   if (!(h > 0)) return 0.0;
   if (penalty == Penalty::kL2) return -(g + w) / (h + 1);
@@ -280,10 +303,18 @@ Logreg::Stats Logreg::Worker::evaluate() const {
   kernel_->logistic_derivatives(all_, stats.gradient, stats.curvature);
   Eigen::VectorXd margins(y_.size());
   kernel_->copy_vector({margins.data(), static_cast<std::size_t>(margins.size())});
+  stats.entropy.assign(kDualScales.size(), 0.0);
   for (Eigen::Index i = 0; i < y_.size(); ++i) {
     const double z = y_[i] * margins[i];
     stats.loss += logistic_loss(z);
     if (z > 0 || (z == 0 && y_[i] < 0)) ++stats.correct;  // liblinear: positive only when w . x > 0
+    const double alpha = dual_variable(z);
+    if (!(alpha > 0)) continue;
+    const double log_alpha = std::log(alpha);
+    for (std::size_t k = 0; k < kDualScales.size(); ++k) {
+      const double t = kDualScales[k];
+      stats.entropy[k] += binary_entropy(t * alpha, std::log(t) + log_alpha);
+    }
   }
   stats.loss_change = kernel_->loss_change_along_direction(moved_);
   return stats;
@@ -364,7 +395,8 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
 }
 
 std::vector<std::string> Logreg::Coordinator::trace_columns() const {
-  std::vector<std::string> columns = {"nnz", "optimality", "train_logloss", "train_accuracy"};
+  std::vector<std::string> columns = {"nnz",          "optimality",    "duality_gap",
+                                      "relative_gap", "train_logloss", "train_accuracy"};
   if (!config_.test.empty()) columns.insert(columns.end(), {"test_logloss", "test_accuracy", "test_auc"});
   return columns;
 }
@@ -390,6 +422,13 @@ double Logreg::Coordinator::optimality(const std::vector<double>& gradient) cons
 
 double Logreg::Coordinator::objective(const Eigen::VectorXd& w, double loss) const {
   return penalty_value(penalty_, w) + config_.C * loss;
+}
+
+double Logreg::Coordinator::dual_value(const Stats& summed) const {
+  // gradient_ is C grad L at w, which is -C X^T (alpha y).
+  if (penalty_ == Penalty::kL2) return config_.C * summed.entropy[0] - 0.5 * gradient_.squaredNorm();
+  const double largest = gradient_.lpNorm<Eigen::Infinity>();
+  return config_.C * entropy_at(largest > 1 ? 1 / largest : 1.0, summed.entropy);
 }
 
 double Logreg::Coordinator::penalty_term_change(Eigen::Index j, double step) const {
@@ -553,11 +592,23 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
       break;  // an evaluation asked for by --eval_every: the workers' margins are still at w
   }
   const double relative = initial_optimality_ > 0 ? optimality(summed.gradient) / initial_optimality_ : 0.0;
+  // In the direction phase (an --eval_every evaluation) the margins are still at w, whose gradient is
+  // gradient_.
+  // Sums over n rows carry a rounding error of up to n ulps of their terms' total, in the loss and in the
+  // entropies: a gap within it proves nothing, and the reported gap never falls below it.
+  const double rounding =
+      n_ * std::numeric_limits<double>::epsilon() * config_.C * (summed.loss + summed.entropy[0]);
+  const double gap = std::max(rounding, objective_ - dual_value(summed) + rounding);
+  const double relative_gap = objective_ > 0 ? gap / objective_ : 0.0;
   Report report;
   report.objective = objective_;
-  report.columns = {static_cast<double>((w_.array() != 0).count()), relative, summed.loss / n_,
+  report.columns = {static_cast<double>((w_.array() != 0).count()),
+                    relative,
+                    gap,
+                    relative_gap,
+                    summed.loss / n_,
                     summed.correct / n_};
-  report.converged = relative <= config_.tol;
+  report.converged = relative_gap <= config_.tol;
   score_test(report.columns);
   last_report_ = report;
   return report;
@@ -648,12 +699,14 @@ void Logreg::Coordinator::finish(const Summary& summary) {
   }
   std::printf("schmp-logreg: %s after %llu rounds, %.3f s\n", summary.stopped_by.c_str(),
               static_cast<unsigned long long>(summary.rounds), summary.seconds);
-  std::printf("objective %.12g  optimality %.3g  nonzeros %lld of %lld  train log-loss %.6g  accuracy %.4f\n",
-              summary.last.objective, summary.last.columns[1], nonzeros, static_cast<long long>(w_.size()),
-              summary.last.columns[2], summary.last.columns[3]);
+  const std::vector<double>& columns = summary.last.columns;
+  std::printf("objective %.12g  duality gap %.3g (relative %.3g)  optimality %.3g  nonzeros %lld of %lld\n",
+              summary.last.objective, columns[2], columns[3], columns[1], nonzeros,
+              static_cast<long long>(w_.size()));
+  std::printf("train log-loss %.6g  accuracy %.4f\n", columns[4], columns[5]);
   if (!config_.test.empty()) {
-    std::printf("test log-loss %.6g  accuracy %.4f  AUC %.6f  (%zu rows)\n", summary.last.columns[4],
-                summary.last.columns[5], summary.last.columns[6], test_.rows());
+    std::printf("test log-loss %.6g  accuracy %.4f  AUC %.6f  (%zu rows)\n", columns[6], columns[7],
+                columns[8], test_.rows());
   }
   if (!config_.output.empty()) std::printf("model: %s\n", config_.output.c_str());
   if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());

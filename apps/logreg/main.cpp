@@ -30,7 +30,7 @@ SCHMP_FLAG(bool, bias, kDefaults.bias, any(), "Append a constant feature 1, as l
 SCHMP_FLAG(string, positive_label, "", any(),
            "The label of the positive class; every other label is negative (training and predict)");
 SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
-           "Stop when the minimum-norm subgradient relative to its value at w = 0 is at most this");
+           "Stop when the duality gap relative to the objective is at most this");
 SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
            "Dependency check: never update together columns with |cosine| >= rho (1: off)");
 SCHMP_FLAG(string, test, "", any(),
