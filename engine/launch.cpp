@@ -15,6 +15,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <thread>
 #include <typeinfo>
 
 #include "coordinator/coordinator_loop.hpp"
@@ -148,7 +149,27 @@ std::unique_ptr<TraceWriter> open_trace(const RunOptions& options, const std::ve
 struct RankResources {
   int threads = 1;
   int index_on_host = 0;
+  int ranks_on_host = 1;
+  unsigned cores_on_host = 1;
 };
+
+// One line for rank 0 to print at start-up when the layout costs more than it brings: a job of one worker
+// (the ranks beyond it only pass messages, and one process updates in order), or more ranks on a host
+// than it has cores (the ranks wait on one another). "" otherwise.
+std::string layout_note(const std::string& program, const Layout& layout, const RankResources& resources) {
+  if (layout.single_process() || !layout.is_coordinator()) return "";
+  const std::string ranks = std::to_string(layout.size) + " ranks";
+  if (layout.workers() == 1) {
+    return program + ": note: " + ranks + " make one worker; one process (mpirun -np 1) updates in order, " +
+           "without messages, and is faster\n";
+  }
+  if (static_cast<unsigned>(resources.ranks_on_host) > resources.cores_on_host) {
+    return program + ": note: " + std::to_string(resources.ranks_on_host) + " ranks share " +
+           std::to_string(resources.cores_on_host) + " cores and wait on one another; at most " +
+           std::to_string(resources.cores_on_host) + " ranks a host are faster\n";
+  }
+  return "";
+}
 
 WorkerContext worker_context(int index, int count, const RankResources& resources, const RunOptions& options,
                              Peers* peers) {
@@ -244,6 +265,10 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     if (worker) worker->start(num_params);
   });
   if (agree_on_failure(world, failure, roles.program_name)) return 1;
+  if (const std::string note = layout_note(roles.program_name, layout, resources); !note.empty()) {
+    std::fputs(note.c_str(), stderr);
+    std::fflush(stderr);
+  }
 
   // Setup: the workers' summed Setup reaches the coordinator, which builds the program's coordinator
   // (and, resuming, restores it from the checkpoint).
@@ -358,7 +383,8 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
     warn_of_short_bindings(program_name, role, threads, host.bound_cpus);
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                     static_cast<std::size_t>(threads));
-    const int status = play(waiter, RankResources{threads, host.index});
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const int status = play(waiter, RankResources{threads, host.index, host.ranks, cores});
     // A run a signal stopped ends as a limit would, model and checkpoint written, but exits as the
     // signal would have ended it (128 + its number, as a shell reports it), so that a script or a
     // batch system can tell it from a finished run.

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "e2e.hpp"
 #include "lasso_reference.hpp"
@@ -164,6 +165,20 @@ TEST_F(LassoEndToEnd, HardShapesMatchTheReference) {
       expect_matches_reference(data, ranks, "", 1e-8);
     }
   }
+}
+
+TEST_F(LassoEndToEnd, ALayoutThatCostsMoreThanItBringsIsNamedAtStartUp) {
+  const auto note = [](int ranks) {
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --progress_seconds 0");
+    EXPECT_EQ(out.status, 0) << out.text;
+    return out.text;
+  };
+  EXPECT_EQ(note(1).find("note:"), std::string::npos);
+  EXPECT_NE(note(2).find("schmp-lasso: note: 2 ranks make one worker; one process (mpirun -np 1)"),
+            std::string::npos);
+  // Five ranks make three workers; they note the cores only where there are fewer than five.
+  const bool crowded = std::thread::hardware_concurrency() < 5;
+  EXPECT_EQ(note(5).find("schmp-lasso: note: 5 ranks share") != std::string::npos, crowded);
 }
 
 TEST_F(LassoEndToEnd, PlainParallelCoordinateDescentStillConverges) {
