@@ -18,24 +18,24 @@
 #include <thread>
 #include <typeinfo>
 
-#include "coordinator/coordinator_loop.hpp"
-#include "coordinator/rotation_loop.hpp"
-#include "coordinator/schedule_source.hpp"
-#include "coordinator/worker_group.hpp"
 #include "../io/fingerprint.hpp"
-#include "scheduler/scheduler_rank.hpp"
-#include "workers/rotation_worker.hpp"
-#include "workers/worker_loop.hpp"
 #include "../runtime/checkpoints.hpp"
 #include "../runtime/column_shares.hpp"
 #include "../runtime/layout.hpp"
 #include "../runtime/memory.hpp"
 #include "../runtime/mpi.hpp"
 #include "../runtime/peers.hpp"
-#include "schmp/internal/roles.hpp"
-#include "schmp/io.hpp"
 #include "../runtime/signals.hpp"
 #include "../runtime/trace.hpp"
+#include "coordinator/coordinator_loop.hpp"
+#include "coordinator/rotation_loop.hpp"
+#include "coordinator/schedule_source.hpp"
+#include "coordinator/worker_group.hpp"
+#include "scheduler/scheduler_rank.hpp"
+#include "schmp/internal/roles.hpp"
+#include "schmp/io.hpp"
+#include "workers/rotation_worker.hpp"
+#include "workers/worker_loop.hpp"
 
 namespace schmp::detail {
 

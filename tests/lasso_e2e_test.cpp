@@ -169,7 +169,8 @@ TEST_F(LassoEndToEnd, HardShapesMatchTheReference) {
 
 TEST_F(LassoEndToEnd, ALayoutThatCostsMoreThanItBringsIsNamedAtStartUp) {
   const auto note = [](int ranks) {
-    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --progress_seconds 0");
+    const Output out =
+        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --progress_seconds 0");
     EXPECT_EQ(out.status, 0) << out.text;
     return out.text;
   };

@@ -156,7 +156,7 @@ struct Lasso {
     // A feasible dual point theta = r / s and what the gap and the screening need of it.
     struct DualPoint {
       double value = -std::numeric_limits<double>::infinity();
-      double s = 1;                         // max(n lambda, max_j |x_j . r|)
+      double s = 1;                                   // max(n lambda, max_j |x_j . r|)
       const std::vector<double>* gradient = nullptr;  // x_j . r over the live coefficients
     };
     // The extrapolated residual r = sum_k c_k r_k of the last evaluations, and beta = sum_k c_k beta_k.

@@ -66,7 +66,8 @@ struct Ridge {
       return partial;
     }
     void apply(const Commit& commit) {
-      for (std::size_t k = 0; k < commit.params.size(); ++k) r_ -= x_.col(commit.params[k]) * commit.deltas[k];
+      for (std::size_t k = 0; k < commit.params.size(); ++k)
+        r_ -= x_.col(commit.params[k]) * commit.deltas[k];
     }
 
    private:
