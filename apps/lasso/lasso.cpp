@@ -100,10 +100,10 @@ Lasso::Partial Lasso::Worker::update(const Schedule& schedule) {
 
 void Lasso::Worker::apply(const Commit& commit) {
   // r = y - X beta, so a change delta of beta_j takes delta * x_j off the residual.
-  std::vector<double> scale(commit.delta.size());
-  std::transform(commit.delta.begin(), commit.delta.end(), scale.begin(), [](double d) { return -d; });
+  scale_.resize(commit.delta.size());
+  std::transform(commit.delta.begin(), commit.delta.end(), scale_.begin(), [](double d) { return -d; });
   if (commit.from_start) kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});
-  kernel_->add_columns(commit.params, scale);
+  kernel_->add_columns(commit.params, scale_);
   remove_retired(active_, commit.retired);
   if (commit.forget) residuals_.clear();
 }
@@ -190,8 +190,15 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
 
 void Lasso::Coordinator::update_block(const Schedule& schedule, const Partial& summed, Priorities& priorities,
                                       Commit& commit) {
-  block_seen_ = std::max<std::size_t>(schedule.params.size(), 1);
-  for (const std::size_t k : spread_positions(schedule, parallel_)) {
+  const std::size_t size = schedule.params.size();
+  block_seen_ = std::max<std::size_t>(size, 1);
+  // Mostly every position moves: the positions are listed only when some wait (after interference),
+  // since one process updating in order calls this once a parameter.
+  const bool all = parallel_ >= size;
+  const std::vector<std::size_t> some =
+      all ? std::vector<std::size_t>{} : spread_positions(schedule, parallel_);
+  for (std::size_t i = 0; i < (all ? size : some.size()); ++i) {
+    const std::size_t k = all ? i : some[i];
     const ParamIndex j = schedule.params[k];
     const double norm = column_norms_[j];
     // A block built before a retirement reached the schedulers may still hold the retired

@@ -137,7 +137,8 @@ struct Lasso {
     std::size_t columns_in_data_ = 0;
     Eigen::VectorXd y_;
     std::unique_ptr<kernels::ColumnKernel> kernel_;
-    std::vector<ParamIndex> active_;                    // not retired, in index order
+    std::vector<ParamIndex> active_;  // not retired, in index order
+    std::vector<double> scale_;       // a commit's deltas, negated: kept to spare an allocation per commit
     mutable Snapshots residuals_{kExtrapolationDepth};  // at the last evaluations (evaluate() keeps them)
   };
 
