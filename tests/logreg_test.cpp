@@ -263,7 +263,7 @@ TEST(LogregDual, TheChordOfTheGridBoundsTheEntropySumFromBelow) {
   std::mt19937_64 random(3);
   std::normal_distribution<double> normal;
   std::vector<double> alpha(500);
-  for (double& a : alpha) a = logreg::dual_variable(3 * normal(random));
+  for (double& a : alpha) a = logreg::margin_terms(3 * normal(random)).alpha;
   const auto exact = [&](double t) {
     double sum = 0;
     for (double a : alpha) sum += logreg::binary_entropy(t * a, std::log(t * a));
@@ -282,8 +282,8 @@ TEST(LogregDual, TheChordOfTheGridBoundsTheEntropySumFromBelow) {
   EXPECT_NEAR(logreg::binary_entropy(0.5, std::log(0.5)), std::log(2.0), 1e-15);
   EXPECT_EQ(logreg::binary_entropy(0.0, -INFINITY), 0.0);
   EXPECT_EQ(logreg::binary_entropy(1.0, 0.0), 0.0);
-  EXPECT_NEAR(logreg::dual_variable(800), std::exp(-800.0), 1e-300);  // no overflow either way
-  EXPECT_EQ(logreg::dual_variable(-800), 1.0);
+  EXPECT_NEAR(logreg::margin_terms(800).alpha, std::exp(-800.0), 1e-300);  // no overflow either way
+  EXPECT_EQ(logreg::margin_terms(-800).alpha, 1.0);
 }
 
 TEST(AreaUnderCurve, CountsCorrectlyOrderedPairs) {

@@ -194,14 +194,11 @@ std::vector<bool> positive_rows(const io::SparseRows& rows, double positive_labe
   return positive;
 }
 
-double logistic_loss(double z) { return z > 0 ? std::log1p(std::exp(-z)) : -z + std::log1p(std::exp(z)); }
-
-double dual_variable(double z) {
-  if (z > 0) {
-    const double e = std::exp(-z);
-    return e / (1 + e);
-  }
-  return 1 / (1 + std::exp(z));
+MarginTerms margin_terms(double z) {
+  const double e = std::exp(-std::abs(z));
+  const double log1p_e = std::log1p(e);
+  if (z > 0) return {log1p_e, e / (1 + e), -z - log1p_e};
+  return {-z + log1p_e, 1 / (1 + e), -log1p_e};
 }
 
 double binary_entropy(double a, double log_a) {
@@ -303,18 +300,20 @@ Logreg::Stats Logreg::Worker::evaluate() const {
   kernel_->logistic_derivatives(all_, stats.gradient, stats.curvature);
   Eigen::VectorXd margins(y_.size());
   kernel_->copy_vector({margins.data(), static_cast<std::size_t>(margins.size())});
+  static const std::array<double, kDualScales.size()> log_scales = [] {
+    std::array<double, kDualScales.size()> logs{};
+    for (std::size_t k = 0; k < logs.size(); ++k) logs[k] = std::log(kDualScales[k]);
+    return logs;
+  }();
   stats.entropy.assign(kDualScales.size(), 0.0);
   for (Eigen::Index i = 0; i < y_.size(); ++i) {
     const double z = y_[i] * margins[i];
-    stats.loss += logistic_loss(z);
+    const MarginTerms row = margin_terms(z);
+    stats.loss += row.loss;
     if (z > 0 || (z == 0 && y_[i] < 0)) ++stats.correct;  // liblinear: positive only when w . x > 0
-    const double alpha = dual_variable(z);
-    if (!(alpha > 0)) continue;
-    const double log_alpha = std::log(alpha);
-    for (std::size_t k = 0; k < kDualScales.size(); ++k) {
-      const double t = kDualScales[k];
-      stats.entropy[k] += binary_entropy(t * alpha, std::log(t) + log_alpha);
-    }
+    if (!(row.alpha > 0)) continue;
+    for (std::size_t k = 0; k < kDualScales.size(); ++k)
+      stats.entropy[k] += binary_entropy(kDualScales[k] * row.alpha, log_scales[k] + row.log_alpha);
   }
   stats.loss_change = kernel_->loss_change_along_direction(moved_);
   return stats;

@@ -99,11 +99,18 @@ double binary_label(double label, double positive_label, const std::string& file
 // labels 0 and -1 without `positive_label` is refused at the first row that mixes them.
 std::vector<bool> positive_rows(const io::SparseRows& rows, double positive_label, const std::string& file);
 
-// l(z) = log(1 + exp(-z)) without overflow.
-double logistic_loss(double z);
+// What an evaluation needs of a row with margin z = y w . x, from one exponential and one logarithm,
+// without overflow: its loss l(z) = log(1 + exp(-z)), and its dual variable alpha = 1 / (1 + exp(z))
+// (the loss's -l'(z)) with log(alpha).
+struct MarginTerms {
+  double loss = 0;
+  double alpha = 0;
+  double log_alpha = 0;
+};
+MarginTerms margin_terms(double z);
 
-// The dual variable of a row with margin z = y w . x: 1 / (1 + exp(z)), the loss's -l'(z).
-double dual_variable(double z);
+// l(z) = log(1 + exp(-z)) without overflow.
+inline double logistic_loss(double z) { return margin_terms(z).loss; }
 // The binary entropy -a log a - (1 - a) log(1 - a), 0 at a = 0 and a = 1; log_a is log(a).
 double binary_entropy(double a, double log_a);
 
