@@ -69,6 +69,7 @@ class DynamicLoop final : public RoundLoop {
         per_worker_(1.0 / workers.count()),
         alone_(updates_in_order(options, workers.local() != nullptr) ? workers.local() : nullptr),
         live_params_(num_params),
+        cyclic_(options.cyclic && options.sweeps),
         retired_(num_params, false),
         changes_(resumed ? std::move(resumed->state.changes) : program.initial_changes()),
         pending_commit_(resumed ? std::move(resumed->commit) : Bytes{}),
@@ -120,12 +121,7 @@ class DynamicLoop final : public RoundLoop {
       time_.idle_since(received);
     }
     const auto noted = Clock::now();
-    for (const auto& change : priorities_.changes()) moved_in_sweep_ += std::abs(change.second);
-    if (ended_sweep_) {
-      if (first_sweep_moved_ < 0) first_sweep_moved_ = moved_in_sweep_;
-      last_sweep_moved_ = moved_in_sweep_;
-      moved_in_sweep_ = 0;
-    }
+    if (cyclic_) tally_sweep();
     note();
     time_.idle_since(noted);
     unsent_feedback_ = round;
@@ -139,9 +135,8 @@ class DynamicLoop final : public RoundLoop {
       return program_.wants_evaluation() || (options_.eval_every > 0 && rounds >= options_.eval_every);
     }
     if (options_.eval_every > 0) return rounds >= options_.eval_every;
-    const bool cyclic = options_.cyclic && options_.sweeps;
-    const std::uint64_t every = auto_eval_every(live_params_, options_.schedule_size, cyclic);
-    if (!cyclic) return rounds >= every;
+    const std::uint64_t every = auto_eval_every(live_params_, options_.schedule_size, cyclic_);
+    if (!cyclic_) return rounds >= every;
     // At a sweep's end, so that the evaluations see iterates of one fixed map once the sweeps keep
     // their length: the first after that many rounds, or the first whose summed changes fell to a tenth
     // of the first sweep's since the evaluation (the moving parameters are nearly solved: only an
@@ -189,6 +184,15 @@ class DynamicLoop final : public RoundLoop {
     program_.finish(summary);
   }
 
+  // Adds the round's changes to the sweep under way, and closes it when the block ended it (--cyclic).
+  void tally_sweep() {
+    for (const auto& change : priorities_.changes()) moved_in_sweep_ += std::abs(change.second);
+    if (!ended_sweep_) return;
+    if (first_sweep_moved_ < 0) first_sweep_moved_ = moved_in_sweep_;
+    last_sweep_moved_ = moved_in_sweep_;
+    moved_in_sweep_ = 0;
+  }
+
   // Takes in what the program reported: checked, kept in the bookkeeping, passed on in news_.
   void note() {
     check_params(priorities_, num_params_);
@@ -227,6 +231,7 @@ class DynamicLoop final : public RoundLoop {
   const double per_worker_;
   WorkerRole* const alone_;   // the job's only worker, updating a block in order (updates_in_order)
   std::size_t live_params_;   // not yet retired: an evaluation sweep is measured in them
+  const bool cyclic_;         // --cyclic with --sweeps: evaluations at sweep ends
   bool ended_sweep_ = false;  // the last block finished a sweep (--cyclic)
   bool settled_ = false;      // no parameter was moving when the last block was built (--cyclic)
   // Summed |change| of the sweep under way, and of the first and the last whole sweep since the last
