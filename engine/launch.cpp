@@ -7,6 +7,7 @@
 #include <tbb/global_control.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -151,12 +152,22 @@ struct RankResources {
   int index_on_host = 0;
   int ranks_on_host = 1;
   unsigned cores_on_host = 1;
+  int launched_ranks = 1;  // the job's ranks, of which this one may run it alone (--layout auto)
 };
 
 // One line for rank 0 to print at start-up when the layout costs more than it brings: a job of one worker
 // (the ranks beyond it only pass messages, and one process updates in order), or more ranks on a host
 // than it has cores (the ranks wait on one another). "" otherwise.
 std::string layout_note(const std::string& program, const Layout& layout, const RankResources& resources) {
+  if (layout.single_process() && resources.launched_ranks > 1) {
+    const std::string ranks = std::to_string(resources.launched_ranks) + " ranks";
+    const std::string why = static_cast<unsigned>(resources.launched_ranks) > resources.cores_on_host
+                                ? ranks + " would share " + std::to_string(resources.cores_on_host) +
+                                      " cores and wait on one another"
+                                : ranks + " would make one worker";
+    return program + ": note: " + why +
+           ": rank 0 runs the job alone, on their cores (--layout all: " + "every rank plays its role)\n";
+  }
   if (layout.single_process() || !layout.is_coordinator()) return "";
   const std::string ranks = std::to_string(layout.size) + " ranks";
   if (layout.workers() == 1) {
@@ -193,9 +204,8 @@ std::unique_ptr<Role> make_worker(std::optional<Failure>& failure, const Make& m
   return worker;
 }
 
-int play(const ProgramRoles& roles, const RunOptions& options, const Layout& layout, Waiter& waiter,
-         const RankResources& resources) {
-  MPI_Comm world = MPI_COMM_WORLD;
+int play(const ProgramRoles& roles, const RunOptions& options, const Layout& layout, MPI_Comm world,
+         Waiter& waiter, const RankResources& resources) {
   const bool many = !layout.single_process();
   // compute: the coordinator (its rank 0) and the workers; workers: the workers alone. One process
   // talks to no one and needs neither.
@@ -343,10 +353,12 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
 // Collective: rank 0 says so, once, when a worker rank is bound to fewer CPUs than its threads, which
 // oneTBB then does not run (the coordinator and scheduler ranks run none). --threads may differ between
 // hosts, so the first such rank tells its own.
-void warn_of_short_bindings(const std::string& program_name, const std::string& role, int threads,
-                            int bound_cpus) {
+void warn_of_short_bindings(MPI_Comm comm, const std::string& program_name, const std::string& role,
+                            int threads, int bound_cpus) {
   const bool works = role == "all roles" || role.find("worker") != std::string::npos;
-  int first = works && threads > bound_cpus ? world_rank() : INT_MAX;
+  int rank = 0;
+  if (mpi_started()) check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  int first = works && threads > bound_cpus ? rank : INT_MAX;
   struct ShortBinding {
     int threads;
     int bound_cpus;
@@ -355,12 +367,10 @@ void warn_of_short_bindings(const std::string& program_name, const std::string& 
   const std::string host = io::internal::host_name();
   host.copy(found.host, sizeof found.host - 1);
   if (mpi_started()) {
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
-    if (first != INT_MAX) {
-      check_mpi(MPI_Bcast(&found, sizeof found, MPI_BYTE, first, MPI_COMM_WORLD), "MPI_Bcast");
-    }
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    if (first != INT_MAX) check_mpi(MPI_Bcast(&found, sizeof found, MPI_BYTE, first, comm), "MPI_Bcast");
   }
-  if (world_rank() != 0 || first == INT_MAX) return;
+  if (rank != 0 || first == INT_MAX) return;
   const std::string where = on_rank(first, found.host);
   std::fprintf(stderr,
                "%s: warning: --threads %d%s, but it is bound to %d CPU%s and runs no more threads "
@@ -370,21 +380,23 @@ void warn_of_short_bindings(const std::string& program_name, const std::string& 
                found.bound_cpus == 1 ? "" : "s", found.threads);
 }
 
-// Plays a rank's part (`play(waiter, resources)`) with the waiting and threading this host allows; an
-// error after start-up takes the whole job down, naming the rank and its role.
+// Plays a rank's part among the ranks of `comm` (`play(waiter, resources)`) with the waiting and
+// threading this host allows; an error after start-up takes the whole job down, naming the rank and its
+// role.
 template <class Play>
-int run_rank(const std::string& program_name, const RunOptions& options, const char* role, Play play) {
+int run_rank(const std::string& program_name, const RunOptions& options, const char* role, MPI_Comm comm,
+             Play play) {
   const int rank = world_rank();
   try {
-    const HostPlacement host = host_placement(MPI_COMM_WORLD);
+    const HostPlacement host = host_placement(comm);
     Waiter waiter(!host.oversubscribed());
     const StopSignals stop_signals;
     const int threads = options.threads > 0 ? options.threads : host.cpus;
-    warn_of_short_bindings(program_name, role, threads, host.bound_cpus);
+    warn_of_short_bindings(comm, program_name, role, threads, host.bound_cpus);
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                     static_cast<std::size_t>(threads));
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const int status = play(waiter, RankResources{threads, host.index, host.ranks, cores});
+    const int status = play(waiter, RankResources{threads, host.index, host.ranks, cores, world_size()});
     // A run a signal stopped ends as a limit would, model and checkpoint written, but exits as the
     // signal would have ended it (128 + its number, as a shell reports it), so that a script or a
     // batch system can tell it from a finished run.
@@ -395,6 +407,29 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
     std::fflush(stderr);
     if (mpi_started()) MPI_Abort(MPI_COMM_WORLD, 1);
     return 1;
+  }
+}
+
+// Whether this job runs faster as one process (--layout auto): its ranks share one host, and would
+// make one worker (the others only pass messages, where one process updates in order) or outnumber the
+// cores (they would wait on one another). Collective; every rank reaches the same answer.
+bool faster_alone(const Layout& layout) {
+  if (layout.single_process()) return false;
+  const HostPlacement host = host_placement(MPI_COMM_WORLD);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return host.ranks == layout.size && (layout.workers() == 1 || static_cast<unsigned>(host.ranks) > cores);
+}
+
+// Rank 0's exit status on every rank, once rank 0 has run the job alone. The others poll each
+// millisecond: they hold no work, and their cores are rank 0's.
+int rank_zero_status(int status) {
+  MPI_Request request;
+  check_mpi(MPI_Ibcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD, &request), "MPI_Ibcast");
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 
@@ -488,10 +523,23 @@ std::string program_type(const std::type_info& type) {
 }
 
 int launch(const ProgramRoles& roles, const RunOptions& options) {
-  const Layout layout = Layout::make(world_size(), world_rank(), std::max(1, options.schedulers));
-  return run_rank(roles.program_name, options, layout.role_name(),
+  const int schedulers = std::max(1, options.schedulers);
+  const Layout layout = Layout::make(world_size(), world_rank(), schedulers);
+  if (options.layout == "auto" && faster_alone(layout)) {
+    give_cpus_to(MPI_COMM_WORLD, 0);
+    if (!layout.is_coordinator()) {
+      const StopSignals stop_signals;  // a signal stops rank 0, which then ends the job as a limit would
+      return rank_zero_status(0);
+    }
+    return rank_zero_status(run_rank(roles.program_name, options, "all roles", MPI_COMM_SELF,
+                                     [&](Waiter& waiter, const RankResources& resources) {
+                                       return play(roles, options, Layout::make(1, 0, schedulers),
+                                                   MPI_COMM_SELF, waiter, resources);
+                                     }));
+  }
+  return run_rank(roles.program_name, options, layout.role_name(), MPI_COMM_WORLD,
                   [&](Waiter& waiter, const RankResources& resources) {
-                    return play(roles, options, layout, waiter, resources);
+                    return play(roles, options, layout, MPI_COMM_WORLD, waiter, resources);
                   });
 }
 
@@ -500,9 +548,10 @@ int launch(const RotationRoles& roles, const RunOptions& options) {
   ring.count = world_size();
   ring.index = world_rank();
   const char* role = ring.index == 0 ? "coordinator+worker" : "worker";
-  return run_rank(roles.program_name, options, role, [&](Waiter& waiter, const RankResources& resources) {
-    return play_rotation(roles, options, ring, waiter, resources);
-  });
+  return run_rank(roles.program_name, options, role, MPI_COMM_WORLD,
+                  [&](Waiter& waiter, const RankResources& resources) {
+                    return play_rotation(roles, options, ring, waiter, resources);
+                  });
 }
 
 }  // namespace schmp::detail

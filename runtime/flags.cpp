@@ -50,6 +50,10 @@ FRAMEWORK_FLAG(kSchedule, bool, cyclic, kDefaults.cyclic, any(),
 FRAMEWORK_FLAG(
     kSchedule, bool, in_order, kDefaults.in_order, any(),
     "One process on the CPU updates a block's parameters one after another, with no dependency check", true)
+FRAMEWORK_FLAG(kSchedule, string, layout, kDefaults.layout.c_str(), schmp::one_of({"auto", "all"}),
+               "auto: a job on one host whose ranks would make one worker, or outnumber its cores, runs as "
+               "one process on rank 0 with their cores; all: every rank plays its role",
+               true)
 FRAMEWORK_FLAG(kSchedule, double, priority_power, kDefaults.priority_power, schmp::one_of({1.0, 2.0}),
                "Exponent of the change in the sampling weight", true)
 FRAMEWORK_FLAG(kSchedule, double, eta, kDefaults.eta, at_least(0),
@@ -104,6 +108,7 @@ RunOptions run_options_from_flags() {
   options.checkpoint_every = FLAGS_checkpoint_every;
   options.resume = FLAGS_resume;
   options.device = FLAGS_device;
+  options.layout = FLAGS_layout;
   for (const detail::DeclaredFlag& flag : detail::declared_flags()) {
     if (flag.dynamic_only && !gflags::GetCommandLineFlagInfoOrDie(flag.name.c_str()).is_default)
       options.scheduling_flags_given.push_back("--" + flag.name);

@@ -338,6 +338,22 @@ HostPlacement host_placement(MPI_Comm comm) {
   return placement;
 }
 
+void give_cpus_to(MPI_Comm comm, int root) {
+  cpu_set_t bound;
+  CPU_ZERO(&bound);
+  if (sched_getaffinity(0, sizeof bound, &bound) != 0) return;  // beyond 1,024 CPUs: keep the binding
+  int rank = 0;
+  int size = 1;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  std::vector<cpu_set_t> bindings(static_cast<std::size_t>(rank == root ? size : 0));
+  check_mpi(MPI_Gather(&bound, sizeof bound, MPI_BYTE, bindings.data(), sizeof bound, MPI_BYTE, root, comm),
+            "MPI_Gather");
+  if (rank != root) return;
+  for (const cpu_set_t& other : bindings) CPU_OR(&bound, &bound, &other);
+  sched_setaffinity(0, sizeof bound, &bound);
+}
+
 bool HostPlacement::oversubscribed() const {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   return static_cast<unsigned>(ranks) > cores;

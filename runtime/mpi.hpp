@@ -170,4 +170,8 @@ struct HostPlacement {
 };
 HostPlacement host_placement(MPI_Comm comm);
 
+// Collective over ranks that share one host: `root` widens its binding to the CPUs of them all, for a
+// job it runs alone while they wait.
+void give_cpus_to(MPI_Comm comm, int root);
+
 }  // namespace schmp::detail

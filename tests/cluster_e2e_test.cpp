@@ -137,7 +137,8 @@ TEST_F(Cluster, RanksRunOnDistinctHosts) {
 // the host) and must not matter.
 TEST_F(Cluster, LassoAcrossTwoHostsMatchesOneHost) {
   testing::ScratchDir dir;
-  const std::string flags = " --data " + kDiabetes + " --lambda_ratio 0.01 --tol 1e-10 --progress_seconds 0";
+  const std::string flags =
+      " --layout all --data " + kDiabetes + " --lambda_ratio 0.01 --tol 1e-10 --progress_seconds 0";
   const Output one = run(mpirun(3) + SCHMP_LASSO_BIN + flags + " --output " + dir.file("one.model"));
   ASSERT_EQ(one.status, 0) << one.text;
   const ClusterRun two = on_hosts(2, "-np 3 --map-by node --display-map " + std::string(SCHMP_LASSO_BIN) +

@@ -23,13 +23,14 @@ std::vector<App> apps(const ScratchDir& dir) {
       run(std::string(SCHMP_GENERATE_BIN) + " mf --users 60 --items 30 --rank 2 --ratings 600" +
           " --test_ratings 0 --seed 1 --out " + dir.file("ratings.txt"));
   EXPECT_EQ(out.status, 0) << out.text;
-  return {
-      {"schmp-lasso", SCHMP_LASSO_BIN " --data " SCHMP_SOURCE_DIR "/data/diabetes.svm --max_rounds 2"},
-      {"schmp-logreg", SCHMP_LOGREG_BIN " --data " SCHMP_SOURCE_DIR "/data/heart_scale.svm --max_rounds 2"},
-      {"schmp-mf",
-       std::string(SCHMP_MF_BIN) + " --data " + dir.file("ratings.txt") + " --rank 2 --iterations 2"},
-      {"schmp-lda",
-       SCHMP_LDA_BIN " --data " SCHMP_SOURCE_DIR "/data/sotu/docword.txt --topics 4 --iterations 2"}};
+  return {{"schmp-lasso",
+           SCHMP_LASSO_BIN " --layout all --data " SCHMP_SOURCE_DIR "/data/diabetes.svm --max_rounds 2"},
+          {"schmp-logreg",
+           SCHMP_LOGREG_BIN " --layout all --data " SCHMP_SOURCE_DIR "/data/heart_scale.svm --max_rounds 2"},
+          {"schmp-mf",
+           std::string(SCHMP_MF_BIN) + " --data " + dir.file("ratings.txt") + " --rank 2 --iterations 2"},
+          {"schmp-lda",
+           SCHMP_LDA_BIN " --data " SCHMP_SOURCE_DIR "/data/sotu/docword.txt --topics 4 --iterations 2"}};
 }
 
 class DeviceFlag : public ::testing::TestWithParam<int> {};

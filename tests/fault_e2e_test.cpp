@@ -337,10 +337,11 @@ TEST_P(FaultTest, CheckpointsCountInTheTimeSplit) {
 }
 
 const App kApps[] = {
-    {"lasso", SCHMP_LASSO_BIN, "--data {dir}/lasso.svm --lambda_ratio 0.05",
+    {"lasso", SCHMP_LASSO_BIN, "--layout all --data {dir}/lasso.svm --lambda_ratio 0.05",
      "--tol 1e-300 --max_rounds 1000000000", "--tol 1e-9", "grep -q '^# objective' {model}", 1e-6, false},
-    {"logreg", SCHMP_LOGREG_BIN, "--data {dir}/logreg.svm --C 1", "--tol 1e-300 --max_rounds 1000000000",
-     "--tol 1e-8", SCHMP_LOGREG_BIN " predict --model {model} --data {dir}/logreg.svm", 1e-6, false},
+    {"logreg", SCHMP_LOGREG_BIN, "--layout all --data {dir}/logreg.svm --C 1",
+     "--tol 1e-300 --max_rounds 1000000000", "--tol 1e-8",
+     SCHMP_LOGREG_BIN " predict --model {model} --data {dir}/logreg.svm", 1e-6, false},
     {"mf", SCHMP_MF_BIN, "--data {dir}/mf.txt --test {dir}/mf.txt.test --rank 4", "--iterations 1000000",
      "--iterations {K}", SCHMP_MF_BIN " predict --model {model} --data {dir}/mf.txt.test", 1e-6, false},
     {"lda", SCHMP_LDA_BIN, "--data " SCHMP_SOURCE_DIR "/data/sotu/docword.txt --topics 10",
@@ -374,10 +375,11 @@ TEST(CheckpointRefusal, OtherSettingsAndOtherApps) {
     expect_clean_failure(run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + sotu + " --topics 6 --resume " +
                              lda_checkpoint + " --progress_seconds 0"),
                          "schmp-lda: error: " + lda_checkpoint + ": the checkpoint was made with --topics 5");
-    expect_clean_failure(run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + std::string(SCHMP_SOURCE_DIR) +
-                             "/data/diabetes.svm --resume " + lda_checkpoint + " --progress_seconds 0"),
-                         "schmp-lasso: error: " + lda_checkpoint +
-                             ": is a checkpoint of schmp::lda::Lda, not of schmp::lasso::Lasso");
+    expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + std::string(SCHMP_SOURCE_DIR) +
+            "/data/diabetes.svm --resume " + lda_checkpoint + " --progress_seconds 0"),
+        "schmp-lasso: error: " + lda_checkpoint +
+            ": is a checkpoint of schmp::lda::Lda, not of schmp::lasso::Lasso");
     expect_clean_failure(
         run(mpirun(ranks) + SCHMP_LDA_BIN + " --data " + sotu + " --topics 5 --checkpoint " +
             scratch.file("no/such/directory/run.checkpoint") + " --progress_seconds 0"),
@@ -391,7 +393,8 @@ TEST(CheckpointRefusal, OtherSettingsAndOtherApps) {
   // labels the rows otherwise, and the trace went on from the old run's rows with another problem.
   const std::string heart = std::string(SCHMP_SOURCE_DIR) + "/data/heart_scale.svm";
   const std::string logreg_checkpoint = scratch.file("logreg.checkpoint");
-  const std::string logreg = std::string(SCHMP_LOGREG_BIN) + " --data " + heart + " --progress_seconds 0 ";
+  const std::string logreg =
+      std::string(SCHMP_LOGREG_BIN) + " --layout all --data " + heart + " --progress_seconds 0 ";
   ASSERT_EQ(run(mpirun(3) + logreg + "--max_rounds 20 --checkpoint " + logreg_checkpoint).status, 0);
   expect_clean_failure(run(mpirun(3) + logreg + "--positive_label=-1 --resume " + logreg_checkpoint),
                        "schmp-logreg: error: " + logreg_checkpoint +

@@ -457,9 +457,10 @@ TEST_P(GpuEndToEnd, LassoReachesTheCpuObjective) {
   SCHMP_REQUIRE_GPU();
   const testing::ScratchDir dir;
   const std::string flags = " --tol 1e-10 --progress_seconds 0";
-  expect_same_objective(std::string(SCHMP_LASSO_BIN) + " --data " SCHMP_SOURCE_DIR "/data/diabetes.svm" +
+  expect_same_objective(std::string(SCHMP_LASSO_BIN) +
+                        " --layout all --data " SCHMP_SOURCE_DIR "/data/diabetes.svm" +
                         " --lambda_ratio 0.01" + flags);
-  expect_same_objective(std::string(SCHMP_LASSO_BIN) + " --data " + generated(dir, "lasso") +
+  expect_same_objective(std::string(SCHMP_LASSO_BIN) + " --layout all --data " + generated(dir, "lasso") +
                         " --lambda_ratio 0.05" + flags);
 }
 
@@ -472,7 +473,7 @@ TEST_P(GpuEndToEnd, LogregReachesTheCpuObjective) {
     expect_same_objective(std::string(SCHMP_LOGREG_BIN) +
                           " --data " SCHMP_SOURCE_DIR "/data/heart_scale.svm" + " --C 1 --penalty " +
                           penalty + flags);
-    expect_same_objective(std::string(SCHMP_LOGREG_BIN) + " --data " + generated(dir, "logreg") +
+    expect_same_objective(std::string(SCHMP_LOGREG_BIN) + " --layout all --data " + generated(dir, "logreg") +
                           " --C 0.5 --penalty " + penalty + flags);
   }
 }

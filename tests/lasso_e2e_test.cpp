@@ -110,9 +110,10 @@ class LassoEndToEnd : public ::testing::Test {
     const std::string model = (scratch_ / (data.name + "-model.txt")).string();
     const std::string trace = (scratch_ / (data.name + "-trace.csv")).string();
     std::filesystem::remove(model);
-    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + data.path + " --lambda_ratio " +
-                           std::to_string(data.lambda_ratio) + " --tol " + testing::number(tol) +
-                           " --output " + model + " --trace " + trace + " --progress_seconds 0 " + flags);
+    const Output out =
+        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + data.path + " --lambda_ratio " +
+            std::to_string(data.lambda_ratio) + " --tol " + testing::number(tol) + " --output " + model +
+            " --trace " + trace + " --progress_seconds 0 " + flags);
     ASSERT_EQ(out.status, 0) << out.text;
     EXPECT_NE(out.text.find("schmp-lasso: converged after"), std::string::npos) << out.text;
     testing::expect_time_split(out);
@@ -169,8 +170,8 @@ TEST_F(LassoEndToEnd, HardShapesMatchTheReference) {
 
 TEST_F(LassoEndToEnd, ALayoutThatCostsMoreThanItBringsIsNamedAtStartUp) {
   const auto note = [](int ranks) {
-    const Output out =
-        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --progress_seconds 0");
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path +
+                           " --progress_seconds 0");
     EXPECT_EQ(out.status, 0) << out.text;
     return out.text;
   };
@@ -180,6 +181,32 @@ TEST_F(LassoEndToEnd, ALayoutThatCostsMoreThanItBringsIsNamedAtStartUp) {
   // Five ranks make three workers; they note the cores only where there are fewer than five.
   const bool crowded = std::thread::hardware_concurrency() < 5;
   EXPECT_EQ(note(5).find("schmp-lasso: note: 5 ranks share") != std::string::npos, crowded);
+}
+
+// Where its ranks cannot pay (one worker, or more ranks than cores on one host), the job runs as one
+// process on rank 0: the model of mpirun -np 1, said in one line; a bad input still stops every rank.
+TEST_F(LassoEndToEnd, AJobWhoseRanksCannotPayRunsAsOneProcess) {
+  const auto solve = [&](int ranks, const std::string& name) {
+    const std::string model = (scratch_ / name).string();
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + generated().path +
+                           " --lambda_ratio 0.05 --progress_seconds 0 --output " + model);
+    EXPECT_EQ(out.status, 0) << out.text;
+    return std::make_pair(out.text, testing::read_text(model));
+  };
+  const auto [alone_text, alone] = solve(1, "one.model");
+  EXPECT_EQ(alone_text.find("note:"), std::string::npos) << alone_text;
+  const auto [two_text, two] = solve(2, "two.model");
+  EXPECT_NE(two_text.find("schmp-lasso: note: 2 ranks would make one worker: rank 0 runs the job alone"),
+            std::string::npos)
+      << two_text;
+  EXPECT_EQ(two, alone);
+  if (std::thread::hardware_concurrency() < 5) {
+    const auto [five_text, five] = solve(5, "five.model");
+    EXPECT_NE(five_text.find("schmp-lasso: note: 5 ranks would share"), std::string::npos) << five_text;
+    EXPECT_EQ(five, alone);
+  }
+  testing::expect_clean_failure(run(mpirun(4) + SCHMP_LASSO_BIN + " --data no-such-data.svm"),
+                                "schmp-lasso: error: no-such-data.svm");
 }
 
 TEST_F(LassoEndToEnd, PlainParallelCoordinateDescentStillConverges) {
@@ -211,8 +238,9 @@ TEST_F(LassoEndToEnd, MatrixMarketInputGivesTheSameModel) {
   const std::string model = (scratch_ / "diabetes-mtx.model").string();
   // One worker, and three that each read a third of the entries and hand them to their rows' workers.
   for (const int ranks : {3, 5}) {
-    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + matrix + " --labels " + labels +
-                           " --lambda_ratio 0.01 --tol 1e-10 --progress_seconds 0 --output " + model);
+    const Output out =
+        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + matrix + " --labels " + labels +
+            " --lambda_ratio 0.01 --tol 1e-10 --progress_seconds 0 --output " + model);
     ASSERT_EQ(out.status, 0) << out.text;
     EXPECT_NEAR(objective_of(out), reference.objective, 1e-6 * reference.objective) << ranks << " ranks";
     EXPECT_EQ(support(read_model(model)), support(as_map(reference.beta))) << ranks << " ranks";
@@ -241,8 +269,8 @@ TEST_F(LassoEndToEnd, MatrixMarketInputGivesTheSameModel) {
        {std::pair{repeated, ":" + std::to_string(lines + 1) + ": duplicate entry (1, 1)"},
         std::pair{miscounted, ":3: size line declares " + std::to_string(rows.index.size()) +
                                   " entries but the file has " + std::to_string(rows.index.size() - 1)}}) {
-    const Output out = run(mpirun(5) + SCHMP_LASSO_BIN + " --data " + path + " --labels " + labels +
-                           " --lambda_ratio 0.01 --progress_seconds 0");
+    const Output out = run(mpirun(5) + SCHMP_LASSO_BIN + " --layout all --data " + path + " --labels " +
+                           labels + " --lambda_ratio 0.01 --progress_seconds 0");
     testing::expect_clean_failure(out, "schmp-lasso: error: " + path + message);
   }
 }
@@ -250,7 +278,7 @@ TEST_F(LassoEndToEnd, MatrixMarketInputGivesTheSameModel) {
 TEST_F(LassoEndToEnd, SameSeedSameModel) {
   const std::string first = (scratch_ / "first.txt").string(), second = (scratch_ / "second.txt").string();
   for (const std::string& model : {first, second}) {
-    const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + generated().path +
+    const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --layout all --data " + generated().path +
                            " --lambda_ratio 0.05 --tol 1e-8 --seed 9 --progress_seconds 0 --output " + model);
     ASSERT_EQ(out.status, 0) << out.text;
   }
@@ -267,7 +295,7 @@ TEST_F(LassoEndToEnd, SameModelWhereverTheSchedulersRunAndWhateverTheThreads) {
       {2, "--threads 1"}, {3, "--threads 1"}, {3, "--threads 2"}, {1, "--threads 2 --in_order=false"}};
   for (const auto& [ranks, flags] : runs) {
     const std::string model = (scratch_ / ("layout-" + std::to_string(texts.size()) + ".txt")).string();
-    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + generated().path +
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + generated().path +
                            " --lambda_ratio 0.05 --tol 1e-8 --staleness 2 --progress_seconds 0 --output " +
                            model + " " + flags);
     ASSERT_EQ(out.status, 0) << out.text;
@@ -288,7 +316,7 @@ TEST_F(LassoEndToEnd, ThreadsBeyondARanksBindingAreNamed) {
   const Output all = run(mpirun(1) + "nproc");
   ASSERT_EQ(all.status, 0) << all.text;
   const int unbound_cpus = std::stoi(all.text);
-  const std::string solve = std::string(SCHMP_LASSO_BIN) + " --data " + diabetes().path +
+  const std::string solve = std::string(SCHMP_LASSO_BIN) + " --layout all --data " + diabetes().path +
                             " --lambda_ratio 0.05 --progress_seconds 0";
   const Output more = run(bound + solve + " --threads " + std::to_string(core_cpus + 1));
   ASSERT_EQ(more.status, 0) << more.text;
@@ -369,7 +397,7 @@ TEST_F(LassoEndToEnd, BlocksThatInterfereAsAWholeAreCaughtAndUndone) {
     for (const auto& [ranks, layout] : {Layout{1, "--in_order=false"}, Layout{3, ""}}) {
       SCOPED_TRACE(path + " " + flags + ", np " + std::to_string(ranks) + " " + layout);
       const Output out =
-          run(testing::mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + path + " --lambda_ratio " +
+          run(testing::mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + path + " --lambda_ratio " +
               std::to_string(lambda_ratio) + " " + flags + " " + layout + " --tol 1e-9 --progress_seconds 0");
       ASSERT_EQ(out.status, 0) << out.text;
       EXPECT_NE(out.text.find("warning: parallel updates interfered"), std::string::npos) << out.text;
@@ -383,7 +411,7 @@ TEST_F(LassoEndToEnd, ALimitBetweenEvaluationsEndsConvergedWhenTheFinalEvaluatio
   // Evaluated every 10 rounds, the gap falls below --tol between rounds 33 and 35: stopped at round 35
   // by --max_rounds, the final evaluation finds it converged; at 33, not yet.
   const std::string lasso =
-      std::string(SCHMP_LASSO_BIN) + " --data " + diabetes().path +
+      std::string(SCHMP_LASSO_BIN) + " --layout all --data " + diabetes().path +
       " --lambda_ratio 0.05 --tol 1e-6 --eval_every 10 --sweeps=false --progress_seconds 0 --max_rounds ";
   const Output converged = run(lasso + "35");
   ASSERT_EQ(converged.status, 0) << converged.text;
@@ -402,8 +430,8 @@ TEST_F(LassoEndToEnd, UnwritableOutputsFailBeforeSolving) {
   std::filesystem::create_directories(directory);
   for (const std::string& path : {std::string("/nonexistent-dir/file"), directory}) {
     for (const std::string flag : {"--output", "--trace"}) {
-      const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " " + flag + " " +
-                             path + " --progress_seconds 0");
+      const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path + " " +
+                             flag + " " + path + " --progress_seconds 0");
       testing::expect_clean_failure(out, "schmp-lasso: error: " + path + ": cannot write");
       EXPECT_EQ(out.text.find("rounds"), std::string::npos) << "it solved before failing:\n" << out.text;
     }
@@ -417,7 +445,7 @@ TEST_F(LassoEndToEnd, OutputsOnTheDataOrOnEachOtherAreRefused) {
   const std::string data = scratch.write("d.svm", testing::read_text(diabetes().path));
   const std::string dotted = scratch.file(".") + "/d.svm";
   const std::string model = scratch.file("model.txt");
-  const std::string lasso = std::string(SCHMP_LASSO_BIN) + " --data " + data;
+  const std::string lasso = std::string(SCHMP_LASSO_BIN) + " --layout all --data " + data;
   testing::expect_settings_refused(
       "schmp-lasso", lasso,
       {{"--output " + dotted, dotted + ": --output names the file of --data, which the run would overwrite"},
@@ -437,7 +465,7 @@ TEST_F(LassoEndToEnd, OutputsOnTheDataOrOnEachOtherAreRefused) {
   std::filesystem::create_directory(shards);
   const std::string part = scratch.write("shards/part-00000", testing::read_text(diabetes().path));
   testing::expect_settings_refused(
-      "schmp-lasso", std::string(SCHMP_LASSO_BIN) + " --data " + shards,
+      "schmp-lasso", std::string(SCHMP_LASSO_BIN) + " --layout all --data " + shards,
       {{"--output " + part,
         part + ": --output lies in the directory of --data, whose part files the run would overwrite"}});
   EXPECT_EQ(testing::read_text(part), testing::read_text(diabetes().path));
@@ -461,7 +489,7 @@ TEST_F(LassoEndToEnd, WindowsLineEndingsCommentsAndBlankLinesAreAccepted) {
   std::ofstream(path, std::ios::binary) << messy;
   const testing::LassoSolution reference =
       testing::solve_lasso_reference(io::read_libsvm(diabetes().path), 0.01);
-  const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + path +
+  const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --layout all --data " + path +
                          " --lambda_ratio 0.01 --tol 1e-10" + " --progress_seconds 0");
   ASSERT_EQ(out.status, 0) << out.text;
   EXPECT_NEAR(objective_of(out), reference.objective, 1e-6 * reference.objective);
@@ -486,7 +514,7 @@ TEST_F(LassoEndToEnd, ScaledDataGivesTheSameCoefficientsScaled) {
                             " --tol 1e-10 --progress_seconds 0 --output " + model;
   std::map<int, double> unscaled_rounds;
   for (const int ranks : {1, 3}) {
-    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + data.path + flags);
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + data.path + flags);
     ASSERT_EQ(out.status, 0) << out.text;
     unscaled_rounds[ranks] = rounds_of(out);
   }
@@ -506,7 +534,7 @@ TEST_F(LassoEndToEnd, ScaledDataGivesTheSameCoefficientsScaled) {
     for (const int ranks : {1, 3}) {
       SCOPED_TRACE("X times " + std::to_string(x_factor) + ", y times " + std::to_string(y_factor) + ", " +
                    std::to_string(ranks) + " ranks");
-      const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + path + flags);
+      const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + path + flags);
       ASSERT_EQ(out.status, 0) << out.text;
       EXPECT_NEAR(objective_of(out) / (y_factor * y_factor), reference.objective, 1e-6 * reference.objective);
       std::map<std::size_t, double> beta = read_model(model);
@@ -537,8 +565,8 @@ TEST_P(LassoBadInput, FailsOnEveryRankWithOneMessage) {
   if (bad.name != "missing") std::ofstream(path, std::ios::binary) << bad.content;
   const std::string model = (scratch_ / (bad.name + ".model")).string();
   for (int ranks : {1, 3}) {
-    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + path + " --output " + model +
-                           " --progress_seconds 0");
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + path + " --output " +
+                           model + " --progress_seconds 0");
     testing::expect_stopped_by_itself(out);
     const std::string expected = "schmp-lasso: error: " + path + bad.message;
     EXPECT_NE(out.text.find(expected), std::string::npos) << "expected '" << expected << "' in:\n"
@@ -665,7 +693,8 @@ TEST(Generator, FailsWithOneLineAndEndsOnExtremeSettings) {
 }
 
 TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
-  const Output out = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --schedulers 0");
+  const Output out =
+      run(mpirun(3) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path + " --schedulers 0");
   EXPECT_NE(out.status, 0);
   EXPECT_NE(out.text.find("schmp-lasso: error: --schedulers must be at least 1"), std::string::npos)
       << out.text;
@@ -680,13 +709,15 @@ TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
       {"--schedulers 20 --schedule_size 64",
        "--schedulers (20) exceeds the 10 parameters to share among them"}};
   for (const auto& [flags, message] : cases) {
-    const Output bad = run(mpirun(3) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " " + flags);
+    const Output bad =
+        run(mpirun(3) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path + " " + flags);
     testing::expect_clean_failure(bad, "schmp-lasso: error: " + message);
   }
   // A labels file beside LIBSVM rows, which carry their own labels, was ignored, even when missing.
   for (const int ranks : {1, 3}) {
     testing::expect_clean_failure(
-        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --labels no-such-labels.txt"),
+        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path +
+            " --labels no-such-labels.txt"),
         "schmp-lasso: error: no-such-labels.txt: labels in a file of their own are for a MatrixMarket "
         "matrix: " +
             diabetes().path + " is LIBSVM, whose rows carry their own");
@@ -701,10 +732,10 @@ TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
   std::ofstream(first) << "--max_rounds=3\n--flagfile=" << second << "\n";
   std::ofstream(second) << "  --flagfile=" << first << "\n";
   for (const int ranks : {1, 3}) {
-    testing::expect_clean_failure(
-        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --flagfile " + first),
-        "schmp-lasso: error: " + second + ":1: " + first +
-            ": --flagfile names itself, directly or through other flag files");
+    testing::expect_clean_failure(run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " +
+                                      diabetes().path + " --flagfile " + first),
+                                  "schmp-lasso: error: " + second + ":1: " + first +
+                                      ": --flagfile names itself, directly or through other flag files");
   }
   std::ofstream(second) << "--lambda_ratio=0.5\n";
   const Output twice =
@@ -786,7 +817,7 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
       {"--max_round=3 --flagfile " + (scratch_ / "missing.flags").string(),
        "unknown flag --max_round: did you mean --max_rounds?"}};
   // Every rank reads the same command line: one process tries each case, three ranks the first two kinds.
-  const std::string lasso = SCHMP_LASSO_BIN + std::string(" --data ") + diabetes().path + " ";
+  const std::string lasso = SCHMP_LASSO_BIN + std::string(" --layout all --data ") + diabetes().path + " ";
   for (const auto& [flags, message] : cases) {
     SCOPED_TRACE(flags);
     testing::expect_clean_failure(run(lasso + flags), "schmp-lasso: error: " + message);
@@ -821,7 +852,7 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
   const std::string alike_data = (scratch_ / "alike.svm").string();
   std::filesystem::copy_file(diabetes().path, alike_data);
   const std::string in_scratch =
-      " --wdir " + scratch_.string() + " " + SCHMP_LASSO_BIN + " --progress_seconds 0 --data ";
+      " --wdir " + scratch_.string() + " " + SCHMP_LASSO_BIN + " --layout all --progress_seconds 0 --data ";
   const std::string first = "timeout 300 " + std::string(SCHMP_MPIEXEC) +
                             " --allow-run-as-root --oversubscribe --bind-to none -np 1" + in_scratch +
                             "./alike.svm --threads 1 : -np 2" + in_scratch;
@@ -869,8 +900,8 @@ TEST_F(LassoEndToEnd, CommandLineMistakesAreOneLine) {
                                   "schmp-logreg\n--not_a_lasso_flag=1\n"
                                   "schmp-lass? other-program\n--lambda_ratio=0.5 \r\n--nopriority\n");
   for (const int ranks : {1, 3}) {
-    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --data " + diabetes().path + " --flagfile " +
-                           shared + " --undefok=foo --foo=1 --progress_seconds 0");
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path +
+                           " --flagfile " + shared + " --undefok=foo --foo=1 --progress_seconds 0");
     EXPECT_EQ(out.status, 0) << out.text;
     EXPECT_NE(out.text.find("(0.5 lambda_max)"), std::string::npos) << out.text;
   }

@@ -58,8 +58,8 @@ class LogregEndToEnd : public ::testing::Test {
 
   static Output train(int ranks, const std::string& data, double C, bool l1, const std::string& flags) {
     std::ostringstream command;
-    command << mpirun(ranks) << SCHMP_LOGREG_BIN << " --data " << data << " --C " << C << " --penalty "
-            << (l1 ? "l1" : "l2") << " --tol 1e-10 --progress_seconds 0 " << flags;
+    command << mpirun(ranks) << SCHMP_LOGREG_BIN << " --layout all --data " << data << " --C " << C
+            << " --penalty " << (l1 ? "l1" : "l2") << " --tol 1e-10 --progress_seconds 0 " << flags;
     return run(command.str());
   }
 
@@ -190,7 +190,7 @@ TEST_F(LogregEndToEnd, TheToleranceBoundsTheDistanceToTheOptimumOnRawFeatures) {
         SCOPED_TRACE(std::string(l1 ? "l1" : "l2") + ", np " + std::to_string(ranks) + ", tol " +
                      testing::number(tol));
         std::ostringstream command;
-        command << mpirun(ranks) << SCHMP_LOGREG_BIN << " --data " << data << " --penalty "
+        command << mpirun(ranks) << SCHMP_LOGREG_BIN << " --layout all --data " << data << " --penalty "
                 << (l1 ? "l1" : "l2") << " --tol " << tol << " --progress_seconds 0";
         const Output out = run(command.str());
         ASSERT_EQ(out.status, 0) << out.text;
@@ -607,7 +607,8 @@ TEST_F(LogregEndToEnd, BadInputAndOptionsFailCleanly) {
       {"--data " + heart() + " --test " + scratch("absent.svm"), scratch("absent.svm") + ": "}};
   for (const auto& [flags, message] : cases) {
     for (int ranks : {1, 3}) {
-      const Output out = run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --progress_seconds 0 " + flags);
+      const Output out =
+          run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --layout all --progress_seconds 0 " + flags);
       testing::expect_clean_failure(out, "schmp-logreg: error: " + message);
     }
   }

@@ -23,7 +23,7 @@ run() {  # run RANKS PROGRAM FLAGS...: a job whose output must succeed quietly
 
 "$build/tools/schmp-generate" mf --users 300 --items 200 --rank 4 --ratings 12000 --test_ratings 1000 \
   --noise 0.3 --zipf 0.8 --seed 5 --out "$scratch/mf.txt" >/dev/null
-dynamic=(--schedulers 1 --schedule_size 32 --priority --in_order --priority_power 1 --seed 7
+dynamic=(--layout all --schedulers 1 --schedule_size 32 --priority --in_order --priority_power 1 --seed 7
   --max_rounds 1000000 --max_seconds 3600 --eval_every 0)
 for ranks in 1 3; do
   run $ranks apps/lasso/schmp-lasso --data data/diabetes.svm --lambda_ratio 0.01 --tol 1e-8 \

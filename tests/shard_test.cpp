@@ -317,9 +317,9 @@ TEST_F(ShardTest, RecordsKeepTheirPartForErrorsFoundAfterReading) {
 
   const std::string labels =
       directory("labels", {{"part-00000", "1 1:1\n-1 2:1\n"}, {"part-00001", "1 1:2\n3 2:2\n"}});
-  testing::expect_clean_failure(
-      testing::run(testing::mpirun(3) + SCHMP_LOGREG_BIN + " --data " + labels + " --progress_seconds 0"),
-      labels + "/part-00001:2: label 3 is not binary");
+  testing::expect_clean_failure(testing::run(testing::mpirun(3) + SCHMP_LOGREG_BIN + " --layout all --data " +
+                                             labels + " --progress_seconds 0"),
+                                labels + "/part-00001:2: label 3 is not binary");
 
   const std::string ratings =
       directory("ratings", {{"part-00000", "1 1 5\n1 2 4\n"}, {"part-00001", "2 1 3\n1 1 2\n"}});
@@ -755,10 +755,11 @@ TEST_F(ShardTest, ToolBinaryFailsWithOneLine) {
 TEST_F(ShardTest, LassoReadsADirectoryAsTheFileItWasSplitFrom) {
   const std::string directory = shard(kSourceDir + "/data/diabetes.svm", 4, dir("diabetes"));
   const std::string flags = " --lambda_ratio 0.01 --tol 1e-8 --progress_seconds 0";
-  const testing::Output from_file = testing::run(testing::mpirun(3) + SCHMP_LASSO_BIN + " --data " +
-                                                 kSourceDir + "/data/diabetes.svm" + flags);
+  const testing::Output from_file =
+      testing::run(testing::mpirun(3) + SCHMP_LASSO_BIN + " --layout all --data " + kSourceDir +
+                   "/data/diabetes.svm" + flags);
   const testing::Output from_directory =
-      testing::run(testing::mpirun(3) + SCHMP_LASSO_BIN + " --data " + directory + "/" + flags);
+      testing::run(testing::mpirun(3) + SCHMP_LASSO_BIN + " --layout all --data " + directory + "/" + flags);
   ASSERT_EQ(from_file.status, 0) << from_file.text;
   ASSERT_EQ(from_directory.status, 0) << from_directory.text;
   ASSERT_FALSE(std::isnan(testing::objective_of(from_file))) << from_file.text;
@@ -768,7 +769,7 @@ TEST_F(ShardTest, LassoReadsADirectoryAsTheFileItWasSplitFrom) {
   // A bad row in a shard stops the job with one line naming the part file and its line.
   write("diabetes/part-00002", "1 0:1\n");
   const testing::Output bad =
-      testing::run(testing::mpirun(3) + SCHMP_LASSO_BIN + " --data " + directory + flags);
+      testing::run(testing::mpirun(3) + SCHMP_LASSO_BIN + " --layout all --data " + directory + flags);
   testing::expect_clean_failure(bad, directory + "/part-00002:1: feature index 0 (indices are 1-based)");
 }
 
@@ -783,8 +784,8 @@ TEST_F(ShardTest, TheEarliestErrorInTheDataIsReportedAcrossParts) {
   // Parts of equal size: of 4 ranks (the coordinator, a scheduler, 2 workers) worker 0 reads the first,
   // worker 1 the second.
   const std::string shards = directory("bad", {{"part-00000", first}, {"part-00001", second}});
-  const testing::Output out =
-      testing::run(testing::mpirun(4) + SCHMP_LASSO_BIN + " --data " + shards + "/ --progress_seconds 0");
+  const testing::Output out = testing::run(testing::mpirun(4) + SCHMP_LASSO_BIN + " --layout all --data " +
+                                           shards + "/ --progress_seconds 0");
   testing::expect_clean_failure(out, shards + "/part-00000:900: ");
   EXPECT_EQ(out.text.find("part-00001"), std::string::npos) << out.text;
 }

@@ -30,6 +30,7 @@ struct RunOptions {
   double checkpoint_every = 600;  // --checkpoint_every: seconds between checkpoints (0 = every evaluation)
   std::string resume;             // --resume: a checkpoint to go on from
   std::string device = "cpu";     // --device: where workers' kernels run, "cpu" or "gpu"
+  std::string layout = "auto";    // --layout: "auto" (one process where the ranks cannot pay) or "all"
   // Those of the flags above that only a dynamic schedule reads, where the command line gave them: a
   // rotation program (MF, LDA) refuses them rather than ignore them.
   std::vector<std::string> scheduling_flags_given;
