@@ -36,9 +36,10 @@ using testing::RandomMatrix;
 class CpuColumnKernelValues : public ::testing::TestWithParam<double> {};
 
 TEST_P(CpuColumnKernelValues, MatchesDenseArithmetic) {
-  // More rows than one chunk holds, so that chunked updates and sums are exercised.
-  const std::size_t n = 270000, p = 30;
-  RandomMatrix m = random_matrix(n, p, 0.05, 1234, static_cast<std::size_t>(GetParam() * n));
+  // More rows than one chunk holds, so that chunked updates and sums are exercised; the first four
+  // columns have every row, which the kernel loops over without row indices.
+  const std::size_t n = 270003, p = 30;  // the last chunk's rows not a multiple of four
+  RandomMatrix m = random_matrix(n, p, 0.05, 1234, static_cast<std::size_t>(GetParam() * n), 4);
   auto kernel = kernels::make_cpu_column_kernel(m.rows, p + 2);  // two empty trailing columns
   std::vector<double> v(n);
   std::mt19937_64 random(99);
@@ -62,12 +63,12 @@ TEST_P(CpuColumnKernelValues, MatchesDenseArithmetic) {
   EXPECT_EQ(all[p], 0.0);
   EXPECT_EQ(norms[p + 1], 0.0);
 
-  const std::vector<ParamIndex> cols = {3, 17, 3, 29};
+  const std::vector<ParamIndex> cols = {3, 17, 3, 29, 0};
   std::vector<double> dots(cols.size());
   kernel->column_dots(cols, dots);
   for (std::size_t k = 0; k < cols.size(); ++k) EXPECT_DOUBLE_EQ(dots[k], all[cols[k]]);
 
-  const std::vector<double> scale = {0.5, -2.0, 0.0, 1.25};
+  const std::vector<double> scale = {0.5, -2.0, 0.0, 1.25, -0.75};
   kernel->add_columns(cols, scale);
   std::vector<double> updated(n);
   kernel->copy_vector(updated);

@@ -87,10 +87,11 @@ TEST(CpuColumnKernel, LogisticOperationsOnAWorkerWithoutRows) {
 class CpuColumnKernelNewton : public ::testing::TestWithParam<double> {};
 
 TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
-  // More rows than one chunk, so that chunked sums and updates are exercised.
+  // More rows than one chunk, so that chunked sums and updates are exercised; the first three columns
+  // have every row, which the kernel loops over without row indices.
   const std::size_t n = 270000, p = 12;
   const testing::RandomMatrix m =
-      testing::random_matrix(n, p, 0.2, 11, static_cast<std::size_t>(GetParam() * n));
+      testing::random_matrix(n, p, 0.2, 11, static_cast<std::size_t>(GetParam() * n), 3);
   const std::vector<double>& dense = m.dense;
   std::vector<double> y(n);
   for (std::size_t i = 0; i < n; ++i) y[i] = m.rows.labels[i] > 0 ? 1.0 : -1.0;  // classes at random

@@ -20,16 +20,17 @@ struct RandomMatrix {
 };
 
 // Entries present with probability `density`, values and row labels standard normal, except that the
-// entries of the first `binary_rows` rows are 1 (indicator features).
+// entries of the first `binary_rows` rows are 1 (indicator features), and the first `dense_columns`
+// columns have an entry in every row.
 inline RandomMatrix random_matrix(std::size_t rows, std::size_t columns, double density, std::uint64_t seed,
-                                  std::size_t binary_rows = 0) {
+                                  std::size_t binary_rows = 0, std::size_t dense_columns = 0) {
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> uniform(0, 1);
   std::normal_distribution<double> normal(0, 1);
   RandomMatrix m{{}, std::vector<double>(rows * columns, 0.0), columns};
   for (std::size_t i = 0; i < rows; ++i) {
     for (std::size_t j = 0; j < columns; ++j) {
-      if (uniform(random) >= density) continue;
+      if (j >= dense_columns && uniform(random) >= density) continue;
       const double x = i < binary_rows ? 1.0 : normal(random);
       m.rows.index.push_back(static_cast<std::uint32_t>(j));
       m.rows.value.push_back(x);
