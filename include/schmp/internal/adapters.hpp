@@ -3,7 +3,6 @@
 // Internal: a program never includes this header or names what it declares.
 #pragma once
 
-#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdio>
@@ -218,22 +217,16 @@ class TypedCoordinator final : public CoordinatorRole {
       return coordinator_->report(stats);
     }
   }
-  double update_in_order(WorkerRole& worker, const Schedule& block, Priorities& priorities) override {
-    using Clock = std::chrono::steady_clock;
+  void update_in_order(WorkerRole& worker, const Schedule& block, Priorities& priorities) override {
     typename P::Worker& alone = static_cast<TypedWorker<P>&>(worker).program_worker();
     Schedule one;
     one.round = block.round;
-    Clock::duration aggregating{};
     for (const ParamIndex param : block.params) {
       one.params.assign(1, param);
       const typename P::Partial partial = alone.update(one);
-      const auto computed = Clock::now();
-      auto commit = coordinator_->aggregate(one, partial, priorities);
-      aggregating += Clock::now() - computed;
-      alone.apply(commit);
+      alone.apply(coordinator_->aggregate(one, partial, priorities));
       if (wants_evaluation()) break;
     }
-    return std::chrono::duration<double>(aggregating).count();
   }
   void finish(const Summary& summary) override {
     if constexpr (requires { coordinator_->finish(summary); }) {

@@ -46,9 +46,8 @@ class CoordinatorRole {
   virtual Report report(const Flat& summed, Priorities& priorities) = 0;
   // A round in a one-process job (--in_order): the block's parameters one after another, each one's
   // partial computed by `worker` (the job's only worker, in this process) after the commit of the one
-  // before is applied, until the block ends or the program asks for an evaluation. Returns the seconds
-  // spent aggregating, the coordinator's share of the round.
-  virtual double update_in_order(WorkerRole& worker, const Schedule& block, Priorities& priorities) = 0;
+  // before is applied, until the block ends or the program asks for an evaluation.
+  virtual void update_in_order(WorkerRole& worker, const Schedule& block, Priorities& priorities) = 0;
   // Whether the program paces evaluations itself (see program.hpp), and whether it asks for one now.
   virtual bool paces_evaluations() const = 0;
   virtual bool wants_evaluation() const = 0;
