@@ -65,14 +65,38 @@ double dense_dot(const Chunk& chunk, ParamIndex j, const At& at) {
   return (sums[0] + sums[1]) + (sums[2] + sums[3]);
 }
 
+// Where the CPU has AVX2, the loops over dense columns of values run four doubles wide: GCC and Clang
+// build both versions and pick one when the program loads. AVX2 brings no fused multiply-add, so both
+// round alike and results do not depend on the CPU.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SCHMP_WIDE __attribute__((target_clones("avx2", "default")))
+#else
+#define SCHMP_WIDE
+#endif
+
+// x . a over n rows, in four sums as dense_dot takes them.
+SCHMP_WIDE double wide_dot(const double* x, const double* a, std::size_t n) {
+  double sums[4] = {0, 0, 0, 0};
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    for (std::size_t lane = 0; lane < 4; ++lane) sums[lane] += x[i + lane] * a[i + lane];
+  }
+  for (; i < n; ++i) sums[0] += x[i] * a[i];
+  return (sums[0] + sums[1]) + (sums[2] + sums[3]);
+}
+
+// a += scale * x over n rows.
+SCHMP_WIDE void wide_add(const double* x, double scale, double* a, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) a[i] += scale * x[i];
+}
+
 // a[i] += scale * x_ij over a chunk where column j is dense.
 inline void dense_add(const Chunk& chunk, ParamIndex j, double scale, double* a) {
   if (chunk.value.empty()) {
     for (std::size_t i = 0; i < chunk.rows; ++i) a[i] += scale;
     return;
   }
-  const double* x = chunk.value.data() + chunk.start[j];
-  for (std::size_t i = 0; i < chunk.rows; ++i) a[i] += scale * x[i];
+  wide_add(chunk.value.data() + chunk.start[j], scale, a, chunk.rows);
 }
 
 // Calls f(row within the chunk, value) for each entry of column j of the chunk. In a chunk that keeps
@@ -149,7 +173,8 @@ class CpuColumnKernel final : public ColumnKernel {
         const double* label_q = label_q_.data() + chunk.first_row;
         if (dense(chunk, cols[k])) {
           const double* x = chunk.value.empty() ? nullptr : chunk.value.data() + chunk.start[cols[k]];
-          g -= dense_dot(chunk, cols[k], [&](std::size_t i) { return label_q[i]; });
+          g -= x ? wide_dot(x, label_q, chunk.rows)
+                 : dense_dot(chunk, cols[k], [&](std::size_t i) { return label_q[i]; });
           h += dense_dot(chunk, cols[k], [&](std::size_t i) { return (x ? x[i] : 1.0) * rows[i].weight; });
           continue;
         }
@@ -258,7 +283,19 @@ class CpuColumnKernel final : public ColumnKernel {
   }
 
   double dot(ParamIndex j) const {
-    return dot(j, [&](std::size_t row) { return v_[static_cast<Eigen::Index>(row)]; });
+    if (j >= columns_) throw std::out_of_range("column kernel: column index beyond the matrix");
+    double sum = 0;
+    for (const Chunk& chunk : chunks_) {
+      const double* v = v_.data() + chunk.first_row;
+      if (dense(chunk, j) && !chunk.value.empty()) {
+        sum += wide_dot(chunk.value.data() + chunk.start[j], v, chunk.rows);
+      } else if (dense(chunk, j)) {
+        sum += dense_dot(chunk, j, [&](std::size_t i) { return v[i]; });
+      } else {
+        for_entries(chunk, j, [&](std::uint32_t i, double x) { sum += x * v[i]; });
+      }
+    }
+    return sum;
   }
   // x_j . a, where at(row) gives a's entry for a row.
   template <class At>
