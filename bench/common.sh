@@ -115,3 +115,16 @@ secs() { if [[ $1 =~ ^[0-9.]+$ ]]; then echo "$1 s"; else echo "$1"; fi; }
 mpirun_cmd=(mpirun -np 2)
 if [[ $(id -u) -eq 0 ]]; then mpirun_cmd+=(--allow-run-as-root); fi
 if (($(nproc) < 2)); then mpirun_cmd+=(--oversubscribe); fi
+
+# peers_venv: sets venv to bench/.cache/peers, a virtual environment with celer, skglm and scikit-learn
+# from PyPI, made on first use; and launcher to the mpirun command for rank counts above 1.
+peers_venv() {
+  venv=$repo/bench/.cache/peers
+  if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import celer, skglm, sklearn' 2>/dev/null; then
+    log "installing the peers into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet celer==0.7.4 skglm==0.5 scikit-learn numpy scipy
+  fi
+  launcher=(mpirun --oversubscribe)
+  if [[ $(id -u) -eq 0 ]]; then launcher+=(--allow-run-as-root); fi
+}

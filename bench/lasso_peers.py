@@ -3,7 +3,8 @@
 
 Every solver minimises (1/2n) ||y - X w||^2 + lambda ||w||_1, no intercept, lambda = ratio * ||X^T y||_inf / n.
 
-- Each peer fits at tolerances 1e-2, 1e-3, ... 1e-10 (a fresh fit each, after a warm-up fit for numba).
+- Each peer fits at tolerances 1e-2, 1e-3, ... 1e-10 (a fresh fit each, after a warm-up fit for numba),
+  each in a forked child stopped after --limit seconds (bench/peer_timing.py).
   Its time to a target objective is the fit time of its loosest tolerance that reaches the target: the
   peer at its best setting for that target.
 - schmp-lasso runs once per rank count to --tol 1e-10 with a trace. Its time to a target is the trace's
@@ -16,19 +17,16 @@ schmp's runs. Peers that are not installed are left out.
 """
 
 import argparse
-import csv
 import importlib
 import json
 import os
-import subprocess
 import tempfile
-import time
-import warnings
 
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
-TOLS = [10.0**-k for k in range(2, 11)]
+from peer_timing import peer_fits, schmp_command, schmp_run
+
 TARGETS = [1e-4, 1e-6, 1e-8]
 
 
@@ -46,34 +44,6 @@ def make(peer, lam, tol):
         return Lasso(alpha=lam, fit_intercept=False, tol=tol, max_iter=1000, max_epochs=1_000_000)
     from skglm import Lasso
     return Lasso(alpha=lam, fit_intercept=False, tol=tol, max_iter=1000, max_epochs=1_000_000)
-
-
-def peer_fits(peer, X, y, lam, limit):
-    """[tol, seconds, objective] per tolerance, until a fit takes longer than `limit` seconds."""
-    fits = []
-    for k, tol in enumerate([TOLS[0]] + TOLS):
-        model = make(peer, lam, tol)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t0 = time.perf_counter()
-            model.fit(X, y)
-            seconds = time.perf_counter() - t0
-        if k > 0:
-            fits.append([tol, seconds, objective(X, y, np.ravel(model.coef_), lam)])
-        if seconds > limit:
-            break
-    return fits
-
-
-def schmp_run(command, data, ratio, trace, limit):
-    t0 = time.perf_counter()
-    subprocess.run(command + ["--data", data, "--lambda_ratio", str(ratio), "--tol", "1e-10", "--trace", trace,
-                              "--progress_seconds", "0", "--max_seconds", str(limit)],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall = time.perf_counter() - t0
-    with open(trace) as f:
-        rows = [(float(r["seconds"]), float(r["objective"]), float(r["relative_gap"])) for r in csv.DictReader(f)]
-    return wall, rows
 
 
 def main():
@@ -99,13 +69,13 @@ def main():
             importlib.import_module(peer)
         except ImportError:
             continue
-        runs[peer] = peer_fits(peer, X, y, lam, args.limit)
+        runs[peer] = peer_fits(lambda tol: make(peer, lam, tol), X, y, lambda coef: objective(X, y, coef, lam),
+                               args.limit)
     schmp = {}
     with tempfile.TemporaryDirectory() as scratch:
         for ranks in [int(r) for r in args.ranks.split(",")]:
-            command = ([args.schmp] if ranks == 1 else
-                       args.mpirun.split() + ["-np", str(ranks), args.schmp])
-            schmp[ranks] = schmp_run(command, args.data, args.lambda_ratio,
+            flags = ["--data", args.data, "--lambda_ratio", str(args.lambda_ratio), "--tol", "1e-10"]
+            schmp[ranks] = schmp_run(schmp_command(args.schmp, args.mpirun, ranks), flags,
                                      os.path.join(scratch, f"np{ranks}.csv"), args.limit)
 
     best = min([o for fits in runs.values() for _, _, o in fits] +

@@ -24,12 +24,7 @@ cache=$repo/bench/.cache
 require_built "$lasso" "$generate"
 mkdir -p "$cache"
 
-venv=$cache/peers
-if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import celer, skglm, sklearn' 2>/dev/null; then
-  log "installing the peers into $venv"
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet celer==0.7.4 skglm==0.5 scikit-learn numpy scipy
-fi
+peers_venv
 
 # generated NAME FLAGS...: the path of a schmp-generate lasso set, made on first use.
 generated() {
@@ -62,9 +57,6 @@ else
     done
   done
 fi
-
-launcher=(mpirun --oversubscribe)
-if [[ $(id -u) -eq 0 ]]; then launcher+=(--allow-run-as-root); fi
 
 results=$cache/lasso_vs_peers.jsonl
 : >"$results"

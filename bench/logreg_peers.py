@@ -25,21 +25,17 @@ best run, and the whole-process seconds of schmp's runs. Peers that are not inst
 """
 
 import argparse
-import csv
 import importlib
 import inspect
 import json
-import multiprocessing
 import os
-import subprocess
 import tempfile
-import time
-import warnings
 
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
-TOLS = [10.0**-k for k in range(2, 11)]
+from peer_timing import peer_fits, schmp_command, schmp_run
+
 TARGETS = [1e-4, 1e-6]
 PEERS = {"liblinear": "sklearn", "celer": "celer", "skglm": "skglm"}  # peer: the module it needs
 
@@ -62,65 +58,6 @@ def make(peer, C, n, tol):
     from skglm import SparseLogisticRegression
     return SparseLogisticRegression(alpha=1.0 / (C * n), fit_intercept=False, tol=tol, max_iter=1000,
                                     max_epochs=1_000_000)
-
-
-def timed_fit(model, X_fit, y):
-    """Seconds of model.fit(X_fit, y), and the coefficients."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t0 = time.perf_counter()
-        model.fit(X_fit, y)
-        return time.perf_counter() - t0, np.ravel(model.coef_)
-
-
-def warm_fit(model, X_fit, y):
-    """timed_fit, again when it took under a second, keeping the faster: a forked child's first fit
-    touches its pages afresh, which would count against a fit of a few milliseconds."""
-    seconds, coef = timed_fit(model, X_fit, y)
-    if seconds < 1:
-        seconds = min(seconds, timed_fit(model, X_fit, y)[0])
-    return seconds, coef
-
-
-def fit_within(model, X_fit, y, limit):
-    """timed_fit in a forked child, stopped after `limit` seconds (then None): a fit that stalls at a
-    tight tolerance cannot hold the benchmark up."""
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=lambda: sender.send(warm_fit(model, X_fit, y)))
-    child.start()
-    result = receiver.recv() if receiver.poll(limit) else None
-    child.terminate()
-    child.join()
-    return result
-
-
-def peer_fits(peer, X_fit, X, y, C, limit):
-    """[tol, seconds, objective] per tolerance, until a fit takes longer than `limit` seconds."""
-    timed_fit(make(peer, C, X.shape[0], TOLS[0]), X_fit, y)  # warm-up (numba compiles), inherited by the forks
-    fits = []
-    for tol in TOLS:
-        result = fit_within(make(peer, C, X.shape[0], tol), X_fit, y, limit)
-        if result is None:
-            break
-        seconds, coef = result
-        fits.append([tol, seconds, objective(X, y, coef, C)])
-        if seconds > limit:
-            break
-    return fits
-
-
-def schmp_run(command, data, C, tol, trace, limit):
-    """Whole-process seconds and the trace's (seconds, objective, relative_gap) rows."""
-    t0 = time.perf_counter()
-    subprocess.run(command + ["--data", data, "--C", str(C), "--penalty", "l1", "--tol", str(tol),
-                              "--trace", trace, "--progress_seconds", "0", "--max_seconds", str(limit),
-                              "--max_rounds", "1000000000"],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall = time.perf_counter() - t0
-    with open(trace) as f:
-        rows = [(float(r["seconds"]), float(r["objective"]), float(r["relative_gap"])) for r in csv.DictReader(f)]
-    return wall, rows
 
 
 def main():
@@ -152,15 +89,16 @@ def main():
             importlib.import_module(PEERS[peer])
         except ImportError:
             continue
-        runs[peer] = peer_fits(peer, X if peer == "liblinear" else X_cols, X, y, args.C, args.limit)
+        runs[peer] = peer_fits(lambda tol: make(peer, args.C, X.shape[0], tol), X if peer == "liblinear" else X_cols,
+                               y, lambda coef: objective(X, y, coef, args.C), args.limit)
     schmp, stops = {}, {}
     with tempfile.TemporaryDirectory() as scratch:
         for ranks in [int(r) for r in args.ranks.split(",")]:
-            command = ([args.schmp] if ranks == 1 else
-                       args.mpirun.split() + ["-np", str(ranks), args.schmp])
-            schmp[ranks] = schmp_run(command, args.data, args.C, 1e-9,
-                                     os.path.join(scratch, f"np{ranks}.csv"), args.limit)
-            stops[ranks] = schmp_run(command, args.data, args.C, 1e-4,
+            command = schmp_command(args.schmp, args.mpirun, ranks)
+            flags = ["--data", args.data, "--C", str(args.C), "--penalty", "l1", "--max_rounds", "1000000000"]
+            schmp[ranks] = schmp_run(command, flags + ["--tol", "1e-9"], os.path.join(scratch, f"np{ranks}.csv"),
+                                     args.limit)
+            stops[ranks] = schmp_run(command, flags + ["--tol", "1e-4"],
                                      os.path.join(scratch, f"np{ranks}_stop.csv"), args.limit)
 
     best = min([o for fits in runs.values() for _, _, o in fits] +
