@@ -113,6 +113,16 @@ void for_entries(const Chunk& chunk, ParamIndex j, const F& f) {
   }
 }
 
+// Adds x_j . a over the chunk to `sum`, at(row within the chunk) giving a's entry.
+template <class At>
+void add_chunk_dot(const Chunk& chunk, ParamIndex j, const At& at, double& sum) {
+  if (dense(chunk, j)) {
+    sum += dense_dot(chunk, j, at);
+  } else {
+    for_entries(chunk, j, [&](std::uint32_t i, double x) { sum += x * at(i); });
+  }
+}
+
 class CpuColumnKernel final : public ColumnKernel {
  public:
   CpuColumnKernel(const io::SparseRows& rows, std::size_t columns) : rows_(rows.rows()), columns_(columns) {
@@ -289,10 +299,9 @@ class CpuColumnKernel final : public ColumnKernel {
       const double* v = v_.data() + chunk.first_row;
       if (dense(chunk, j) && !chunk.value.empty()) {
         sum += wide_dot(chunk.value.data() + chunk.start[j], v, chunk.rows);
-      } else if (dense(chunk, j)) {
-        sum += dense_dot(chunk, j, [&](std::size_t i) { return v[i]; });
       } else {
-        for_entries(chunk, j, [&](std::uint32_t i, double x) { sum += x * v[i]; });
+        add_chunk_dot(
+            chunk, j, [&](std::size_t i) { return v[i]; }, sum);
       }
     }
     return sum;
@@ -302,13 +311,9 @@ class CpuColumnKernel final : public ColumnKernel {
   double dot(ParamIndex j, const At& at) const {
     if (j >= columns_) throw std::out_of_range("column kernel: column index beyond the matrix");
     double sum = 0;
-    for (const Chunk& chunk : chunks_) {
-      if (dense(chunk, j)) {
-        sum += dense_dot(chunk, j, [&](std::size_t i) { return at(chunk.first_row + i); });
-      } else {
-        for_entries(chunk, j, [&](std::uint32_t i, double x) { sum += x * at(chunk.first_row + i); });
-      }
-    }
+    for (const Chunk& chunk : chunks_)
+      add_chunk_dot(
+          chunk, j, [&](std::size_t i) { return at(chunk.first_row + i); }, sum);
     return sum;
   }
 
