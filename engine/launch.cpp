@@ -166,7 +166,7 @@ std::string layout_note(const std::string& program, const Layout& layout, const 
                                       " cores and wait on one another"
                                 : ranks + " would make one worker";
     return program + ": note: " + why +
-           ": rank 0 runs the job alone, on their cores (--layout all: " + "every rank plays its role)\n";
+           ": rank 0 runs the job alone, on their cores (--layout all: every rank plays its role)\n";
   }
   if (layout.single_process() || !layout.is_coordinator()) return "";
   const std::string ranks = std::to_string(layout.size) + " ranks";
