@@ -28,6 +28,7 @@ expect "checkpoints: a program with a Saved message needs Saved Coordinator::sav
 expect "P::Dependency needs bool interferes(ParamIndex, ParamIndex) const" -DDEPENDENCY
 expect "P::Dependency is made as Dependency(const Config&, ParamRange owned, const DataColumns& data)" \
   -DDEPENDENCY_WITHOUT_DATA
+expect "Partial: a program that names its Partial returns it from Worker::update" -DPARTIAL=float
 expect "finish: the optional Coordinator::finish is void finish(const Summary&)" -DFINISH_WITHOUT_SUMMARY
 program="$source/tests/contract/rotation.inc"
 expect "Shared: a rotation program with a Shared message needs Shared Worker::share()" -DSHARED_MESSAGE

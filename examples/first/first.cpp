@@ -1,64 +1,53 @@
 // A first schmp program: least squares, min_w 1/2 ||y - X w||^2, by scheduled coordinate descent. Each
 // worker makes its own rows of X and y and keeps the residual r = y - X w; the coordinator owns w.
-//   mpirun -np 3 first [--features P]
-#include <cmath>
+//   mpirun -np 3 first
 #include <cstdio>
 #include <numeric>
 #include <random>
 #include <schmp/schmp.hpp>
 
-SCHMP_FLAG(int32, features, 8, schmp::at_least(1), "Columns of X: the parameters");
-
 using Vector = std::vector<double>;
 double dot(const Vector& a, const Vector& b) { return std::inner_product(a.begin(), a.end(), b.begin(), 0.); }
 
 struct LeastSquares {
-  using Config = int;            // the number of features
-  using Partial = Vector;        // summed over the workers: x_j . r, then x_j . x_j, for each scheduled j
-  using Stats = double;          // summed over the workers: ||r||^2
-  using Commit = schmp::Deltas;  // shipped to every worker: how far each scheduled w_j moved
+  using Config = int;  // main() hands it the number of features
 
-  struct Worker {            // one per worker rank: its own rows
-    Vector r = Vector(500);  // y - X w: y = X w* + noise, w*_j = j, and w = 0 at first
-    std::vector<Vector> x;   // X column by column: 500 rows here, other rows on each worker
-    Worker(int features, const schmp::WorkerContext& context) : x(features, Vector(r.size())) {
+  struct Worker {            // one per worker rank: its own 500 rows
+    std::vector<Vector> x;   // X, column by column
+    Vector r = Vector(500);  // y - X w, with y = X w* + noise, w*_j = j, and w = 0 at first
+    Worker(int features, const schmp::WorkerContext& context) : x(features, Vector(500)) {
       std::mt19937_64 random(context.seed * 1000 + context.index);
       std::normal_distribution<double> normal;
       for (std::size_t i = 0; i < r.size(); ++i)
-        for (std::size_t j = 0; j < x.size(); ++j)
-          r[i] += j * (x[j][i] = normal(random)) + 0.03 * normal(random);
+        for (int j = 0; j < features; ++j) r[i] += j * (x[j][i] = normal(random)) + 0.03 * normal(random);
     }
     std::size_t num_params() const { return x.size(); }
-    Partial update(const schmp::Schedule& block) {
-      Partial sums;
+    Vector update(const schmp::Schedule& block) {  // summed over the workers: x_j.r and x_j.x_j
+      Vector sums;
       for (schmp::ParamIndex j : block.params) sums.insert(sums.end(), {dot(x[j], r), dot(x[j], x[j])});
       return sums;
     }
-    void apply(const Commit& commit) {
-      for (std::size_t k = 0; k < commit.params.size(); ++k)
-        for (std::size_t i = 0; i < r.size(); ++i) r[i] -= commit.deltas[k] * x[commit.params[k]][i];
+    void apply(const schmp::Deltas& moved) {  // how far each scheduled w_j moved
+      for (std::size_t k = 0; k < moved.params.size(); ++k)
+        for (std::size_t i = 0; i < r.size(); ++i) r[i] -= moved.deltas[k] * x[moved.params[k]][i];
     }
-    Stats evaluate() const { return dot(r, r); }
+    double evaluate() const { return dot(r, r); }  // summed over the workers: ||r||^2
   };
 
-  struct Coordinator {  // owns w
+  struct Coordinator {  // one per job: owns w
     Vector w;
-    double last = HUGE_VAL;  // ||r||^2 at the evaluation before
     Coordinator(int, std::size_t num_params) : w(num_params) {}
-    Commit aggregate(const schmp::Schedule& block, const Partial& sums, schmp::Priorities& priorities) {
-      Commit commit{block.params, {}};
+    schmp::Deltas aggregate(const schmp::Schedule& block, const Vector& sums, schmp::Priorities& priorities) {
+      schmp::Deltas moved{block.params, {}};
       for (std::size_t k = 0; k < block.params.size(); ++k) {
-        commit.deltas.push_back(sums[2 * k] / sums[2 * k + 1]);  // to the minimum along w_j
-        w[block.params[k]] += commit.deltas[k];
-        priorities.set(block.params[k], commit.deltas[k]);  // what still moves is picked more often
+        moved.deltas.push_back(sums[2 * k] / sums[2 * k + 1]);  // to the minimum along w_j
+        w[block.params[k]] += moved.deltas[k];
+        priorities.set(block.params[k], moved.deltas[k]);  // what still moves is picked more often
       }
-      return commit;
+      return moved;
     }
-    schmp::Report report(double rr) {  // converged: no progress since the evaluation before
-      std::swap(rr, last);
-      return {last / 2, {}, last >= rr * (1 - 1e-12)};
-    }
-    void finish(const schmp::Summary& summary) {
+    double report(double rr) const { return rr / 2; }  // the objective: the run stops when it stops falling
+    void finish(const schmp::Summary& summary) const {
       std::printf("first: %s; w =", summary.stopped_by.c_str());
       for (double wj : w) std::printf(" %.3f", wj);
       std::printf("\n");
@@ -67,6 +56,5 @@ struct LeastSquares {
 };
 
 int main(int argc, char** argv) {
-  schmp::Job job(argc, argv, "usage: mpirun -np N first [--features P]");
-  return job.run<LeastSquares>(FLAGS_features);
+  return schmp::Job(argc, argv, "usage: mpirun -np N first").run<LeastSquares>(8);
 }

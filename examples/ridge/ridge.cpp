@@ -22,15 +22,6 @@ struct Ridge {
     double rows = 0;
     SCHMP_FIELDS(xtx, xty, rows)
   };
-  struct Stats {
-    double rr = 0;  // ||r||^2 over the worker's rows
-    SCHMP_FIELDS(rr)
-  };
-  struct Partial {
-    std::vector<double> dots;  // x_j . r for the scheduled j
-    SCHMP_FIELDS(dots)
-  };
-  using Commit = schmp::Deltas;
 
   class Worker {
    public:
@@ -59,13 +50,13 @@ struct Ridge {
       return {
           {xtx.data(), xtx.data() + xtx.size()}, {xty.data(), xty.data() + xty.size()}, double(y_.size())};
     }
-    Stats evaluate() const { return {r_.squaredNorm()}; }
-    Partial update(const schmp::Schedule& schedule) {
-      Partial partial;
-      for (schmp::ParamIndex j : schedule.params) partial.dots.push_back(x_.col(j).dot(r_));
-      return partial;
+    double evaluate() const { return r_.squaredNorm(); }           // summed over the workers: ||r||^2
+    std::vector<double> update(const schmp::Schedule& schedule) {  // summed: x_j . r for the scheduled j
+      std::vector<double> dots;
+      for (schmp::ParamIndex j : schedule.params) dots.push_back(x_.col(j).dot(r_));
+      return dots;
     }
-    void apply(const Commit& commit) {
+    void apply(const schmp::Deltas& commit) {
       for (std::size_t k = 0; k < commit.params.size(); ++k)
         r_ -= x_.col(commit.params[k]) * commit.deltas[k];
     }
@@ -87,11 +78,12 @@ struct Ridge {
       exact_ = system.ldlt().solve(xty);
     }
     std::vector<std::string> trace_columns() const { return {"distance_to_exact"}; }
-    Commit aggregate(const schmp::Schedule& schedule, const Partial& summed, schmp::Priorities& priorities) {
-      Commit commit;
+    schmp::Deltas aggregate(const schmp::Schedule& schedule, const std::vector<double>& dots,
+                            schmp::Priorities& priorities) {
+      schmp::Deltas commit;
       for (std::size_t k = 0; k < schedule.params.size(); ++k) {
         const schmp::ParamIndex j = schedule.params[k];
-        const double updated = (norms_[j] * w_[j] + summed.dots[k]) / (norms_[j] + n_ * mu_);
+        const double updated = (norms_[j] * w_[j] + dots[k]) / (norms_[j] + n_ * mu_);
         commit.params.push_back(j);
         commit.deltas.push_back(updated - w_[j]);
         priorities.set(j, updated - w_[j]);
@@ -99,9 +91,9 @@ struct Ridge {
       }
       return commit;
     }
-    schmp::Report report(const Stats& summed) const {
+    schmp::Report report(double rr) const {
       const double distance = (w_ - exact_).norm() / exact_.norm();
-      return {summed.rr / (2 * n_) + 0.5 * mu_ * w_.squaredNorm(), {distance}, distance < 1e-9};
+      return {rr / (2 * n_) + 0.5 * mu_ * w_.squaredNorm(), {distance}, distance < 1e-9};
     }
     void finish(const schmp::Summary& summary) {
       std::printf(

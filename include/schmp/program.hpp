@@ -3,13 +3,7 @@
 // the coordinator sums them, commits new values, and ships the commit back to every worker.
 //
 //   struct P {
-//     struct Config  { ... };               // plain data, filled by main() from the flags
-//                                           // (a message: a number, a vector, or a struct listing its
-//                                           // fields with SCHMP_FIELDS, message.hpp)
-//     struct Partial { ... visit() };       // summed over the workers every round
-//     struct Commit  { ... visit() };       // shipped from the coordinator to every worker
-//                                           // (often schmp::Deltas: how far each parameter moved)
-//     struct Stats   { ... visit() };       // summed over the workers at every evaluation
+//     using Config = ...;                   // plain data, filled by main() from the flags
 //
 //     class Worker {                        // one per worker rank: owns its part of the data
 //      public:
@@ -23,11 +17,16 @@
 //      public:
 //       Coordinator(const Config&, std::size_t num_params);
 //       Commit aggregate(const Schedule&, const Partial& summed, Priorities&);
-//       Report report(const Stats& summed);           // the objective; converged?
+//       double report(const Stats& summed);           // the objective; the run stops when it stops
+//                                                     // falling. Or Report: the objective, converged?
 //     };
 //   };
 //
-// and main() is `schmp::Job job(argc, argv, usage); return job.run<P>(config);` (run.hpp).
+// Partial (summed over the workers every round), Commit (shipped from the coordinator to every worker;
+// often schmp::Deltas, how far each parameter moved) and Stats (summed over the workers at every
+// evaluation) are messages: a number, a vector, or a struct listing its fields with SCHMP_FIELDS
+// (message.hpp). They are the types the functions return; a program may also name them (using Partial).
+// Config is any copyable value. main() is `return schmp::Job(argc, argv, usage).run<P>(config);` (run.hpp).
 //
 // Optional members, each with a stock default. A program that has half of one fails to compile, with a
 // message that names it.
@@ -73,6 +72,7 @@
 #include <cstdint>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -185,22 +185,38 @@ struct Summary {
   std::string stopped_by;
 };
 
+// A dynamic program's messages are the types its functions return: Worker::update's is the Partial,
+// Worker::evaluate's the Stats, Coordinator::aggregate's the Commit. A program may also name them
+// (using Partial = ...), as the bundled apps do.
+template <class P>
+using PartialOf = std::remove_cvref_t<decltype(std::declval<typename P::Worker&>().update(
+    std::declval<const Schedule&>()))>;
+template <class P>
+using StatsOf = std::remove_cvref_t<decltype(std::declval<const typename P::Worker&>().evaluate())>;
+template <class P>
+using CommitOf = std::remove_cvref_t<decltype(std::declval<typename P::Coordinator&>().aggregate(
+    std::declval<const Schedule&>(), std::declval<const PartialOf<P>&>(), std::declval<Priorities&>()))>;
+
 // The members every dynamic program has (the optional ones are checked where Job::run uses them).
 template <class P>
 concept DynamicProgram = requires(typename P::Worker& worker, const typename P::Worker& const_worker,
-                                  typename P::Coordinator& coordinator, const Schedule& schedule,
-                                  const typename P::Partial& partial, const typename P::Commit& commit,
-                                  const typename P::Stats& stats, Priorities& priorities) {
+                                  const Schedule& schedule) {
   typename P::Config;
   { const_worker.num_params() } -> std::convertible_to<std::size_t>;
-  { const_worker.evaluate() } -> std::same_as<typename P::Stats>;
-  { worker.update(schedule) } -> std::same_as<typename P::Partial>;
+  const_worker.evaluate();
+  worker.update(schedule);
+}
+&&requires(typename P::Worker& worker, typename P::Coordinator& coordinator, const Schedule& schedule,
+           const PartialOf<P>& partial, const CommitOf<P>& commit, const StatsOf<P>& stats,
+           Priorities& priorities) {
+  coordinator.aggregate(schedule, partial, priorities);
   worker.apply(commit);
-  { coordinator.aggregate(schedule, partial, priorities) } -> std::same_as<typename P::Commit>;
   requires requires {
     { coordinator.report(stats, priorities) } -> std::same_as<Report>;
   } || requires {
     { coordinator.report(stats) } -> std::same_as<Report>;
+  } || requires {
+    { coordinator.report(stats) } -> std::same_as<double>;
   };
 };
 

@@ -3,6 +3,7 @@
 // Internal: a program never includes this header or names what it declares.
 #pragma once
 
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdio>
@@ -96,6 +97,17 @@ constexpr bool check_dynamic_program() {
           HoldsRows<Worker>,
       "rows: a Dependency with takes_columns() is handed the rows of Worker::rows(), which the "
       "Worker lacks (program.hpp)");
+  static_assert(
+      !requires { typename P::Partial; } ||
+          requires { requires std::same_as<typename P::Partial, PartialOf<P>>; },
+      "Partial: a program that names its Partial returns it from Worker::update (program.hpp)");
+  static_assert(
+      !requires { typename P::Stats; } || requires { requires std::same_as<typename P::Stats, StatsOf<P>>; },
+      "Stats: a program that names its Stats returns it from Worker::evaluate (program.hpp)");
+  static_assert(
+      !requires { typename P::Commit; } ||
+          requires { requires std::same_as<typename P::Commit, CommitOf<P>>; },
+      "Commit: a program that names its Commit returns it from Coordinator::aggregate (program.hpp)");
   static_assert(HasSetup<P> == WorkerSetsUp<P>,
                 "Setup: a program with a Setup message needs Setup Worker::setup() const, and one with "
                 "Worker::setup() needs the Setup message (program.hpp)");
@@ -159,9 +171,7 @@ class TypedWorker final : public WorkerRole {
   }
   Flat evaluate() const override { return flatten(worker_.evaluate()); }
   Flat update(const Schedule& schedule) override { return flatten(worker_.update(schedule)); }
-  void apply(std::span<const std::byte> commit) override {
-    worker_.apply(deserialize<typename P::Commit>(commit));
-  }
+  void apply(std::span<const std::byte> commit) override { worker_.apply(deserialize<CommitOf<P>>(commit)); }
   const io::SparseRows* rows() const override {
     if constexpr (HoldsRows<typename P::Worker>) {
       return &worker_.rows();
@@ -207,12 +217,14 @@ class TypedCoordinator final : public CoordinatorRole {
     }
   }
   Bytes aggregate(const Schedule& schedule, const Flat& summed, Priorities& priorities) override {
-    return serialize(coordinator_->aggregate(schedule, unflatten<typename P::Partial>(summed), priorities));
+    return serialize(coordinator_->aggregate(schedule, unflatten<PartialOf<P>>(summed), priorities));
   }
   Report report(const Flat& summed, Priorities& priorities) override {
-    const auto stats = unflatten<typename P::Stats>(summed);
+    const auto stats = unflatten<StatsOf<P>>(summed);
     if constexpr (requires { coordinator_->report(stats, priorities); }) {
       return coordinator_->report(stats, priorities);
+    } else if constexpr (std::same_as<decltype(coordinator_->report(stats)), double>) {
+      return until_stalled(coordinator_->report(stats));
     } else {
       return coordinator_->report(stats);
     }
@@ -223,7 +235,7 @@ class TypedCoordinator final : public CoordinatorRole {
     one.round = block.round;
     for (const ParamIndex param : block.params) {
       one.params.assign(1, param);
-      const typename P::Partial partial = alone.update(one);
+      const PartialOf<P> partial = alone.update(one);
       alone.apply(coordinator_->aggregate(one, partial, priorities));
       if (wants_evaluation()) break;
     }
@@ -262,10 +274,20 @@ class TypedCoordinator final : public CoordinatorRole {
   }
 
  private:
+  // The stock stopping test of a report that gives only the objective: converged once an evaluation no
+  // longer lowers it (by a relative 1e-12), which is where a descent method can move no more.
+  Report until_stalled(double objective) {
+    Report report{objective};
+    report.converged = previous_ && objective >= *previous_ - 1e-12 * std::abs(*previous_);
+    previous_ = objective;
+    return report;
+  }
+
   typename P::Config config_;
   std::string name_;  // for the stock finish()'s line
   std::size_t num_params_ = 0;
   std::optional<typename P::Coordinator> coordinator_;
+  std::optional<double> previous_;  // the objective at the evaluation before, for until_stalled
 };
 
 template <DynamicProgram P>
