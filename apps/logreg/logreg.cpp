@@ -13,6 +13,7 @@
 
 #include "predict.hpp"
 #include "schmp/dataset.hpp"
+#include "schmp/extrapolation.hpp"
 #include "schmp/kernels/device.hpp"
 #include "schmp/output.hpp"
 
@@ -48,6 +49,8 @@ constexpr std::size_t kFewestPasses = 2;
 constexpr double kStalledPass = 0.05;
 // The inner solve gives up after this many passes whatever its violation.
 constexpr std::size_t kMostPasses = 50;
+// Accepted Newton iterates from which an Anderson extrapolation is tried (skglm's K).
+constexpr std::size_t kExtrapolationDepth = 5;
 
 double penalty_value(Penalty penalty, const Eigen::VectorXd& w) {
   return penalty == Penalty::kL1 ? w.lpNorm<1>() : 0.5 * w.squaredNorm();
@@ -494,15 +497,23 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
 Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Partial& summed,
                                               Priorities& priorities) {
   Commit commit;
+  if (std::exchange(restart_, false)) commit.restart_from.assign(w_.data(), w_.data() + w_.size());
   if (phase_ == Phase::kLineSearch) {
     // The last step was rejected after this round was scheduled: its results belong to the rejected
     // point. Shorten the step (or go back to w) and evaluate there.
-    if (restart_) {
-      commit.restart_from.assign(w_.data(), w_.data() + w_.size());
-      restart_ = false;
-    } else {
-      commit.step = -retreat_;
+    if (commit.restart_from.empty()) commit.step = -retreat_;
+    evaluate_now_ = true;
+    return commit;
+  }
+  if (phase_ == Phase::kExtrapolation) {
+    // The extrapolated point as a direction taken whole; this round's results are the last step's.
+    commit.new_direction = true;
+    for (Eigen::Index j = 0; j < d_.size(); ++j) {
+      if (d_[j] == 0) continue;
+      commit.params.push_back(static_cast<ParamIndex>(j));
+      commit.delta.push_back(d_[j]);
     }
+    commit.step = 1;
     evaluate_now_ = true;
     return commit;
   }
@@ -563,6 +574,7 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
     case Phase::kStart:
       objective_ = objective(w_, summed.loss);
       start_outer_iteration(summed, priorities);
+      iterates_.assign(1, w_);
       break;
     case Phase::kLineSearch: {
       const double change = config_.C * summed.loss_change + penalty_change(step_);
@@ -585,6 +597,22 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
       w_ += step_ * d_;
       objective_ = objective(w_, summed.loss);
       start_outer_iteration(summed, priorities);
+      try_extrapolation();
+      break;
+    }
+    case Phase::kExtrapolation: {
+      const double change = config_.C * summed.loss_change + penalty_change(1);
+      if (!(change < 0)) {
+        // No better than w: the workers go back there, and the Newton step started at w goes on.
+        d_.setZero();
+        restart_ = true;
+        phase_ = Phase::kDirection;
+        return last_report_;
+      }
+      w_ += d_;
+      objective_ = objective(w_, summed.loss);
+      start_outer_iteration(summed, priorities);
+      iterates_.push_back(w_);
       break;
     }
     case Phase::kDirection:
@@ -611,6 +639,24 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
   score_test(report.columns);
   last_report_ = report;
   return report;
+}
+
+void Logreg::Coordinator::try_extrapolation() {
+  iterates_.push_back(w_);
+  if (iterates_.size() < kExtrapolationDepth) return;
+  Extrapolation extrapolation(iterates_.size());
+  for (std::size_t k = 0; k < iterates_.size(); ++k) {
+    std::vector<double> row;
+    for (std::size_t i = 0; i <= k; ++i) row.push_back(iterates_[k].dot(iterates_[i]));
+    extrapolation.push(row);
+  }
+  const std::vector<double> weights = extrapolation.weights();
+  Eigen::VectorXd extrapolated = Eigen::VectorXd::Zero(w_.size());
+  for (std::size_t k = 0; k < weights.size(); ++k) extrapolated += weights[k] * iterates_[k];
+  iterates_.clear();
+  if (weights.empty() || !extrapolated.allFinite() || extrapolated == w_) return;
+  d_ = extrapolated - w_;
+  phase_ = Phase::kExtrapolation;
 }
 
 void Logreg::Coordinator::abandon_direction() {

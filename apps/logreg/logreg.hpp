@@ -252,6 +252,9 @@ struct Logreg {
       kStart,       // before the first evaluation
       kDirection,   // the inner solve: rounds improve d
       kLineSearch,  // the workers' margins are at w + t d, awaiting the evaluation there
+      // The last Newton iterates extrapolated (Anderson): d is the way to that point, which the
+      // workers' margins are at, awaiting the evaluation that takes it if it is better than w.
+      kExtrapolation,
     };
     // The model's coordinate step for j at the current d, from (X'DX d)_j.
     double model_step(ParamIndex j, double hessian_d) const;
@@ -270,6 +273,9 @@ struct Logreg {
     double model_decrease() const;
     // Takes the evaluation at a new w as the start of an outer iteration.
     void start_outer_iteration(const Stats& summed, Priorities& priorities);
+    // Keeps the accepted iterate w and, every kExtrapolationDepth of them, aims the next evaluation at
+    // their extrapolation (the kExtrapolation phase).
+    void try_extrapolation();
     // Gives up a direction along which the line search found no descent: the parallel updates of the
     // inner solve interfered. The workers' margins go back to w and fewer coordinates move per round.
     void abandon_direction();
@@ -305,7 +311,7 @@ struct Logreg {
     double step_ = 1;
     double model_decrease_ = 0;
     double retreat_ = 0;    // a shortening of the step for the next commit
-    bool restart_ = false;  // the next commit sends the workers back to w
+    bool restart_ = false;  // the next commit sends the workers back to w (margins from w itself)
     // How many of each block's coordinates the inner solve moves: all, until a direction is abandoned.
     std::size_t parallel_ = std::numeric_limits<std::size_t>::max();
     std::size_t block_seen_ = 1;  // the size of the last block
@@ -313,6 +319,7 @@ struct Logreg {
     // sequential (one process updating in order), and a line search that fails is rounding.
     std::size_t widest_round_ = 0;
     Report last_report_;
+    std::vector<Eigen::VectorXd> iterates_;  // accepted since the last extrapolation, oldest first
 
     io::SparseRows test_;  // held-out rows (empty without --test)
     std::vector<bool> test_positive_;
