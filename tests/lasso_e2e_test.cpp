@@ -121,21 +121,22 @@ class LassoEndToEnd : public ::testing::Test {
     EXPECT_NEAR(objective, reference.objective, 1e-6 * reference.objective) << out.text;
     EXPECT_EQ(support(read_model(model)), support(as_map(reference.beta))) << out.text;
     const testing::Trace written = testing::read_trace(trace);
-    EXPECT_EQ(
-        written.header,
-        "round,seconds,objective,duality_gap,relative_gap,nnz,active,scheduler_s,compute_s,communication_s,"
-        "idle_s,scheduler_busy_s");
+    EXPECT_EQ(written.header,
+              "round,seconds,objective,duality_gap,relative_gap,nnz,active,evaluated,scheduler_s,compute_s,"
+              "communication_s,idle_s,scheduler_busy_s");
     ASSERT_GE(written.rows.size(), 2u);
     // The last row is the final state: the objective printed, with the gap under the tolerance.
     const std::vector<double>& fields = written.rows.back();
-    ASSERT_EQ(fields.size(), 12u);
+    ASSERT_EQ(fields.size(), 13u);
     EXPECT_NEAR(fields[2], objective, 1e-9 * std::abs(objective));
     EXPECT_LE(fields[4], tol);
-    // The gap is a bound: the objective less the gap is the dual value, which no primal point beats.
-    EXPECT_LE(fields[2] - fields[3], reference.objective * (1 + 1e-12)) << out.text;
+    // The gap is a bound at every evaluation, full or over a working set: the objective less the gap is
+    // a dual value, which no primal point beats.
+    for (const std::vector<double>& row : written.rows)
+      EXPECT_LE(row[2] - row[3], reference.objective * (1 + 1e-12)) << out.text;
     // Some scheduler, hosted or a rank of its own, built every block: its work took time, within the solve.
-    EXPECT_GT(fields[11], 0.0);
-    EXPECT_LE(fields[11], fields[1]);
+    EXPECT_GT(fields[12], 0.0);
+    EXPECT_LE(fields[12], fields[1]);
   }
 
   static std::filesystem::path scratch_;
@@ -165,6 +166,33 @@ TEST_F(LassoEndToEnd, HardShapesMatchTheReference) {
       SCOPED_TRACE(data.name + ", np " + std::to_string(ranks));
       expect_matches_reference(data, ranks, "", 1e-8);
     }
+  }
+}
+
+// Between full evaluations, evaluations cover only a working set a quarter of the live coefficients or
+// fewer; the solution stays the reference's, at one rank and at three.
+TEST_F(LassoEndToEnd, WorkingSetsKeepTheSolution) {
+  for (const int ranks : {1, 3}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    expect_matches_reference(generated(), ranks, "", 1e-9);
+    const testing::Trace written = testing::read_trace((scratch_ / "generated-trace.csv").string());
+    // `active` counts the live coefficients after the row's evaluation retired some; `evaluated` what
+    // the evaluation covered, of those live before it.
+    bool scoped = false, full_after_scoped = false;
+    double live_before = written.rows.front()[7];
+    for (const std::vector<double>& row : written.rows) {
+      const double evaluated = row[7];
+      EXPECT_LE(evaluated, live_before);
+      if (evaluated < live_before) {
+        EXPECT_LE(4 * evaluated, live_before);
+        scoped = true;
+      } else {
+        full_after_scoped = full_after_scoped || scoped;
+      }
+      live_before = row[6];
+    }
+    EXPECT_TRUE(scoped);
+    EXPECT_TRUE(full_after_scoped);  // the run converged at a full evaluation after scoped ones
   }
 }
 

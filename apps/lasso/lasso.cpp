@@ -51,10 +51,11 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()) {
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (beta and its value at the last
-  // evaluation, column norms, initial changes, X^T r, setup sums, and beta and X^T r at the evaluations
-  // kept for extrapolation), a scheduler's (with sweeps), and with a single worker (one process) the
-  // worker's too. A stray huge index is refused at its line, not met by the OOM killer.
-  constexpr double kCoordinator = 56 + 16 + 16 * kExtrapolationDepth, kScheduler = 17 + 20 + 12,
+  // evaluation, column norms, initial changes, X^T r, setup sums, beta and X^T r at the evaluations
+  // kept for extrapolation, and the working set's choice), a scheduler's (with sweeps), and with a single
+  // worker (one process) the worker's too. A stray huge index is refused at its line, not met by the OOM
+  // killer.
+  constexpr double kCoordinator = 56 + 16 + 16 * kExtrapolationDepth + 16, kScheduler = 17 + 20 + 12,
                    kWorker = 8 + 4 + 24;
   io::check_columns_fit(config.data, rows_, kCoordinator + kScheduler + (context.count == 1 ? kWorker : 0));
 }
@@ -81,8 +82,9 @@ Lasso::Setup Lasso::Worker::setup() const {
 
 Lasso::Stats Lasso::Worker::evaluate() const {
   Stats stats;
-  stats.gradient.resize(active_.size());
-  kernel_->column_dots(active_, stats.gradient);
+  const std::vector<ParamIndex>& covered = scope_.empty() ? active_ : scope_;
+  stats.gradient.resize(covered.size());
+  kernel_->column_dots(covered, stats.gradient);
   Eigen::VectorXd r(y_.size());
   kernel_->copy_vector({r.data(), static_cast<std::size_t>(r.size())});
   stats.rr = r.squaredNorm();
@@ -105,6 +107,7 @@ void Lasso::Worker::apply(const Commit& commit) {
   if (commit.from_start) kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});
   kernel_->add_columns(commit.params, scale_);
   remove_retired(active_, commit.retired);
+  if (commit.rescope) scope_ = commit.scope;
   if (commit.forget) residuals_.clear();
 }
 
@@ -143,7 +146,7 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
 }
 
 std::vector<std::string> Lasso::Coordinator::trace_columns() const {
-  return {"duality_gap", "relative_gap", "nnz", "active"};
+  return {"duality_gap", "relative_gap", "nnz", "active", "evaluated"};
 }
 
 std::vector<double> Lasso::Coordinator::initial_changes() const { return initial_changes_; }
@@ -185,6 +188,14 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
     yr_.clear();
   }
   ship_retirements(commit);
+  if (std::exchange(rescope_, false)) {
+    // The gradients kept for extrapolation covered the old scope: the dual extrapolation starts again.
+    commit.rescope = 1;
+    commit.scope = next_scope_;
+    scope_ = std::move(next_scope_);
+    next_scope_.clear();
+    gradients_.clear();
+  }
   return commit;
 }
 
@@ -260,9 +271,9 @@ Lasso::Coordinator::Extrapolated Lasso::Coordinator::extrapolate(const Stats& su
   gram_.push(summed.gram);
   if (betas_.size() == kExtrapolationDepth) {
     betas_.pop_front();
-    gradients_.pop_front();
     yr_.pop_front();
   }
+  if (gradients_.size() == kExtrapolationDepth) gradients_.pop_front();
   betas_.push_back(beta_);
   gradients_.push_back(summed.gradient);
   yr_.push_back(summed.yr);
@@ -271,12 +282,16 @@ Lasso::Coordinator::Extrapolated Lasso::Coordinator::extrapolate(const Stats& su
   if (point.weights.empty()) return point;
   point.rr = gram_.norm_squared(point.weights);
   point.rounding = gram_.rounding(point.weights) / 2;
+  for (std::size_t k = 0; k < point.weights.size(); ++k) {
+    point.yr += point.weights[k] * yr_[k];
+    point.rounding += 4 * std::numeric_limits<double>::epsilon() * std::abs(point.weights[k] * yr_[k]);
+  }
+  // The gradient only when every kept evaluation covered the same coefficients (no rescope between).
+  if (gradients_.size() != point.weights.size()) return point;
   point.gradient.assign(summed.gradient.size(), 0.0);
   for (std::size_t k = 0; k < point.weights.size(); ++k) {
-    const double c = point.weights[k];
-    point.yr += c * yr_[k];
-    point.rounding += 4 * std::numeric_limits<double>::epsilon() * std::abs(c * yr_[k]);
-    for (std::size_t i = 0; i < point.gradient.size(); ++i) point.gradient[i] += c * gradients_[k][i];
+    for (std::size_t i = 0; i < point.gradient.size(); ++i)
+      point.gradient[i] += point.weights[k] * gradients_[k][i];
   }
   return point;
 }
@@ -305,10 +320,13 @@ bool Lasso::Coordinator::jump(const Extrapolated& point, double& primal) {
 }
 
 Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
-  if (summed.gradient.size() != active_.size())
+  const bool full = scope_.empty();
+  const std::vector<ParamIndex>& covered = full ? active_ : scope_;
+  if (summed.gradient.size() != covered.size())
     throw std::logic_error("lasso: evaluation of the wrong length");
   // Primal: (1/2n) ||r||^2 + lambda ||beta||_1.
   double primal = summed.rr / (2 * n_) + lambda_ * beta_.lpNorm<1>();
+  // Feasible (a bound) only when the evaluation was full; else the working set's own.
   DualPoint dual = dual_point(summed.rr, summed.yr, summed.gradient);
   if (!std::isfinite(primal) || !std::isfinite(dual.value)) {
     throw std::runtime_error(
@@ -334,12 +352,12 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   Extrapolated point;
   if (!go_back_) {
     point = extrapolate(summed);
-    if (!point.weights.empty()) {
+    if (!point.gradient.empty()) {
       DualPoint extrapolated = dual_point(point.rr, point.yr, point.gradient);
       extrapolated.value -= point.rounding / n_;  // a bound must not gain from rounding
       if (extrapolated.value > dual.value) dual = extrapolated;
-      if (jump(point, primal)) gradient = &point.gradient;
     }
+    if (jump(point, primal) && !point.gradient.empty()) gradient = &point.gradient;
     last_objective_ = primal;
     last_beta_ = beta_;
   }
@@ -347,26 +365,30 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   // the dual: a gap within it proves nothing, and the reported gap never falls below it.
   const double rounding =
       n_ * std::numeric_limits<double>::epsilon() * (summed.rr / n_ + std::abs(summed.yr) / n_);
-  const double gap = std::max(rounding, primal - dual.value + rounding);
+  if (full) best_dual_ = std::max(best_dual_, dual.value - rounding);
+  const double gap = std::max(rounding, primal - best_dual_ + rounding);
   const double relative = primal > 0 ? gap / primal : 0.0;
 
-  // Gap-safe screening: in the problem scaled by n, the optimal dual point lies within
-  // sqrt(2 n gap) / (n lambda) of theta, so |x_j . theta| + ||x_j|| radius < 1 proves beta_j = 0 at
-  // the optimum. Only coefficients at zero now are retired: they need no correcting commit.
+  // Gap-safe screening, at full evaluations: in the problem scaled by n, the optimal dual point lies
+  // within sqrt(2 n gap) / (n lambda) of theta, with the gap of theta itself, so |x_j . theta| + ||x_j||
+  // radius < 1 proves beta_j = 0 at the optimum. Only coefficients at zero now are retired: they need
+  // no correcting commit.
   //
-  // The evaluation also knows x_j . r for every live coefficient, hence the step each would take now:
-  // those become their priorities, so that coefficients the sampler has not visited lately but that
-  // would move are found at once, and those that would not move wait on eta.
+  // The evaluation also knows x_j . r for every coefficient it covered, hence the step each would take
+  // now: those become their priorities, so that coefficients the sampler has not visited lately but
+  // that would move are found at once, and those that would not move wait on eta.
   //
   // Neither is done at a point the run is about to leave: a coefficient zero there may not be zero
   // where it goes back to, and retired it could never move again.
   const double scaled_lambda = n_ * lambda_;
-  const double radius = std::sqrt(2 * n_ * gap) / scaled_lambda;
-  const std::size_t judged = go_back_ ? 0 : active_.size();
+  const double radius =
+      full ? std::sqrt(2 * n_ * std::max(rounding, primal - dual.value + rounding)) / scaled_lambda : 0.0;
+  const std::size_t judged = go_back_ ? 0 : covered.size();
   for (std::size_t k = 0; k < judged; ++k) {
-    const ParamIndex j = active_[k];
+    const ParamIndex j = covered[k];
     if (retired_[j]) continue;
-    if (beta_[j] == 0 && std::abs((*dual.gradient)[k]) / dual.s + std::sqrt(column_norms_[j]) * radius < 1) {
+    if (full && beta_[j] == 0 &&
+        std::abs((*dual.gradient)[k]) / dual.s + std::sqrt(column_norms_[j]) * radius < 1) {
       retired_[j] = true;
       newly_retired_.push_back(j);
       priorities.retire(j);
@@ -378,12 +400,64 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
       priorities.set(j, fitted_change(j, step));
     }
   }
+  if (!go_back_) {
+    if (full) {
+      full_gap_ = relative;
+      scoped_evaluations_ = 0;
+      next_scope_ = working_set(*gradient, dual.s);
+      rescope_ = !next_scope_.empty();
+    } else {
+      ++scoped_evaluations_;
+      rescope_ = relative <= config_.tol || scope_solved(primal, dual, rounding);
+      if (rescope_) next_scope_.clear();
+    }
+  }
   Report report;
   report.objective = primal;
   const auto live = static_cast<double>(active_.size() - newly_retired_.size());
-  report.columns = {gap, relative, static_cast<double>((beta_.array() != 0).count()), live};
+  report.columns = {gap, relative, static_cast<double>((beta_.array() != 0).count()), live,
+                    static_cast<double>(covered.size())};
   report.converged = relative <= config_.tol;
   return report;
+}
+
+std::vector<ParamIndex> Lasso::Coordinator::working_set(const std::vector<double>& gradient, double s) const {
+  // As celer grows its working sets: the coefficients nonzero or about to move, then as many again (at
+  // least kSmallest in all) of the others, nearest first to moving: |x_j . theta| nearest 1, in units
+  // of ||x_j||.
+  constexpr std::size_t kSmallest = 100;
+  const double scaled_lambda = n_ * lambda_;
+  std::vector<ParamIndex> scope;
+  std::vector<std::pair<double, ParamIndex>> others;
+  std::size_t live = 0;
+  for (std::size_t k = 0; k < active_.size(); ++k) {
+    const ParamIndex j = active_[k];
+    if (retired_[j] || !(column_norms_[j] > 0)) continue;
+    ++live;
+    if (beta_[j] != 0 || std::abs(gradient[k]) > scaled_lambda) {
+      scope.push_back(j);
+    } else {
+      others.emplace_back((s - std::abs(gradient[k])) / std::sqrt(column_norms_[j]), j);
+    }
+  }
+  const std::size_t size = std::min(live, std::max(2 * scope.size(), kSmallest));
+  // Worth it only where it leaves out most of the work: a full evaluation after scoped ones has no
+  // extrapolated dual point (the kept gradients covered the scope).
+  if (4 * size > live) return {};
+  const std::size_t more = size - scope.size();
+  std::nth_element(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(more), others.end());
+  for (std::size_t k = 0; k < more; ++k) scope.push_back(others[k].second);
+  std::sort(scope.begin(), scope.end());
+  return scope;
+}
+
+bool Lasso::Coordinator::scope_solved(double primal, const DualPoint& dual, double rounding) const {
+  // celer's inner tolerance: a tenth of the outer gap would wait long on creeping coordinates, and the
+  // full evaluation finds what moves next.
+  constexpr double kFraction = 0.3;
+  constexpr std::size_t kMostScoped = 16;
+  const double inner = std::max(rounding, primal - dual.value + rounding) / primal;
+  return inner <= kFraction * full_gap_ || scoped_evaluations_ >= kMostScoped;
 }
 
 Lasso::Saved Lasso::Coordinator::save() const {
@@ -423,6 +497,8 @@ Lasso::Commit Lasso::Coordinator::restore(const Saved& saved, Priorities& priori
   }
   commit.retired = saved.retired;
   remove_retired(active_, commit.retired);
+  commit.rescope = 1;  // every evaluation full until the first picks a working set
+  scope_.clear();
   return commit;
 }
 

@@ -23,6 +23,12 @@
 // the same combination of the last coefficient vectors a better primal point, which the coordinator
 // jumps to whenever its objective is lower. On strongly correlated columns, where coordinate descent
 // creeps, the jumps save most of the sweeps.
+//
+// Working sets, as celer's: after a full evaluation the coordinator picks the coefficients likely to
+// matter (those nonzero or about to move, and as many again of those nearest to moving), and the
+// evaluations that follow cover only them, until their own gap has fallen to a fraction of the last
+// full one. The sweeps visit the coefficients that move, which the working set holds. The reported gap
+// is always a bound: the objective against the best dual value a full evaluation found.
 #pragma once
 
 #include <Eigen/Core>
@@ -79,7 +85,7 @@ struct Lasso {
     }
   };
   struct Stats {
-    std::vector<double> gradient;  // x_j . r for every coefficient not retired, in index order
+    std::vector<double> gradient;  // x_j . r for every coefficient evaluated, in index order
     double rr = 0;                 // ||r||^2
     double yr = 0;                 // y . r
     std::vector<double> gram;      // r . r_k for the residuals kept at earlier evaluations, then r . r
@@ -103,9 +109,13 @@ struct Lasso {
     // subtracting them back would leave it swamped by rounding.
     std::uint8_t from_start = 0;
     std::uint8_t forget = 0;  // the workers drop the residuals they keep for extrapolation
+    // From this commit on the evaluations cover `scope` (in index order), or every coefficient not
+    // retired when it is empty.
+    std::uint8_t rescope = 0;
+    std::vector<ParamIndex> scope;
     template <class V>
     void visit(V& v) {
-      v(params, delta, retired, from_start, forget);
+      v(params, delta, retired, from_start, forget, rescope, scope);
     }
   };
 
@@ -138,6 +148,7 @@ struct Lasso {
     Eigen::VectorXd y_;
     std::unique_ptr<kernels::ColumnKernel> kernel_;
     std::vector<ParamIndex> active_;  // not retired, in index order
+    std::vector<ParamIndex> scope_;   // what evaluations cover (empty: active_)
     std::vector<double> scale_;       // a commit's deltas, negated: kept to spare an allocation per commit
     mutable Snapshots residuals_{kExtrapolationDepth};  // at the last evaluations (evaluate() keeps them)
   };
@@ -181,6 +192,12 @@ struct Lasso {
     Extrapolated extrapolate(const Stats& summed);
     // Moves beta to the extrapolated point when its objective is below `primal`; true when it did.
     bool jump(const Extrapolated& point, double& primal);
+    // After a full evaluation with x_j . r = `gradient` (over active_) and dual scale s: the working set
+    // the next evaluations cover, or empty when it would hold most of the live coefficients.
+    std::vector<ParamIndex> working_set(const std::vector<double>& gradient, double s) const;
+    // Whether the evaluation after this scoped one should be full: the working set's own gap (from
+    // `dual`, feasible there) has fallen to a fraction of the last full gap, or too many went by.
+    bool scope_solved(double primal, const DualPoint& dual, double rounding) const;
 
     Config config_;
     double n_;
@@ -211,6 +228,14 @@ struct Lasso {
     bool forget_ = false;        // the next commit tells the workers to drop their residuals, as this does
     bool jumped_ = false;        // the next commit moves the workers to the extrapolated beta
     Eigen::VectorXd jump_from_;  // beta before the jump
+    // Working sets. scope_ is what the next evaluation covers, as shipped (empty: every live one).
+    std::vector<ParamIndex> scope_;
+    std::vector<ParamIndex> next_scope_;  // to ship with the next commit, when rescope_
+    bool rescope_ = false;
+    std::size_t scoped_evaluations_ = 0;                         // since the last full evaluation
+    double full_gap_ = std::numeric_limits<double>::infinity();  // relative, at the last full evaluation
+    // The highest dual value a full evaluation found, less its rounding: a lower bound on the optimum.
+    double best_dual_ = -std::numeric_limits<double>::infinity();
   };
 
   // The dependency filter: |cos(x_j, x_k)| < rho for every pair in a block (kernels/correlation_filter.hpp).
