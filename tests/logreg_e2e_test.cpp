@@ -133,6 +133,40 @@ TEST_F(LogregEndToEnd, ExtraEvaluationsChangeNothingButTheTrace) {
   EXPECT_GT(testing::read_trace(extra_trace).rows.size(), testing::read_trace(paced_trace).rows.size());
 }
 
+// With L1 on many columns, most evaluations cover a working set a quarter of the coordinates or fewer;
+// the solution stays the reference's at one rank and at three, and every row's gap is a bound.
+TEST_F(LogregEndToEnd, WorkingSetsKeepTheSolution) {
+  const std::string data = scratch("wide.svm");
+  const Output made =
+      run(std::string(SCHMP_GENERATE_BIN) +
+          " logreg --rows 500 --cols 2000 --density 0.02 --support 30 --seed 7 --out " + data);
+  ASSERT_EQ(made.status, 0) << made.text;
+  const double reference = reference_objective(data, 0.5, true);
+  for (const int ranks : {1, 3}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    const std::string trace = scratch("wide.csv");
+    const Output out = train(ranks, data, 0.5, true, "--trace " + trace);
+    ASSERT_EQ(out.status, 0) << out.text;
+    EXPECT_NEAR(objective_of(out), reference, 1e-6 * reference) << out.text;
+    const testing::Trace written = testing::read_trace(trace);
+    bool scoped = false, full_after_scoped = false;
+    const double all = written.rows.front()[9];  // the first evaluation covers every coordinate
+    for (const std::vector<double>& row : written.rows) {
+      EXPECT_LE(row[2] - row[5], reference * (1 + 1e-11)) << out.text;  // objective less the gap
+      const double evaluated = row[9];
+      if (evaluated < all) {
+        EXPECT_LE(4 * evaluated, all);
+        scoped = true;
+      } else {
+        full_after_scoped = full_after_scoped || scoped;
+      }
+    }
+    EXPECT_GT(all, 1900);
+    EXPECT_TRUE(scoped);
+    EXPECT_TRUE(full_after_scoped);
+  }
+}
+
 // With one feature and L2, the inner solve's first update is the Newton step itself: every Newton step
 // takes one round of its own and one to evaluate (an extrapolation tried takes one round). The first
 // update of each step must see the new direction as zero, not the last step's, which the workers drop
@@ -464,10 +498,10 @@ TEST_F(LogregEndToEnd, HeldOutRowsAreScoredLikePredict) {
                              "--bias --test " + test_path_01 + " --output " + model + " --trace " + trace);
     ASSERT_EQ(out.status, 0) << out.text;
     const testing::Trace written = testing::read_trace(trace);
-    EXPECT_EQ(
-        written.header,
-        "round,seconds,objective,nnz,optimality,duality_gap,relative_gap,train_logloss,train_accuracy,"
-        "test_logloss,test_accuracy,test_auc,scheduler_s,compute_s,communication_s,idle_s,scheduler_busy_s");
+    EXPECT_EQ(written.header,
+              "round,seconds,objective,nnz,optimality,duality_gap,relative_gap,train_logloss,train_accuracy,"
+              "test_logloss,test_accuracy,test_auc,evaluated,scheduler_s,compute_s,communication_s,idle_s,"
+              "scheduler_busy_s");
     ASSERT_GE(written.rows.size(), 2u);
     // At w = 0 every row is called negative and has loss log 2.
     const std::vector<double>& first = written.rows.front();

@@ -243,10 +243,10 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
       columns_in_data_(rows_.columns()),
       bias_(config.bias) {
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (w, the direction, gradient,
-  // curvature, column norms, initial changes, and 16 more at each evaluation), a scheduler's (with
-  // sweeps), and with a single worker (one process) the worker's too. A stray huge index is refused at
-  // its line, not met by the OOM killer.
-  constexpr double kCoordinator = 48 + 16, kScheduler = 17 + 20 + 12, kWorker = 8 + 48;
+  // curvature, column norms, initial changes, 16 more at each evaluation, the iterates kept for
+  // extrapolation, and the working sets'), a scheduler's (with sweeps), and with a single worker (one
+  // process) the worker's too. A stray huge index is refused at its line, not met by the OOM killer.
+  constexpr double kCoordinator = 48 + 16 + 40 + 13 + 16, kScheduler = 17 + 20 + 12, kWorker = 8 + 48;
   io::check_columns_fit(config.data, rows_, kCoordinator + kScheduler + (context.count == 1 ? kWorker : 0));
   const double positive = positive_label_of(config.positive_label);
   // A MatrixMarket matrix's labels come from --labels, whose lines its rows do not keep: a bad label is
@@ -298,11 +298,13 @@ Logreg::Setup Logreg::Worker::setup() const {
 
 Logreg::Stats Logreg::Worker::evaluate() const {
   Stats stats;
-  stats.gradient.resize(all_.size());
-  stats.curvature.resize(all_.size());
-  kernel_->logistic_derivatives(all_, stats.gradient, stats.curvature);
+  const std::vector<ParamIndex>& covered = scope_.empty() ? all_ : scope_;
+  stats.gradient.resize(covered.size());
+  stats.curvature.resize(covered.size());
+  kernel_->logistic_derivatives(covered, stats.gradient, stats.curvature);
   Eigen::VectorXd margins(y_.size());
   kernel_->copy_vector({margins.data(), static_cast<std::size_t>(margins.size())});
+  full_alpha_.resize(static_cast<std::size_t>(y_.size()));
   static const std::array<double, kDualScales.size()> log_scales = [] {
     std::array<double, kDualScales.size()> logs{};
     for (std::size_t k = 0; k < logs.size(); ++k) logs[k] = std::log(kDualScales[k]);
@@ -314,6 +316,12 @@ Logreg::Stats Logreg::Worker::evaluate() const {
     const MarginTerms row = margin_terms(z);
     stats.loss += row.loss;
     if (z > 0 || (z == 0 && y_[i] < 0)) ++stats.correct;  // liblinear: positive only when w . x > 0
+    if (scope_.empty()) {
+      full_alpha_[static_cast<std::size_t>(i)] = row.alpha;
+    } else {
+      const double moved = row.alpha - full_alpha_[static_cast<std::size_t>(i)];
+      stats.alpha_shift += moved * moved;
+    }
     if (!(row.alpha > 0)) continue;
     for (std::size_t k = 0; k < kDualScales.size(); ++k)
       stats.entropy[k] += binary_entropy(kDualScales[k] * row.alpha, log_scales[k] + row.log_alpha);
@@ -348,6 +356,7 @@ void Logreg::Worker::apply(const Commit& commit) {
     kernel_->step_along_direction(commit.step);
     moved_ += commit.step;
   }
+  if (commit.rescope) scope_ = commit.scope;
 }
 
 // ----------------------------------------------------------------------------------------- coordinator
@@ -393,13 +402,17 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
   if (largest > 0) {
     for (double& change : initial_changes_) change /= largest;
   }
-  initial_optimality_ = optimality(setup.gradient);
+  all_.resize(num_params);
+  std::iota(all_.begin(), all_.end(), ParamIndex{0});
+  in_scope_.assign(num_params, true);
+  initial_optimality_ = optimality();
 }
 
 std::vector<std::string> Logreg::Coordinator::trace_columns() const {
   std::vector<std::string> columns = {"nnz",          "optimality",    "duality_gap",
                                       "relative_gap", "train_logloss", "train_accuracy"};
   if (!config_.test.empty()) columns.insert(columns.end(), {"test_logloss", "test_accuracy", "test_auc"});
+  columns.push_back("evaluated");
   return columns;
 }
 
@@ -413,12 +426,10 @@ double Logreg::Coordinator::margin_change(ParamIndex j, double delta) const {
   return std::abs(delta) * std::sqrt(column_norms_[j] / n_);
 }
 
-double Logreg::Coordinator::optimality(const std::vector<double>& gradient) const {
+double Logreg::Coordinator::optimality() const {
   double sum = 0;
-  for (std::size_t j = 0; j < gradient.size(); ++j) {
-    sum = add_violation(penalty_, sum,
-                        violation(penalty_, w_[static_cast<Eigen::Index>(j)], config_.C * gradient[j]));
-  }
+  for (const ParamIndex j : evaluated())
+    sum = add_violation(penalty_, sum, violation(penalty_, w_[j], gradient_[j]));
   return violation_norm(penalty_, sum);
 }
 
@@ -426,10 +437,23 @@ double Logreg::Coordinator::objective(const Eigen::VectorXd& w, double loss) con
   return penalty_value(penalty_, w) + config_.C * loss;
 }
 
-double Logreg::Coordinator::dual_value(const Stats& summed) const {
+double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
   // gradient_ is C grad L at w, which is -C X^T (alpha y).
   if (penalty_ == Penalty::kL2) return config_.C * summed.entropy[0] - 0.5 * gradient_.squaredNorm();
-  const double largest = gradient_.lpNorm<Eigen::Infinity>();
+  double largest = 0;
+  for (const ParamIndex j : evaluated()) largest = std::max(largest, std::abs(gradient_[j]));
+  if (whole && !scope_.empty()) {
+    // |x_j . (alpha y) - x_j . (alpha' y)| <= ||x_j|| ||alpha - alpha'||, for the coordinates left out.
+    const double shift = config_.C * std::sqrt(summed.alpha_shift);
+    auto next = scope_.begin();  // scope_ is in index order
+    for (const ParamIndex j : all_) {
+      if (next != scope_.end() && *next == j) {
+        ++next;
+        continue;
+      }
+      largest = std::max(largest, std::abs(full_gradient_[j]) + std::sqrt(column_norms_[j]) * shift);
+    }
+  }
   return config_.C * entropy_at(largest > 1 ? 1 / largest : 1.0, summed.entropy);
 }
 
@@ -462,10 +486,17 @@ double Logreg::Coordinator::model_decrease() const {
 
 void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities& priorities) {
   const auto p = w_.size();
-  gradient_ = config_.C * Eigen::Map<const Eigen::VectorXd>(summed.gradient.data(), p);
-  // The smallest normal double keeps an all-zero column (curvature and gradient 0) from dividing by 0.
-  curvature_ = (config_.C * Eigen::Map<const Eigen::VectorXd>(summed.curvature.data(), p)).array() +
-               kCurvatureFloor * config_.C * column_norms_.array() / 4 + std::numeric_limits<double>::min();
+  // This Newton step moves the coordinates evaluated; the others (outside a working set) stay at zero.
+  const std::vector<ParamIndex>& covered = evaluated();
+  in_scope_.assign(static_cast<std::size_t>(p), scope_.empty());
+  for (std::size_t k = 0; k < covered.size(); ++k) {
+    const ParamIndex j = covered[k];
+    in_scope_[j] = true;
+    gradient_[j] = config_.C * summed.gradient[k];
+    // The smallest normal double keeps an all-zero column (curvature and gradient 0) from dividing by 0.
+    curvature_[j] = config_.C * summed.curvature[k] + kCurvatureFloor * config_.C * column_norms_[j] / 4 +
+                    std::numeric_limits<double>::min();
+  }
   d_.setZero();
   direction_moved_ = false;
   new_direction_ = true;
@@ -478,6 +509,7 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
   double largest = 0;
   for (Eigen::Index j = 0; j < p; ++j) {
     const auto k = static_cast<ParamIndex>(j);
+    if (!in_scope_[k]) continue;
     const double curvature = curvature_[j] + (penalty_ == Penalty::kL2 ? 1 : 0);
     const double distance = std::abs(violation(penalty_, w_[j], gradient_[j])) / curvature;
     changes[k] = margin_change(k, distance);
@@ -498,6 +530,12 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
                                               Priorities& priorities) {
   Commit commit;
   if (std::exchange(restart_, false)) commit.restart_from.assign(w_.data(), w_.data() + w_.size());
+  if (std::exchange(rescope_, false)) {
+    commit.rescope = 1;
+    commit.scope = next_scope_;
+    scope_ = std::move(next_scope_);
+    next_scope_.clear();
+  }
   if (phase_ == Phase::kLineSearch) {
     // The last step was rejected after this round was scheduled: its results belong to the rejected
     // point. Shorten the step (or go back to w) and evaluate there.
@@ -533,6 +571,10 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
   }
   for (const std::size_t k : moving) {
     const ParamIndex j = schedule.params[k];
+    if (!in_scope_[j]) {
+      priorities.set(j, 0.0);
+      continue;
+    }
     const double g = gradient_[j] + (direction_is_zero ? 0.0 : config_.C * summed.hessian_d[k]);
     pass_violation_ = add_violation(penalty_, pass_violation_, violation(penalty_, w_[j] + d_[j], g));
     const double delta = newton_step(penalty_, w_[j] + d_[j], g, curvature_[j]);
@@ -567,8 +609,11 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
 }
 
 Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) {
-  if (summed.gradient.size() != static_cast<std::size_t>(w_.size()))
+  if (summed.gradient.size() != evaluated().size())
     throw std::logic_error("logreg: evaluation of the wrong length");
+  // Kept at every full evaluation, as the workers keep their alpha: the two go together.
+  if (scope_.empty())
+    full_gradient_ = config_.C * Eigen::Map<const Eigen::VectorXd>(summed.gradient.data(), w_.size());
   evaluate_now_ = false;
   switch (phase_) {
     case Phase::kStart:
@@ -618,15 +663,29 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
     case Phase::kDirection:
       break;  // an evaluation asked for by --eval_every: the workers' margins are still at w
   }
-  const double relative = initial_optimality_ > 0 ? optimality(summed.gradient) / initial_optimality_ : 0.0;
+  const double relative = initial_optimality_ > 0 ? optimality() / initial_optimality_ : 0.0;
   // In the direction phase (an --eval_every evaluation) the margins are still at w, whose gradient is
   // gradient_.
   // Sums over n rows carry a rounding error of up to n ulps of their terms' total, in the loss and in the
   // entropies: a gap within it proves nothing, and the reported gap never falls below it.
   const double rounding =
       n_ * std::numeric_limits<double>::epsilon() * config_.C * (summed.loss + summed.entropy[0]);
-  const double gap = std::max(rounding, objective_ - dual_value(summed) + rounding);
+  const bool full = scope_.empty();
+  best_dual_ = std::max(best_dual_, dual_value(summed, true) - rounding);
+  const double gap = std::max(rounding, objective_ - best_dual_ + rounding);
   const double relative_gap = objective_ > 0 ? gap / objective_ : 0.0;
+  const std::size_t covered = evaluated().size();
+  if (full) {
+    full_gap_ = relative_gap;
+    scoped_evaluations_ = 0;
+    next_scope_ = working_set();
+    rescope_ = !next_scope_.empty();
+  } else {
+    ++scoped_evaluations_;
+    const double inner = std::max(rounding, objective_ - dual_value(summed, false) + rounding) / objective_;
+    rescope_ = relative_gap <= config_.tol || scope_solved(inner);
+    if (rescope_) next_scope_.clear();
+  }
   Report report;
   report.objective = objective_;
   report.columns = {static_cast<double>((w_.array() != 0).count()),
@@ -637,8 +696,43 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
                     summed.correct / n_};
   report.converged = relative_gap <= config_.tol;
   score_test(report.columns);
+  report.columns.push_back(static_cast<double>(covered));
   last_report_ = report;
   return report;
+}
+
+std::vector<ParamIndex> Logreg::Coordinator::working_set() const {
+  // As Lasso's (and celer's): the coordinates nonzero or free to move, then as many again (at least
+  // kSmallest in all) of the others, nearest first to moving: |G_j| nearest 1, in units of ||x_j||.
+  // For L2 every coordinate moves.
+  constexpr std::size_t kSmallest = 100;
+  if (penalty_ != Penalty::kL1) return {};
+  std::vector<ParamIndex> scope;
+  std::vector<std::pair<double, ParamIndex>> others;
+  std::size_t live = 0;
+  for (const ParamIndex j : all_) {
+    if (!(column_norms_[j] > 0)) continue;
+    ++live;
+    if (w_[j] != 0 || std::abs(gradient_[j]) > 1) {
+      scope.push_back(j);
+    } else {
+      others.emplace_back((1 - std::abs(gradient_[j])) / std::sqrt(column_norms_[j]), j);
+    }
+  }
+  const std::size_t size = std::min(live, std::max(2 * scope.size(), kSmallest));
+  if (4 * size > live) return {};  // worth it only where it leaves out most of the work
+  const std::size_t more = size - scope.size();
+  std::nth_element(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(more), others.end());
+  for (std::size_t k = 0; k < more; ++k) scope.push_back(others[k].second);
+  std::sort(scope.begin(), scope.end());
+  return scope;
+}
+
+bool Logreg::Coordinator::scope_solved(double inner) const {
+  // As Lasso's: the set's own gap at 0.3 of the last full one, or 16 scoped evaluations.
+  constexpr double kFraction = 0.3;
+  constexpr std::size_t kMostScoped = 16;
+  return inner <= kFraction * full_gap_ || scoped_evaluations_ >= kMostScoped;
 }
 
 void Logreg::Coordinator::try_extrapolation() {
@@ -713,10 +807,12 @@ Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
   w_ = Eigen::Map<const Eigen::VectorXd>(saved.w.data(), w_.size());
   initial_optimality_ = saved.initial_optimality;
   parallel_ = static_cast<std::size_t>(saved.parallel);
-  // The evaluation that opens the resumed run starts a Newton iteration at w.
+  // The evaluation that opens the resumed run starts a Newton iteration at w, over every coordinate.
   phase_ = Phase::kStart;
   Commit commit;
   commit.restart_from = saved.w;
+  commit.rescope = 1;
+  scope_.clear();
   return commit;
 }
 

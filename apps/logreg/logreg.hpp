@@ -31,6 +31,13 @@
 // points around t: h is concave, so the chord is below the dual value, and the gap stays a bound. The
 // minimum-norm subgradient relative to its value at w = 0 (the 1-norm for L1, as liblinear -s 6
 // measures it; the 2-norm for L2, as -s 0 does) is traced as `optimality`.
+//
+// Working sets (L1), as for Lasso: after a full evaluation the coordinator picks the coordinates likely
+// to matter (nonzero or free to move, and as many again of those nearest to moving), and the Newton
+// steps that follow evaluate the gradient and curvature of those only, the others held at zero, until
+// the set's own gap has fallen to a fraction of the last full one. The reported gap is always a bound:
+// the objective against the best dual value found, where a working set's evaluation bounds the
+// gradients it left out by their last full values and how far alpha has moved since.
 #pragma once
 
 #include <Eigen/Core>
@@ -162,15 +169,18 @@ struct Logreg {
     }
   };
   struct Stats {
-    std::vector<double> gradient;   // G: of the loss at the workers' margins, every coordinate
-    std::vector<double> curvature;  // H: second derivative of the loss there, every coordinate
+    std::vector<double> gradient;   // G: of the loss at the workers' margins, each coordinate evaluated
+    std::vector<double> curvature;  // H: second derivative of the loss there, each coordinate evaluated
     double loss = 0;                // sum_i l(y_i w . x_i)
     double loss_change = 0;         // since the start of the current direction, summed row by row
     double correct = 0;             // rows classified right (positive when w . x_i > 0)
     std::vector<double> entropy;    // sum_i h(t alpha_i) at each t of kDualScales
+    // At an evaluation of a working set: ||alpha - alpha at the last full evaluation||^2, which bounds
+    // how far the gradient of the coordinates left out has moved since.
+    double alpha_shift = 0;
     template <class V>
     void visit(V& v) {
-      v(gradient, curvature, loss, loss_change, correct, entropy);
+      v(gradient, curvature, loss, loss_change, correct, entropy, alpha_shift);
     }
   };
   struct Partial {
@@ -189,9 +199,13 @@ struct Logreg {
     std::vector<ParamIndex> params;
     std::vector<double> delta;
     double step = 0;
+    // From this commit on the evaluations cover `scope` (in index order), or every coordinate when it
+    // is empty.
+    std::uint8_t rescope = 0;
+    std::vector<ParamIndex> scope;
     template <class V>
     void visit(V& v) {
-      v(restart_from, new_direction, params, delta, step);
+      v(restart_from, new_direction, params, delta, step, rescope, scope);
     }
   };
 
@@ -230,8 +244,10 @@ struct Logreg {
     double zero_labels_ = 0;  // rows labelled 0
     Eigen::VectorXd y_;       // +1 or -1
     std::unique_ptr<kernels::ColumnKernel> kernel_;
-    std::vector<ParamIndex> all_;  // 0, 1, ..., num_params - 1
-    double moved_ = 0;             // how far the margins have moved along the current direction
+    std::vector<ParamIndex> all_;             // 0, 1, ..., num_params - 1
+    std::vector<ParamIndex> scope_;           // what evaluations cover (empty: all_)
+    mutable std::vector<double> full_alpha_;  // alpha at the last full evaluation (evaluate() keeps it)
+    double moved_ = 0;                        // how far the margins have moved along the current direction
   };
 
   class Coordinator {
@@ -260,11 +276,21 @@ struct Logreg {
     double model_step(ParamIndex j, double hessian_d) const;
     // How much a change of w_j moves the margins (root mean square over rows): the priority.
     double margin_change(ParamIndex j, double delta) const;
-    // The minimum-norm subgradient of F (1-norm for L1, 2-norm for L2) from the loss gradient at w.
-    double optimality(const std::vector<double>& gradient) const;
+    // The minimum-norm subgradient of F (1-norm for L1, 2-norm for L2) over the coordinates evaluated,
+    // from gradient_.
+    double optimality() const;
     double objective(const Eigen::VectorXd& w, double loss) const;
-    // The dual objective at the point the evaluation's margins give (see the top of this file).
-    double dual_value(const Stats& summed) const;
+    // The dual objective at the point the evaluation's margins give (see the top of this file), scaled
+    // into the feasible set; with `whole` false, feasible only on the coordinates evaluated. At a
+    // working set's evaluation the others' gradients are bounded by their last full values and how far
+    // alpha moved since.
+    double dual_value(const Stats& summed, bool whole) const;
+    // The coordinates the next evaluations cover after a full one (empty: all), and whether a scoped
+    // evaluation with relative gap `inner` over its set ends the scope.
+    std::vector<ParamIndex> working_set() const;
+    bool scope_solved(double inner) const;
+    // The coordinates the evaluation being reported covered.
+    const std::vector<ParamIndex>& evaluated() const { return scope_.empty() ? all_ : scope_; }
     // R(w + t d) - R(w), term by term so that a small change is not lost to rounding.
     double penalty_change(double t) const;
     // The penalty's change when w_j moves by `step`, exact while w_j keeps its sign.
@@ -320,6 +346,18 @@ struct Logreg {
     std::size_t widest_round_ = 0;
     Report last_report_;
     std::vector<Eigen::VectorXd> iterates_;  // accepted since the last extrapolation, oldest first
+    // Working sets. scope_ is what the next evaluation covers, as shipped (empty: every coordinate);
+    // between full evaluations gradient_ and curvature_ are current on it only.
+    std::vector<ParamIndex> all_;  // 0, 1, ..., num_params - 1
+    std::vector<ParamIndex> scope_;
+    std::vector<bool> in_scope_;
+    std::vector<ParamIndex> next_scope_;  // to ship with the next commit, when rescope_
+    bool rescope_ = false;
+    std::size_t scoped_evaluations_ = 0;                         // since the last full evaluation
+    double full_gap_ = std::numeric_limits<double>::infinity();  // relative, at the last full evaluation
+    // The highest dual value found, less its rounding: a lower bound on the optimum.
+    double best_dual_ = -std::numeric_limits<double>::infinity();
+    Eigen::VectorXd full_gradient_;  // C grad L at the last full evaluation, accepted or not
 
     io::SparseRows test_;  // held-out rows (empty without --test)
     std::vector<bool> test_positive_;
