@@ -55,7 +55,7 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
   // kept for extrapolation, and the working set's choice), a scheduler's (with sweeps), and with a single
   // worker (one process) the worker's too. A stray huge index is refused at its line, not met by the OOM
   // killer.
-  constexpr double kCoordinator = 56 + 16 + 16 * kExtrapolationDepth + 16, kScheduler = 17 + 20 + 12,
+  constexpr double kCoordinator = 56 + 16 + 16 * kExtrapolationDepth + 24, kScheduler = 17 + 20 + 12,
                    kWorker = 8 + 4 + 24;
   io::check_columns_fit(config.data, rows_, kCoordinator + kScheduler + (context.count == 1 ? kWorker : 0));
 }
@@ -89,6 +89,11 @@ Lasso::Stats Lasso::Worker::evaluate() const {
   kernel_->copy_vector({r.data(), static_cast<std::size_t>(r.size())});
   stats.rr = r.squaredNorm();
   stats.yr = y_.dot(r);
+  if (scope_.empty()) {
+    full_r_ = r;
+  } else {
+    stats.shift = (r - full_r_).squaredNorm();
+  }
   stats.gram = residuals_.push({r.data(), static_cast<std::size_t>(r.size())});
   return stats;
 }
@@ -250,12 +255,13 @@ void Lasso::Coordinator::ship_retirements(Commit& commit) {
 }
 
 Lasso::Coordinator::DualPoint Lasso::Coordinator::dual_point(double rr, double yr,
-                                                             const std::vector<double>& gradient) const {
+                                                             const std::vector<double>& gradient,
+                                                             double left_out) const {
   // theta = r / s, with s = max(n lambda, max_j |x_j . r|) over the coefficients not retired (the
   // retired ones are zero at the optimum, so the problem without them has the same solution), is
   // feasible; its dual value is (1/n) (n lambda y.r / s - (n lambda)^2 ||r||^2 / (2 s^2)).
   const double scaled_lambda = n_ * lambda_;
-  double largest = 0;
+  double largest = left_out;
   for (double g : gradient) largest = std::max(largest, std::abs(g));
   DualPoint point;
   point.s = std::max(scaled_lambda, largest);
@@ -265,6 +271,21 @@ Lasso::Coordinator::DualPoint Lasso::Coordinator::dual_point(double rr, double y
   const double shrink = scaled_lambda < point.s ? scaled_lambda / point.s : 1.0;
   point.value = (shrink * yr - shrink * shrink * rr / 2) / n_;
   return point;
+}
+
+double Lasso::Coordinator::left_out_bound(double shift) const {
+  // |x_j . r - x_j . r'| <= ||x_j|| ||r - r'||, for the live coefficients outside the scope.
+  const double moved = std::sqrt(shift);
+  double largest = 0;
+  auto next = scope_.begin();  // both in index order
+  for (const ParamIndex j : active_) {
+    if (next != scope_.end() && *next == j) {
+      ++next;
+      continue;
+    }
+    largest = std::max(largest, std::abs(full_gradient_[j]) + std::sqrt(column_norms_[j]) * moved);
+  }
+  return largest;
 }
 
 Lasso::Coordinator::Extrapolated Lasso::Coordinator::extrapolate(const Stats& summed) {
@@ -326,8 +347,15 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
     throw std::logic_error("lasso: evaluation of the wrong length");
   // Primal: (1/2n) ||r||^2 + lambda ||beta||_1.
   double primal = summed.rr / (2 * n_) + lambda_ * beta_.lpNorm<1>();
-  // Feasible (a bound) only when the evaluation was full; else the working set's own.
+  // Kept at every full evaluation, as the workers keep their residual: the two go together.
+  if (full) {
+    if (full_gradient_.size() != beta_.size()) full_gradient_ = Eigen::VectorXd::Zero(beta_.size());
+    for (std::size_t k = 0; k < covered.size(); ++k) full_gradient_[covered[k]] = summed.gradient[k];
+  }
+  // Over the working set only; feasible for the whole problem with the bound on the rest.
   DualPoint dual = dual_point(summed.rr, summed.yr, summed.gradient);
+  const DualPoint whole =
+      full ? dual : dual_point(summed.rr, summed.yr, summed.gradient, left_out_bound(summed.shift));
   if (!std::isfinite(primal) || !std::isfinite(dual.value)) {
     throw std::runtime_error(
         "the objective is no longer finite: the parallel updates diverged (lower --rho "
@@ -365,7 +393,7 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   // the dual: a gap within it proves nothing, and the reported gap never falls below it.
   const double rounding =
       n_ * std::numeric_limits<double>::epsilon() * (summed.rr / n_ + std::abs(summed.yr) / n_);
-  if (full) best_dual_ = std::max(best_dual_, dual.value - rounding);
+  best_dual_ = std::max(best_dual_, (full ? dual : whole).value - rounding);
   const double gap = std::max(rounding, primal - best_dual_ + rounding);
   const double relative = primal > 0 ? gap / primal : 0.0;
 

@@ -28,7 +28,8 @@
 // matter (those nonzero or about to move, and as many again of those nearest to moving), and the
 // evaluations that follow cover only them, until their own gap has fallen to a fraction of the last
 // full one. The sweeps visit the coefficients that move, which the working set holds. The reported gap
-// is always a bound: the objective against the best dual value a full evaluation found.
+// is always a bound: the objective against the best dual value found, where a working set's evaluation
+// bounds the dots it left out by their last full values and how far r has moved since.
 #pragma once
 
 #include <Eigen/Core>
@@ -89,9 +90,12 @@ struct Lasso {
     double rr = 0;                 // ||r||^2
     double yr = 0;                 // y . r
     std::vector<double> gram;      // r . r_k for the residuals kept at earlier evaluations, then r . r
+    // At an evaluation of a working set: ||r - r'||^2, r' the residual at the last full evaluation,
+    // which bounds how far x_j . r has moved since for the coefficients left out.
+    double shift = 0;
     template <class V>
     void visit(V& v) {
-      v(gradient, rr, yr, gram);
+      v(gradient, rr, yr, gram, shift);
     }
   };
   struct Partial {
@@ -149,6 +153,7 @@ struct Lasso {
     std::unique_ptr<kernels::ColumnKernel> kernel_;
     std::vector<ParamIndex> active_;  // not retired, in index order
     std::vector<ParamIndex> scope_;   // what evaluations cover (empty: active_)
+    mutable Eigen::VectorXd full_r_;  // r at the last full evaluation (evaluate() keeps it)
     std::vector<double> scale_;       // a commit's deltas, negated: kept to spare an allocation per commit
     mutable Snapshots residuals_{kExtrapolationDepth};  // at the last evaluations (evaluate() keeps them)
   };
@@ -187,7 +192,11 @@ struct Lasso {
                       Commit& commit);
     // Ships the coefficients retired at the last evaluation with `commit`.
     void ship_retirements(Commit& commit);
-    DualPoint dual_point(double rr, double yr, const std::vector<double>& gradient) const;
+    // `left_out`: a bound on |x_j . r| over the live coefficients the gradient does not cover.
+    DualPoint dual_point(double rr, double yr, const std::vector<double>& gradient,
+                         double left_out = 0) const;
+    // After a scoped evaluation with ||r - r'||^2 = `shift`: the bound on |x_j . r| outside the scope.
+    double left_out_bound(double shift) const;
     // Keeps this evaluation for extrapolation and extrapolates from the ones kept (empty weights: none).
     Extrapolated extrapolate(const Stats& summed);
     // Moves beta to the extrapolated point when its objective is below `primal`; true when it did.
@@ -234,8 +243,9 @@ struct Lasso {
     bool rescope_ = false;
     std::size_t scoped_evaluations_ = 0;                         // since the last full evaluation
     double full_gap_ = std::numeric_limits<double>::infinity();  // relative, at the last full evaluation
-    // The highest dual value a full evaluation found, less its rounding: a lower bound on the optimum.
+    // The highest dual value found, less its rounding: a lower bound on the optimum.
     double best_dual_ = -std::numeric_limits<double>::infinity();
+    Eigen::VectorXd full_gradient_;  // x_j . r at the last full evaluation, by coefficient
   };
 
   // The dependency filter: |cos(x_j, x_k)| < rho for every pair in a block (kernels/correlation_filter.hpp).
