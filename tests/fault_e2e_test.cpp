@@ -42,10 +42,16 @@ std::string replaced(std::string text, const std::string& key, const std::string
   return text;
 }
 
-// The command line of a process, its arguments separated by spaces, and its environment.
+// The command line of a process, its arguments separated by spaces, and its environment; "" for a
+// process that exits while it is read (the read then fails with ESRCH, which the stream throws).
 std::string proc_file(int pid, const char* name) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/" + name, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return "";
+  }
   for (char& c : text) {
     if (c == '\0') c = '\n';
   }
