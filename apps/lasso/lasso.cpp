@@ -13,6 +13,7 @@
 #include "schmp/dataset.hpp"
 #include "schmp/kernels/device.hpp"
 #include "schmp/output.hpp"
+#include "schmp/working_set.hpp"
 
 namespace schmp::lasso {
 
@@ -436,7 +437,8 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
       rescope_ = !next_scope_.empty();
     } else {
       ++scoped_evaluations_;
-      rescope_ = relative <= config_.tol || scope_solved(primal, dual, rounding);
+      const double inner = std::max(rounding, primal - dual.value + rounding) / primal;
+      rescope_ = relative <= config_.tol || working_set_solved(inner, full_gap_, scoped_evaluations_);
       if (rescope_) next_scope_.clear();
     }
   }
@@ -453,7 +455,6 @@ std::vector<ParamIndex> Lasso::Coordinator::working_set(const std::vector<double
   // As celer grows its working sets: the coefficients nonzero or about to move, then as many again (at
   // least kSmallest in all) of the others, nearest first to moving: |x_j . theta| nearest 1, in units
   // of ||x_j||.
-  constexpr std::size_t kSmallest = 100;
   const double scaled_lambda = n_ * lambda_;
   std::vector<ParamIndex> scope;
   std::vector<std::pair<double, ParamIndex>> others;
@@ -468,24 +469,7 @@ std::vector<ParamIndex> Lasso::Coordinator::working_set(const std::vector<double
       others.emplace_back((s - std::abs(gradient[k])) / std::sqrt(column_norms_[j]), j);
     }
   }
-  const std::size_t size = std::min(live, std::max(2 * scope.size(), kSmallest));
-  // Worth it only where it leaves out most of the work: a full evaluation after scoped ones has no
-  // extrapolated dual point (the kept gradients covered the scope).
-  if (4 * size > live) return {};
-  const std::size_t more = size - scope.size();
-  std::nth_element(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(more), others.end());
-  for (std::size_t k = 0; k < more; ++k) scope.push_back(others[k].second);
-  std::sort(scope.begin(), scope.end());
-  return scope;
-}
-
-bool Lasso::Coordinator::scope_solved(double primal, const DualPoint& dual, double rounding) const {
-  // celer's inner tolerance: a tenth of the outer gap would wait long on creeping coordinates, and the
-  // full evaluation finds what moves next.
-  constexpr double kFraction = 0.3;
-  constexpr std::size_t kMostScoped = 16;
-  const double inner = std::max(rounding, primal - dual.value + rounding) / primal;
-  return inner <= kFraction * full_gap_ || scoped_evaluations_ >= kMostScoped;
+  return choose_working_set(std::move(scope), std::move(others), live);
 }
 
 Lasso::Saved Lasso::Coordinator::save() const {

@@ -204,9 +204,6 @@ struct Lasso {
     // After a full evaluation with x_j . r = `gradient` (over active_) and dual scale s: the working set
     // the next evaluations cover, or empty when it would hold most of the live coefficients.
     std::vector<ParamIndex> working_set(const std::vector<double>& gradient, double s) const;
-    // Whether the evaluation after this scoped one should be full: the working set's own gap (from
-    // `dual`, feasible there) has fallen to a fraction of the last full gap, or too many went by.
-    bool scope_solved(double primal, const DualPoint& dual, double rounding) const;
 
     Config config_;
     double n_;

@@ -16,6 +16,7 @@
 #include "schmp/extrapolation.hpp"
 #include "schmp/kernels/device.hpp"
 #include "schmp/output.hpp"
+#include "schmp/working_set.hpp"
 
 namespace schmp::logreg {
 
@@ -683,7 +684,7 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
   } else {
     ++scoped_evaluations_;
     const double inner = std::max(rounding, objective_ - dual_value(summed, false) + rounding) / objective_;
-    rescope_ = relative_gap <= config_.tol || scope_solved(inner);
+    rescope_ = relative_gap <= config_.tol || working_set_solved(inner, full_gap_, scoped_evaluations_);
     if (rescope_) next_scope_.clear();
   }
   Report report;
@@ -705,7 +706,6 @@ std::vector<ParamIndex> Logreg::Coordinator::working_set() const {
   // As Lasso's (and celer's): the coordinates nonzero or free to move, then as many again (at least
   // kSmallest in all) of the others, nearest first to moving: |G_j| nearest 1, in units of ||x_j||.
   // For L2 every coordinate moves.
-  constexpr std::size_t kSmallest = 100;
   if (penalty_ != Penalty::kL1) return {};
   std::vector<ParamIndex> scope;
   std::vector<std::pair<double, ParamIndex>> others;
@@ -719,20 +719,7 @@ std::vector<ParamIndex> Logreg::Coordinator::working_set() const {
       others.emplace_back((1 - std::abs(gradient_[j])) / std::sqrt(column_norms_[j]), j);
     }
   }
-  const std::size_t size = std::min(live, std::max(2 * scope.size(), kSmallest));
-  if (4 * size > live) return {};  // worth it only where it leaves out most of the work
-  const std::size_t more = size - scope.size();
-  std::nth_element(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(more), others.end());
-  for (std::size_t k = 0; k < more; ++k) scope.push_back(others[k].second);
-  std::sort(scope.begin(), scope.end());
-  return scope;
-}
-
-bool Logreg::Coordinator::scope_solved(double inner) const {
-  // As Lasso's: the set's own gap at 0.3 of the last full one, or 16 scoped evaluations.
-  constexpr double kFraction = 0.3;
-  constexpr std::size_t kMostScoped = 16;
-  return inner <= kFraction * full_gap_ || scoped_evaluations_ >= kMostScoped;
+  return choose_working_set(std::move(scope), std::move(others), live);
 }
 
 void Logreg::Coordinator::try_extrapolation() {

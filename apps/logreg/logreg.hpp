@@ -285,10 +285,8 @@ struct Logreg {
     // working set's evaluation the others' gradients are bounded by their last full values and how far
     // alpha moved since.
     double dual_value(const Stats& summed, bool whole) const;
-    // The coordinates the next evaluations cover after a full one (empty: all), and whether a scoped
-    // evaluation with relative gap `inner` over its set ends the scope.
+    // The coordinates the next evaluations cover after a full one (empty: all).
     std::vector<ParamIndex> working_set() const;
-    bool scope_solved(double inner) const;
     // The coordinates the evaluation being reported covered.
     const std::vector<ParamIndex>& evaluated() const { return scope_.empty() ? all_ : scope_; }
     // R(w + t d) - R(w), term by term so that a small change is not lost to rounding.

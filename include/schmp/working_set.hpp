@@ -1,0 +1,39 @@
+// Working sets, as celer grows them: between full evaluations a program evaluates only the parameters
+// likely to matter. Lasso and logistic regression use the same rule.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
+#include <utility>
+#include <vector>
+
+#include "schmp/program.hpp"
+
+namespace schmp {
+
+// The set after a full evaluation: every parameter of `moving` (nonzero or about to move), then as many
+// again (at least 100 in all) of `others`, nearest first by their distance to moving (the pair's first).
+// Empty when the set would hold more than a quarter of the `live` parameters: it then saves too little.
+inline std::vector<ParamIndex> choose_working_set(std::vector<ParamIndex> moving,
+                                                  std::vector<std::pair<double, ParamIndex>> others,
+                                                  std::size_t live) {
+  constexpr std::size_t kSmallest = 100;
+  const std::size_t size = std::min(live, std::max(2 * moving.size(), kSmallest));
+  if (4 * size > live) return {};
+  const std::size_t more = size - moving.size();
+  std::nth_element(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(more), others.end());
+  for (std::size_t k = 0; k < more; ++k) moving.push_back(others[k].second);
+  std::sort(moving.begin(), moving.end());
+  return moving;
+}
+
+// Whether the evaluation after a scoped one should be full: the set's own relative gap `inner` has
+// fallen to 0.3 of the last full evaluation's (celer's inner tolerance), or 16 scoped ones went by.
+inline bool working_set_solved(double inner, double full_gap, std::size_t scoped_evaluations) {
+  constexpr double kFraction = 0.3;
+  constexpr std::size_t kMostScoped = 16;
+  return inner <= kFraction * full_gap || scoped_evaluations >= kMostScoped;
+}
+
+}  // namespace schmp
