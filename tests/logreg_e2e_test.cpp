@@ -63,6 +63,31 @@ class LogregEndToEnd : public ::testing::Test {
     return run(command.str());
   }
 
+  // Raw features of very different scales, correlated as descriptors are.
+  static std::string raw_features() {
+    const std::string data = scratch("raw.svm");
+    if (std::filesystem::exists(data)) return data;
+    std::mt19937 random(8);
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> uniform;
+    const std::vector<double> scale = {1, 1000, 0.001, 50, 1, 0.02, 300, 1, 5, 0.1};
+    std::ofstream out(data);
+    out.precision(10);
+    for (int i = 0; i < 400; ++i) {
+      std::vector<double> x(scale.size());
+      double previous = normal(random), margin = 0;
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        previous = 0.9 * previous + std::sqrt(1 - 0.81) * normal(random);
+        x[j] = scale[j] * previous;
+        margin += (j % 3 == 0 ? 1.0 : -0.5) * previous;
+      }
+      out << (uniform(random) < 1 / (1 + std::exp(-margin)) ? "+1" : "-1");
+      for (std::size_t j = 0; j < x.size(); ++j) out << ' ' << j + 1 << ':' << x[j];
+      out << '\n';
+    }
+    return data;
+  }
+
   static std::filesystem::path scratch_;
 };
 
@@ -70,9 +95,9 @@ std::filesystem::path LogregEndToEnd::scratch_;
 
 class LogregLayouts : public LogregEndToEnd, public ::testing::WithParamInterface<Layout> {
  protected:
-  void expect_matches_reference(const std::string& data, double C, bool l1) {
+  void expect_matches_reference(const std::string& data, double C, bool l1, const std::string& flags = "") {
     const double reference = reference_objective(data, C, l1);
-    const Output out = train(GetParam().ranks, data, C, l1, layout_flags(GetParam()));
+    const Output out = train(GetParam().ranks, data, C, l1, layout_flags(GetParam()) + " " + flags);
     ASSERT_EQ(out.status, 0) << out.text;
     EXPECT_NE(out.text.find("schmp-logreg: converged after"), std::string::npos) << out.text;
     EXPECT_NEAR(objective_of(out), reference, 1e-6 * reference) << out.text;
@@ -86,6 +111,10 @@ TEST_P(LogregLayouts, BundledRealDataL1) { expect_matches_reference(heart(), 1, 
 TEST_P(LogregLayouts, BundledRealDataL2) { expect_matches_reference(heart(), 1, false); }
 TEST_P(LogregLayouts, GeneratedSparseDataL1) { expect_matches_reference(generated(), 0.5, true); }
 TEST_P(LogregLayouts, GeneratedSparseDataL2) { expect_matches_reference(generated(), 0.5, false); }
+// Newton steps by rounds of coordinate descent, as every step is when its model is too large.
+TEST_P(LogregLayouts, GeneratedSparseDataL1ByRounds) {
+  expect_matches_reference(generated(), 0.5, true, "--max_hessian 0");
+}
 
 INSTANTIATE_TEST_SUITE_P(RanksSchedulersStaleness, LogregLayouts,
                          ::testing::Values(Layout{1, 1, 0}, Layout{3, 1, 2}, Layout{3, 2, 0},
@@ -170,7 +199,8 @@ TEST_F(LogregEndToEnd, WorkingSetsKeepTheSolution) {
 // With one feature and L2, the inner solve's first update is the Newton step itself: every Newton step
 // takes one round of its own and one to evaluate (an extrapolation tried takes one round). The first
 // update of each step must see the new direction as zero, not the last step's, which the workers drop
-// only when that update reaches them: else the step would need another round.
+// only when that update reaches them: else the step would need another round. (Steps by rounds: with
+// the Hessian the coordinator would find each step itself.)
 TEST_F(LogregEndToEnd, EachNewtonStepStartsFromAZeroDirection) {
   const std::string data = scratch("one-feature.svm");
   {
@@ -184,8 +214,9 @@ TEST_F(LogregEndToEnd, EachNewtonStepStartsFromAZeroDirection) {
     }
   }
   const std::string trace = scratch("one-feature.csv");
-  const Output out = run(std::string(SCHMP_LOGREG_BIN) + " --data " + data +
-                         " --penalty l2 --schedule_size 1 --tol 1e-12 --progress_seconds 0 --trace " + trace);
+  const Output out = run(
+      std::string(SCHMP_LOGREG_BIN) + " --data " + data +
+      " --penalty l2 --schedule_size 1 --max_hessian 0 --tol 1e-12 --progress_seconds 0 --trace " + trace);
   ASSERT_EQ(out.status, 0) << out.text;
   const auto rows = testing::read_trace(trace).rows;
   ASSERT_GE(rows.size(), 4u) << out.text;
@@ -203,27 +234,7 @@ TEST_F(LogregEndToEnd, EachNewtonStepStartsFromAZeroDirection) {
 // can be tiny while the objective is well above the optimum. --tol bounds the relative gap, which bounds
 // the distance: a run stopped at --tol 1e-6 is within a millionth of the reference optimum.
 TEST_F(LogregEndToEnd, TheToleranceBoundsTheDistanceToTheOptimumOnRawFeatures) {
-  const std::string data = scratch("raw.svm");
-  {
-    std::mt19937 random(8);
-    std::normal_distribution<double> normal;
-    std::uniform_real_distribution<double> uniform;
-    const std::vector<double> scale = {1, 1000, 0.001, 50, 1, 0.02, 300, 1, 5, 0.1};
-    std::ofstream out(data);
-    out.precision(10);
-    for (int i = 0; i < 400; ++i) {
-      std::vector<double> x(scale.size());
-      double previous = normal(random), margin = 0;
-      for (std::size_t j = 0; j < x.size(); ++j) {
-        previous = 0.9 * previous + std::sqrt(1 - 0.81) * normal(random);
-        x[j] = scale[j] * previous;
-        margin += (j % 3 == 0 ? 1.0 : -0.5) * previous;
-      }
-      out << (uniform(random) < 1 / (1 + std::exp(-margin)) ? "+1" : "-1");
-      for (std::size_t j = 0; j < x.size(); ++j) out << ' ' << j + 1 << ':' << x[j];
-      out << '\n';
-    }
-  }
+  const std::string data = raw_features();
   for (const bool l1 : {true, false}) {
     const double reference = reference_objective(data, 1, l1);
     for (const int ranks : {1, 3}) {
@@ -243,9 +254,40 @@ TEST_F(LogregEndToEnd, TheToleranceBoundsTheDistanceToTheOptimumOnRawFeatures) {
   }
 }
 
+// On those raw features coordinate descent creeps, and the Newton steps the coordinator finds from the
+// Hessian the workers sum reach the optimum in a fraction of the rounds, at every rank count. A step
+// from the Hessian takes one round (its direction shipped whole) and one evaluation.
+TEST_F(LogregEndToEnd, NewtonStepsFromTheHessianTakeFewRounds) {
+  const std::string data = raw_features();
+  const auto rounds_of = [](const Output& out) {
+    std::smatch match;
+    const bool found = std::regex_search(out.text, match, std::regex("converged after (\\d+) rounds"));
+    return found ? std::stod(match[1]) : -1.0;
+  };
+  for (const bool l1 : {true, false}) {
+    const double reference = reference_objective(data, 1, l1);
+    for (const int ranks : {1, 3, 5}) {
+      SCOPED_TRACE(std::string(l1 ? "l1" : "l2") + ", np " + std::to_string(ranks));
+      const std::string trace = scratch("hessian.csv");
+      const Output out = train(ranks, data, 1, l1, "--trace " + trace);
+      const Output by_rounds = train(ranks, data, 1, l1, "--max_hessian 0");
+      ASSERT_EQ(out.status, 0) << out.text;
+      ASSERT_EQ(by_rounds.status, 0) << by_rounds.text;
+      EXPECT_NEAR(objective_of(out), reference, 1e-9 * reference) << out.text;
+      EXPECT_NEAR(objective_of(by_rounds), reference, 1e-9 * reference) << by_rounds.text;
+      EXPECT_GT(rounds_of(out), 0) << out.text;
+      EXPECT_LT(5 * rounds_of(out), rounds_of(by_rounds)) << out.text << by_rounds.text;
+      const auto rows = testing::read_trace(trace).rows;
+      int single = 0;
+      for (std::size_t r = 1; r < rows.size(); ++r) single += rows[r][0] - rows[r - 1][0] == 1 ? 1 : 0;
+      EXPECT_GE(single, 3) << out.text;
+    }
+  }
+}
+
 // With the dependency filter off (--rho 1), copies of the same feature move together and overshoot:
-// the inner solve diverges, the line search finds no descent, and the coordinator must go back to w and
-// move fewer coordinates per round until it converges to the reference.
+// the inner solve by rounds diverges, the line search finds no descent, and the coordinator must go back
+// to w and move fewer coordinates per round until it converges to the reference.
 TEST_F(LogregEndToEnd, InterferingParallelUpdatesAreTamed) {
   constexpr std::uint32_t kCopies = 4;
   const io::SparseRows rows = io::read_libsvm(heart());
@@ -264,8 +306,8 @@ TEST_F(LogregEndToEnd, InterferingParallelUpdatesAreTamed) {
   const std::string copies = scratch("copies.svm");
   std::ofstream(copies) << testing::libsvm_text(copied);
   const double reference = reference_objective(copies, 1, true);
-  for (const auto& [ranks, flags] :
-       std::vector<std::pair<int, std::string>>{{1, "--rho 1 --in_order=false"}, {3, "--rho 1"}}) {
+  for (const auto& [ranks, flags] : std::vector<std::pair<int, std::string>>{
+           {1, "--rho 1 --in_order=false --max_hessian 0"}, {3, "--rho 1 --max_hessian 0"}}) {
     const Output out = train(ranks, copies, 1, true, flags);
     ASSERT_EQ(out.status, 0) << out.text;
     EXPECT_NE(out.text.find("parallel updates interfered"), std::string::npos) << out.text;

@@ -4,14 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
 #include <cmath>
 #include <random>
 #include <vector>
 
+#include "newton_model.hpp"
 #include "predict.hpp"
 #include "random_matrix.hpp"
 #include "schmp/io.hpp"
 #include "schmp/kernels/column_kernel.hpp"
+#include "step_ways.hpp"
 #include "test_files.hpp"
 
 namespace schmp {
@@ -153,6 +157,30 @@ TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
   EXPECT_NEAR(kernel->loss_change_along_direction(1e-9), tiny, 1e-6 * std::abs(tiny));
   kernel->step_along_direction(0.25 - 1e-9);  // back to a quarter of the step
 
+  // The Hessian over some columns (in any order), packed: sum_i x_ia D_ii x_ib at the margins.
+  const std::vector<ParamIndex> some = {5, 0, 11, 3, 7};
+  std::vector<double> packed(some.size() * (some.size() + 1) / 2);
+  double products = 0;
+  ASSERT_TRUE(kernel->weighted_gram(some, packed, products));
+  for (std::size_t a = 0; a < some.size(); ++a) {
+    for (std::size_t b = a; b < some.size(); ++b) {
+      double expected = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double q = 1 / (1 + std::exp(y[i] * 0.25 * direction(i)));
+        expected += dense[i * p + some[a]] * q * (1 - q) * dense[i * p + some[b]];
+      }
+      EXPECT_NEAR(packed[kernels::packed_index(some.size(), a, b)], expected, 1e-9 * (1 + std::abs(expected)))
+          << "entry " << a << ", " << b;
+    }
+  }
+  double expected_products = 0;  // sum over rows of k (k + 1) / 2, k the row's entries among the columns
+  for (std::size_t i = 0; i < n; ++i) {
+    double k = 0;
+    for (const ParamIndex j : some) k += dense[i * p + j] != 0 ? 1 : 0;
+    expected_products += k * (k + 1) / 2;
+  }
+  EXPECT_EQ(products, expected_products);
+
   // A direction over every column at once: a block big enough for rows to be updated in parallel.
   kernel->clear_direction();
   std::vector<double> everywhere(p);
@@ -257,6 +285,145 @@ TEST(LogregCoordinator, LineSearchHalvesARejectedStepAndAcceptsTheShorterOne) {
   EXPECT_EQ(accepted.columns[0], 1);  // one nonzero weight
   EXPECT_TRUE(accepted.converged);    // the gap is the rounding of sums over 4 rows
   EXPECT_FALSE(coordinator.wants_evaluation());
+}
+
+// A random symmetric positive definite matrix of condition about 1e8, as raw features of mixed scales give.
+Eigen::MatrixXd ill_conditioned(Eigen::Index m, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal;
+  Eigen::MatrixXd x(3 * m, m);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    double previous = normal(random);
+    for (Eigen::Index j = 0; j < m; ++j) {
+      previous = 0.99 * previous + 0.14 * normal(random);  // neighbouring columns correlated 0.99
+      x(i, j) = previous * std::pow(10.0, static_cast<double>(j % 4) - 1.5);
+    }
+  }
+  return x.transpose() * x;
+}
+
+// The coordinator's own solve of a Newton step's model: the exact minimiser for L2 (a linear system),
+// and for L1 a point where every coordinate's violation (newton_step's optimality) is negligible.
+TEST(NewtonModel, MinimisesIllConditionedModels) {
+  const Eigen::Index m = 40;
+  const Eigen::MatrixXd h = ill_conditioned(m, 4);
+  std::mt19937_64 random(5);
+  std::normal_distribution<double> normal;
+  Eigen::VectorXd w(m), g(m);
+  for (Eigen::Index j = 0; j < m; ++j) {
+    w[j] = j % 3 == 0 ? normal(random) : 0.0;
+    g[j] = 3 * normal(random);
+  }
+  const logreg::ModelSolution l2 = logreg::minimise_model(logreg::Penalty::kL2, w, g, h, 1e-10, 1e8);
+  const Eigen::MatrixXd shifted = h + Eigen::MatrixXd::Identity(m, m);
+  const Eigen::VectorXd exact = shifted.ldlt().solve(-(g + w));
+  EXPECT_LE((l2.d - exact).norm(), 1e-8 * exact.norm());
+  EXPECT_LE(l2.violation, 1e-10);
+
+  // To near the rounding of the model's terms (H's entries reach 1e4).
+  const logreg::ModelSolution l1 = logreg::minimise_model(logreg::Penalty::kL1, w, g, h, 1e-8, 1e8);
+  EXPECT_LT(l1.passes, 1000u);
+  const Eigen::VectorXd gradient = g + h * l1.d;
+  double violations = 0;
+  for (Eigen::Index j = 0; j < m; ++j)
+    violations += std::abs(logreg::violation(logreg::Penalty::kL1, w[j] + l1.d[j], gradient[j]));
+  EXPECT_LE(violations, 1e-8);
+  EXPECT_LT(logreg::model_value(logreg::Penalty::kL1, w, g, l1.d, h * l1.d), 0.0);
+  // Plain cyclic descent, many times as many passes, gets no lower.
+  Eigen::VectorXd d = Eigen::VectorXd::Zero(m), h_d = Eigen::VectorXd::Zero(m);
+  for (int pass = 0; pass < 20000; ++pass) {
+    for (Eigen::Index j = 0; j < m; ++j) {
+      const double delta = logreg::newton_step(logreg::Penalty::kL1, w[j] + d[j], g[j] + h_d[j], h(j, j));
+      d[j] += delta;
+      h_d += delta * h.col(j);
+    }
+  }
+  const double descent = logreg::model_value(logreg::Penalty::kL1, w, g, d, h_d);
+  EXPECT_LE(logreg::model_value(logreg::Penalty::kL1, w, g, l1.d, h * l1.d),
+            descent + 1e-12 * std::abs(descent));
+}
+
+// Once a Newton step has named its model, the next evaluation's Hessian over it gives the coordinator
+// the next step whole, shipped in one commit; a worker that cannot compute the Hessian (a GPU kernel)
+// sends the steps back to rounds.
+TEST(LogregCoordinator, AHessianGivesTheNewtonStepInOneCommit) {
+  using Logreg = logreg::Logreg;
+  for (const bool missing : {false, true}) {
+    SCOPED_TRACE(missing ? "Hessian missing" : "Hessian given");
+    Logreg::Config config;
+    config.data = "unused";
+    Logreg::Setup setup;
+    setup.gradient = {-4, 0};
+    setup.column_norms = {4, 4};
+    setup.rows = 4;
+    setup.positives = 2;
+    Logreg::Coordinator coordinator(config, 2, setup);
+    Priorities priorities;
+    Logreg::Stats at_zero;
+    at_zero.gradient = {-4, 0};
+    at_zero.curvature = {1, 1};
+    at_zero.loss = 4 * std::log(2.0);
+    at_zero.entropy.assign(logreg::kDualScales.size(), 0.0);
+    coordinator.report(at_zero, priorities);
+    // The first step, by rounds: nothing names a model before it.
+    Schedule block;
+    block.params = {0};
+    Logreg::Partial partial;
+    partial.hessian_d = {0};
+    coordinator.aggregate(block, partial, priorities);
+    partial.hessian_d = {3};
+    const Logreg::Commit step = coordinator.aggregate(block, partial, priorities);
+    EXPECT_EQ(step.step, 1);
+    EXPECT_EQ(step.remodel, 1);
+    EXPECT_EQ(step.model, std::vector<ParamIndex>{0});  // moving; coordinate 1 is far from moving
+    // Accepted at w = (3, 0), where the loss's gradient is -0.5 and its Hessian 2 over coordinate 0.
+    Logreg::Stats there = at_zero;
+    there.gradient = {-0.5, 0};
+    there.curvature = {2, 1};
+    there.loss_change = -12;
+    there.loss = at_zero.loss - 12;
+    there.hessian = {missing ? 0.0 : 2.0};
+    there.hessian_missing = missing ? 1 : 0;
+    coordinator.report(there, priorities);
+    const Logreg::Commit next = coordinator.aggregate(block, partial, priorities);
+    EXPECT_TRUE(next.new_direction);
+    if (missing) {
+      EXPECT_EQ(next.step, 0);  // a round of coordinate descent
+      EXPECT_FALSE(coordinator.wants_evaluation());
+    } else {
+      // min -0.5 d + d^2 + |3 + d|: d = -0.25 (the loss's slope -0.5 and the penalty's 1 need 2 d = -0.5).
+      ASSERT_EQ(next.delta.size(), 1u);
+      EXPECT_NEAR(next.delta[0], -0.25, 1e-12);
+      EXPECT_EQ(next.step, 1);
+      EXPECT_TRUE(coordinator.wants_evaluation());
+    }
+  }
+}
+
+// The choice between steps by rounds and steps from the Hessian: the Hessian is tried once, the way with
+// more digits per unit of work goes on, and the other is tried again after 8 steps.
+TEST(StepWays, TheCheaperWayGoesOnAndTheOtherIsTriedAgain) {
+  logreg::StepWays ways;
+  ways.spend(100);
+  ways.step_ended(logreg::StepWays::kRounds, 1.0);  // 0.01 digits per unit
+  EXPECT_TRUE(ways.hessian_next());                 // never tried
+  ways.spend(1000);
+  ways.step_ended(logreg::StepWays::kHessian, 2.0);  // 0.002: worse
+  EXPECT_FALSE(ways.hessian_next());
+  for (int step = 1; step < 8; ++step) {
+    ways.spend(100);
+    ways.step_ended(logreg::StepWays::kRounds, 1.0);
+    EXPECT_FALSE(ways.hessian_next()) << "step " << step;
+  }
+  ways.spend(100);
+  ways.step_ended(logreg::StepWays::kRounds, 0.5);
+  EXPECT_TRUE(ways.hessian_next());  // 8 by rounds in a row: the Hessian again
+  ways.spend(100);
+  ways.step_ended(logreg::StepWays::kHessian, 4.0);  // 0.04: now the better
+  EXPECT_TRUE(ways.hessian_next());
+  ways.spend(100);
+  ways.step_ended(logreg::StepWays::kHessian, -1.0);  // lost ground: scored 0
+  EXPECT_FALSE(ways.hessian_next());
 }
 
 // The dual value from the grid of scales: below the exact sum of entropies wherever t falls, and close.

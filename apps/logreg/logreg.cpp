@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "newton_model.hpp"
 #include "predict.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/extrapolation.hpp"
@@ -52,18 +53,33 @@ constexpr double kStalledPass = 0.05;
 constexpr std::size_t kMostPasses = 50;
 // Accepted Newton iterates from which an Anderson extrapolation is tried (skglm's K).
 constexpr std::size_t kExtrapolationDepth = 5;
+// A direction found from the Hessian (solve_direction) is solved until its model's violation is this
+// fraction of the violation at w, or this many multiply-adds are spent (about 0.1 s): a tight solve
+// makes each Newton step count, and costs the workers nothing.
+constexpr double kModelTolerance = 1e-3;
+constexpr double kModelWork = 1 << 28;
+// Evaluations return the loss's Hessian over the coordinates nonzero or moving, and those whose |G_j|
+// exceeds this fraction of the penalty's slope, which may start to (at most --max_hessian of them).
+constexpr double kNearMoving = 0.9;
+// What a round costs beside its columns (messages, the scheduler), and an evaluation per row (an
+// exponential and the entropies at every dual scale), in multiply-adds: StepWays weighs them.
+constexpr double kRoundWork = 2000, kRowWork = 100;
+// The coordinator's dense arithmetic (the model's solve) runs about ten times as fast per multiply-add
+// as the workers' gathers from sparse columns.
+constexpr double kDenseWork = 0.1;
+// A step that leaves no violation gained all the digits a double has.
+constexpr double kMostDigits = 16;
 
 double penalty_value(Penalty penalty, const Eigen::VectorXd& w) {
   return penalty == Penalty::kL1 ? w.lpNorm<1>() : 0.5 * w.squaredNorm();
 }
 
-// Violations add up as the stopping measure does: absolute values for L1, squares for L2.
+}  // namespace
+
 double add_violation(Penalty penalty, double sum, double v) {
   return penalty == Penalty::kL1 ? sum + std::abs(v) : sum + v * v;
 }
 double violation_norm(Penalty penalty, double sum) { return penalty == Penalty::kL1 ? sum : std::sqrt(sum); }
-
-}  // namespace
 
 void check_config(const Config& config) {
   if (config.data.empty()) throw std::runtime_error("--data is required");
@@ -245,9 +261,11 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
       bias_(config.bias) {
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (w, the direction, gradient,
   // curvature, column norms, initial changes, 16 more at each evaluation, the iterates kept for
-  // extrapolation, and the working sets'), a scheduler's (with sweeps), and with a single worker (one
-  // process) the worker's too. A stray huge index is refused at its line, not met by the OOM killer.
-  constexpr double kCoordinator = 48 + 16 + 40 + 13 + 16, kScheduler = 17 + 20 + 12, kWorker = 8 + 48;
+  // extrapolation, the working sets', and the step costs'), a scheduler's (with sweeps), and with a single
+  // worker (one process) the worker's too. A stray huge index is refused at its line, not met by the OOM
+  // killer.
+  constexpr double kCoordinator = 48 + 16 + 40 + 13 + 16 + 24, kScheduler = 17 + 20 + 12,
+                   kWorker = 8 + 48 + 8;
   io::check_columns_fit(config.data, rows_, kCoordinator + kScheduler + (context.count == 1 ? kWorker : 0));
   const double positive = positive_label_of(config.positive_label);
   // A MatrixMarket matrix's labels come from --labels, whose lines its rows do not keep: a bad label is
@@ -277,6 +295,8 @@ void Logreg::Worker::start(std::size_t num_params) {
     }
     rows_ = std::move(with_bias);
   }
+  column_counts_.assign(num_params, 0.0);
+  for (const std::uint32_t j : rows_.index) ++column_counts_[j];
   kernel_ = kernels::make_column_kernel(gpu_, rows_, num_params);
   kernel_->set_labels({y_.data(), static_cast<std::size_t>(y_.size())});  // margins start at 0
   rows_ = io::SparseRows{};
@@ -291,6 +311,7 @@ Logreg::Setup Logreg::Worker::setup() const {
   kernel_->logistic_derivatives(all_, setup.gradient, curvature);
   setup.column_norms.resize(all_.size());
   kernel_->column_norms_squared(setup.column_norms);
+  setup.column_counts = column_counts_;
   setup.rows = static_cast<double>(y_.size());
   setup.positives = static_cast<double>((y_.array() > 0).count());
   setup.zero_labels = zero_labels_;
@@ -328,6 +349,10 @@ Logreg::Stats Logreg::Worker::evaluate() const {
       stats.entropy[k] += binary_entropy(kDualScales[k] * row.alpha, log_scales[k] + row.log_alpha);
   }
   stats.loss_change = kernel_->loss_change_along_direction(moved_);
+  if (!model_.empty()) {
+    stats.hessian.assign(model_.size() * (model_.size() + 1) / 2, 0.0);
+    if (!kernel_->weighted_gram(model_, stats.hessian, stats.hessian_products)) stats.hessian_missing = 1;
+  }
   return stats;
 }
 
@@ -358,6 +383,7 @@ void Logreg::Worker::apply(const Commit& commit) {
     moved_ += commit.step;
   }
   if (commit.rescope) scope_ = commit.scope;
+  if (commit.remodel) model_ = commit.model;
 }
 
 // ----------------------------------------------------------------------------------------- coordinator
@@ -406,6 +432,10 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
   all_.resize(num_params);
   std::iota(all_.begin(), all_.end(), ParamIndex{0});
   in_scope_.assign(num_params, true);
+  step_violations_ = Eigen::VectorXd::Constant(w_.size(), NAN);
+  column_counts_ = setup.column_counts.size() == num_params
+                       ? Eigen::Map<const Eigen::VectorXd>(setup.column_counts.data(), w_.size()).eval()
+                       : Eigen::VectorXd::Ones(w_.size());
   initial_optimality_ = optimality();
 }
 
@@ -524,11 +554,70 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
   pass_updates_ = passes_ = 0;
   pass_violation_ = pass_gain_ = direction_gain_ = 0;
   widest_round_ = 0;
-  phase_ = Phase::kDirection;
+  ways_.step_ended(way_, step_progress());
+  phase_ = solve_direction(summed) ? Phase::kSolvedDirection : Phase::kDirection;
+  way_ = phase_ == Phase::kSolvedDirection ? StepWays::kHessian : StepWays::kRounds;
+}
+
+double Logreg::Coordinator::step_progress() {
+  double before = 0, after = 0;
+  for (const ParamIndex j : evaluated()) {
+    const double now = violation(penalty_, w_[j], gradient_[j]);
+    if (!std::isnan(step_violations_[j])) {
+      before = add_violation(penalty_, before, step_violations_[j]);
+      after = add_violation(penalty_, after, now);
+    }
+  }
+  for (const ParamIndex j : step_covered_) step_violations_[j] = NAN;
+  step_covered_ = evaluated();
+  for (const ParamIndex j : step_covered_) step_violations_[j] = violation(penalty_, w_[j], gradient_[j]);
+  if (!(before > 0)) return 0;
+  return after > 0 ? std::log10(violation_norm(penalty_, before) / violation_norm(penalty_, after))
+                   : kMostDigits;
+}
+
+bool Logreg::Coordinator::solve_direction(const Stats& summed) {
+  const std::size_t m = model_.size();
+  if (m == 0 || summed.hessian_missing > 0 || summed.hessian.size() != m * (m + 1) / 2) return false;
+  // The coordinates left out stay where they are: a Newton step on the others, which still descends.
+  // They join the model at the next step if they are nonzero or near moving.
+  Eigen::MatrixXd h = unpack_symmetric(summed.hessian, m, config_.C);
+  Eigen::VectorXd w(static_cast<Eigen::Index>(m)), g(static_cast<Eigen::Index>(m));
+  for (std::size_t k = 0; k < m; ++k) {
+    const auto i = static_cast<Eigen::Index>(k);
+    w[i] = w_[model_[k]];
+    g[i] = gradient_[model_[k]];
+    h(i, i) = curvature_[model_[k]];  // with the floor that keeps every step finite
+  }
+  const ModelSolution solution =
+      minimise_model(penalty_, w, g, h, kModelTolerance * optimality(), kModelWork);
+  for (std::size_t k = 0; k < m; ++k) d_[model_[k]] = solution.d[static_cast<Eigen::Index>(k)];
+  ways_.spend(summed.hessian_products + kDenseWork * (static_cast<double>(m * m) + solution.work));
+  return true;
+}
+
+void Logreg::Coordinator::choose_model(Commit& commit) {
+  std::vector<ParamIndex> model;
+  for (const ParamIndex j : evaluated()) {
+    if (penalty_ == Penalty::kL2 || w_[j] != 0 || d_[j] != 0 || std::abs(gradient_[j]) > kNearMoving)
+      model.push_back(j);
+  }
+  if (model.size() > config_.max_hessian || !ways_.hessian_next()) model.clear();
+  if (model == model_) return;
+  commit.remodel = 1;
+  commit.model = model;
+  model_ = std::move(model);
+}
+
+double Logreg::Coordinator::columns_work(std::span<const ParamIndex> cols) const {
+  double work = 0;
+  for (const ParamIndex j : cols) work += column_counts_[j];
+  return work;
 }
 
 Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Partial& summed,
                                               Priorities& priorities) {
+  ways_.spend(kRoundWork + columns_work(schedule.params));  // the workers' (X'DX d)_j
   Commit commit;
   if (std::exchange(restart_, false)) commit.restart_from.assign(w_.data(), w_.data() + w_.size());
   if (std::exchange(rescope_, false)) {
@@ -544,8 +633,9 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     evaluate_now_ = true;
     return commit;
   }
-  if (phase_ == Phase::kExtrapolation) {
-    // The extrapolated point as a direction taken whole; this round's results are the last step's.
+  if (phase_ == Phase::kExtrapolation || phase_ == Phase::kSolvedDirection) {
+    // A direction found whole (the extrapolated point, or the model's minimiser), shipped at once; this
+    // round's results are the last direction's.
     commit.new_direction = true;
     for (Eigen::Index j = 0; j < d_.size(); ++j) {
       if (d_[j] == 0) continue;
@@ -553,7 +643,15 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
       commit.delta.push_back(d_[j]);
     }
     commit.step = 1;
+    ways_.spend(columns_work(commit.params) + n_);
     evaluate_now_ = true;
+    choose_model(commit);
+    if (phase_ == Phase::kSolvedDirection) {
+      model_decrease_ = model_decrease();
+      step_ = 1;
+      widest_round_ = 1;  // found in order: a line search that fails is rounding
+      phase_ = Phase::kLineSearch;
+    }
     return commit;
   }
   commit.new_direction = new_direction_;
@@ -591,6 +689,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     commit.delta.push_back(delta);
   }
   pass_updates_ += moving.size();
+  ways_.spend(columns_work(commit.params));
   if (pass_updates_ < pass_length_) return commit;
   ++passes_;
   const bool solved = violation_norm(penalty_, pass_violation_) <= initial_optimality_;
@@ -604,6 +703,8 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
   model_decrease_ = model_decrease();
   step_ = 1;
   commit.step = 1;
+  ways_.spend(n_);
+  choose_model(commit);
   phase_ = Phase::kLineSearch;
   evaluate_now_ = true;
   return commit;
@@ -616,6 +717,7 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
   if (scope_.empty())
     full_gradient_ = config_.C * Eigen::Map<const Eigen::VectorXd>(summed.gradient.data(), w_.size());
   evaluate_now_ = false;
+  ways_.spend(columns_work(evaluated()) + kRowWork * n_);
   switch (phase_) {
     case Phase::kStart:
       objective_ = objective(w_, summed.loss);
@@ -643,7 +745,8 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
       w_ += step_ * d_;
       objective_ = objective(w_, summed.loss);
       start_outer_iteration(summed, priorities);
-      try_extrapolation();
+      // Steps from the Hessian converge fast on their own: an extrapolation would cost an evaluation.
+      if (phase_ != Phase::kSolvedDirection) try_extrapolation();
       break;
     }
     case Phase::kExtrapolation: {
@@ -662,6 +765,7 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
       break;
     }
     case Phase::kDirection:
+    case Phase::kSolvedDirection:
       break;  // an evaluation asked for by --eval_every: the workers' margins are still at w
   }
   const double relative = initial_optimality_ > 0 ? optimality() / initial_optimality_ : 0.0;
@@ -800,6 +904,8 @@ Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
   commit.restart_from = saved.w;
   commit.rescope = 1;
   scope_.clear();
+  commit.remodel = 1;
+  model_.clear();
   return commit;
 }
 

@@ -32,6 +32,12 @@
 // minimum-norm subgradient relative to its value at w = 0 (the 1-norm for L1, as liblinear -s 6
 // measures it; the 2-norm for L2, as -s 0 does) is traced as `optimality`.
 //
+// Where coordinate descent creeps (raw features of mixed scales, correlated columns) the inner solves
+// end far from the model's minimiser and the Newton steps are many and short. So an evaluation can also
+// return the loss's Hessian over a model set (the coordinates nonzero or near moving, named by the commit
+// before it), from which the coordinator minimises the model itself (newton_model.hpp) and ships the
+// step whole. Which way each step goes is StepWays's choice (step_ways.hpp).
+//
 // Working sets (L1), as for Lasso: after a full evaluation the coordinator picks the coordinates likely
 // to matter (nonzero or free to move, and as many again of those nearest to moving), and the Newton
 // steps that follow evaluate the gradient and curvature of those only, the others held at zero, until
@@ -43,6 +49,7 @@
 #include <Eigen/Core>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -54,6 +61,7 @@
 #include "schmp/kernels/correlation_filter.hpp"
 #include "schmp/output.hpp"
 #include "schmp/program.hpp"
+#include "step_ways.hpp"
 
 namespace schmp::logreg {
 
@@ -70,7 +78,11 @@ struct Config {
   // along, most of all on raw features of mixed scales: at 1e-4 the objective was within 2e-8 of the
   // optimum on every shared set (spamassassin, dna_splice, coil2000, grants, heart).
   double tol = 1e-4;
-  double rho = 0.1;         // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
+  double rho = 0.1;  // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
+  // The most coordinates whose Hessian an evaluation returns (Coordinator::choose_model): each costs
+  // the workers sum_i k_i^2 / 2 products (k_i the row's entries among them) and the coordinator m^2
+  // doubles. 0: every Newton step by rounds.
+  std::uint64_t max_hessian = 1024;
   std::string test;         // held-out rows, scored at every evaluation (LIBSVM or MatrixMarket)
   std::string test_labels;  // labels of a MatrixMarket test matrix
   std::string output;       // model file, liblinear's format
@@ -153,19 +165,24 @@ double newton_step(Penalty penalty, double w, double g, double h);
 // The minimum-norm subgradient of g d + R(w + d) at d = 0: how far coordinate w is from optimal when
 // g is the derivative of the smooth part.
 double violation(Penalty penalty, double w, double g);
+// Violations add up as the stopping measure does: absolute values for L1, squares for L2; the norm of
+// such a sum.
+double add_violation(Penalty penalty, double sum, double v);
+double violation_norm(Penalty penalty, double sum);
 
 struct Logreg {
   using Config = logreg::Config;
 
   struct Setup {
-    std::vector<double> gradient;      // of the loss at w = 0 (margins 0)
-    std::vector<double> column_norms;  // ||x_j||^2
+    std::vector<double> gradient;       // of the loss at w = 0 (margins 0)
+    std::vector<double> column_norms;   // ||x_j||^2
+    std::vector<double> column_counts;  // nonzeros of x_j: what reading it costs
     double rows = 0;
     double positives = 0;
     double zero_labels = 0;  // rows labelled 0 (with 1/0 labels)
     template <class V>
     void visit(V& v) {
-      v(gradient, column_norms, rows, positives, zero_labels);
+      v(gradient, column_norms, column_counts, rows, positives, zero_labels);
     }
   };
   struct Stats {
@@ -178,9 +195,15 @@ struct Logreg {
     // At an evaluation of a working set: ||alpha - alpha at the last full evaluation||^2, which bounds
     // how far the gradient of the coordinates left out has moved since.
     double alpha_shift = 0;
+    // The Hessian of the loss over the coordinates the last remodelling commit named, packed
+    // (kernels::packed_index), or zeros from a worker whose kernel cannot compute it, which says so here.
+    std::vector<double> hessian;
+    double hessian_missing = 0;
+    double hessian_products = 0;  // the multiply-adds it took
     template <class V>
     void visit(V& v) {
-      v(gradient, curvature, loss, loss_change, correct, entropy, alpha_shift);
+      v(gradient, curvature, loss, loss_change, correct, entropy, alpha_shift, hessian, hessian_missing,
+        hessian_products);
     }
   };
   struct Partial {
@@ -203,9 +226,13 @@ struct Logreg {
     // is empty.
     std::uint8_t rescope = 0;
     std::vector<ParamIndex> scope;
+    // From this commit on the evaluations return the Hessian over `model` (in index order, within the
+    // scope), or none when it is empty.
+    std::uint8_t remodel = 0;
+    std::vector<ParamIndex> model;
     template <class V>
     void visit(V& v) {
-      v(restart_from, new_direction, params, delta, step, rescope, scope);
+      v(restart_from, new_direction, params, delta, step, rescope, scope, remodel, model);
     }
   };
 
@@ -246,6 +273,8 @@ struct Logreg {
     std::unique_ptr<kernels::ColumnKernel> kernel_;
     std::vector<ParamIndex> all_;             // 0, 1, ..., num_params - 1
     std::vector<ParamIndex> scope_;           // what evaluations cover (empty: all_)
+    std::vector<ParamIndex> model_;           // what their Hessian covers (empty: none)
+    std::vector<double> column_counts_;       // nonzeros per column, for the setup
     mutable std::vector<double> full_alpha_;  // alpha at the last full evaluation (evaluate() keeps it)
     double moved_ = 0;                        // how far the margins have moved along the current direction
   };
@@ -271,6 +300,9 @@ struct Logreg {
       // The last Newton iterates extrapolated (Anderson): d is the way to that point, which the
       // workers' margins are at, awaiting the evaluation that takes it if it is better than w.
       kExtrapolation,
+      // d was found whole from the Hessian the evaluation returned: the next commit ships it, and the
+      // line search follows.
+      kSolvedDirection,
     };
     // The model's coordinate step for j at the current d, from (X'DX d)_j.
     double model_step(ParamIndex j, double hessian_d) const;
@@ -297,6 +329,18 @@ struct Logreg {
     double model_decrease() const;
     // Takes the evaluation at a new w as the start of an outer iteration.
     void start_outer_iteration(const Stats& summed, Priorities& priorities);
+    // The digits of optimality the step that just ended gained: log10 of how far the violations fell
+    // over the coordinates evaluated at both its ends (gradient_ is the new one). Keeps the new ones.
+    double step_progress();
+    // Finds d from the evaluation's Hessian, when it returned one and the coordinates it left out are
+    // optimal at w (kSolvedDirection); false otherwise.
+    bool solve_direction(const Stats& summed);
+    // Names in `commit` the coordinates whose Hessian the next evaluation returns: those nonzero or
+    // moving, or near moving, at the step it evaluates (none when there are too many, or when steps by
+    // rounds are doing better: StepWays).
+    void choose_model(Commit& commit);
+    // What reading the columns `cols` costs the workers, in multiply-adds.
+    double columns_work(std::span<const ParamIndex> cols) const;
     // Keeps the accepted iterate w and, every kExtrapolationDepth of them, aims the next evaluation at
     // their extrapolation (the kExtrapolation phase).
     void try_extrapolation();
@@ -350,6 +394,14 @@ struct Logreg {
     std::vector<ParamIndex> scope_;
     std::vector<bool> in_scope_;
     std::vector<ParamIndex> next_scope_;  // to ship with the next commit, when rescope_
+    std::vector<ParamIndex> model_;       // the coordinates of the evaluations' Hessian, as shipped
+    Eigen::VectorXd column_counts_;
+    StepWays ways_;
+    StepWays::Way way_ = StepWays::kRounds;  // of the current Newton step
+    // |violation| of each coordinate at the start of the current step (NaN where not evaluated), and
+    // the coordinates it has: the yardstick of the step's progress.
+    Eigen::VectorXd step_violations_;
+    std::vector<ParamIndex> step_covered_;
     bool rescope_ = false;
     std::size_t scoped_evaluations_ = 0;                         // since the last full evaluation
     double full_gap_ = std::numeric_limits<double>::infinity();  // relative, at the last full evaluation

@@ -33,6 +33,9 @@ SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
            "Stop when the duality gap relative to the objective is at most this");
 SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
            "Dependency check: never update together columns with |cosine| >= rho (1: off)");
+SCHMP_FLAG(uint64, max_hessian, kDefaults.max_hessian, schmp::between(0, 8192),
+           "Newton steps over at most this many coordinates are solved by the coordinator from the Hessian "
+           "the workers sum (0: always by rounds of coordinate descent over the data)");
 SCHMP_FLAG(string, test, "", any(),
            "Held-out rows, labelled as --data: their log-loss, accuracy and AUC join the trace");
 SCHMP_FLAG(string, test_labels, "", any(), "Labels of a MatrixMarket --test matrix");
@@ -94,6 +97,7 @@ int main(int argc, char** argv) {
   config.positive_label = FLAGS_positive_label;
   config.tol = FLAGS_tol;
   config.rho = FLAGS_rho;
+  config.max_hessian = FLAGS_max_hessian;
   config.test = FLAGS_test;
   config.test_labels = FLAGS_test_labels;
   config.output = FLAGS_output;

@@ -265,6 +265,62 @@ class CpuColumnKernel final : public ColumnKernel {
     for (DirectionRow& row : direction_) row.u = 0;
   }
 
+  bool weighted_gram(std::span<const ParamIndex> cols, std::span<double> out,
+                     double& products) const override {
+    require_labels();
+    const std::size_t m = cols.size();
+    if (out.size() != m * (m + 1) / 2)
+      throw std::invalid_argument("column kernel: Gram matrix of the wrong size");
+    // Row by row, as a sum of outer products: sum_i k_i^2 / 2 products for rows of k_i entries among
+    // the columns, where column by column would take m / 2 times their nonzeros. Each chunk's rows
+    // are gathered from its columns into a triangle of the chunk's own; the triangles are added in
+    // chunk order, so the result does not depend on the thread count.
+    std::vector<std::vector<double>> triangles(chunks_.size());
+    std::vector<double> chunk_products(chunks_.size(), 0.0);
+    auto gather = [&](std::size_t c) {
+      const Chunk& chunk = chunks_[c];
+      std::vector<std::size_t> start(chunk.rows + 1, 0);
+      for (const ParamIndex j : cols) for_entries(chunk, j, [&](std::uint32_t i, double) { ++start[i + 1]; });
+      for (std::size_t i = 0; i < chunk.rows; ++i) {
+        const auto k = static_cast<double>(start[i + 1]);
+        chunk_products[c] += k * (k + 1) / 2;
+        start[i + 1] += start[i];
+      }
+      std::vector<std::uint32_t> position(start.back());
+      std::vector<double> value(start.back());
+      std::vector<std::size_t> next(start.begin(), start.end() - 1);
+      for (std::size_t a = 0; a < m; ++a) {
+        for_entries(chunk, cols[a], [&](std::uint32_t i, double x) {
+          position[next[i]] = static_cast<std::uint32_t>(a);
+          value[next[i]++] = x;
+        });
+      }
+      std::vector<double>& triangle = triangles[c];
+      triangle.assign(out.size(), 0.0);
+      const DirectionRow* rows = direction_.data() + chunk.first_row;
+      for (std::size_t i = 0; i < chunk.rows; ++i) {
+        for (std::size_t e = start[i]; e < start[i + 1]; ++e) {
+          const std::size_t a = position[e];
+          const double weighted = rows[i].weight * value[e];
+          double* row = triangle.data() + packed_index(m, a, a) - a;  // row[b] is entry (a, b)
+          for (std::size_t f = e; f < start[i + 1]; ++f) row[position[f]] += weighted * value[f];
+        }
+      }
+    };
+    if (chunks_.size() == 1) {
+      gather(0);
+    } else {
+      tbb::parallel_for(std::size_t{0}, chunks_.size(), gather);
+    }
+    products = 0;
+    for (const double chunk_product : chunk_products) products += chunk_product;
+    std::fill(out.begin(), out.end(), 0.0);
+    for (const std::vector<double>& triangle : triangles) {
+      for (std::size_t k = 0; k < out.size(); ++k) out[k] += triangle[k];
+    }
+    return true;
+  }
+
  private:
   // Rows [first, last) by column: count per column, then place (a CSR-to-CSC transpose).
   static Chunk make_chunk(const io::SparseRows& rows, std::size_t first, std::size_t last,
