@@ -113,7 +113,7 @@ TEST_P(LogregLayouts, GeneratedSparseDataL1) { expect_matches_reference(generate
 TEST_P(LogregLayouts, GeneratedSparseDataL2) { expect_matches_reference(generated(), 0.5, false); }
 // Newton steps by rounds of coordinate descent, as every step is when its model is too large.
 TEST_P(LogregLayouts, GeneratedSparseDataL1ByRounds) {
-  expect_matches_reference(generated(), 0.5, true, "--max_hessian 0");
+  expect_matches_reference(generated(), 0.5, true, "--newton_steps rounds");
 }
 
 INSTANTIATE_TEST_SUITE_P(RanksSchedulersStaleness, LogregLayouts,
@@ -214,9 +214,10 @@ TEST_F(LogregEndToEnd, EachNewtonStepStartsFromAZeroDirection) {
     }
   }
   const std::string trace = scratch("one-feature.csv");
-  const Output out = run(
-      std::string(SCHMP_LOGREG_BIN) + " --data " + data +
-      " --penalty l2 --schedule_size 1 --max_hessian 0 --tol 1e-12 --progress_seconds 0 --trace " + trace);
+  const Output out =
+      run(std::string(SCHMP_LOGREG_BIN) + " --data " + data +
+          " --penalty l2 --schedule_size 1 --newton_steps rounds --tol 1e-12 --progress_seconds 0 --trace " +
+          trace);
   ASSERT_EQ(out.status, 0) << out.text;
   const auto rows = testing::read_trace(trace).rows;
   ASSERT_GE(rows.size(), 4u) << out.text;
@@ -255,8 +256,9 @@ TEST_F(LogregEndToEnd, TheToleranceBoundsTheDistanceToTheOptimumOnRawFeatures) {
 }
 
 // On those raw features coordinate descent creeps, and the Newton steps the coordinator finds from the
-// Hessian the workers sum reach the optimum in a fraction of the rounds, at every rank count. A step
-// from the Hessian takes one round (its direction shipped whole) and one evaluation.
+// Hessian the workers sum reach the optimum in a fraction of the rounds, at every rank count: all of
+// them after the first (--newton_steps hessian), or those after the rounds start to creep (auto). A
+// step from the Hessian takes one round (its direction shipped whole) and one evaluation.
 TEST_F(LogregEndToEnd, NewtonStepsFromTheHessianTakeFewRounds) {
   const std::string data = raw_features();
   const auto rounds_of = [](const Output& out) {
@@ -270,13 +272,17 @@ TEST_F(LogregEndToEnd, NewtonStepsFromTheHessianTakeFewRounds) {
       SCOPED_TRACE(std::string(l1 ? "l1" : "l2") + ", np " + std::to_string(ranks));
       const std::string trace = scratch("hessian.csv");
       const Output out = train(ranks, data, 1, l1, "--trace " + trace);
-      const Output by_rounds = train(ranks, data, 1, l1, "--max_hessian 0");
+      const Output from_hessian = train(ranks, data, 1, l1, "--newton_steps hessian");
+      const Output by_rounds = train(ranks, data, 1, l1, "--newton_steps rounds");
       ASSERT_EQ(out.status, 0) << out.text;
       ASSERT_EQ(by_rounds.status, 0) << by_rounds.text;
       EXPECT_NEAR(objective_of(out), reference, 1e-9 * reference) << out.text;
       EXPECT_NEAR(objective_of(by_rounds), reference, 1e-9 * reference) << by_rounds.text;
+      ASSERT_EQ(from_hessian.status, 0) << from_hessian.text;
+      EXPECT_NEAR(objective_of(from_hessian), reference, 1e-9 * reference) << from_hessian.text;
+      EXPECT_LT(5 * rounds_of(from_hessian), rounds_of(by_rounds)) << from_hessian.text << by_rounds.text;
       EXPECT_GT(rounds_of(out), 0) << out.text;
-      EXPECT_LT(5 * rounds_of(out), rounds_of(by_rounds)) << out.text << by_rounds.text;
+      EXPECT_LT(2 * rounds_of(out), rounds_of(by_rounds)) << out.text << by_rounds.text;
       const auto rows = testing::read_trace(trace).rows;
       int single = 0;
       for (std::size_t r = 1; r < rows.size(); ++r) single += rows[r][0] - rows[r - 1][0] == 1 ? 1 : 0;
@@ -307,7 +313,7 @@ TEST_F(LogregEndToEnd, InterferingParallelUpdatesAreTamed) {
   std::ofstream(copies) << testing::libsvm_text(copied);
   const double reference = reference_objective(copies, 1, true);
   for (const auto& [ranks, flags] : std::vector<std::pair<int, std::string>>{
-           {1, "--rho 1 --in_order=false --max_hessian 0"}, {3, "--rho 1 --max_hessian 0"}}) {
+           {1, "--rho 1 --in_order=false --newton_steps rounds"}, {3, "--rho 1 --newton_steps rounds"}}) {
     const Output out = train(ranks, copies, 1, true, flags);
     ASSERT_EQ(out.status, 0) << out.text;
     EXPECT_NE(out.text.find("parallel updates interfered"), std::string::npos) << out.text;

@@ -7,10 +7,10 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
-#include "newton_model.hpp"
 #include "predict.hpp"
 #include "random_matrix.hpp"
 #include "schmp/io.hpp"
@@ -52,12 +52,12 @@ TEST(BinaryLabel, AcceptsPlusMinusOneAndOneZero) {
 TEST(NewtonStep, MinimisesTheModel) {
   std::mt19937_64 random(3);
   std::normal_distribution<double> normal(0, 1);
-  for (auto penalty : {logreg::Penalty::kL1, logreg::Penalty::kL2}) {
-    auto regulariser = [&](double w) { return penalty == logreg::Penalty::kL1 ? std::abs(w) : 0.5 * w * w; };
+  for (auto penalty : {Penalty::kL1, Penalty::kL2}) {
+    auto regulariser = [&](double w) { return penalty == Penalty::kL1 ? std::abs(w) : 0.5 * w * w; };
     for (int trial = 0; trial < 200; ++trial) {
       const double w = trial % 3 == 0 ? 0.0 : normal(random), g = 2 * normal(random),
                    h = std::abs(normal(random)) + 0.01;
-      const double d = logreg::newton_step(penalty, w, g, h);
+      const double d = coordinate_step(penalty, w, g, h);
       auto model = [&](double step) { return g * step + h * step * step / 2 + regulariser(w + step); };
       for (double nudge : {-1e-3, 1e-3, -0.1, 0.1, -w - d}) {
         EXPECT_LE(model(d), model(d + nudge) + 1e-12) << "w " << w << " g " << g << " h " << h;
@@ -161,7 +161,8 @@ TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
   const std::vector<ParamIndex> some = {5, 0, 11, 3, 7};
   std::vector<double> packed(some.size() * (some.size() + 1) / 2);
   double products = 0;
-  ASSERT_TRUE(kernel->weighted_gram(some, packed, products));
+  EXPECT_FALSE(kernel->gram(some, true, 1000, packed, products));  // over the budget
+  ASSERT_TRUE(kernel->gram(some, true, std::numeric_limits<double>::infinity(), packed, products));
   for (std::size_t a = 0; a < some.size(); ++a) {
     for (std::size_t b = a; b < some.size(); ++b) {
       double expected = 0;
@@ -169,8 +170,18 @@ TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
         const double q = 1 / (1 + std::exp(y[i] * 0.25 * direction(i)));
         expected += dense[i * p + some[a]] * q * (1 - q) * dense[i * p + some[b]];
       }
-      EXPECT_NEAR(packed[kernels::packed_index(some.size(), a, b)], expected, 1e-9 * (1 + std::abs(expected)))
+      EXPECT_NEAR(packed[packed_index(some.size(), a, b)], expected, 1e-9 * (1 + std::abs(expected)))
           << "entry " << a << ", " << b;
+    }
+  }
+  // Unweighted: X'X, least squares' Hessian.
+  std::vector<double> plain(packed.size());
+  ASSERT_TRUE(kernel->gram(some, false, std::numeric_limits<double>::infinity(), plain, products));
+  for (std::size_t a = 0; a < some.size(); ++a) {
+    for (std::size_t b = a; b < some.size(); ++b) {
+      double expected = 0;
+      for (std::size_t i = 0; i < n; ++i) expected += dense[i * p + some[a]] * dense[i * p + some[b]];
+      EXPECT_NEAR(plain[packed_index(some.size(), a, b)], expected, 1e-9 * (1 + std::abs(expected)));
     }
   }
   double expected_products = 0;  // sum over rows of k (k + 1) / 2, k the row's entries among the columns
@@ -303,7 +314,7 @@ Eigen::MatrixXd ill_conditioned(Eigen::Index m, std::uint64_t seed) {
 }
 
 // The coordinator's own solve of a Newton step's model: the exact minimiser for L2 (a linear system),
-// and for L1 a point where every coordinate's violation (newton_step's optimality) is negligible.
+// and for L1 a point where every coordinate's violation (the coordinate step's optimality) is negligible.
 TEST(NewtonModel, MinimisesIllConditionedModels) {
   const Eigen::Index m = 40;
   const Eigen::MatrixXd h = ill_conditioned(m, 4);
@@ -314,44 +325,44 @@ TEST(NewtonModel, MinimisesIllConditionedModels) {
     w[j] = j % 3 == 0 ? normal(random) : 0.0;
     g[j] = 3 * normal(random);
   }
-  const logreg::ModelSolution l2 = logreg::minimise_model(logreg::Penalty::kL2, w, g, h, 1e-10, 1e8);
+  const ModelSolution l2 = minimise_model(Penalty::kL2, w, g, h, 1e-10, 1e8);
   const Eigen::MatrixXd shifted = h + Eigen::MatrixXd::Identity(m, m);
   const Eigen::VectorXd exact = shifted.ldlt().solve(-(g + w));
   EXPECT_LE((l2.d - exact).norm(), 1e-8 * exact.norm());
   EXPECT_LE(l2.violation, 1e-10);
 
   // To near the rounding of the model's terms (H's entries reach 1e4).
-  const logreg::ModelSolution l1 = logreg::minimise_model(logreg::Penalty::kL1, w, g, h, 1e-8, 1e8);
+  const ModelSolution l1 = minimise_model(Penalty::kL1, w, g, h, 1e-8, 1e8);
   EXPECT_LT(l1.passes, 1000u);
   const Eigen::VectorXd gradient = g + h * l1.d;
   double violations = 0;
   for (Eigen::Index j = 0; j < m; ++j)
-    violations += std::abs(logreg::violation(logreg::Penalty::kL1, w[j] + l1.d[j], gradient[j]));
+    violations += std::abs(violation(Penalty::kL1, w[j] + l1.d[j], gradient[j]));
   EXPECT_LE(violations, 1e-8);
-  EXPECT_LT(logreg::model_value(logreg::Penalty::kL1, w, g, l1.d, h * l1.d), 0.0);
+  EXPECT_LT(model_value(Penalty::kL1, w, g, l1.d, h * l1.d), 0.0);
   // Plain cyclic descent, many times as many passes, gets no lower.
   Eigen::VectorXd d = Eigen::VectorXd::Zero(m), h_d = Eigen::VectorXd::Zero(m);
   for (int pass = 0; pass < 20000; ++pass) {
     for (Eigen::Index j = 0; j < m; ++j) {
-      const double delta = logreg::newton_step(logreg::Penalty::kL1, w[j] + d[j], g[j] + h_d[j], h(j, j));
+      const double delta = coordinate_step(Penalty::kL1, w[j] + d[j], g[j] + h_d[j], h(j, j));
       d[j] += delta;
       h_d += delta * h.col(j);
     }
   }
-  const double descent = logreg::model_value(logreg::Penalty::kL1, w, g, d, h_d);
-  EXPECT_LE(logreg::model_value(logreg::Penalty::kL1, w, g, l1.d, h * l1.d),
-            descent + 1e-12 * std::abs(descent));
+  const double descent = model_value(Penalty::kL1, w, g, d, h_d);
+  EXPECT_LE(model_value(Penalty::kL1, w, g, l1.d, h * l1.d), descent + 1e-12 * std::abs(descent));
 }
 
-// Once a Newton step has named its model, the next evaluation's Hessian over it gives the coordinator
-// the next step whole, shipped in one commit; a worker that cannot compute the Hessian (a GPU kernel)
-// sends the steps back to rounds.
+// Once a Newton step has named its model (--newton_steps hessian), the next evaluation's Hessian over it
+// gives the coordinator the next step whole, shipped in one commit; a worker that cannot compute the Hessian
+// (a GPU kernel) sends the steps back to rounds.
 TEST(LogregCoordinator, AHessianGivesTheNewtonStepInOneCommit) {
   using Logreg = logreg::Logreg;
   for (const bool missing : {false, true}) {
     SCOPED_TRACE(missing ? "Hessian missing" : "Hessian given");
     Logreg::Config config;
     config.data = "unused";
+    config.newton_steps = "hessian";
     Logreg::Setup setup;
     setup.gradient = {-4, 0};
     setup.column_norms = {4, 4};
@@ -400,30 +411,35 @@ TEST(LogregCoordinator, AHessianGivesTheNewtonStepInOneCommit) {
   }
 }
 
-// The choice between steps by rounds and steps from the Hessian: the Hessian is tried once, the way with
-// more digits per unit of work goes on, and the other is tried again after 8 steps.
-TEST(StepWays, TheCheaperWayGoesOnAndTheOtherIsTriedAgain) {
-  logreg::StepWays ways;
-  ways.spend(100);
-  ways.step_ended(logreg::StepWays::kRounds, 1.0);  // 0.01 digits per unit
-  EXPECT_TRUE(ways.hessian_next());                 // never tried
-  ways.spend(1000);
-  ways.step_ended(logreg::StepWays::kHessian, 2.0);  // 0.002: worse
-  EXPECT_FALSE(ways.hessian_next());
-  for (int step = 1; step < 8; ++step) {
-    ways.spend(100);
-    ways.step_ended(logreg::StepWays::kRounds, 1.0);
-    EXPECT_FALSE(ways.hessian_next()) << "step " << step;
+// The choice between steps by rounds and steps from the Hessian: rounds while they gain enough digits a
+// step, the Hessian once they creep and for as long as it does better per unit of work, and a way given
+// up not tried again for 8 steps.
+TEST(StepWays, RoundsUntilTheyCreepThenTheHessianWhileItDoesBetter) {
+  using Ways = logreg::StepWays;
+  Ways ways;
+  auto step = [&](Ways::Way way, double work, double digits) {
+    ways.spend(work);
+    ways.step_ended(way, digits);
+  };
+  for (int k = 0; k < 3; ++k) {
+    step(Ways::kRounds, 100, 0.1);
+    EXPECT_FALSE(ways.hessian_next()) << "step " << k;  // too few steps to judge
   }
-  ways.spend(100);
-  ways.step_ended(logreg::StepWays::kRounds, 0.5);
-  EXPECT_TRUE(ways.hessian_next());  // 8 by rounds in a row: the Hessian again
-  ways.spend(100);
-  ways.step_ended(logreg::StepWays::kHessian, 4.0);  // 0.04: now the better
+  step(Ways::kRounds, 100, 0.1);
+  EXPECT_TRUE(ways.hessian_next());  // creeping: 0.1 digits a step
+  step(Ways::kHessian, 1000, 2);     // 0.002 digits a unit, against the rounds' 0.001
   EXPECT_TRUE(ways.hessian_next());
-  ways.spend(100);
-  ways.step_ended(logreg::StepWays::kHessian, -1.0);  // lost ground: scored 0
+  step(Ways::kHessian, 1000, 0.5);  // 0.0005: worse than the rounds
   EXPECT_FALSE(ways.hessian_next());
+  for (int k = 0; k < 7; ++k) {
+    step(Ways::kRounds, 100, 0.1);
+    EXPECT_FALSE(ways.hessian_next()) << "step " << k;  // the Hessian waits 8 steps
+  }
+  step(Ways::kRounds, 100, 0.1);
+  EXPECT_TRUE(ways.hessian_next());
+  step(Ways::kRounds, 100, 0.9);
+  step(Ways::kRounds, 100, 0.9);
+  EXPECT_FALSE(ways.hessian_next());  // 0.5 digits a step on average: no longer creeping
 }
 
 // The dual value from the grid of scales: below the exact sum of entropies wherever t falls, and close.

@@ -11,7 +11,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "newton_model.hpp"
 #include "predict.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/extrapolation.hpp"
@@ -76,15 +75,12 @@ double penalty_value(Penalty penalty, const Eigen::VectorXd& w) {
 
 }  // namespace
 
-double add_violation(Penalty penalty, double sum, double v) {
-  return penalty == Penalty::kL1 ? sum + std::abs(v) : sum + v * v;
-}
-double violation_norm(Penalty penalty, double sum) { return penalty == Penalty::kL1 ? sum : std::sqrt(sum); }
-
 void check_config(const Config& config) {
   if (config.data.empty()) throw std::runtime_error("--data is required");
   penalty_of(config);
   positive_label_of(config.positive_label);
+  if (config.newton_steps != "auto" && config.newton_steps != "rounds" && config.newton_steps != "hessian")
+    throw std::runtime_error("--newton_steps must be auto, rounds or hessian");
 }
 
 Penalty penalty_of(const Config& config) {
@@ -236,22 +232,6 @@ double entropy_at(double t, const std::vector<double>& sums) {
   return t / kDualScales.back() * sums.back();  // the chord from t = 0, where the sum is 0
 }
 
-double newton_step(Penalty penalty, double w, double g, double h) {
-  if (!(h > 0)) return 0.0;
-  if (penalty == Penalty::kL2) return -(g + w) / (h + 1);
-  // Minimise g d + h d^2 / 2 + |w + d|: soft-threshold the Newton point.
-  if (g + 1 <= h * w) return -(g + 1) / h;
-  if (g - 1 >= h * w) return -(g - 1) / h;
-  return -w;
-}
-
-double violation(Penalty penalty, double w, double g) {
-  if (penalty == Penalty::kL2) return g + w;
-  if (w > 0) return g + 1;
-  if (w < 0) return g - 1;
-  return std::max(0.0, std::abs(g) - 1);
-}
-
 // ---------------------------------------------------------------------------------------------- worker
 
 Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
@@ -351,7 +331,9 @@ Logreg::Stats Logreg::Worker::evaluate() const {
   stats.loss_change = kernel_->loss_change_along_direction(moved_);
   if (!model_.empty()) {
     stats.hessian.assign(model_.size() * (model_.size() + 1) / 2, 0.0);
-    if (!kernel_->weighted_gram(model_, stats.hessian, stats.hessian_products)) stats.hessian_missing = 1;
+    constexpr double kAnyCost = std::numeric_limits<double>::infinity();  // StepWays weighs it
+    if (!kernel_->gram(model_, true, kAnyCost, stats.hessian, stats.hessian_products))
+      stats.hessian_missing = 1;
   }
   return stats;
 }
@@ -432,6 +414,9 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
   all_.resize(num_params);
   std::iota(all_.begin(), all_.end(), ParamIndex{0});
   in_scope_.assign(num_params, true);
+  ways_ = StepWays(config.newton_steps == "rounds"    ? StepWays::Mode::kRounds
+                   : config.newton_steps == "hessian" ? StepWays::Mode::kHessian
+                                                      : StepWays::Mode::kAuto);
   step_violations_ = Eigen::VectorXd::Constant(w_.size(), NAN);
   column_counts_ = setup.column_counts.size() == num_params
                        ? Eigen::Map<const Eigen::VectorXd>(setup.column_counts.data(), w_.size()).eval()
@@ -450,7 +435,7 @@ std::vector<std::string> Logreg::Coordinator::trace_columns() const {
 std::vector<double> Logreg::Coordinator::initial_changes() const { return initial_changes_; }
 
 double Logreg::Coordinator::model_step(ParamIndex j, double hessian_d) const {
-  return newton_step(penalty_, w_[j] + d_[j], gradient_[j] + config_.C * hessian_d, curvature_[j]);
+  return coordinate_step(penalty_, w_[j] + d_[j], gradient_[j] + config_.C * hessian_d, curvature_[j]);
 }
 
 double Logreg::Coordinator::margin_change(ParamIndex j, double delta) const {
@@ -676,7 +661,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     }
     const double g = gradient_[j] + (direction_is_zero ? 0.0 : config_.C * summed.hessian_d[k]);
     pass_violation_ = add_violation(penalty_, pass_violation_, violation(penalty_, w_[j] + d_[j], g));
-    const double delta = newton_step(penalty_, w_[j] + d_[j], g, curvature_[j]);
+    const double delta = coordinate_step(penalty_, w_[j] + d_[j], g, curvature_[j]);
     priorities.set(j, margin_change(j, delta) * priority_scale_);
     if (delta == 0) continue;
     const double x = w_[j] + d_[j];

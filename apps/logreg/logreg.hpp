@@ -35,7 +35,7 @@
 // Where coordinate descent creeps (raw features of mixed scales, correlated columns) the inner solves
 // end far from the model's minimiser and the Newton steps are many and short. So an evaluation can also
 // return the loss's Hessian over a model set (the coordinates nonzero or near moving, named by the commit
-// before it), from which the coordinator minimises the model itself (newton_model.hpp) and ships the
+// before it), from which the coordinator minimises the model itself (schmp/quadratic_model.hpp) and ships the
 // step whole. Which way each step goes is StepWays's choice (step_ways.hpp).
 //
 // Working sets (L1), as for Lasso: after a full evaluation the coordinator picks the coordinates likely
@@ -61,11 +61,10 @@
 #include "schmp/kernels/correlation_filter.hpp"
 #include "schmp/output.hpp"
 #include "schmp/program.hpp"
+#include "schmp/quadratic_model.hpp"
 #include "step_ways.hpp"
 
 namespace schmp::logreg {
-
-enum class Penalty { kL1, kL2 };
 
 struct Config {
   std::string data;            // LIBSVM (1-based) or MatrixMarket file
@@ -83,10 +82,11 @@ struct Config {
   // the workers sum_i k_i^2 / 2 products (k_i the row's entries among them) and the coordinator m^2
   // doubles. 0: every Newton step by rounds.
   std::uint64_t max_hessian = 1024;
-  std::string test;         // held-out rows, scored at every evaluation (LIBSVM or MatrixMarket)
-  std::string test_labels;  // labels of a MatrixMarket test matrix
-  std::string output;       // model file, liblinear's format
-  std::string trace;        // named in the closing message only
+  std::string newton_steps = "auto";  // auto, rounds or hessian (StepWays)
+  std::string test;                   // held-out rows, scored at every evaluation (LIBSVM or MatrixMarket)
+  std::string test_labels;            // labels of a MatrixMarket test matrix
+  std::string output;                 // model file, liblinear's format
+  std::string trace;                  // named in the closing message only
 
   io::RunFiles files() const {
     return {{{"--output", output}},
@@ -157,18 +157,6 @@ inline constexpr std::array<double, 18> kDualScales = {1.0,
 // A lower bound on sum_i h(t alpha_i) from its values at kDualScales (`sums`): the chord between the
 // grid points around t, which lies below it since the sum is concave in t (0 at t = 0).
 double entropy_at(double t, const std::vector<double>& sums);
-
-// The coordinate step: minimises g d + h d^2 / 2 + R(w + d) - R(w) over d (for L2 the penalty's
-// curvature is added to h here).
-double newton_step(Penalty penalty, double w, double g, double h);
-
-// The minimum-norm subgradient of g d + R(w + d) at d = 0: how far coordinate w is from optimal when
-// g is the derivative of the smooth part.
-double violation(Penalty penalty, double w, double g);
-// Violations add up as the stopping measure does: absolute values for L1, squares for L2; the norm of
-// such a sum.
-double add_violation(Penalty penalty, double sum, double v);
-double violation_norm(Penalty penalty, double sum);
 
 struct Logreg {
   using Config = logreg::Config;
@@ -396,7 +384,7 @@ struct Logreg {
     std::vector<ParamIndex> next_scope_;  // to ship with the next commit, when rescope_
     std::vector<ParamIndex> model_;       // the coordinates of the evaluations' Hessian, as shipped
     Eigen::VectorXd column_counts_;
-    StepWays ways_;
+    StepWays ways_;                          // made from config_.newton_steps
     StepWays::Way way_ = StepWays::kRounds;  // of the current Newton step
     // |violation| of each coordinate at the start of the current step (NaN where not evaluated), and
     // the coordinates it has: the yardstick of the step's progress.

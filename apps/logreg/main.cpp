@@ -33,9 +33,13 @@ SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
            "Stop when the duality gap relative to the objective is at most this");
 SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
            "Dependency check: never update together columns with |cosine| >= rho (1: off)");
-SCHMP_FLAG(uint64, max_hessian, kDefaults.max_hessian, schmp::between(0, 8192),
-           "Newton steps over at most this many coordinates are solved by the coordinator from the Hessian "
-           "the workers sum (0: always by rounds of coordinate descent over the data)");
+SCHMP_FLAG(string, newton_steps, kDefaults.newton_steps, schmp::one_of({"auto", "rounds", "hessian"}),
+           "How a Newton step is found: rounds (coordinate descent over the data), hessian (the coordinator "
+           "solves the model from the Hessian the workers sum, when it has at most --max_hessian "
+           "coordinates), or auto (rounds until they creep, then the Hessian while it does better)");
+SCHMP_FLAG(uint64, max_hessian, kDefaults.max_hessian, schmp::between(1, 8192),
+           "The most coordinates a Newton step found from the Hessian may move (the coordinator holds 28 "
+           "bytes times its square)");
 SCHMP_FLAG(string, test, "", any(),
            "Held-out rows, labelled as --data: their log-loss, accuracy and AUC join the trace");
 SCHMP_FLAG(string, test_labels, "", any(), "Labels of a MatrixMarket --test matrix");
@@ -97,6 +101,7 @@ int main(int argc, char** argv) {
   config.positive_label = FLAGS_positive_label;
   config.tol = FLAGS_tol;
   config.rho = FLAGS_rho;
+  config.newton_steps = FLAGS_newton_steps;
   config.max_hessian = FLAGS_max_hessian;
   config.test = FLAGS_test;
   config.test_labels = FLAGS_test_labels;

@@ -1,24 +1,33 @@
 // How logistic regression's next Newton step is found: by rounds of coordinate descent over the data,
-// or by the coordinator from the Hessian the workers sum (newton_model.hpp). Neither wins everywhere.
-// The Hessian's steps are exact, and win by far where coordinate descent creeps (raw features of mixed
-// scales, correlated columns); but its products grow with the square of a row's entries among the
-// coordinates moving, and on long rows of well-conditioned data (text) a few cheap rounds do as well.
-// So each way's last step is scored by the digits of optimality it gained (how far the coordinates'
-// violations fell) per multiply-add spent, and the better way goes on; the other is tried again every
-// few steps, as the solve narrows and the scores change. Work is counted, not timed, so that a run does
-// not depend on the machine's load.
+// or by the coordinator from the Hessian the workers sum (schmp/quadratic_model.hpp). Neither wins
+// everywhere. Where coordinate descent does well (one-hot and text features), each step by rounds gains
+// half a digit or more of optimality and costs a few passes over the data; the Hessian's products grow
+// with the square of a row's entries among the coordinates moving, and its exact steps gain little more
+// until the end. Where coordinate descent creeps (raw features of mixed scales, correlated columns), its
+// steps gain a tenth of a digit or less, while exact Newton steps converge in a handful.
+//
+// So the steps go by rounds while those gain at least kCreeping digits each on average, over the last
+// kWindow of them; then from the Hessian, as long as its steps gain at least as many digits per unit of
+// work as the rounds' last did (work is counted, not timed, so that a run does not depend on the
+// machine's load). A way given up is not tried again for kRetryAfter steps.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <deque>
+#include <numeric>
 
 namespace schmp::logreg {
 
 class StepWays {
  public:
   enum Way { kRounds = 0, kHessian = 1 };
+  // auto chooses as above; rounds and hessian (--newton_steps) take that way whenever they can.
+  enum class Mode { kAuto, kRounds, kHessian };
+
+  explicit StepWays(Mode mode = Mode::kAuto) : mode_(mode) {}
 
   // Work done for the current step, in multiply-adds (or their equivalent).
   void spend(double work) { spent_ += work; }
@@ -27,6 +36,10 @@ class StepWays {
   // The next step starts.
   void step_ended(Way way, double digits) {
     if (spent_ > 0) score_[way] = std::max(digits, 0.0) / spent_;
+    if (way == kRounds) {
+      rounds_digits_.push_back(digits);
+      if (rounds_digits_.size() > kWindow) rounds_digits_.pop_front();
+    }
     same_in_a_row_ = way == last_ ? same_in_a_row_ + 1 : 1;
     last_ = way;
     spent_ = 0;
@@ -34,19 +47,22 @@ class StepWays {
 
   // Whether the next step should come from the Hessian (where one can be had).
   bool hessian_next() const {
-    if (std::isnan(score_[kHessian])) return true;  // never tried: try it
-    const Way better =
-        std::isnan(score_[kRounds]) || score_[kHessian] >= score_[kRounds] ? kHessian : kRounds;
-    if (last_ == better && same_in_a_row_ >= kRetryAfter) return better != kHessian;
-    return better == kHessian;
+    if (mode_ != Mode::kAuto) return mode_ == Mode::kHessian;
+    if (last_ == kHessian) return std::isnan(score_[kRounds]) || score_[kHessian] >= score_[kRounds];
+    if (rounds_digits_.size() < kWindow) return false;
+    if (!std::isnan(score_[kHessian]) && same_in_a_row_ < kRetryAfter) return false;
+    const double mean = std::accumulate(rounds_digits_.begin(), rounds_digits_.end(), 0.0) / kWindow;
+    return mean < kCreeping;
   }
 
  private:
-  // Steps one way before the other is tried again.
-  static constexpr std::size_t kRetryAfter = 8;
+  static constexpr std::size_t kWindow = 4, kRetryAfter = 8;
+  static constexpr double kCreeping = 0.4;
 
+  Mode mode_;
   double spent_ = 0;
   std::array<double, 2> score_ = {NAN, NAN};
+  std::deque<double> rounds_digits_;  // of the last steps by rounds, oldest first
   Way last_ = kRounds;
   std::size_t same_in_a_row_ = 0;
 };

@@ -265,9 +265,9 @@ class CpuColumnKernel final : public ColumnKernel {
     for (DirectionRow& row : direction_) row.u = 0;
   }
 
-  bool weighted_gram(std::span<const ParamIndex> cols, std::span<double> out,
-                     double& products) const override {
-    require_labels();
+  bool gram(std::span<const ParamIndex> cols, bool weighted, double budget, std::span<double> out,
+            double& products) const override {
+    if (weighted) require_labels();
     const std::size_t m = cols.size();
     if (out.size() != m * (m + 1) / 2)
       throw std::invalid_argument("column kernel: Gram matrix of the wrong size");
@@ -275,17 +275,25 @@ class CpuColumnKernel final : public ColumnKernel {
     // the columns, where column by column would take m / 2 times their nonzeros. Each chunk's rows
     // are gathered from its columns into a triangle of the chunk's own; the triangles are added in
     // chunk order, so the result does not depend on the thread count.
-    std::vector<std::vector<double>> triangles(chunks_.size());
-    std::vector<double> chunk_products(chunks_.size(), 0.0);
-    auto gather = [&](std::size_t c) {
-      const Chunk& chunk = chunks_[c];
-      std::vector<std::size_t> start(chunk.rows + 1, 0);
-      for (const ParamIndex j : cols) for_entries(chunk, j, [&](std::uint32_t i, double) { ++start[i + 1]; });
-      for (std::size_t i = 0; i < chunk.rows; ++i) {
+    std::vector<std::vector<std::size_t>> starts(chunks_.size());
+    double total = 0;
+    for (std::size_t c = 0; c < chunks_.size(); ++c) {
+      std::vector<std::size_t>& start = starts[c];
+      start.assign(chunks_[c].rows + 1, 0);
+      for (const ParamIndex j : cols)
+        for_entries(chunks_[c], j, [&](std::uint32_t i, double) { ++start[i + 1]; });
+      for (std::size_t i = 0; i < chunks_[c].rows; ++i) {
         const auto k = static_cast<double>(start[i + 1]);
-        chunk_products[c] += k * (k + 1) / 2;
+        total += k * (k + 1) / 2;
         start[i + 1] += start[i];
       }
+    }
+    products = total;
+    if (total > budget) return false;
+    std::vector<std::vector<double>> triangles(chunks_.size());
+    auto gather = [&](std::size_t c) {
+      const Chunk& chunk = chunks_[c];
+      const std::vector<std::size_t>& start = starts[c];
       std::vector<std::uint32_t> position(start.back());
       std::vector<double> value(start.back());
       std::vector<std::size_t> next(start.begin(), start.end() - 1);
@@ -297,13 +305,13 @@ class CpuColumnKernel final : public ColumnKernel {
       }
       std::vector<double>& triangle = triangles[c];
       triangle.assign(out.size(), 0.0);
-      const DirectionRow* rows = direction_.data() + chunk.first_row;
+      const DirectionRow* rows = weighted ? direction_.data() + chunk.first_row : nullptr;
       for (std::size_t i = 0; i < chunk.rows; ++i) {
         for (std::size_t e = start[i]; e < start[i + 1]; ++e) {
           const std::size_t a = position[e];
-          const double weighted = rows[i].weight * value[e];
+          const double scaled = (rows ? rows[i].weight : 1.0) * value[e];
           double* row = triangle.data() + packed_index(m, a, a) - a;  // row[b] is entry (a, b)
-          for (std::size_t f = e; f < start[i + 1]; ++f) row[position[f]] += weighted * value[f];
+          for (std::size_t f = e; f < start[i + 1]; ++f) row[position[f]] += scaled * value[f];
         }
       }
     };
@@ -312,8 +320,6 @@ class CpuColumnKernel final : public ColumnKernel {
     } else {
       tbb::parallel_for(std::size_t{0}, chunks_.size(), gather);
     }
-    products = 0;
-    for (const double chunk_product : chunk_products) products += chunk_product;
     std::fill(out.begin(), out.end(), 0.0);
     for (const std::vector<double>& triangle : triangles) {
       for (std::size_t k = 0; k < out.size(); ++k) out[k] += triangle[k];

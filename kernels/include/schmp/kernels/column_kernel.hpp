@@ -9,6 +9,7 @@
 #include <span>
 
 #include "schmp/io.hpp"
+#include "schmp/packed_symmetric.hpp"
 #include "schmp/program.hpp"
 
 namespace schmp::kernels {
@@ -30,6 +31,21 @@ class ColumnKernel {
   virtual void add_columns(std::span<const ParamIndex> cols, std::span<const double> scale) = 0;
   // out[j] = ||x_j||^2 for every column j
   virtual void column_norms_squared(std::span<double> out) const = 0;
+  // X_c^T W X_c over the columns `cols`, packed by rows of its upper triangle (entry (a, b), a <= b, at
+  // packed_index(cols.size(), a, b)). W is the identity, or with `weighted` the logistic loss's D at
+  // the current margins (below): least squares' Hessian, or the logistic loss's. `products` gets the
+  // multiply-adds it takes, sum_i k_i (k_i + 1) / 2 for rows of k_i entries among the columns. False,
+  // with `out` left alone, when that exceeds `budget` or when this kernel does not compute it (then
+  // `products` is left alone too).
+  virtual bool gram(std::span<const ParamIndex> cols, bool weighted, double budget, std::span<double> out,
+                    double& products) const {
+    (void)cols;
+    (void)weighted;
+    (void)budget;
+    (void)out;
+    (void)products;
+    return false;
+  }
 
   // Newton steps on the logistic loss l(z) = log(1 + exp(-z)) at z_i = y_i v_i, with v the margins
   // w . x_i. Once labels y (+1 or -1 per row) are set, the kernel keeps q_i = -l'(z_i) =
@@ -49,26 +65,10 @@ class ColumnKernel {
   virtual void step_along_direction(double t) = 0;
   // u = s = 0
   virtual void clear_direction() = 0;
-  // The Hessian of the loss over the columns `cols` at the current margins, X_c^T D X_c, packed by rows
-  // of its upper triangle (entry (a, b), a <= b, at packed_index(cols.size(), a, b)), and in `products`
-  // the multiply-adds it took: sum_i k_i (k_i + 1) / 2 for rows of k_i entries among the columns. False
-  // when this kernel does not compute it (out and products are then left alone).
-  virtual bool weighted_gram(std::span<const ParamIndex> cols, std::span<double> out,
-                             double& products) const {
-    (void)cols;
-    (void)out;
-    (void)products;
-    return false;
-  }
   // sum_i l(y_i v_i) - l(y_i (v_i - t u_i)): how much the loss changed over the last t along u,
   // computed row by row so that a change far below the loss itself is not lost to rounding.
   virtual double loss_change_along_direction(double t) const = 0;
 };
-
-// Where weighted_gram puts entry (a, b), a <= b, of an m x m symmetric matrix.
-inline std::size_t packed_index(std::size_t m, std::size_t a, std::size_t b) {
-  return a * m - a * (a - 1) / 2 + (b - a);
-}
 
 // The oneTBB implementation. Rows are cut into fixed-size chunks so that column updates run in
 // parallel without races and every sum is taken in the same order whatever the thread count: results

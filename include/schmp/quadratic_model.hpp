@@ -1,23 +1,95 @@
-#include "newton_model.hpp"
+// A quadratic model with an L1 or L2 penalty over a few coordinates, minimised from its dense matrix:
+//   Q(d) = g . d + d' H d / 2 + R(w + d) - R(w),   R = ||.||_1 or ||.||^2 / 2.
+// It is a Newton step's model (logistic regression: H the loss's Hessian over the coordinates moving),
+// or the exact objective of least squares over a working set (Lasso: H = X_F' X_F / (n lambda)). A
+// program's workers sum H row by row (schmp/kernels/column_kernel.hpp's gram); its coordinator then
+// solves here, touching no data: a pass over m coordinates costs m^2, so the model can be solved
+// tightly, where coordinate descent over the data creeps (raw features of mixed scales, correlated
+// columns).
+#pragma once
 
 #include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
 #include "schmp/extrapolation.hpp"
-#include "schmp/kernels/column_kernel.hpp"
+#include "schmp/packed_symmetric.hpp"
 
-namespace schmp::logreg {
+namespace schmp {
 
-namespace {
+enum class Penalty { kL1, kL2 };
 
-// Pass ends extrapolated together (celer's and skglm's K).
-constexpr std::size_t kExtrapolationDepth = 5;
-// Passes made whatever the work allowed.
-constexpr std::size_t kFewestPasses = 2;
+// The coordinate step: minimises g d + h d^2 / 2 + R(w + d) - R(w) over d (for L2 the penalty's
+// curvature is added to h here).
+inline double coordinate_step(Penalty penalty, double w, double g, double h) {
+  if (!(h > 0)) return 0.0;
+  if (penalty == Penalty::kL2) return -(g + w) / (h + 1);
+  // Minimise g d + h d^2 / 2 + |w + d|: soft-threshold the Newton point.
+  if (g + 1 <= h * w) return -(g + 1) / h;
+  if (g - 1 >= h * w) return -(g - 1) / h;
+  return -w;
+}
 
-double penalty_term(Penalty penalty, double x) { return penalty == Penalty::kL2 ? 0.5 * x * x : std::abs(x); }
+// The minimum-norm subgradient of g d + R(w + d) at d = 0: how far coordinate w is from optimal when
+// g is the derivative of the smooth part.
+inline double violation(Penalty penalty, double w, double g) {
+  if (penalty == Penalty::kL2) return g + w;
+  if (w > 0) return g + 1;
+  if (w < 0) return g - 1;
+  return std::max(0.0, std::abs(g) - 1);
+}
+
+// Violations add up as the stopping measures do: absolute values for L1, squares for L2; the norm of
+// such a sum.
+inline double add_violation(Penalty penalty, double sum, double v) {
+  return penalty == Penalty::kL1 ? sum + std::abs(v) : sum + v * v;
+}
+inline double violation_norm(Penalty penalty, double sum) {
+  return penalty == Penalty::kL1 ? sum : std::sqrt(sum);
+}
+
+// The symmetric matrix that `packed` holds (schmp/packed_symmetric.hpp), times `scale`.
+inline Eigen::MatrixXd unpack_symmetric(std::span<const double> packed, std::size_t m, double scale) {
+  if (packed.size() != m * (m + 1) / 2)
+    throw std::logic_error("quadratic model: packed matrix of the wrong size");
+  Eigen::MatrixXd h(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(m));
+  for (std::size_t a = 0; a < m; ++a) {
+    for (std::size_t b = a; b < m; ++b) {
+      const double value = scale * packed[packed_index(m, a, b)];
+      h(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = value;
+      h(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(a)) = value;
+    }
+  }
+  return h;
+}
+
+// Q(d), given h d.
+inline double model_value(Penalty penalty, const Eigen::VectorXd& w, const Eigen::VectorXd& g,
+                          const Eigen::VectorXd& d, const Eigen::VectorXd& h_d) {
+  const auto term = [penalty](double x) { return penalty == Penalty::kL2 ? 0.5 * x * x : std::abs(x); };
+  double value = g.dot(d) + 0.5 * d.dot(h_d);
+  for (Eigen::Index j = 0; j < w.size(); ++j) {
+    if (d[j] != 0) value += term(w[j] + d[j]) - term(w[j]);
+  }
+  return value;
+}
+
+struct ModelSolution {
+  Eigen::VectorXd d;
+  std::size_t passes = 0;
+  double violation = 0;  // of the last pass, as add_violation sums it, under violation_norm
+  double work = 0;       // multiply-adds spent
+};
+
+namespace detail {
+
+// Pass ends extrapolated together (celer's and skglm's K), and passes made whatever the work allowed.
+inline constexpr std::size_t kModelExtrapolationDepth = 5, kFewestModelPasses = 2;
 
 // Moves d towards the minimiser of Q over the face where w + d keeps its support and signs. There Q is
 // quadratic: the step s on the support solves H_FF s_F = -(g + H d + R'(w + d))_F, the coordinates off
@@ -91,32 +163,28 @@ class FaceStep {
   Eigen::LLT<Eigen::MatrixXd> factors_;
 };
 
-}  // namespace
+}  // namespace detail
 
-double model_value(Penalty penalty, const Eigen::VectorXd& w, const Eigen::VectorXd& g,
-                   const Eigen::VectorXd& d, const Eigen::VectorXd& h_d) {
-  double value = g.dot(d) + 0.5 * d.dot(h_d);
-  for (Eigen::Index j = 0; j < w.size(); ++j) {
-    if (d[j] != 0) value += penalty_term(penalty, w[j] + d[j]) - penalty_term(penalty, w[j]);
-  }
-  return value;
-}
-
-ModelSolution minimise_model(Penalty penalty, const Eigen::VectorXd& w, const Eigen::VectorXd& g,
-                             const Eigen::MatrixXd& h, double tolerance, double work) {
+// Minimises Q by cyclic coordinate descent until a pass's violation is at most `tolerance`, or `work`
+// multiply-adds are spent. Every few passes it tries an Anderson extrapolation of their ends, and a step
+// to the minimiser over the face of the current support and signs (a linear solve, when its
+// factorisation fits in the work left); each is kept when it lowers Q. h is symmetric with a positive
+// diagonal; w, g and h cover the same coordinates.
+inline ModelSolution minimise_model(Penalty penalty, const Eigen::VectorXd& w, const Eigen::VectorXd& g,
+                                    const Eigen::MatrixXd& h, double tolerance, double work) {
   const Eigen::Index m = w.size();
   if (g.size() != m || h.rows() != m || h.cols() != m)
-    throw std::logic_error("logreg: model of mismatched sizes");
+    throw std::logic_error("quadratic model: w, g and h of different sizes");
   ModelSolution solution;
   solution.d = Eigen::VectorXd::Zero(m);
   Eigen::VectorXd& d = solution.d;
   Eigen::VectorXd h_d = Eigen::VectorXd::Zero(m);
   std::vector<Eigen::VectorXd> ends;
-  FaceStep face_step;
-  Extrapolation extrapolation(kExtrapolationDepth);
+  detail::FaceStep face_step;
+  Extrapolation extrapolation(detail::kModelExtrapolationDepth);
   const auto size = static_cast<double>(m);
   const double budget = work;
-  while (solution.passes < kFewestPasses || work > 0) {
+  while (solution.passes < detail::kFewestModelPasses || work > 0) {
     ++solution.passes;
     work -= size;
     double sum = 0;
@@ -124,7 +192,7 @@ ModelSolution minimise_model(Penalty penalty, const Eigen::VectorXd& w, const Ei
     for (Eigen::Index j = 0; j < m; ++j) {
       const double x = w[j] + d[j], gradient = g[j] + h_d[j];
       sum = add_violation(penalty, sum, violation(penalty, x, gradient));
-      const double delta = newton_step(penalty, x, gradient, h(j, j));
+      const double delta = coordinate_step(penalty, x, gradient, h(j, j));
       if (delta == 0) continue;
       d[j] += delta;
       h_d += delta * h.col(j);
@@ -140,7 +208,7 @@ ModelSolution minimise_model(Penalty penalty, const Eigen::VectorXd& w, const Ei
     row.push_back(d.squaredNorm());
     extrapolation.push(row);
     ends.push_back(d);
-    if (ends.size() < kExtrapolationDepth) continue;
+    if (ends.size() < detail::kModelExtrapolationDepth) continue;
     // Once its support and signs settle, the minimiser solves one linear system: cyclic descent
     // creeps there where the model is ill-conditioned (raw features of mixed scales).
     face_step(penalty, w, g, h, d, h_d, work);
@@ -161,17 +229,4 @@ ModelSolution minimise_model(Penalty penalty, const Eigen::VectorXd& w, const Ei
   return solution;
 }
 
-Eigen::MatrixXd unpack_symmetric(std::span<const double> packed, std::size_t m, double scale) {
-  if (packed.size() != m * (m + 1) / 2) throw std::logic_error("logreg: packed Hessian of the wrong size");
-  Eigen::MatrixXd h(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(m));
-  for (std::size_t a = 0; a < m; ++a) {
-    for (std::size_t b = a; b < m; ++b) {
-      const double value = scale * packed[kernels::packed_index(m, a, b)];
-      h(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = value;
-      h(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(a)) = value;
-    }
-  }
-  return h;
-}
-
-}  // namespace schmp::logreg
+}  // namespace schmp
