@@ -440,6 +440,8 @@ TEST(StepWays, RoundsUntilTheyCreepThenTheHessianWhileItDoesBetter) {
   step(Ways::kRounds, 100, 0.9);
   step(Ways::kRounds, 100, 0.9);
   EXPECT_FALSE(ways.hessian_next());  // 0.5 digits a step on average: no longer creeping
+  step(Ways::kRounds, 100, NAN);      // a step of unknown gain counts for nothing
+  EXPECT_FALSE(ways.hessian_next());
 }
 
 // The dual value from the grid of scales: below the exact sum of entropies wherever t falls, and close.

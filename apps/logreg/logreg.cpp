@@ -556,7 +556,7 @@ double Logreg::Coordinator::step_progress() {
   for (const ParamIndex j : step_covered_) step_violations_[j] = NAN;
   step_covered_ = evaluated();
   for (const ParamIndex j : step_covered_) step_violations_[j] = violation(penalty_, w_[j], gradient_[j]);
-  if (!(before > 0)) return 0;
+  if (!(before > 0)) return NAN;  // the first evaluation, or one whose coordinates were all optimal
   return after > 0 ? std::log10(violation_norm(penalty_, before) / violation_norm(penalty_, after))
                    : kMostDigits;
 }

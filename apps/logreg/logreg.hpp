@@ -318,7 +318,8 @@ struct Logreg {
     // Takes the evaluation at a new w as the start of an outer iteration.
     void start_outer_iteration(const Stats& summed, Priorities& priorities);
     // The digits of optimality the step that just ended gained: log10 of how far the violations fell
-    // over the coordinates evaluated at both its ends (gradient_ is the new one). Keeps the new ones.
+    // over the coordinates evaluated at both its ends (gradient_ is the new one), or NaN when there were
+    // none at its start. Keeps the new ones.
     double step_progress();
     // Finds d from the evaluation's Hessian, when it returned one and the coordinates it left out are
     // optimal at w (kSolvedDirection); false otherwise.

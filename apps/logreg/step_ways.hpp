@@ -32,9 +32,13 @@ class StepWays {
   // Work done for the current step, in multiply-adds (or their equivalent).
   void spend(double work) { spent_ += work; }
 
-  // The current step, taken `way`, gained `digits` of optimality (log10 of how far the violations fell).
-  // The next step starts.
+  // The current step, taken `way`, gained `digits` of optimality (log10 of how far the violations fell;
+  // NaN when unknown, as for the start). The next step starts.
   void step_ended(Way way, double digits) {
+    if (std::isnan(digits)) {
+      spent_ = 0;
+      return;
+    }
     if (spent_ > 0) score_[way] = std::max(digits, 0.0) / spent_;
     if (way == kRounds) {
       rounds_digits_.push_back(digits);
@@ -57,7 +61,7 @@ class StepWays {
 
  private:
   static constexpr std::size_t kWindow = 4, kRetryAfter = 8;
-  static constexpr double kCreeping = 0.4;
+  static constexpr double kCreeping = 0.3;
 
   Mode mode_;
   double spent_ = 0;
