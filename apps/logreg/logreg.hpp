@@ -78,9 +78,9 @@ struct Config {
   // optimum on every shared set (spamassassin, dna_splice, coil2000, grants, heart).
   double tol = 1e-4;
   double rho = 0.1;  // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
-  // The most coordinates whose Hessian an evaluation returns (Coordinator::choose_model): each costs
-  // the workers sum_i k_i^2 / 2 products (k_i the row's entries among them) and the coordinator m^2
-  // doubles. 0: every Newton step by rounds.
+  // The most coordinates whose Hessian an evaluation returns (Coordinator::choose_model): it costs the
+  // workers sum_i k_i^2 / 2 products (k_i the row's entries among them) and the coordinator up to 28 m^2
+  // bytes. --newton_steps rounds never asks for one.
   std::uint64_t max_hessian = 1024;
   std::string newton_steps = "auto";  // auto, rounds or hessian (StepWays)
   std::string test;                   // held-out rows, scored at every evaluation (LIBSVM or MatrixMarket)
@@ -184,7 +184,8 @@ struct Logreg {
     // how far the gradient of the coordinates left out has moved since.
     double alpha_shift = 0;
     // The Hessian of the loss over the coordinates the last remodelling commit named, packed
-    // (kernels::packed_index), or zeros from a worker whose kernel cannot compute it, which says so here.
+    // (schmp/packed_symmetric.hpp), or zeros from a worker whose kernel cannot compute it, which says so
+    // here.
     std::vector<double> hessian;
     double hessian_missing = 0;
     double hessian_products = 0;  // the multiply-adds it took
@@ -321,8 +322,8 @@ struct Logreg {
     // over the coordinates evaluated at both its ends (gradient_ is the new one), or NaN when there were
     // none at its start. Keeps the new ones.
     double step_progress();
-    // Finds d from the evaluation's Hessian, when it returned one and the coordinates it left out are
-    // optimal at w (kSolvedDirection); false otherwise.
+    // Finds d over the model set from the evaluation's Hessian, the coordinates outside it held, when it
+    // returned one (kSolvedDirection); false otherwise.
     bool solve_direction(const Stats& summed);
     // Names in `commit` the coordinates whose Hessian the next evaluation returns: those nonzero or
     // moving, or near moving, at the step it evaluates (none when there are too many, or when steps by
