@@ -15,7 +15,7 @@
 #include "random_matrix.hpp"
 #include "schmp/io.hpp"
 #include "schmp/kernels/column_kernel.hpp"
-#include "step_ways.hpp"
+#include "schmp/step_ways.hpp"
 #include "test_files.hpp"
 
 namespace schmp {
@@ -159,7 +159,7 @@ TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
 
   // The Hessian over some columns (in any order), packed: sum_i x_ia D_ii x_ib at the margins.
   const std::vector<ParamIndex> some = {5, 0, 11, 3, 7};
-  std::vector<double> packed(some.size() * (some.size() + 1) / 2);
+  std::vector<double> packed(packed_size(some.size()));
   double products = 0;
   EXPECT_FALSE(kernel->gram(some, true, 1000, packed, products));  // over the budget
   ASSERT_TRUE(kernel->gram(some, true, std::numeric_limits<double>::infinity(), packed, products));
@@ -170,7 +170,7 @@ TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
         const double q = 1 / (1 + std::exp(y[i] * 0.25 * direction(i)));
         expected += dense[i * p + some[a]] * q * (1 - q) * dense[i * p + some[b]];
       }
-      EXPECT_NEAR(packed[packed_index(some.size(), a, b)], expected, 1e-9 * (1 + std::abs(expected)))
+      EXPECT_NEAR(packed[packed_index(a, b)], expected, 1e-9 * (1 + std::abs(expected)))
           << "entry " << a << ", " << b;
     }
   }
@@ -181,7 +181,7 @@ TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
     for (std::size_t b = a; b < some.size(); ++b) {
       double expected = 0;
       for (std::size_t i = 0; i < n; ++i) expected += dense[i * p + some[a]] * dense[i * p + some[b]];
-      EXPECT_NEAR(plain[packed_index(some.size(), a, b)], expected, 1e-9 * (1 + std::abs(expected)));
+      EXPECT_NEAR(plain[packed_index(a, b)], expected, 1e-9 * (1 + std::abs(expected)));
     }
   }
   double expected_products = 0;  // sum over rows of k (k + 1) / 2, k the row's entries among the columns
@@ -191,6 +191,21 @@ TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
     expected_products += k * (k + 1) / 2;
   }
   EXPECT_EQ(products, expected_products);
+  // Dense columns (0, 1, 2) among sparse ones, weighted: every kind of pair.
+  const std::vector<ParamIndex> mixed = {5, 1, 11, 0, 2, 7};
+  std::vector<double> part(packed_size(mixed.size()));
+  ASSERT_TRUE(kernel->gram(mixed, true, std::numeric_limits<double>::infinity(), part, products));
+  for (std::size_t b = 0; b < mixed.size(); ++b) {
+    for (std::size_t a = 0; a <= b; ++a) {
+      double expected = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double q = 1 / (1 + std::exp(y[i] * 0.25 * direction(i)));
+        expected += dense[i * p + mixed[a]] * q * (1 - q) * dense[i * p + mixed[b]];
+      }
+      EXPECT_NEAR(part[packed_index(a, b)], expected, 1e-9 * (1 + std::abs(expected)))
+          << "entry " << a << ", " << b;
+    }
+  }
 
   // A direction over every column at once: a block big enough for rows to be updated in parallel.
   kernel->clear_direction();
@@ -415,7 +430,7 @@ TEST(LogregCoordinator, AHessianGivesTheNewtonStepInOneCommit) {
 // step, the Hessian once they creep and for as long as it does better per unit of work, and a way given
 // up not tried again for 8 steps.
 TEST(StepWays, RoundsUntilTheyCreepThenTheHessianWhileItDoesBetter) {
-  using Ways = logreg::StepWays;
+  using Ways = StepWays;
   Ways ways;
   auto step = [&](Ways::Way way, double work, double digits) {
     ways.spend(work);

@@ -60,12 +60,9 @@ constexpr double kModelWork = 1 << 28;
 // Evaluations return the loss's Hessian over the coordinates nonzero or moving, and those whose |G_j|
 // exceeds this fraction of the penalty's slope, which may start to (at most --max_hessian of them).
 constexpr double kNearMoving = 0.9;
-// What a round costs beside its columns (messages, the scheduler), and an evaluation per row (an
-// exponential and the entropies at every dual scale), in multiply-adds: StepWays weighs them.
-constexpr double kRoundWork = 2000, kRowWork = 100;
-// The coordinator's dense arithmetic (the model's solve) runs about ten times as fast per multiply-add
-// as the workers' gathers from sparse columns.
-constexpr double kDenseWork = 0.1;
+// What an evaluation costs per row (an exponential and the entropies at every dual scale), in
+// multiply-adds: StepWays weighs it.
+constexpr double kRowWork = 100;
 // A step that leaves no violation gained all the digits a double has.
 constexpr double kMostDigits = 16;
 
@@ -330,7 +327,7 @@ Logreg::Stats Logreg::Worker::evaluate() const {
   }
   stats.loss_change = kernel_->loss_change_along_direction(moved_);
   if (!model_.empty()) {
-    stats.hessian.assign(model_.size() * (model_.size() + 1) / 2, 0.0);
+    stats.hessian.assign(packed_size(model_.size()), 0.0);
     constexpr double kAnyCost = std::numeric_limits<double>::infinity();  // StepWays weighs it
     if (!kernel_->gram(model_, true, kAnyCost, stats.hessian, stats.hessian_products))
       stats.hessian_missing = 1;
@@ -563,7 +560,7 @@ double Logreg::Coordinator::step_progress() {
 
 bool Logreg::Coordinator::solve_direction(const Stats& summed) {
   const std::size_t m = model_.size();
-  if (m == 0 || summed.hessian_missing > 0 || summed.hessian.size() != m * (m + 1) / 2) return false;
+  if (m == 0 || summed.hessian_missing > 0 || summed.hessian.size() != packed_size(m)) return false;
   // The coordinates left out stay where they are: a Newton step on the others, which still descends.
   // They join the model at the next step if they are nonzero or near moving.
   Eigen::MatrixXd h = unpack_symmetric(summed.hessian, m, config_.C);
@@ -577,7 +574,7 @@ bool Logreg::Coordinator::solve_direction(const Stats& summed) {
   const ModelSolution solution =
       minimise_model(penalty_, w, g, h, kModelTolerance * optimality(), kModelWork);
   for (std::size_t k = 0; k < m; ++k) d_[model_[k]] = solution.d[static_cast<Eigen::Index>(k)];
-  ways_.spend(summed.hessian_products + kDenseWork * (static_cast<double>(m * m) + solution.work));
+  ways_.spend(summed.hessian_products + StepWays::kDenseWork * (static_cast<double>(m * m) + solution.work));
   return true;
 }
 
@@ -602,7 +599,8 @@ double Logreg::Coordinator::columns_work(std::span<const ParamIndex> cols) const
 
 Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Partial& summed,
                                               Priorities& priorities) {
-  ways_.spend(kRoundWork + columns_work(schedule.params));  // the workers' (X'DX d)_j
+  ways_.spend_round(schedule.round);
+  ways_.spend(columns_work(schedule.params));  // the workers' (X'DX d)_j
   Commit commit;
   if (std::exchange(restart_, false)) commit.restart_from.assign(w_.data(), w_.data() + w_.size());
   if (std::exchange(rescope_, false)) {

@@ -36,7 +36,7 @@
 // end far from the model's minimiser and the Newton steps are many and short. So an evaluation can also
 // return the loss's Hessian over a model set (the coordinates nonzero or near moving, named by the commit
 // before it), from which the coordinator minimises the model itself (schmp/quadratic_model.hpp) and ships the
-// step whole. Which way each step goes is StepWays's choice (step_ways.hpp).
+// step whole. Which way each step goes is StepWays's choice (schmp/step_ways.hpp).
 //
 // Working sets (L1), as for Lasso: after a full evaluation the coordinator picks the coordinates likely
 // to matter (nonzero or free to move, and as many again of those nearest to moving), and the Newton
@@ -62,7 +62,7 @@
 #include "schmp/output.hpp"
 #include "schmp/program.hpp"
 #include "schmp/quadratic_model.hpp"
-#include "step_ways.hpp"
+#include "schmp/step_ways.hpp"
 
 namespace schmp::logreg {
 

@@ -53,14 +53,14 @@ inline double violation_norm(Penalty penalty, double sum) {
   return penalty == Penalty::kL1 ? sum : std::sqrt(sum);
 }
 
-// The symmetric matrix that `packed` holds (schmp/packed_symmetric.hpp), times `scale`.
+// The m x m symmetric matrix that `packed` holds (schmp/packed_symmetric.hpp), times `scale`.
 inline Eigen::MatrixXd unpack_symmetric(std::span<const double> packed, std::size_t m, double scale) {
-  if (packed.size() != m * (m + 1) / 2)
+  if (packed.size() != packed_size(m))
     throw std::logic_error("quadratic model: packed matrix of the wrong size");
   Eigen::MatrixXd h(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(m));
-  for (std::size_t a = 0; a < m; ++a) {
-    for (std::size_t b = a; b < m; ++b) {
-      const double value = scale * packed[packed_index(m, a, b)];
+  for (std::size_t b = 0; b < m; ++b) {
+    for (std::size_t a = 0; a <= b; ++a) {
+      const double value = scale * packed[packed_index(a, b)];
       h(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = value;
       h(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(a)) = value;
     }
