@@ -75,6 +75,7 @@ Lasso::Setup Lasso::Worker::setup() const {
   setup.xty.resize(kernel_->columns());
   setup.column_norms.resize(kernel_->columns());
   kernel_->all_column_dots(setup.xty);  // the residual is still y
+  first_gradient_ = setup.xty;
   kernel_->column_norms_squared(setup.column_norms);
   setup.yy = y_.squaredNorm();
   setup.rows = static_cast<double>(y_.size());
@@ -84,8 +85,13 @@ Lasso::Setup Lasso::Worker::setup() const {
 Lasso::Stats Lasso::Worker::evaluate() const {
   Stats stats;
   const std::vector<ParamIndex>& covered = scope_.empty() ? active_ : scope_;
-  stats.gradient.resize(covered.size());
-  kernel_->column_dots(covered, stats.gradient);
+  if (scope_.empty() && active_.size() == first_gradient_.size()) {
+    stats.gradient = std::move(first_gradient_);
+  } else {
+    stats.gradient.resize(covered.size());
+    kernel_->column_dots(covered, stats.gradient);
+  }
+  first_gradient_ = {};
   Eigen::VectorXd r(y_.size());
   kernel_->copy_vector({r.data(), static_cast<std::size_t>(r.size())});
   stats.rr = r.squaredNorm();
@@ -111,6 +117,7 @@ void Lasso::Worker::apply(const Commit& commit) {
   scale_.resize(commit.delta.size());
   std::transform(commit.delta.begin(), commit.delta.end(), scale_.begin(), [](double d) { return -d; });
   if (commit.from_start) kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});
+  if (!commit.params.empty()) first_gradient_ = {};
   kernel_->add_columns(commit.params, scale_);
   remove_retired(active_, commit.retired);
   if (commit.rescope) scope_ = commit.scope;

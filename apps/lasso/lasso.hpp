@@ -156,6 +156,9 @@ struct Lasso {
     mutable Eigen::VectorXd full_r_;  // r at the last full evaluation (evaluate() keeps it)
     std::vector<double> scale_;       // a commit's deltas, negated: kept to spare an allocation per commit
     mutable Snapshots residuals_{kExtrapolationDepth};  // at the last evaluations (evaluate() keeps them)
+    // X^T y from the setup: the first evaluation's gradient while the residual is still y, which spares
+    // it a pass over the data. Let go at the first evaluation or the first change of the residual.
+    mutable std::vector<double> first_gradient_;
   };
 
   class Coordinator {
