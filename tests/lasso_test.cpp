@@ -1,5 +1,5 @@
-// Lasso's pieces: soft-thresholding, the CPU column kernel against dense arithmetic, and the
-// incremental dependency filter against the pairwise definition.
+// Lasso's pieces: soft-thresholding, the Gram cache, the CPU column kernel against dense arithmetic,
+// and the incremental dependency filter against the pairwise definition.
 #include "lasso.hpp"
 
 #include <gtest/gtest.h>
@@ -10,15 +10,60 @@
 #include <random>
 #include <sstream>
 
+#include "gram_cache.hpp"
 #include "random_matrix.hpp"
 #include "runtime/column_shares.hpp"
 #include "schmp/io.hpp"
 #include "schmp/kernels/column_kernel.hpp"
 #include "schmp/kernels/correlation_filter.hpp"
+#include "schmp/packed_symmetric.hpp"
 #include "test_files.hpp"
 
 namespace schmp {
 namespace {
+
+// The cache asks the workers only for the columns it lacks, keeps what it holds where it was, and
+// starts again when the held and the new would exceed its most.
+TEST(GramCache, GrowsByTheColumnsItLacks) {
+  const std::size_t n = 200, p = 9;
+  const testing::RandomMatrix m = testing::random_matrix(n, p, 0.5, 8);
+  auto kernel = kernels::make_cpu_column_kernel(m.rows, p);
+  auto fetch = [&](lasso::GramCache& cache, const std::vector<ParamIndex>& wanted) {
+    const lasso::GramCache::Request request = cache.request(wanted);
+    std::vector<double> block(packed_size(request.cols.size()) - packed_size(request.known));
+    double products = 0;
+    ASSERT_TRUE(kernel->gram(request.cols, request.known, false, 1e300, block, products));
+    cache.receive(request, block);
+  };
+  auto expect_exact = [&](const lasso::GramCache& cache, const std::vector<ParamIndex>& cols) {
+    const Eigen::MatrixXd h = cache.matrix(cols, 0.5);
+    for (std::size_t a = 0; a < cols.size(); ++a) {
+      for (std::size_t b = 0; b < cols.size(); ++b) {
+        double expected = 0;
+        for (std::size_t i = 0; i < n; ++i) expected += m.dense[i * p + cols[a]] * m.dense[i * p + cols[b]];
+        EXPECT_NEAR(h(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)), 0.5 * expected, 1e-12);
+      }
+    }
+  };
+  lasso::GramCache cache(p, 5);
+  EXPECT_TRUE(cache.request({}).cols.empty());
+  fetch(cache, {4, 1});
+  const lasso::GramCache::Request grow = cache.request({1, 6, 4, 2});
+  EXPECT_EQ(grow.cols, (std::vector<ParamIndex>{4, 1, 6, 2}));  // the held first, as held
+  EXPECT_EQ(grow.known, 2u);
+  fetch(cache, {1, 6, 4, 2});
+  EXPECT_TRUE(cache.request({2, 4}).cols.empty());
+  EXPECT_TRUE(cache.holds(6));
+  EXPECT_FALSE(cache.holds(0));
+  expect_exact(cache, {6, 1, 2, 4});
+  // Four held and two new exceed five: the request is the wanted columns alone.
+  const lasso::GramCache::Request again = cache.request({0, 3, 6});
+  EXPECT_EQ(again.cols, (std::vector<ParamIndex>{0, 3, 6}));
+  EXPECT_EQ(again.known, 0u);
+  fetch(cache, {0, 3, 6});
+  EXPECT_FALSE(cache.holds(4));
+  expect_exact(cache, {3, 0, 6});
+}
 
 TEST(SoftThreshold, ShrinksTowardZero) {
   EXPECT_EQ(lasso::soft_threshold(3.0, 1.0), 2.0);

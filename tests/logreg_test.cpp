@@ -85,6 +85,29 @@ TEST(CpuColumnKernel, LogisticOperationsOnAWorkerWithoutRows) {
   EXPECT_EQ(hessian_d, std::vector<double>(p, 0.0));
 }
 
+// Gram matrices over dense columns go in panels of columns, in parallel: the whole and a grown part
+// against dense arithmetic.
+TEST(CpuColumnKernel, GramOfManyDenseColumns) {
+  const std::size_t n = 3000, p = 48;
+  const testing::RandomMatrix m = testing::random_matrix(n, p, 1.0, 21, 0, p);
+  auto kernel = kernels::make_cpu_column_kernel(m.rows, p);
+  std::vector<ParamIndex> cols(p);
+  for (std::size_t j = 0; j < p; ++j) cols[j] = static_cast<ParamIndex>((j * 7) % p);  // not in index order
+  for (const std::size_t known : {std::size_t{0}, std::size_t{10}}) {
+    std::vector<double> part(packed_size(p) - packed_size(known));
+    double products = 0;
+    ASSERT_TRUE(kernel->gram(cols, known, false, std::numeric_limits<double>::infinity(), part, products));
+    for (std::size_t b = known; b < p; ++b) {
+      for (std::size_t a = 0; a <= b; ++a) {
+        double expected = 0;
+        for (std::size_t i = 0; i < n; ++i) expected += m.dense[i * p + cols[a]] * m.dense[i * p + cols[b]];
+        EXPECT_NEAR(part[packed_index(a, b) - packed_size(known)], expected, 1e-9 * (1 + std::abs(expected)))
+            << "entry " << a << ", " << b << ", known " << known;
+      }
+    }
+  }
+}
+
 // The Newton-step operations against dense arithmetic: the direction's Hessian image at the current
 // margins, a full step along it, a shortened step, and the derivatives at each point.
 // The parameter is the share of leading rows whose values are all 1, which the kernel keeps no values for.
@@ -161,8 +184,8 @@ TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
   const std::vector<ParamIndex> some = {5, 0, 11, 3, 7};
   std::vector<double> packed(packed_size(some.size()));
   double products = 0;
-  EXPECT_FALSE(kernel->gram(some, true, 1000, packed, products));  // over the budget
-  ASSERT_TRUE(kernel->gram(some, true, std::numeric_limits<double>::infinity(), packed, products));
+  EXPECT_FALSE(kernel->gram(some, 0, true, 1000, packed, products));  // over the budget
+  ASSERT_TRUE(kernel->gram(some, 0, true, std::numeric_limits<double>::infinity(), packed, products));
   for (std::size_t a = 0; a < some.size(); ++a) {
     for (std::size_t b = a; b < some.size(); ++b) {
       double expected = 0;
@@ -176,7 +199,7 @@ TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
   }
   // Unweighted: X'X, least squares' Hessian.
   std::vector<double> plain(packed.size());
-  ASSERT_TRUE(kernel->gram(some, false, std::numeric_limits<double>::infinity(), plain, products));
+  ASSERT_TRUE(kernel->gram(some, 0, false, std::numeric_limits<double>::infinity(), plain, products));
   for (std::size_t a = 0; a < some.size(); ++a) {
     for (std::size_t b = a; b < some.size(); ++b) {
       double expected = 0;
@@ -191,18 +214,42 @@ TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
     expected_products += k * (k + 1) / 2;
   }
   EXPECT_EQ(products, expected_products);
-  // Dense columns (0, 1, 2) among sparse ones, weighted: every kind of pair.
+  // Grown by two columns: only their part comes back, the same numbers as in the whole.
+  const std::size_t known = 3;
+  std::vector<double> grown(packed_size(some.size()) - packed_size(known));
+  double grown_products = 0;
+  ASSERT_TRUE(
+      kernel->gram(some, known, false, std::numeric_limits<double>::infinity(), grown, grown_products));
+  for (std::size_t b = known; b < some.size(); ++b) {
+    for (std::size_t a = 0; a <= b; ++a)
+      EXPECT_NEAR(grown[packed_index(a, b) - packed_size(known)], plain[packed_index(a, b)], 1e-12);
+  }
+  double old_products = 0;  // the first `known` columns' own part
+  for (std::size_t i = 0; i < n; ++i) {
+    double k = 0;
+    for (std::size_t a = 0; a < known; ++a) k += dense[i * p + some[a]] != 0 ? 1 : 0;
+    old_products += k * (k + 1) / 2;
+  }
+  EXPECT_EQ(grown_products, expected_products - old_products);
+  Eigen::MatrixXd whole = unpack_symmetric(plain, some.size(), 2.0);
+  Eigen::MatrixXd filled =
+      Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(some.size()), static_cast<Eigen::Index>(some.size()));
+  const auto corner = static_cast<Eigen::Index>(known);
+  filled.topLeftCorner(corner, corner) = whole.topLeftCorner(corner, corner);
+  unpack_columns(grown, known, 2.0, filled);
+  EXPECT_LT((filled - whole).cwiseAbs().maxCoeff(), 1e-12);
+  // Dense columns (0, 1, 2) old and new among sparse ones, weighted: every kind of pair.
   const std::vector<ParamIndex> mixed = {5, 1, 11, 0, 2, 7};
-  std::vector<double> part(packed_size(mixed.size()));
-  ASSERT_TRUE(kernel->gram(mixed, true, std::numeric_limits<double>::infinity(), part, products));
-  for (std::size_t b = 0; b < mixed.size(); ++b) {
+  std::vector<double> part(packed_size(mixed.size()) - packed_size(2));
+  ASSERT_TRUE(kernel->gram(mixed, 2, true, std::numeric_limits<double>::infinity(), part, products));
+  for (std::size_t b = 2; b < mixed.size(); ++b) {
     for (std::size_t a = 0; a <= b; ++a) {
       double expected = 0;
       for (std::size_t i = 0; i < n; ++i) {
         const double q = 1 / (1 + std::exp(y[i] * 0.25 * direction(i)));
         expected += dense[i * p + mixed[a]] * q * (1 - q) * dense[i * p + mixed[b]];
       }
-      EXPECT_NEAR(part[packed_index(a, b)], expected, 1e-9 * (1 + std::abs(expected)))
+      EXPECT_NEAR(part[packed_index(a, b) - packed_size(2)], expected, 1e-9 * (1 + std::abs(expected)))
           << "entry " << a << ", " << b;
     }
   }

@@ -13,6 +13,9 @@
 #include "schmp/dataset.hpp"
 #include "schmp/kernels/device.hpp"
 #include "schmp/output.hpp"
+#include "schmp/packed_symmetric.hpp"
+#include "schmp/quadratic_model.hpp"
+#include "schmp/step_ways.hpp"
 #include "schmp/working_set.hpp"
 
 namespace schmp::lasso {
@@ -24,6 +27,16 @@ double soft_threshold(double z, double threshold) {
 }
 
 namespace {
+
+// The model's solve goes on until its violation is this fraction of the violation at its start, or
+// this many multiply-adds are spent: least squares' model is exact, so a tight solve is a tight step.
+constexpr double kModelTolerance = 1e-6;
+constexpr double kModelWork = 1 << 28;
+// A product of the Gram matrix's row-by-row path costs about three reads of a column entry in a round
+// (scattered writes; measured on MovieLens' genre columns), and it starts with a pass over the rows.
+constexpr double kRowPathWork = 3;
+// Steps from the Gram matrix are taken while the support holds more than this share of the violation.
+constexpr double kSupportShare = 0.99;
 
 // Drops `retired` (in index order) from `active` (in index order).
 void remove_retired(std::vector<ParamIndex>& active, const std::vector<ParamIndex>& retired) {
@@ -45,6 +58,9 @@ void check_config(const Config& config) {
   if (config.lambda == 0 && !(std::isfinite(config.lambda_ratio) && config.lambda_ratio > 0)) {
     throw std::runtime_error("--lambda_ratio must be positive");
   }
+  if (config.newton_steps != "auto" && config.newton_steps != "rounds" && config.newton_steps != "hessian")
+    throw std::runtime_error("--newton_steps must be auto, rounds or hessian");
+  if (config.max_hessian < 1) throw std::runtime_error("--max_hessian must be at least 1");
 }
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
@@ -52,17 +68,19 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()) {
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (beta and its value at the last
-  // evaluation, column norms, initial changes, X^T r, setup sums, beta and X^T r at the evaluations
-  // kept for extrapolation, and the working set's choice), a scheduler's (with sweeps), and with a single
-  // worker (one process) the worker's too. A stray huge index is refused at its line, not met by the OOM
-  // killer.
-  constexpr double kCoordinator = 56 + 16 + 16 * kExtrapolationDepth + 24, kScheduler = 17 + 20 + 12,
-                   kWorker = 8 + 4 + 24;
+  // evaluation, column norms and counts, initial changes, X^T r, setup sums, beta and X^T r at the
+  // evaluations kept for extrapolation, the working set's choice, the Gram cache's index and the
+  // support), a scheduler's (with sweeps), and with a single worker (one process) the worker's too. A
+  // stray huge index is refused at its line, not met by the OOM killer.
+  constexpr double kCoordinator = 56 + 24 + 16 * kExtrapolationDepth + 24 + 12 + 4, kScheduler = 17 + 20 + 12,
+                   kWorker = 8 + 4 + 24 + 8;
   io::check_columns_fit(config.data, rows_, kCoordinator + kScheduler + (context.count == 1 ? kWorker : 0));
 }
 
 void Lasso::Worker::start(std::size_t num_params) {
   y_ = Eigen::Map<const Eigen::VectorXd>(rows_.labels.data(), static_cast<Eigen::Index>(rows_.labels.size()));
+  column_counts_.assign(num_params, 0.0);
+  for (const std::uint32_t j : rows_.index) ++column_counts_[j];
   kernel_ = kernels::make_column_kernel(gpu_, rows_, num_params);
   kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});  // beta = 0: the residual is y
   rows_ = io::SparseRows{};
@@ -77,6 +95,7 @@ Lasso::Setup Lasso::Worker::setup() const {
   kernel_->all_column_dots(setup.xty);  // the residual is still y
   first_gradient_ = setup.xty;
   kernel_->column_norms_squared(setup.column_norms);
+  setup.column_counts = column_counts_;
   setup.yy = y_.squaredNorm();
   setup.rows = static_cast<double>(y_.size());
   return setup;
@@ -102,6 +121,12 @@ Lasso::Stats Lasso::Worker::evaluate() const {
     stats.shift = (r - full_r_).squaredNorm();
   }
   stats.gram = residuals_.push({r.data(), static_cast<std::size_t>(r.size())});
+  if (!std::exchange(model_sent_, true)) {
+    stats.model_block.assign(packed_size(model_.size()) - packed_size(known_), 0.0);
+    constexpr double kAnyCost = std::numeric_limits<double>::infinity();  // the coordinator weighs it
+    if (!kernel_->gram(model_, known_, false, kAnyCost, stats.model_block, stats.model_products))
+      stats.model_missing = 1;
+  }
   return stats;
 }
 
@@ -122,6 +147,11 @@ void Lasso::Worker::apply(const Commit& commit) {
   remove_retired(active_, commit.retired);
   if (commit.rescope) scope_ = commit.scope;
   if (commit.forget) residuals_.clear();
+  if (commit.remodel) {
+    model_ = commit.model;
+    known_ = commit.known;
+    model_sent_ = false;
+  }
 }
 
 // ----------------------------------------------------------------------------------------- coordinator
@@ -132,7 +162,10 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
       yy_(setup.yy),
       beta_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_params))),
       column_norms_(Eigen::Map<const Eigen::VectorXd>(setup.column_norms.data(),
-                                                      static_cast<Eigen::Index>(setup.column_norms.size()))) {
+                                                      static_cast<Eigen::Index>(setup.column_norms.size()))),
+      column_counts_(Eigen::Map<const Eigen::VectorXd>(
+          setup.column_counts.data(), static_cast<Eigen::Index>(setup.column_counts.size()))),
+      gram_cache_(num_params, config.max_hessian) {
   if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
   if (!config.output.empty()) io::check_writable(config.output);
   double max_xty = 0;
@@ -172,6 +205,8 @@ double Lasso::Coordinator::fitted_change(ParamIndex j, double delta) const {
 
 Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Partial& summed,
                                             Priorities& priorities) {
+  if (std::exchange(last_round_, schedule.round) != schedule.round) rented_ += StepWays::kRoundWork;
+  rented_ += columns_work(schedule.params);  // the workers' x_j . r
   Commit commit;
   if (go_back_) {
     // The block was computed from the coefficients that ran away: it is dropped, priorities and all.
@@ -209,6 +244,13 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
     next_scope_.clear();
     gradients_.clear();
   }
+  if (asked_ == Asked::kToShip) {
+    commit.remodel = 1;
+    commit.model = request_.cols;
+    commit.known = request_.known;
+    asked_ = Asked::kShipped;
+  }
+  rented_ += columns_work(commit.params);  // their residuals' updates
   return commit;
 }
 
@@ -436,6 +478,18 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
       priorities.set(j, fitted_change(j, step));
     }
   }
+  receive_gram(summed);
+  // The gap over the coefficients evaluated: between full evaluations the pace of the rounds on the
+  // working set, which the whole gap shows only at the next full one.
+  const double inner = std::max(rounding, primal - dual.value + rounding) / primal;
+  if (!go_back_) {
+    rented_ += columns_work(covered) + n_;
+    if (gram_step(covered, *gradient, inner, priorities)) {
+      rented_ = 0;
+      rent_gap_ = inner;
+      rent_evaluations_ = 0;
+    }
+  }
   if (!go_back_) {
     if (full) {
       full_gap_ = relative;
@@ -444,7 +498,6 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
       rescope_ = !next_scope_.empty();
     } else {
       ++scoped_evaluations_;
-      const double inner = std::max(rounding, primal - dual.value + rounding) / primal;
       rescope_ = relative <= config_.tol || working_set_solved(inner, full_gap_, scoped_evaluations_);
       if (rescope_) next_scope_.clear();
     }
@@ -477,6 +530,154 @@ std::vector<ParamIndex> Lasso::Coordinator::working_set(const std::vector<double
     }
   }
   return choose_working_set(std::move(scope), std::move(others), live);
+}
+
+double Lasso::Coordinator::columns_work(std::span<const ParamIndex> cols) const {
+  double work = 0;
+  for (const ParamIndex j : cols) work += column_counts_[j];
+  return work;
+}
+
+bool Lasso::Coordinator::support_settled() {
+  std::vector<ParamIndex> support;
+  std::vector<bool> positive;
+  for (Eigen::Index j = 0; j < beta_.size(); ++j) {
+    if (beta_[j] == 0) continue;
+    support.push_back(static_cast<ParamIndex>(j));
+    positive.push_back(beta_[j] > 0);
+  }
+  const bool same = support == support_ && positive == positive_;
+  support_ = std::move(support);
+  positive_ = std::move(positive);
+  return same;
+}
+
+double Lasso::Coordinator::request_work(const GramCache::Request& request) const {
+  // Rows are taken to hold the columns independently of one another: a new column meets on its rows
+  // the others' entries in proportion to their counts, each pair once. Pairs of dense columns go by
+  // matrix products (StepWays::kDenseWork a product); a dense column meets a sparse one along the
+  // sparse one; the rest go row by row, kRowPathWork a product, after a pass over the rows.
+  double sparse_held = 0, sparse_fresh = 0, dense_held = 0, dense_fresh = 0;
+  for (std::size_t k = 0; k < request.cols.size(); ++k) {
+    const double count = column_counts_[request.cols[k]];
+    const bool dense = count >= n_, held = k < request.known;
+    (dense ? (held ? dense_held : dense_fresh) : (held ? sparse_held : sparse_fresh)) += dense ? 1 : count;
+  }
+  double work = 0;
+  for (std::size_t k = request.known; k < request.cols.size(); ++k) {
+    const double count = column_counts_[request.cols[k]];
+    if (count >= n_) {
+      work += StepWays::kDenseWork * n_ * (dense_held + dense_fresh / 2) + sparse_held + sparse_fresh;
+    } else {
+      work += kRowPathWork * count * (1 + (sparse_held + sparse_fresh / 2) / n_) +
+              count * (dense_held + dense_fresh);
+    }
+  }
+  if (sparse_held + sparse_fresh > 0) work += kRowPathWork * n_;
+  return work;
+}
+
+double Lasso::Coordinator::solve_work(std::size_t m) {
+  // A few passes and a factorisation.
+  const auto size = static_cast<double>(m);
+  return StepWays::kDenseWork * (size * size * size / 3 + 4 * size * size);
+}
+
+void Lasso::Coordinator::receive_gram(const Stats& summed) {
+  if (asked_ != Asked::kShipped) return;
+  asked_ = Asked::kNothing;
+  if (summed.model_missing > 0) {
+    gram_missing_ = true;
+    return;
+  }
+  gram_cache_.receive(request_, summed.model_block);
+  arrived_ = true;
+}
+
+double Lasso::Coordinator::rounds_remaining(double gap) {
+  // Measured from the evaluation at which the support or the scope last changed (gaps over different
+  // scopes do not compare), or the last step from the Gram matrix; unknown (none) until two evaluations
+  // have followed.
+  const bool same_scope = scope_ == rent_scope_;
+  rent_scope_ = scope_;
+  if (!support_settled() || !same_scope) {
+    rented_ = 0;
+    rent_gap_ = gap;
+    rent_evaluations_ = 0;
+  }
+  ++rent_evaluations_;
+  if (!(gap > config_.tol) || rent_evaluations_ < 3) return 0;
+  const double digits = std::log10(rent_gap_ / gap);
+  if (!(digits > 0)) return std::numeric_limits<double>::infinity();
+  return std::log10(gap / config_.tol) * rented_ / digits;
+}
+
+bool Lasso::Coordinator::gram_step(const std::vector<ParamIndex>& covered,
+                                   const std::vector<double>& gradient, double gap, Priorities& priorities) {
+  const bool arrived = std::exchange(arrived_, false);
+  const double remaining = rounds_remaining(gap);
+  if (gram_missing_ || config_.newton_steps == "rounds") return false;
+  if (support_.empty() || support_.size() > config_.max_hessian) return false;
+  // The Gram matrix over the support (what the cache lacks of it) is asked for when it and its solve
+  // cost less than the rounds still need; the step is taken when it arrives, or when its solve alone
+  // costs less.
+  const bool always = config_.newton_steps == "hessian";
+  const GramCache::Request request = gram_cache_.request(support_);
+  const double solve = solve_work(support_.size());
+  if (!request.cols.empty() && asked_ == Asked::kNothing &&
+      (always || request_work(request) + solve < remaining)) {
+    request_ = request;
+    asked_ = Asked::kToShip;
+  }
+  if (!(always || arrived || (request.cols.empty() && solve < remaining))) return false;
+  return solve_support(covered, gradient, priorities);
+}
+
+bool Lasso::Coordinator::solve_support(const std::vector<ParamIndex>& covered,
+                                       const std::vector<double>& gradient, Priorities& priorities) {
+  // The model of the objective over the support's coefficients held, the others where they are,
+  // divided by lambda:
+  //   Q(d) = g . d + d' H d / 2 + ||beta + d||_1 - ||beta||_1,  g = -X'r / (n lambda), H = X'X / (n lambda),
+  // is the objective's change itself: its minimiser is the exact step.
+  const double scale = 1 / (n_ * lambda_);
+  std::vector<ParamIndex> held;
+  std::vector<double> held_gradient;
+  double total = 0;  // the violation over every coefficient covered
+  for (std::size_t k = 0, e = 0; k < covered.size(); ++k) {
+    const ParamIndex j = covered[k];
+    total += std::abs(violation(Penalty::kL1, beta_[j], -gradient[k] * scale));
+    while (e < support_.size() && support_[e] < j) ++e;
+    if (e < support_.size() && support_[e] == j && gram_cache_.holds(j)) {
+      held.push_back(j);
+      held_gradient.push_back(-gradient[k] * scale);
+    }
+  }
+  const auto m = static_cast<Eigen::Index>(held.size());
+  const Eigen::VectorXd g = Eigen::Map<const Eigen::VectorXd>(held_gradient.data(), m);
+  Eigen::VectorXd w(m);
+  double start = 0;
+  for (Eigen::Index k = 0; k < m; ++k) {
+    w[k] = beta_[held[static_cast<std::size_t>(k)]];
+    start += std::abs(violation(Penalty::kL1, w[k], g[k]));
+  }
+  // A support already solved, or coefficients that should join it, are the rounds' to settle: the
+  // step would move little, and it drops the round scheduled meanwhile.
+  if (m == 0 || !(start > kSupportShare * total)) return false;
+  const Eigen::MatrixXd h = gram_cache_.matrix(held, scale);
+  const ModelSolution solution = minimise_model(Penalty::kL1, w, g, h, kModelTolerance * start, kModelWork);
+  const Eigen::VectorXd h_d = h * solution.d;
+  if (!(model_value(Penalty::kL1, w, g, solution.d, h_d) < 0)) return false;
+  // Shipped as a jump is (jump()): the round scheduled meanwhile belongs to the point left.
+  if (!std::exchange(jumped_, true)) jump_from_ = beta_;
+  forget_ = true;
+  for (Eigen::Index k = 0; k < m; ++k) {
+    const ParamIndex j = held[static_cast<std::size_t>(k)];
+    beta_[j] += solution.d[k];
+    // Its gradient moved by H d: the step it would take now, nearly none.
+    const double step = coordinate_step(Penalty::kL1, beta_[j], g[k] + h_d[k], h(k, k));
+    priorities.set(j, fitted_change(j, step));
+  }
+  return true;
 }
 
 Lasso::Saved Lasso::Coordinator::save() const {

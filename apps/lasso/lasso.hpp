@@ -24,6 +24,14 @@
 // jumps to whenever its objective is lower. On strongly correlated columns, where coordinate descent
 // creeps, the jumps save most of the sweeps.
 //
+// Coordinate descent creeps on strongly correlated columns, and the duality gap lags the objective
+// there: the residual is infeasible for the dual to the first order of its error. So once the support
+// (the nonzero coefficients and their signs) has settled, and the rounds' pace since says they would
+// take longer to reach --tol than it costs, the coordinator asks for the Gram matrix over the support
+// and moves those coefficients to their exact minimiser (schmp/quadratic_model.hpp), the others held:
+// on the right support that is the optimum, primal and dual. The workers sum each column's part of
+// the matrix once (gram_cache.hpp): X does not change.
+//
 // Working sets, as celer's: after a full evaluation the coordinator picks the coefficients likely to
 // matter (those nonzero or about to move, and as many again of those nearest to moving), and the
 // evaluations that follow cover only them, until their own gap has fallen to a fraction of the last
@@ -37,9 +45,11 @@
 #include <deque>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "gram_cache.hpp"
 #include "schmp/extrapolation.hpp"
 #include "schmp/kernels/column_kernel.hpp"
 #include "schmp/kernels/correlation_filter.hpp"
@@ -53,8 +63,13 @@ struct Config {
   std::string labels;  // labels of a MatrixMarket matrix
   double lambda = 0;   // the L1 weight; when 0, lambda_ratio * lambda_max
   double lambda_ratio = 0.1;
-  double tol = 1e-6;   // stop at relative duality gap <= tol
-  double rho = 0.1;    // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
+  double tol = 1e-6;  // stop at relative duality gap <= tol
+  double rho = 0.1;   // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
+  // Steps from the Gram matrix (Coordinator::gram_step): auto, rounds (never) or hessian (at every
+  // evaluation), over a support of at most max_hessian coefficients, which costs the coordinator up to
+  // 8 m^2 bytes.
+  std::string newton_steps = "auto";
+  std::uint64_t max_hessian = 1024;
   std::string output;  // model file
   std::string trace;   // named in the closing message only
 
@@ -76,13 +91,14 @@ struct Lasso {
   using Config = lasso::Config;
 
   struct Setup {
-    std::vector<double> xty;           // X^T y
-    std::vector<double> column_norms;  // ||x_j||^2
-    double yy = 0;                     // ||y||^2
+    std::vector<double> xty;            // X^T y
+    std::vector<double> column_norms;   // ||x_j||^2
+    std::vector<double> column_counts;  // nonzeros of x_j: what reading it costs
+    double yy = 0;                      // ||y||^2
     double rows = 0;
     template <class V>
     void visit(V& v) {
-      v(xty, column_norms, yy, rows);
+      v(xty, column_norms, column_counts, yy, rows);
     }
   };
   struct Stats {
@@ -93,9 +109,15 @@ struct Lasso {
     // At an evaluation of a working set: ||r - r'||^2, r' the residual at the last full evaluation,
     // which bounds how far x_j . r has moved since for the coefficients left out.
     double shift = 0;
+    // The Gram matrix X_M' X_M over the columns M the last remodelling commit named, its columns from
+    // `known` on (the coordinator holds the rest), packed (schmp/packed_symmetric.hpp): sent by the
+    // first evaluation after that commit only. model_missing says a worker's kernel cannot compute it.
+    std::vector<double> model_block;
+    double model_missing = 0;
+    double model_products = 0;  // the multiply-adds it took
     template <class V>
     void visit(V& v) {
-      v(gradient, rr, yr, gram, shift);
+      v(gradient, rr, yr, gram, shift, model_block, model_missing, model_products);
     }
   };
   struct Partial {
@@ -117,9 +139,14 @@ struct Lasso {
     // retired when it is empty.
     std::uint8_t rescope = 0;
     std::vector<ParamIndex> scope;
+    // The next evaluation sends the Gram matrix over `model`, whose first `known` columns' part the
+    // coordinator holds.
+    std::uint8_t remodel = 0;
+    std::vector<ParamIndex> model;
+    std::uint64_t known = 0;
     template <class V>
     void visit(V& v) {
-      v(params, delta, retired, from_start, forget, rescope, scope);
+      v(params, delta, retired, from_start, forget, rescope, scope, remodel, model, known);
     }
   };
 
@@ -159,6 +186,10 @@ struct Lasso {
     // X^T y from the setup: the first evaluation's gradient while the residual is still y, which spares
     // it a pass over the data. Let go at the first evaluation or the first change of the residual.
     mutable std::vector<double> first_gradient_;
+    std::vector<double> column_counts_;  // nonzeros per column, for the setup
+    std::vector<ParamIndex> model_;      // the Gram matrix's columns, as the commit named them
+    std::size_t known_ = 0;
+    mutable bool model_sent_ = true;  // the next evaluation sends the Gram matrix when false
   };
 
   class Coordinator {
@@ -207,6 +238,28 @@ struct Lasso {
     // After a full evaluation with x_j . r = `gradient` (over active_) and dual scale s: the working set
     // the next evaluations cover, or empty when it would hold most of the live coefficients.
     std::vector<ParamIndex> working_set(const std::vector<double>& gradient, double s) const;
+    // What reading the columns `cols` costs the workers, in multiply-adds.
+    double columns_work(std::span<const ParamIndex> cols) const;
+    // Whether the support (the nonzero coefficients, with their signs) is the one the last evaluation
+    // saw; keeps it.
+    bool support_settled();
+    // What computing `request` costs the workers, and solving a model over m coefficients the
+    // coordinator, in StepWays's units (multiply-adds).
+    double request_work(const GramCache::Request& request) const;
+    static double solve_work(std::size_t m);
+    // Takes in the Gram matrix block the evaluation sent, when it was asked for.
+    void receive_gram(const Stats& summed);
+    // The work the rounds still need to reach --tol at their pace since the last change of support or
+    // scope, from this evaluation's relative gap over the coefficients it covered (0: unknown).
+    double rounds_remaining(double gap);
+    // Asks for the Gram matrix over the support (what the cache lacks of it) and takes a step from it
+    // (solve_support) where the rounds would take longer; true when beta moved.
+    bool gram_step(const std::vector<ParamIndex>& covered, const std::vector<double>& gradient, double gap,
+                   Priorities& priorities);
+    // Moves beta to the minimiser over the support's coefficients the cache holds, the others where
+    // they are, when those hold most of the violation; true when it moved.
+    bool solve_support(const std::vector<ParamIndex>& covered, const std::vector<double>& gradient,
+                       Priorities& priorities);
 
     Config config_;
     double n_;
@@ -246,6 +299,25 @@ struct Lasso {
     // The highest dual value found, less its rounding: a lower bound on the optimum.
     double best_dual_ = -std::numeric_limits<double>::infinity();
     Eigen::VectorXd full_gradient_;  // x_j . r at the last full evaluation, by coefficient
+    // Steps from the Gram matrix. A request goes out with the next commit, and its answer comes with the
+    // evaluation after that.
+    enum class Asked { kNothing, kToShip, kShipped };
+    Eigen::VectorXd column_counts_;
+    GramCache gram_cache_;
+    GramCache::Request request_;
+    Asked asked_ = Asked::kNothing;
+    bool gram_missing_ = false;        // a worker's kernel cannot compute it: rounds only
+    bool arrived_ = false;             // a block came with this evaluation
+    std::vector<ParamIndex> support_;  // at the last evaluation, in index order
+    std::vector<bool> positive_;
+    // The rounds' pace: their work (multiply-adds, StepWays's measure) and the evaluations since the
+    // last step from the Gram matrix or change of support or scope, and the gap and scope then; the
+    // round last counted.
+    double rented_ = 0;
+    std::size_t rent_evaluations_ = 0;  // this one included
+    double rent_gap_ = std::numeric_limits<double>::infinity();
+    std::vector<ParamIndex> rent_scope_;
+    std::uint64_t last_round_ = std::numeric_limits<std::uint64_t>::max();
   };
 
   // The dependency filter: |cos(x_j, x_k)| < rho for every pair in a block (kernels/correlation_filter.hpp).

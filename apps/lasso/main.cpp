@@ -21,6 +21,14 @@ SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
            "Stop when the duality gap relative to the objective is at most this");
 SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
            "Dependency check: never update together columns with |cosine| >= rho (1: off)");
+SCHMP_FLAG(string, newton_steps, kDefaults.newton_steps, schmp::one_of({"auto", "rounds", "hessian"}),
+           "Steps from the Gram matrix: at an evaluation, the coordinator moves the nonzero coefficients "
+           "(at most --max_hessian) to their exact minimiser from X'X over them, which the workers sum "
+           "once per column; auto (when the support has settled and the rounds would take longer), "
+           "rounds (never) or hessian (at every evaluation)");
+SCHMP_FLAG(uint64, max_hessian, kDefaults.max_hessian, schmp::between(1, 8192),
+           "The most coefficients a step from the Gram matrix may move (the coordinator holds 8 bytes "
+           "times its square)");
 SCHMP_FLAG(string, output, "", any(),
            "Write the model here: '# comments', then 'index value' per nonzero (1-based)");
 DECLARE_string(trace);
@@ -48,6 +56,8 @@ int main(int argc, char** argv) {
   config.lambda_ratio = FLAGS_lambda_ratio;
   config.tol = FLAGS_tol;
   config.rho = FLAGS_rho;
+  config.newton_steps = FLAGS_newton_steps;
+  config.max_hessian = FLAGS_max_hessian;
   config.output = FLAGS_output;
   config.trace = FLAGS_trace;
   return job.run<schmp::lasso::Lasso>(config);

@@ -329,7 +329,7 @@ Logreg::Stats Logreg::Worker::evaluate() const {
   if (!model_.empty()) {
     stats.hessian.assign(packed_size(model_.size()), 0.0);
     constexpr double kAnyCost = std::numeric_limits<double>::infinity();  // StepWays weighs it
-    if (!kernel_->gram(model_, true, kAnyCost, stats.hessian, stats.hessian_products))
+    if (!kernel_->gram(model_, 0, true, kAnyCost, stats.hessian, stats.hessian_products))
       stats.hessian_missing = 1;
   }
   return stats;

@@ -1,6 +1,6 @@
 // The layout in which workers sum a symmetric matrix (a Gram matrix or a Hessian over a few
-// coordinates): its upper triangle, column by column, so that the message is half the matrix and each
-// column's entries lie together.
+// coordinates): its upper triangle, column by column, so that the message is half the matrix and a
+// matrix grown by more columns keeps every entry where it was.
 #pragma once
 
 #include <cstddef>

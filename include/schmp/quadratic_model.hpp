@@ -53,18 +53,28 @@ inline double violation_norm(Penalty penalty, double sum) {
   return penalty == Penalty::kL1 ? sum : std::sqrt(sum);
 }
 
-// The m x m symmetric matrix that `packed` holds (schmp/packed_symmetric.hpp), times `scale`.
-inline Eigen::MatrixXd unpack_symmetric(std::span<const double> packed, std::size_t m, double scale) {
-  if (packed.size() != packed_size(m))
+// Fills the columns `known` to h.cols() - 1 of the symmetric h, and their mirror rows, from `packed`
+// (schmp/packed_symmetric.hpp), which holds the entries (a, b), a <= b, b >= known, from
+// packed_index(0, known) on, times `scale`; the rest of h is left alone. A Gram matrix over a growing set
+// of columns is sent only the new columns' part.
+inline void unpack_columns(std::span<const double> packed, std::size_t known, double scale,
+                           Eigen::MatrixXd& h) {
+  const auto m = static_cast<std::size_t>(h.cols());
+  if (known > m || packed.size() != packed_size(m) - packed_size(known))
     throw std::logic_error("quadratic model: packed matrix of the wrong size");
-  Eigen::MatrixXd h(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(m));
-  for (std::size_t b = 0; b < m; ++b) {
+  for (std::size_t b = known; b < m; ++b) {
     for (std::size_t a = 0; a <= b; ++a) {
-      const double value = scale * packed[packed_index(a, b)];
+      const double value = scale * packed[packed_index(a, b) - packed_size(known)];
       h(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) = value;
       h(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(a)) = value;
     }
   }
+}
+
+// The m x m symmetric matrix that `packed` holds, times `scale`.
+inline Eigen::MatrixXd unpack_symmetric(std::span<const double> packed, std::size_t m, double scale) {
+  Eigen::MatrixXd h(static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(m));
+  unpack_columns(packed, 0, scale, h);
   return h;
 }
 

@@ -124,6 +124,10 @@ void add_chunk_dot(const Chunk& chunk, ParamIndex j, const At& at, double& sum) 
   }
 }
 
+// Dense columns' products go in panels of this many new columns, in parallel above this many
+// multiply-adds.
+constexpr Eigen::Index kGramPanel = 32, kParallelGram = 1 << 20;
+
 // How a chunk's part of a Gram matrix (ColumnKernel::gram) is computed. Pairs with a column that is
 // dense in the chunk go as dot products along it; pairs of two dense columns by Eigen's matrix product
 // over blocks of rows (on dense data the row-by-row sums took ten times as long). The other pairs go
@@ -131,40 +135,50 @@ void add_chunk_dot(const Chunk& chunk, ParamIndex j, const At& at, double& sum) 
 // a row of k such entries, where column by column would take m / 2 times their nonzeros.
 struct GramPlan {
   std::vector<std::size_t> dense, sparse;  // positions in cols, ascending
+  std::size_t new_dense = 0;               // dense positions from `known` on
   std::vector<std::size_t> start;          // row i's sparse entries are [start[i], start[i + 1])
+  std::vector<std::size_t> old;            // of those, among the first `known` columns
   double products = 0;                     // multiply-adds
 };
 
-GramPlan plan_gram(const Chunk& chunk, std::span<const ParamIndex> cols) {
+GramPlan plan_gram(const Chunk& chunk, std::span<const ParamIndex> cols, std::size_t known) {
   GramPlan plan;
   for (std::size_t a = 0; a < cols.size(); ++a)
     (dense(chunk, cols[a]) ? plan.dense : plan.sparse).push_back(a);
+  plan.new_dense = static_cast<std::size_t>(
+      std::count_if(plan.dense.begin(), plan.dense.end(), [&](std::size_t a) { return a >= known; }));
   plan.start.assign(chunk.rows + 1, 0);
-  for (const std::size_t a : plan.sparse)
+  for (const std::size_t a : plan.sparse) {
+    if (a >= known && plan.old.empty()) plan.old.assign(plan.start.begin() + 1, plan.start.end());
     for_entries(chunk, cols[a], [&](std::uint32_t i, double) { ++plan.start[i + 1]; });
+  }
+  if (plan.old.empty()) plan.old.assign(plan.start.begin() + 1, plan.start.end());
   for (std::size_t i = 0; i < chunk.rows; ++i) {
-    const auto k = static_cast<double>(plan.start[i + 1]);
-    plan.products += k * (k + 1) / 2;
+    const auto k = static_cast<double>(plan.start[i + 1]), o = static_cast<double>(plan.old[i]);
+    plan.products += (k * (k + 1) - o * (o + 1)) / 2;
     plan.start[i + 1] += plan.start[i];
   }
-  const std::size_t nd = plan.dense.size();
-  plan.products += static_cast<double>(chunk.rows * nd * (nd + 1) / 2);
-  for (const std::size_t a : plan.sparse)
-    plan.products += static_cast<double>((chunk.start[cols[a] + 1] - chunk.start[cols[a]]) * nd);
+  plan.products += static_cast<double>(chunk.rows * plan.dense.size() * plan.new_dense);
+  for (const std::size_t a : plan.sparse) {
+    const std::size_t partners = a >= known ? plan.dense.size() : plan.new_dense;
+    plan.products += static_cast<double>((chunk.start[cols[a] + 1] - chunk.start[cols[a]]) * partners);
+  }
   return plan;
 }
 
-// Adds the chunk's part to `part` (packed, schmp/packed_symmetric.hpp), weight(i) giving row i's weight.
+// Adds the chunk's part to `part` (entries (a, b), b >= known, packed from packed_index(0, known) on),
+// weight(i) giving row i's weight.
 template <class Weight>
-void chunk_gram(const Chunk& chunk, const GramPlan& plan, std::span<const ParamIndex> cols,
+void chunk_gram(const Chunk& chunk, const GramPlan& plan, std::span<const ParamIndex> cols, std::size_t known,
                 const Weight& weight, std::span<double> part) {
+  const std::size_t skipped = packed_size(known);
   auto entry = [&](std::size_t a, std::size_t b) -> double& {
-    return part[packed_index(std::min(a, b), std::max(a, b))];
+    return part[packed_index(std::min(a, b), std::max(a, b)) - skipped];
   };
   auto dense_value = [&](std::size_t a, std::size_t i) {
     return chunk.value.empty() ? 1.0 : chunk.value[chunk.start[cols[a]] + i];
   };
-  // Sparse with sparse, row by row: each row's entries in the order of cols.
+  // Sparse with sparse, row by row: each row's entries in the order of cols, the first `known` first.
   std::vector<std::uint32_t> position(plan.start.back());
   std::vector<double> value(plan.start.back());
   std::vector<std::size_t> next(plan.start.begin(), plan.start.end() - 1);
@@ -175,43 +189,59 @@ void chunk_gram(const Chunk& chunk, const GramPlan& plan, std::span<const ParamI
     });
   }
   for (std::size_t i = 0; i < chunk.rows; ++i) {
-    for (std::size_t f = plan.start[i]; f < plan.start[i + 1]; ++f) {
+    for (std::size_t f = plan.start[i] + plan.old[i]; f < plan.start[i + 1]; ++f) {
       const std::size_t b = position[f];
       const double scaled = weight(i) * value[f];
-      double* column = part.data() + packed_index(0, b);  // column[a] is entry (a, b)
+      double* column = part.data() + packed_index(0, b) - skipped;  // column[a] is entry (a, b)
       for (std::size_t e = plan.start[i]; e <= f; ++e) column[position[e]] += scaled * value[e];
     }
   }
   // Sparse with dense, along the sparse column.
   for (const std::size_t s : plan.sparse) {
     for (const std::size_t d : plan.dense) {
+      if (std::max(s, d) < known) continue;
       double sum = 0;
       for_entries(chunk, cols[s],
                   [&](std::uint32_t i, double x) { sum += x * weight(i) * dense_value(d, i); });
       entry(s, d) += sum;
     }
   }
-  // Dense with dense, a block of rows at a time: D' W D.
-  if (plan.dense.empty()) return;
+  // Dense with dense, a block of rows at a time: the upper triangle of D' W D_new, in panels of new
+  // columns that threads share (fixed panels, so that the sums do not depend on the thread count).
+  if (plan.new_dense == 0) return;
   const auto nd = static_cast<Eigen::Index>(plan.dense.size());
+  const auto nn = static_cast<Eigen::Index>(plan.new_dense);
+  const Eigen::Index panels = (nn + kGramPanel - 1) / kGramPanel;
   const std::size_t block = std::max<std::size_t>(64, (std::size_t{1} << 18) / plan.dense.size());
-  Eigen::MatrixXd sums = Eigen::MatrixXd::Zero(nd, nd);
+  Eigen::MatrixXd sums = Eigen::MatrixXd::Zero(nd, nn);
   for (std::size_t first = 0; first < chunk.rows; first += block) {
     const auto rows = static_cast<Eigen::Index>(std::min(block, chunk.rows - first));
-    Eigen::MatrixXd d(rows, nd), weighted(rows, nd);
+    Eigen::MatrixXd d(rows, nd), w_new(rows, nn);
     for (Eigen::Index p = 0; p < nd; ++p) {
       const std::size_t a = plan.dense[static_cast<std::size_t>(p)];
-      for (Eigen::Index r = 0; r < rows; ++r) {
-        const auto i = first + static_cast<std::size_t>(r);
-        d(r, p) = dense_value(a, i);
-        weighted(r, p) = weight(i) * d(r, p);
-      }
+      for (Eigen::Index r = 0; r < rows; ++r) d(r, p) = dense_value(a, first + static_cast<std::size_t>(r));
     }
-    sums.noalias() += d.transpose() * weighted;
+    for (Eigen::Index q = 0; q < nn; ++q) {
+      const Eigen::Index p = nd - nn + q;  // the new dense positions come last
+      for (Eigen::Index r = 0; r < rows; ++r)
+        w_new(r, q) = weight(first + static_cast<std::size_t>(r)) * d(r, p);
+    }
+    auto panel = [&](Eigen::Index k) {
+      const Eigen::Index q0 = k * kGramPanel, width = std::min(kGramPanel, nn - q0),
+                         upto = nd - nn + q0 + width;
+      sums.block(0, q0, upto, width).noalias() += d.leftCols(upto).transpose() * w_new.middleCols(q0, width);
+    };
+    if (panels == 1 || rows * nd * nn < kParallelGram) {
+      for (Eigen::Index k = 0; k < panels; ++k) panel(k);
+    } else {
+      tbb::parallel_for(Eigen::Index{0}, panels, panel);
+    }
   }
-  for (Eigen::Index p = 0; p < nd; ++p) {
-    for (Eigen::Index q = p; q < nd; ++q)
-      entry(plan.dense[static_cast<std::size_t>(p)], plan.dense[static_cast<std::size_t>(q)]) += sums(p, q);
+  for (Eigen::Index q = 0; q < nn; ++q) {
+    const Eigen::Index last = nd - nn + q;
+    for (Eigen::Index p = 0; p <= last; ++p)
+      entry(plan.dense[static_cast<std::size_t>(p)], plan.dense[static_cast<std::size_t>(last)]) +=
+          sums(p, q);
   }
 }
 
@@ -357,15 +387,15 @@ class CpuColumnKernel final : public ColumnKernel {
     for (DirectionRow& row : direction_) row.u = 0;
   }
 
-  bool gram(std::span<const ParamIndex> cols, bool weighted, double budget, std::span<double> out,
-            double& products) const override {
+  bool gram(std::span<const ParamIndex> cols, std::size_t known, bool weighted, double budget,
+            std::span<double> out, double& products) const override {
     if (weighted) require_labels();
-    if (out.size() != packed_size(cols.size()))
+    if (known > cols.size() || out.size() != packed_size(cols.size()) - packed_size(known))
       throw std::invalid_argument("column kernel: Gram matrix of the wrong size");
     std::vector<GramPlan> plans;
     double total = 0;
     for (const Chunk& chunk : chunks_) {
-      plans.push_back(plan_gram(chunk, cols));
+      plans.push_back(plan_gram(chunk, cols, known));
       total += plans.back().products;
     }
     products = total;
@@ -378,10 +408,10 @@ class CpuColumnKernel final : public ColumnKernel {
       if (weighted) {
         const DirectionRow* rows = direction_.data() + chunks_[c].first_row;
         chunk_gram(
-            chunks_[c], plans[c], cols, [rows](std::size_t i) { return rows[i].weight; }, parts[c]);
+            chunks_[c], plans[c], cols, known, [rows](std::size_t i) { return rows[i].weight; }, parts[c]);
       } else {
         chunk_gram(
-            chunks_[c], plans[c], cols, [](std::size_t) { return 1.0; }, parts[c]);
+            chunks_[c], plans[c], cols, known, [](std::size_t) { return 1.0; }, parts[c]);
       }
     };
     if (chunks_.size() == 1) {

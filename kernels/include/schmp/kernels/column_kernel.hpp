@@ -31,14 +31,18 @@ class ColumnKernel {
   virtual void add_columns(std::span<const ParamIndex> cols, std::span<const double> scale) = 0;
   // out[j] = ||x_j||^2 for every column j
   virtual void column_norms_squared(std::span<double> out) const = 0;
-  // X_c^T W X_c over the columns `cols`, packed (entry (a, b), a <= b, at packed_index(a, b)). W is the
+  // X_c^T W X_c over the columns `cols`: its entries (a, b), a <= b, b >= known, packed by columns of
+  // the upper triangle (entry (a, b) at packed_index(a, b) - packed_size(known)), so that a caller who
+  // holds the matrix over the first `known` columns is sent only the new columns' part. W is the
   // identity, or with `weighted` the logistic loss's D at the current margins (below): least squares'
-  // Hessian, or the logistic loss's. `products` gets the multiply-adds it takes, sum_i k_i (k_i + 1) / 2
-  // for rows of k_i entries among the columns. False, with `out` left alone, when that exceeds `budget`
-  // or when this kernel does not compute it (then `products` is left alone too).
-  virtual bool gram(std::span<const ParamIndex> cols, bool weighted, double budget, std::span<double> out,
-                    double& products) const {
+  // Hessian, or the logistic loss's. `products` gets the multiply-adds it takes (about sum_i (k_i (k_i +
+  // 1) - o_i (o_i + 1)) / 2 for rows of k_i entries among the columns, o_i among the first `known`). False,
+  // with `out` left alone, when that exceeds `budget` or when this kernel does not compute it (then
+  // `products` is left alone too).
+  virtual bool gram(std::span<const ParamIndex> cols, std::size_t known, bool weighted, double budget,
+                    std::span<double> out, double& products) const {
     (void)cols;
+    (void)known;
     (void)weighted;
     (void)budget;
     (void)out;
