@@ -507,7 +507,12 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   const auto live = static_cast<double>(active_.size() - newly_retired_.size());
   report.columns = {gap, relative, static_cast<double>((beta_.array() != 0).count()), live,
                     static_cast<double>(covered.size())};
-  report.converged = relative <= config_.tol;
+  // A gap within the rounding of its sums cannot fall further: --tol below it is out of reach. (A --tol
+  // below a double's precision asks for no stop but --max_rounds or --max_seconds.)
+  constexpr double kRoundingFloor = 3;
+  at_floor_ = relative > config_.tol && config_.tol >= std::numeric_limits<double>::epsilon() &&
+              gap <= kRoundingFloor * rounding;
+  report.converged = relative <= config_.tol || at_floor_;
   return report;
 }
 
@@ -745,6 +750,12 @@ void Lasso::Coordinator::finish(const Summary& summary) {
   std::printf("objective %.12g  duality gap %.3g (relative %.3g)  nonzeros %lld of %lld\n",
               summary.last.objective, gap, relative, nonzeros, static_cast<long long>(beta_.size()));
   std::printf("lambda %.6g (%.4g lambda_max)\n", lambda_, lambda_ / lambda_max_);
+  if (at_floor_) {
+    std::printf(
+        "the gap is down to the rounding of its sums over %.0f rows: --tol %g is below what doubles "
+        "resolve here\n",
+        n_, config_.tol);
+  }
   if (!config_.output.empty()) std::printf("model: %s\n", config_.output.c_str());
   if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());
   std::fflush(stdout);

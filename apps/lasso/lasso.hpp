@@ -298,6 +298,7 @@ struct Lasso {
     double full_gap_ = std::numeric_limits<double>::infinity();  // relative, at the last full evaluation
     // The highest dual value found, less its rounding: a lower bound on the optimum.
     double best_dual_ = -std::numeric_limits<double>::infinity();
+    bool at_floor_ = false;          // the last gap was no more than its rounding error, and above --tol
     Eigen::VectorXd full_gradient_;  // x_j . r at the last full evaluation, by coefficient
     // Steps from the Gram matrix. A request goes out with the next commit, and its answer comes with the
     // evaluation after that.
