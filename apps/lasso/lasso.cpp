@@ -35,7 +35,8 @@ constexpr double kModelWork = 1 << 28;
 // A product of the Gram matrix's row-by-row path costs about three reads of a column entry in a round
 // (scattered writes; measured on MovieLens' genre columns), and it starts with a pass over the rows.
 constexpr double kRowPathWork = 3;
-// Steps from the Gram matrix are taken while the support holds more than this share of the violation.
+// Steps from the Gram matrix are taken while the support holds more than this share of the violation:
+// the rest belongs to coefficients that must join it first.
 constexpr double kSupportShare = 0.99;
 
 // Drops `retired` (in index order) from `active` (in index order).

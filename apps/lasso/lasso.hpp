@@ -257,7 +257,7 @@ struct Lasso {
     bool gram_step(const std::vector<ParamIndex>& covered, const std::vector<double>& gradient, double gap,
                    Priorities& priorities);
     // Moves beta to the minimiser over the support's coefficients the cache holds, the others where
-    // they are, when those hold most of the violation; true when it moved.
+    // they are, when those hold nearly all of the violation; true when it moved.
     bool solve_support(const std::vector<ParamIndex>& covered, const std::vector<double>& gradient,
                        Priorities& priorities);
 
