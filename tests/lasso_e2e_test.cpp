@@ -205,11 +205,13 @@ TEST_F(LassoEndToEnd, StepsFromTheGramMatrixKeepTheSolution) {
   };
   for (const int ranks : {1, 3, 5}) {
     SCOPED_TRACE("np " + std::to_string(ranks));
-    expect_matches_reference(correlated(), ranks, "--newton_steps rounds", 1e-8);
-    const double by_rounds = rounds_of(correlated());
-    expect_matches_reference(correlated(), ranks, "--newton_steps hessian", 1e-8);
-    EXPECT_LT(5 * rounds_of(correlated()), by_rounds);
     expect_matches_reference(active(), ranks, "--newton_steps hessian", 1e-8);
+    expect_matches_reference(correlated(), ranks, "--newton_steps hessian", 1e-8);
+    // Against rounds alone, which at five ranks on two cores take minutes in a sanitizer build.
+    if (ranks == 5) continue;
+    const double from_support = rounds_of(correlated());
+    expect_matches_reference(correlated(), ranks, "--newton_steps rounds", 1e-8);
+    EXPECT_LT(5 * from_support, rounds_of(correlated()));
   }
   expect_matches_reference(generated(), 3, "--newton_steps hessian --max_hessian 16", 1e-8);
   expect_matches_reference(active(), 1, "--newton_steps auto --max_hessian 100", 1e-8);
