@@ -114,7 +114,6 @@ void for_entries(const Chunk& chunk, ParamIndex j, const F& f) {
   }
 }
 
-// Adds x_j . a over the chunk to `sum`, at(row within the chunk) giving a's entry.
 // x_j . a over a chunk's sparse column j, at(row within the chunk) giving a's entry: in four sums
 // taken in turn and added in a fixed order, as dense_dot does. One running sum waits on each addition
 // before the next: with four, Lasso on MovieLens reached 1e-6 below the optimum a tenth sooner.
@@ -133,6 +132,7 @@ double sparse_dot(const Chunk& chunk, ParamIndex j, const At& at) {
   return (sums[0] + sums[1]) + (sums[2] + sums[3]);
 }
 
+// Adds x_j . a over the chunk to `sum`, at(row within the chunk) giving a's entry.
 template <class At>
 void add_chunk_dot(const Chunk& chunk, ParamIndex j, const At& at, double& sum) {
   sum += dense(chunk, j) ? dense_dot(chunk, j, at) : sparse_dot(chunk, j, at);
@@ -214,10 +214,7 @@ void chunk_gram(const Chunk& chunk, const GramPlan& plan, std::span<const ParamI
   for (const std::size_t s : plan.sparse) {
     for (const std::size_t d : plan.dense) {
       if (std::max(s, d) < known) continue;
-      double sum = 0;
-      for_entries(chunk, cols[s],
-                  [&](std::uint32_t i, double x) { sum += x * weight(i) * dense_value(d, i); });
-      entry(s, d) += sum;
+      entry(s, d) += sparse_dot(chunk, cols[s], [&](std::size_t i) { return weight(i) * dense_value(d, i); });
     }
   }
   // Dense with dense, a block of rows at a time: the upper triangle of D' W D_new, in panels of new
