@@ -485,11 +485,7 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
   const double inner = std::max(rounding, primal - dual.value + rounding) / primal;
   if (!go_back_) {
     rented_ += columns_work(covered) + n_;
-    if (gram_step(covered, *gradient, inner, priorities)) {
-      rented_ = 0;
-      rent_gap_ = inner;
-      rent_evaluations_ = 0;
-    }
+    if (gram_step(covered, *gradient, inner, priorities)) restart_pace(inner);
   }
   if (!go_back_) {
     if (full) {
@@ -600,17 +596,19 @@ void Lasso::Coordinator::receive_gram(const Stats& summed) {
   arrived_ = true;
 }
 
+void Lasso::Coordinator::restart_pace(double gap) {
+  rented_ = 0;
+  rent_gap_ = gap;
+  rent_evaluations_ = 0;
+}
+
 double Lasso::Coordinator::rounds_remaining(double gap) {
   // Measured from the evaluation at which the support or the scope last changed (gaps over different
   // scopes do not compare), or the last step from the Gram matrix; unknown (none) until two evaluations
   // have followed.
   const bool same_scope = scope_ == rent_scope_;
   rent_scope_ = scope_;
-  if (!support_settled() || !same_scope) {
-    rented_ = 0;
-    rent_gap_ = gap;
-    rent_evaluations_ = 0;
-  }
+  if (!support_settled() || !same_scope) restart_pace(gap);
   ++rent_evaluations_;
   if (!(gap > config_.tol) || rent_evaluations_ < 3) return 0;
   const double digits = std::log10(rent_gap_ / gap);

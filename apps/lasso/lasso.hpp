@@ -252,6 +252,8 @@ struct Lasso {
     // The work the rounds still need to reach --tol at their pace since the last change of support or
     // scope, from this evaluation's relative gap over the coefficients it covered (0: unknown).
     double rounds_remaining(double gap);
+    // Measures the rounds' pace afresh from an evaluation whose gap is `gap`.
+    void restart_pace(double gap);
     // Asks for the Gram matrix over the support (what the cache lacks of it) and takes a step from it
     // (solve_support) where the rounds would take longer; true when beta moved.
     bool gram_step(const std::vector<ParamIndex>& covered, const std::vector<double>& gradient, double gap,
