@@ -534,6 +534,21 @@ TEST(LogregDual, TheChordOfTheGridBoundsTheEntropySumFromBelow) {
   EXPECT_EQ(logreg::margin_terms(-800).alpha, 1.0);
 }
 
+// A run stopped with its weights settled and its gap far off, on features of very different scales, says
+// why; in any other case it says nothing.
+TEST(LogregFinish, HintsAtALaggingGapOnlyWhereScalesDiffer) {
+  Eigen::VectorXd norms(4);
+  norms << 1.0, 0.0, 40.0, 5.2e8;
+  const std::string hint = logreg::lagging_gap_hint(9.5e-7, 0.04, 1e-4, norms);
+  EXPECT_NE(hint.find("optimality 9.5e-07"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("from 1 to 5.2e+08"), std::string::npos) << hint;
+  EXPECT_EQ(logreg::lagging_gap_hint(3e-4, 0.04, 1e-4, norms), "");    // the weights still move
+  EXPECT_EQ(logreg::lagging_gap_hint(9.5e-7, 5e-5, 1e-4, norms), "");  // the gap is down
+  Eigen::VectorXd narrow(3);
+  narrow << 1.0, 30.0, 1e4;
+  EXPECT_EQ(logreg::lagging_gap_hint(9.5e-7, 0.04, 1e-4, narrow), "");
+}
+
 TEST(AreaUnderCurve, CountsCorrectlyOrderedPairs) {
   std::mt19937_64 random(8);
   std::uniform_int_distribution<int> score(0, 9);  // coarse scores: many ties

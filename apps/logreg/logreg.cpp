@@ -219,6 +219,27 @@ double binary_entropy(double a, double log_a) {
   return -(a * log_a + (1 - a) * std::log1p(-a));
 }
 
+std::string lagging_gap_hint(double optimality, double relative_gap, double tol,
+                             const Eigen::VectorXd& column_norms) {
+  constexpr double kWideSpread = 1e6;
+  if (!(optimality <= tol) || !(relative_gap > tol)) return {};
+  double smallest = std::numeric_limits<double>::infinity(), largest = 0;
+  for (const double norm : column_norms) {
+    if (!(norm > 0)) continue;
+    smallest = std::min(smallest, norm);
+    largest = std::max(largest, norm);
+  }
+  if (!(largest >= kWideSpread * smallest)) return {};
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "hint: the weights have settled (optimality %.3g) but the duality gap lags: features of "
+                "very different scales (squared column norms from %.3g to %.3g) keep the dual point far "
+                "from feasible; columns scaled to comparable norms converge far sooner (scaling changes "
+                "what the L1 penalty weighs)",
+                optimality, smallest, largest);
+  return line;
+}
+
 double entropy_at(double t, const std::vector<double>& sums) {
   if (sums.size() != kDualScales.size()) throw std::logic_error("logreg: entropy sums of the wrong length");
   if (t >= kDualScales[0]) return sums[0];
@@ -921,6 +942,10 @@ void Logreg::Coordinator::finish(const Summary& summary) {
               summary.last.objective, columns[2], columns[3], columns[1], nonzeros,
               static_cast<long long>(w_.size()));
   std::printf("train log-loss %.6g  accuracy %.4f\n", columns[4], columns[5]);
+  if (summary.stopped_by != "converged" && penalty_ == Penalty::kL1) {
+    const std::string hint = lagging_gap_hint(columns[1], columns[3], config_.tol, column_norms_);
+    if (!hint.empty()) std::printf("%s\n", hint.c_str());
+  }
   if (!config_.test.empty()) {
     std::printf("test log-loss %.6g  accuracy %.4f  AUC %.6f  (%zu rows)\n", columns[6], columns[7],
                 columns[8], test_.rows());

@@ -158,6 +158,13 @@ inline constexpr std::array<double, 18> kDualScales = {1.0,
 // grid points around t, which lies below it since the sum is concave in t (0 at t = 0).
 double entropy_at(double t, const std::vector<double>& sums);
 
+// After an L1 run that did not converge: a line on why, when the weights have settled (`optimality`
+// at most `tol`) but the relative gap has not, and the squared column norms span six orders of
+// magnitude or more: the dual point is scaled down by the largest |G_j|, which a feature of huge scale
+// keeps far above 1. Empty otherwise.
+std::string lagging_gap_hint(double optimality, double relative_gap, double tol,
+                             const Eigen::VectorXd& column_norms);
+
 struct Logreg {
   using Config = logreg::Config;
 
