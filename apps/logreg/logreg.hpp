@@ -81,7 +81,7 @@ struct Config {
   // The most coordinates whose Hessian an evaluation returns (Coordinator::choose_model): it costs the
   // workers sum_i k_i^2 / 2 products (k_i the row's entries among them) and the coordinator up to 28 m^2
   // bytes. --newton_steps rounds never asks for one.
-  std::uint64_t max_hessian = 1024;
+  std::uint64_t max_hessian = 2048;
   std::string newton_steps = "auto";  // auto, rounds or hessian (StepWays)
   std::string test;                   // held-out rows, scored at every evaluation (LIBSVM or MatrixMarket)
   std::string test_labels;            // labels of a MatrixMarket test matrix
