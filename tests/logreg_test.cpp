@@ -590,14 +590,18 @@ TEST(LogregDual, TheChordOfTheGridBoundsTheEntropySumFromBelow) {
 TEST(LogregFinish, HintsAtALaggingGapOnlyWhereScalesDiffer) {
   Eigen::VectorXd norms(4);
   norms << 1.0, 0.0, 40.0, 5.2e8;
-  const std::string hint = logreg::lagging_gap_hint(9.5e-7, 0.04, 1e-4, norms);
+  const std::string hint = logreg::lagging_gap_hint(9.5e-7, 0.04, 1e-4, norms, 300, 2048);
   EXPECT_NE(hint.find("optimality 9.5e-07"), std::string::npos) << hint;
   EXPECT_NE(hint.find("from 1 to 5.2e+08"), std::string::npos) << hint;
-  EXPECT_EQ(logreg::lagging_gap_hint(3e-4, 0.04, 1e-4, norms), "");    // the weights still move
-  EXPECT_EQ(logreg::lagging_gap_hint(9.5e-7, 5e-5, 1e-4, norms), "");  // the gap is down
+  EXPECT_NE(hint.find("scaled"), std::string::npos) << hint;
+  // Where the model set was too large for the Hessian, the remedy is a larger bound.
+  const std::string bound = logreg::lagging_gap_hint(9.5e-7, 0.04, 1e-4, norms, 1352, 1024);
+  EXPECT_NE(bound.find("1352 coordinates moving exceed --max_hessian 1024"), std::string::npos) << bound;
+  EXPECT_EQ(logreg::lagging_gap_hint(3e-4, 0.04, 1e-4, norms, 300, 2048), "");    // the weights still move
+  EXPECT_EQ(logreg::lagging_gap_hint(9.5e-7, 5e-5, 1e-4, norms, 300, 2048), "");  // the gap is down
   Eigen::VectorXd narrow(3);
   narrow << 1.0, 30.0, 1e4;
-  EXPECT_EQ(logreg::lagging_gap_hint(9.5e-7, 0.04, 1e-4, narrow), "");
+  EXPECT_EQ(logreg::lagging_gap_hint(9.5e-7, 0.04, 1e-4, narrow, 300, 2048), "");
 }
 
 TEST(AreaUnderCurve, CountsCorrectlyOrderedPairs) {

@@ -220,7 +220,8 @@ double binary_entropy(double a, double log_a) {
 }
 
 std::string lagging_gap_hint(double optimality, double relative_gap, double tol,
-                             const Eigen::VectorXd& column_norms) {
+                             const Eigen::VectorXd& column_norms, std::size_t moving,
+                             std::size_t max_hessian) {
   constexpr double kWideSpread = 1e6;
   if (!(optimality <= tol) || !(relative_gap > tol)) return {};
   double smallest = std::numeric_limits<double>::infinity(), largest = 0;
@@ -231,12 +232,21 @@ std::string lagging_gap_hint(double optimality, double relative_gap, double tol,
   }
   if (!(largest >= kWideSpread * smallest)) return {};
   char line[400];
-  std::snprintf(line, sizeof line,
-                "hint: the weights have settled (optimality %.3g) but the duality gap lags: features of "
-                "very different scales (squared column norms from %.3g to %.3g) keep the dual point far "
-                "from feasible; columns scaled to comparable norms converge far sooner (scaling changes "
-                "what the L1 penalty weighs)",
-                optimality, smallest, largest);
+  if (moving > max_hessian) {
+    std::snprintf(line, sizeof line,
+                  "hint: the weights have settled (optimality %.3g) but the duality gap lags, as it does on "
+                  "features of very different scales (squared column norms from %.3g to %.3g): the %zu "
+                  "coordinates moving exceed --max_hessian %zu, so the Newton steps went by rounds; a "
+                  "larger --max_hessian solves them from the Hessian",
+                  optimality, smallest, largest, moving, max_hessian);
+  } else {
+    std::snprintf(line, sizeof line,
+                  "hint: the weights have settled (optimality %.3g) but the duality gap lags: features of "
+                  "very different scales (squared column norms from %.3g to %.3g) keep the dual point far "
+                  "from feasible; columns scaled to comparable norms converge sooner (scaling changes what "
+                  "the L1 penalty weighs)",
+                  optimality, smallest, largest);
+  }
   return line;
 }
 
@@ -605,6 +615,7 @@ void Logreg::Coordinator::choose_model(Commit& commit) {
     if (penalty_ == Penalty::kL2 || w_[j] != 0 || d_[j] != 0 || std::abs(gradient_[j]) > kNearMoving)
       model.push_back(j);
   }
+  model_wanted_ = model.size();
   if (model.size() > config_.max_hessian || !ways_.hessian_next()) model.clear();
   if (model == model_) return;
   commit.remodel = 1;
@@ -943,7 +954,8 @@ void Logreg::Coordinator::finish(const Summary& summary) {
               static_cast<long long>(w_.size()));
   std::printf("train log-loss %.6g  accuracy %.4f\n", columns[4], columns[5]);
   if (summary.stopped_by != "converged" && penalty_ == Penalty::kL1) {
-    const std::string hint = lagging_gap_hint(columns[1], columns[3], config_.tol, column_norms_);
+    const std::string hint = lagging_gap_hint(columns[1], columns[3], config_.tol, column_norms_,
+                                              model_wanted_, config_.max_hessian);
     if (!hint.empty()) std::printf("%s\n", hint.c_str());
   }
   if (!config_.test.empty()) {

@@ -161,9 +161,11 @@ double entropy_at(double t, const std::vector<double>& sums);
 // After an L1 run that did not converge: a line on why, when the weights have settled (`optimality`
 // at most `tol`) but the relative gap has not, and the squared column norms span six orders of
 // magnitude or more: the dual point is scaled down by the largest |G_j|, which a feature of huge scale
-// keeps far above 1. Empty otherwise.
+// keeps far above 1. It names the remedy: a larger --max_hessian where the `moving` coordinates exceeded
+// it, else scaled columns. Empty otherwise.
 std::string lagging_gap_hint(double optimality, double relative_gap, double tol,
-                             const Eigen::VectorXd& column_norms);
+                             const Eigen::VectorXd& column_norms, std::size_t moving,
+                             std::size_t max_hessian);
 
 struct Logreg {
   using Config = logreg::Config;
@@ -392,6 +394,7 @@ struct Logreg {
     std::vector<bool> in_scope_;
     std::vector<ParamIndex> next_scope_;  // to ship with the next commit, when rescope_
     std::vector<ParamIndex> model_;       // the coordinates of the evaluations' Hessian, as shipped
+    std::size_t model_wanted_ = 0;        // the last model set's size, before --max_hessian bounded it
     Eigen::VectorXd column_counts_;
     StepWays ways_;                          // made from config_.newton_steps
     StepWays::Way way_ = StepWays::kRounds;  // of the current Newton step
