@@ -540,18 +540,11 @@ double Lasso::Coordinator::columns_work(std::span<const ParamIndex> cols) const 
   return work;
 }
 
-bool Lasso::Coordinator::support_settled() {
-  std::vector<ParamIndex> support;
-  std::vector<bool> positive;
+void Lasso::Coordinator::keep_support() {
+  support_.clear();
   for (Eigen::Index j = 0; j < beta_.size(); ++j) {
-    if (beta_[j] == 0) continue;
-    support.push_back(static_cast<ParamIndex>(j));
-    positive.push_back(beta_[j] > 0);
+    if (beta_[j] != 0) support_.push_back(static_cast<ParamIndex>(j));
   }
-  const bool same = support == support_ && positive == positive_;
-  support_ = std::move(support);
-  positive_ = std::move(positive);
-  return same;
 }
 
 double Lasso::Coordinator::request_work(const GramCache::Request& request) const {
@@ -603,12 +596,12 @@ void Lasso::Coordinator::restart_pace(double gap) {
 }
 
 double Lasso::Coordinator::rounds_remaining(double gap) {
-  // Measured from the evaluation at which the support or the scope last changed (gaps over different
-  // scopes do not compare), or the last step from the Gram matrix; unknown (none) until two evaluations
-  // have followed.
+  // Measured from the evaluation at which the scope last changed (gaps over different scopes do not
+  // compare), or the last step from the Gram matrix; unknown (none) until two evaluations have followed.
+  // The support may change meanwhile: the step's solve moves coefficients in and out of it.
   const bool same_scope = scope_ == rent_scope_;
   rent_scope_ = scope_;
-  if (!support_settled() || !same_scope) restart_pace(gap);
+  if (!same_scope) restart_pace(gap);
   ++rent_evaluations_;
   if (!(gap > config_.tol) || rent_evaluations_ < 3) return 0;
   const double digits = std::log10(rent_gap_ / gap);
@@ -619,6 +612,7 @@ double Lasso::Coordinator::rounds_remaining(double gap) {
 bool Lasso::Coordinator::gram_step(const std::vector<ParamIndex>& covered,
                                    const std::vector<double>& gradient, double gap, Priorities& priorities) {
   const bool arrived = std::exchange(arrived_, false);
+  keep_support();
   const double remaining = rounds_remaining(gap);
   if (gram_missing_ || config_.newton_steps == "rounds") return false;
   if (support_.empty() || support_.size() > config_.max_hessian) return false;

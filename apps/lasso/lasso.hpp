@@ -25,11 +25,11 @@
 // creeps, the jumps save most of the sweeps.
 //
 // Coordinate descent creeps on strongly correlated columns, and the duality gap lags the objective
-// there: the residual is infeasible for the dual to the first order of its error. So once the support
-// (the nonzero coefficients and their signs) has settled, and the rounds' pace since says they would
-// take longer to reach --tol than it costs, the coordinator asks for the Gram matrix over the support
-// and moves those coefficients to their exact minimiser (schmp/quadratic_model.hpp), the others held:
-// on the right support that is the optimum, primal and dual. The workers sum each column's part of
+// there: the residual is infeasible for the dual to the first order of its error. So once the rounds'
+// pace says they would take longer to reach --tol than it costs, the coordinator asks for the Gram
+// matrix over the support (the nonzero coefficients) and moves those coefficients to their exact
+// minimiser (schmp/quadratic_model.hpp), the others held: on the right support that is the optimum,
+// primal and dual. The workers sum each column's part of
 // the matrix once (gram_cache.hpp): X does not change.
 //
 // Working sets, as celer's: after a full evaluation the coordinator picks the coefficients likely to
@@ -240,9 +240,8 @@ struct Lasso {
     std::vector<ParamIndex> working_set(const std::vector<double>& gradient, double s) const;
     // What reading the columns `cols` costs the workers, in multiply-adds.
     double columns_work(std::span<const ParamIndex> cols) const;
-    // Whether the support (the nonzero coefficients, with their signs) is the one the last evaluation
-    // saw; keeps it.
-    bool support_settled();
+    // Keeps the support: the nonzero coefficients.
+    void keep_support();
     // What computing `request` costs the workers, and solving a model over m coefficients the
     // coordinator, in StepWays's units (multiply-adds).
     double request_work(const GramCache::Request& request) const;
@@ -312,7 +311,6 @@ struct Lasso {
     bool gram_missing_ = false;        // a worker's kernel cannot compute it: rounds only
     bool arrived_ = false;             // a block came with this evaluation
     std::vector<ParamIndex> support_;  // at the last evaluation, in index order
-    std::vector<bool> positive_;
     // The rounds' pace: their work (multiply-adds, StepWays's measure) and the evaluations since the
     // last step from the Gram matrix or change of support or scope, and the gap and scope then; the
     // round last counted.

@@ -24,7 +24,7 @@ SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
 SCHMP_FLAG(string, newton_steps, kDefaults.newton_steps, schmp::one_of({"auto", "rounds", "hessian"}),
            "Steps from the Gram matrix: at an evaluation, the coordinator moves the nonzero coefficients "
            "(at most --max_hessian) to their exact minimiser from X'X over them, which the workers sum "
-           "once per column; auto (when the support has settled and the rounds would take longer), "
+           "once per column; auto (when the rounds would take longer), "
            "rounds (never) or hessian (at every evaluation)");
 SCHMP_FLAG(uint64, max_hessian, kDefaults.max_hessian, schmp::between(1, 8192),
            "The most coefficients a step from the Gram matrix may move (the coordinator holds 8 bytes "
