@@ -315,8 +315,8 @@ struct Lasso {
     // last step from the Gram matrix or change of support or scope, and the gap and scope then; the
     // round last counted.
     double rented_ = 0;
-    std::size_t rent_evaluations_ = 0;  // this one included
-    double rent_gap_ = std::numeric_limits<double>::infinity();
+    std::size_t rent_evaluations_ = 0;                           // this one included
+    double rent_gap_ = std::numeric_limits<double>::infinity();  // so until the first working set: no pace
     std::vector<ParamIndex> rent_scope_;
     std::uint64_t last_round_ = std::numeric_limits<std::uint64_t>::max();
   };
