@@ -375,18 +375,35 @@ Eigen::MatrixXd ill_conditioned(Eigen::Index m, std::uint64_t seed) {
   return x.transpose() * x;
 }
 
+// A model's starting point and gradient: a third of the coordinates nonzero.
+void random_start(Eigen::Index m, std::uint64_t seed, Eigen::VectorXd& w, Eigen::VectorXd& g) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal;
+  w.resize(m);
+  g.resize(m);
+  for (Eigen::Index j = 0; j < m; ++j) {
+    w[j] = j % 3 == 0 ? normal(random) : 0.0;
+    g[j] = 3 * normal(random);
+  }
+}
+
+// The L1 model's summed violations at w + d.
+double l1_violations(const Eigen::VectorXd& w, const Eigen::VectorXd& g, const Eigen::MatrixXd& h,
+                     const Eigen::VectorXd& d) {
+  const Eigen::VectorXd gradient = g + h * d;
+  double sum = 0;
+  for (Eigen::Index j = 0; j < w.size(); ++j)
+    sum += std::abs(violation(Penalty::kL1, w[j] + d[j], gradient[j]));
+  return sum;
+}
+
 // The coordinator's own solve of a Newton step's model: the exact minimiser for L2 (a linear system),
 // and for L1 a point where every coordinate's violation (the coordinate step's optimality) is negligible.
 TEST(NewtonModel, MinimisesIllConditionedModels) {
   const Eigen::Index m = 40;
   const Eigen::MatrixXd h = ill_conditioned(m, 4);
-  std::mt19937_64 random(5);
-  std::normal_distribution<double> normal;
-  Eigen::VectorXd w(m), g(m);
-  for (Eigen::Index j = 0; j < m; ++j) {
-    w[j] = j % 3 == 0 ? normal(random) : 0.0;
-    g[j] = 3 * normal(random);
-  }
+  Eigen::VectorXd w, g;
+  random_start(m, 5, w, g);
   const ModelSolution l2 = minimise_model(Penalty::kL2, w, g, h, 1e-10, 1e8);
   const Eigen::MatrixXd shifted = h + Eigen::MatrixXd::Identity(m, m);
   const Eigen::VectorXd exact = shifted.ldlt().solve(-(g + w));
@@ -396,11 +413,7 @@ TEST(NewtonModel, MinimisesIllConditionedModels) {
   // To near the rounding of the model's terms (H's entries reach 1e4).
   const ModelSolution l1 = minimise_model(Penalty::kL1, w, g, h, 1e-8, 1e8);
   EXPECT_LT(l1.passes, 1000u);
-  const Eigen::VectorXd gradient = g + h * l1.d;
-  double violations = 0;
-  for (Eigen::Index j = 0; j < m; ++j)
-    violations += std::abs(violation(Penalty::kL1, w[j] + l1.d[j], gradient[j]));
-  EXPECT_LE(violations, 1e-8);
+  EXPECT_LE(l1_violations(w, g, h, l1.d), 1e-8);
   EXPECT_LT(model_value(Penalty::kL1, w, g, l1.d, h * l1.d), 0.0);
   // Plain cyclic descent, many times as many passes, gets no lower.
   Eigen::VectorXd d = Eigen::VectorXd::Zero(m), h_d = Eigen::VectorXd::Zero(m);
@@ -423,19 +436,10 @@ TEST(NewtonModel, SolvesLargeIllConditionedModels) {
   for (Eigen::Index b = 0; b < kBlocks; ++b)
     h.block(b * kBlock, b * kBlock, kBlock, kBlock) =
         ill_conditioned(kBlock, 10 + static_cast<std::uint64_t>(b));
-  std::mt19937_64 random(6);
-  std::normal_distribution<double> normal;
-  Eigen::VectorXd w(m), g(m);
-  for (Eigen::Index j = 0; j < m; ++j) {
-    w[j] = j % 3 == 0 ? normal(random) : 0.0;
-    g[j] = 3 * normal(random);
-  }
+  Eigen::VectorXd w, g;
+  random_start(m, 6, w, g);
   const ModelSolution l1 = minimise_model(Penalty::kL1, w, g, h, 1e-6, 1e9);
-  const Eigen::VectorXd gradient = g + h * l1.d;
-  double violations = 0;
-  for (Eigen::Index j = 0; j < m; ++j)
-    violations += std::abs(violation(Penalty::kL1, w[j] + l1.d[j], gradient[j]));
-  EXPECT_LE(violations, 1e-6);
+  EXPECT_LE(l1_violations(w, g, h, l1.d), 1e-6);
 }
 
 // The face's factor, grown and shrunk a coordinate at a time, solves as a factorisation made afresh.
