@@ -615,9 +615,9 @@ double Lasso::Coordinator::rounds_remaining(double gap) {
 bool Lasso::Coordinator::gram_step(const std::vector<ParamIndex>& covered,
                                    const std::vector<double>& gradient, double gap, Priorities& priorities) {
   const bool arrived = std::exchange(arrived_, false);
-  keep_support();
   const double remaining = rounds_remaining(gap);
   if (gram_missing_ || config_.newton_steps == "rounds") return false;
+  keep_support();
   if (support_.empty() || support_.size() > config_.max_hessian) return false;
   // The Gram matrix over the support (what the cache lacks of it) is asked for when it and its solve
   // cost less than the rounds still need; the step is taken when it arrives, or when its solve alone

@@ -29,8 +29,8 @@
 // pace says they would take longer to reach --tol than it costs, the coordinator asks for the Gram
 // matrix over the support (the nonzero coefficients) and moves those coefficients to their exact
 // minimiser (schmp/quadratic_model.hpp), the others held: on the right support that is the optimum,
-// primal and dual. The workers sum each column's part of
-// the matrix once (gram_cache.hpp): X does not change.
+// primal and dual. The workers sum each column's part of the matrix once (gram_cache.hpp): X does not
+// change.
 //
 // Working sets, as celer's: after a full evaluation the coordinator picks the coefficients likely to
 // matter (those nonzero or about to move, and as many again of those nearest to moving), and the
@@ -248,8 +248,9 @@ struct Lasso {
     static double solve_work(std::size_t m);
     // Takes in the Gram matrix block the evaluation sent, when it was asked for.
     void receive_gram(const Stats& summed);
-    // The work the rounds still need to reach --tol at their pace since the last change of support or
-    // scope, from this evaluation's relative gap over the coefficients it covered (0: unknown).
+    // The work the rounds still need to reach --tol at their pace since the last change of scope or step
+    // from the Gram matrix, from this evaluation's relative gap over the coefficients it covered (0:
+    // unknown).
     double rounds_remaining(double gap);
     // Measures the rounds' pace afresh from an evaluation whose gap is `gap`.
     void restart_pace(double gap);
@@ -312,11 +313,12 @@ struct Lasso {
     bool arrived_ = false;             // a block came with this evaluation
     std::vector<ParamIndex> support_;  // at the last evaluation, in index order
     // The rounds' pace: their work (multiply-adds, StepWays's measure) and the evaluations since the
-    // last step from the Gram matrix or change of support or scope, and the gap and scope then; the
-    // round last counted.
+    // last step from the Gram matrix or change of scope, and the gap and scope then; the round last
+    // counted.
     double rented_ = 0;
-    std::size_t rent_evaluations_ = 0;                           // this one included
-    double rent_gap_ = std::numeric_limits<double>::infinity();  // so until the first working set: no pace
+    std::size_t rent_evaluations_ = 0;  // this one included
+    // Infinite until the first change of scope (the first working set): no pace is known before it.
+    double rent_gap_ = std::numeric_limits<double>::infinity();
     std::vector<ParamIndex> rent_scope_;
     std::uint64_t last_round_ = std::numeric_limits<std::uint64_t>::max();
   };

@@ -251,7 +251,7 @@ inline bool active_set_steps(const Eigen::VectorXd& w, const Eigen::VectorXd& g,
     for (Eigen::Index j = 0; j < m; ++j) {
       const double x = w[j] + d[j], gradient = g[j] + h_d[j];
       const double v = violation(Penalty::kL1, x, gradient);
-      sum += std::abs(v);
+      sum = add_violation(Penalty::kL1, sum, v);
       if (x == 0 && !refused[static_cast<std::size_t>(j)] && std::abs(v) > worst) {
         worst = std::abs(v);
         joining = j;
