@@ -10,7 +10,8 @@
 # The peers are installed on first use into bench/.cache/peers (a virtual environment, from PyPI).
 #
 # Environment: SCHMP_BUILD (default <repo>/build), SCHMP_SHARED_DATA (default <repo>/../shared/data),
-# SCHMP_BENCH_TIMEOUT (seconds allowed to one solve, default 120).
+# SCHMP_BENCH_TIMEOUT (seconds allowed to one solve, default 120), SCHMP_BENCH_INTERCEPT (1: every solver
+# fits an intercept; default 0, none).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -58,13 +59,15 @@ else
   done
 fi
 
+intercept=()
+if [[ ${SCHMP_BENCH_INTERCEPT:-0} == 1 ]]; then intercept=(--intercept); fi
 results=$cache/lasso_vs_peers.jsonl
 : >"$results"
 for entry in "${cases[@]}"; do
   read -r data ratio <<<"$entry"
   log "== $(basename "$data") lambda_ratio $ratio"
   "$venv/bin/python" "$repo/bench/lasso_peers.py" --data "$data" --lambda_ratio "$ratio" --schmp "$lasso" \
-    --mpirun "${launcher[*]}" --limit "${SCHMP_BENCH_TIMEOUT:-120}" >>"$results"
+    --mpirun "${launcher[*]}" --limit "${SCHMP_BENCH_TIMEOUT:-120}" "${intercept[@]}" >>"$results"
 done
 
 "$venv/bin/python" - "$results" <<'EOF'

@@ -97,7 +97,8 @@ bench_case() {
       uniform) flags=(--priority=false) ;;
     esac
     local run=$name.$variant
-    timed "$run" "${cmd[@]}" --data "$data" --lambda_ratio "$ratio_" --tol "$tight_tol" \
+    # scikit-learn fits without an intercept here (sklearn_lasso.py).
+    timed "$run" "${cmd[@]}" --data "$data" --lambda_ratio "$ratio_" --tol "$tight_tol" --fit_intercept=false \
       --trace "$runs/$run.trace.csv" --output "$runs/$run.model" --progress_seconds 0 \
       ${flags[@]+"${flags[@]}"} ${extra_flags[@]+"${extra_flags[@]}"}
     wall[$variant]=$WALL

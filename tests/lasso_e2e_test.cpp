@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "e2e.hpp"
 #include "lasso_reference.hpp"
@@ -33,12 +34,13 @@ using testing::objective_of;
 using testing::Output;
 using testing::run;
 
+// The coefficients of a model file, by 0-based index; its intercept line is read_intercept's.
 std::map<std::size_t, double> read_model(const std::string& path) {
   std::map<std::size_t, double> beta;
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
+    if (line.empty() || line[0] == '#' || line.rfind("intercept ", 0) == 0) continue;
     std::istringstream fields(line);
     std::size_t index = 0;
     double value = 0;
@@ -46,6 +48,16 @@ std::map<std::size_t, double> read_model(const std::string& path) {
     beta[index - 1] = value;
   }
   return beta;
+}
+
+double read_intercept(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("intercept ", 0) == 0) return std::stod(line.substr(10));
+  }
+  ADD_FAILURE() << path << " has no intercept line";
+  return NAN;
 }
 
 // Coefficients that matter: larger than a millionth of the largest.
@@ -102,11 +114,13 @@ class LassoEndToEnd : public ::testing::Test {
   static Dataset correlated() { return {"correlated", (scratch_ / "correlated.svm").string(), 0.01}; }
   static Dataset active() { return {"active", (scratch_ / "active.svm").string(), 0.01}; }
 
-  // Runs schmp-lasso to --tol `tol` and checks it against the reference solution of the same data.
+  // Runs schmp-lasso to --tol `tol` and checks it against the reference solution of the same data, with
+  // an intercept unless the flags say --fit_intercept=false.
   static void expect_matches_reference(const Dataset& data, int ranks, const std::string& flags,
                                        double tol = 1e-10) {
+    const bool intercept = flags.find("--fit_intercept=false") == std::string::npos;
     const testing::LassoSolution reference =
-        testing::solve_lasso_reference(io::read_libsvm(data.path), data.lambda_ratio);
+        testing::solve_lasso_reference(io::read_libsvm(data.path), data.lambda_ratio, intercept);
     const std::string model = (scratch_ / (data.name + "-model.txt")).string();
     const std::string trace = (scratch_ / (data.name + "-trace.csv")).string();
     std::filesystem::remove(model);
@@ -120,6 +134,11 @@ class LassoEndToEnd : public ::testing::Test {
     const double objective = objective_of(out);
     EXPECT_NEAR(objective, reference.objective, 1e-6 * reference.objective) << out.text;
     EXPECT_EQ(support(read_model(model)), support(as_map(reference.beta))) << out.text;
+    // The intercept's error is of the coefficients' order: within the gap's reach of the reference's.
+    EXPECT_NEAR(read_intercept(model), reference.intercept, 1e-4 * (1 + std::abs(reference.intercept)));
+    if (!intercept) {
+      EXPECT_EQ(read_intercept(model), 0.0);
+    }
     const testing::Trace written = testing::read_trace(trace);
     EXPECT_EQ(written.header,
               "round,seconds,objective,duality_gap,relative_gap,nnz,active,evaluated,scheduler_s,compute_s,"
@@ -338,6 +357,135 @@ TEST_F(LassoEndToEnd, MatrixMarketInputGivesTheSameModel) {
   }
 }
 
+TEST_F(LassoEndToEnd, WithoutAnInterceptMatchesTheReference) {
+  for (const int ranks : {1, 3, 5}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    expect_matches_reference(generated(), ranks, "--fit_intercept=false");
+    expect_matches_reference(diabetes(), ranks, "--fit_intercept=false");
+  }
+}
+
+// Writes `rows` as LIBSVM, labels plus `offset`; every entry of a dense file, columns less their means
+// and labels less theirs, when `centred`.
+void write_svm(const io::SparseRows& rows, const std::string& path, double offset, bool centred) {
+  std::vector<double> means(rows.columns(), 0.0);
+  double label_mean = 0;
+  const auto n = static_cast<double>(rows.rows());
+  if (centred) {
+    for (std::size_t e = 0; e < rows.index.size(); ++e) means[rows.index[e]] += rows.value[e] / n;
+    for (double y : rows.labels) label_mean += y / n;
+  }
+  std::ofstream out(path);
+  out.precision(17);
+  std::vector<double> row(rows.columns());
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    out << rows.labels[r] + offset - label_mean;
+    std::fill(row.begin(), row.end(), 0.0);
+    for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+      row[rows.index[e]] = rows.value[e];
+    for (std::size_t j = 0; j < row.size(); ++j) {
+      if (centred || row[j] != 0) out << ' ' << j + 1 << ':' << row[j] - means[j];
+    }
+    out << '\n';
+  }
+}
+
+// A large offset in y goes into the intercept alone: the sparse problem with it fits the coefficients
+// of the problem without it, and of the centred dense problem fitted without an intercept, at every
+// rank count.
+TEST_F(LassoEndToEnd, AnOffsetInYIsTheIntercept) {
+  const io::SparseRows rows = io::read_libsvm(generated().path);
+  const std::string offset = (scratch_ / "offset.svm").string(), dense = (scratch_ / "dense.svm").string();
+  write_svm(rows, offset, 1e4, false);
+  write_svm(rows, dense, 0, true);
+  const testing::LassoSolution reference = testing::solve_lasso_reference(rows, generated().lambda_ratio);
+  const std::string model = (scratch_ / "offset.model").string();
+  const auto fit = [&](int ranks, const std::string& path, const std::string& flags) {
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + path +
+                           " --lambda_ratio 0.05 --tol 1e-10 --progress_seconds 0 --output " + model + flags);
+    EXPECT_EQ(out.status, 0) << out.text;
+    return std::make_pair(read_model(model), read_intercept(model));
+  };
+  for (const int ranks : {1, 3, 5}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    for (const auto& [path, flags, intercept] :
+         {std::tuple{offset, std::string(), reference.intercept + 1e4},
+          std::tuple{dense, std::string(" --fit_intercept=false"), 0.0}}) {
+      const auto [beta, b] = fit(ranks, path, flags);
+      EXPECT_NEAR(b, intercept, 1e-6 * std::abs(intercept) + 1e-6) << path;
+      EXPECT_EQ(support(beta), support(as_map(reference.beta))) << path;
+      for (const auto& [j, value] : beta) EXPECT_NEAR(value, reference.beta[j], 1e-5) << path << " " << j;
+    }
+  }
+}
+
+// The intercept costs no memory per nonzero: one process's peak on 2 million nonzeros is the same with
+// it and without (a centred copy of X would be 20 times larger).
+TEST_F(LassoEndToEnd, TheInterceptKeepsXSparse) {
+  const std::string data = (scratch_ / "large.svm").string();
+  ASSERT_EQ(run(std::string(SCHMP_GENERATE_BIN) + " lasso --rows 40000 --cols 2000 --density 0.025" +
+                " --support 50 --noise 0.5 --seed 8 --out " + data)
+                .status,
+            0);
+  const auto peak_kb = [&](const std::string& flags) {
+    const Output out =
+        run("python3 -c 'import resource, subprocess, sys; "
+            "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+            "print(\"peak\", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' " +
+            std::string(SCHMP_LASSO_BIN) + " --data " + data + " --lambda_ratio 0.1 --progress_seconds 0 " +
+            flags);
+    EXPECT_EQ(out.status, 0) << out.text;
+    std::smatch match;
+    return std::regex_search(out.text, match, std::regex("peak ([0-9]+)")) ? std::stod(match[1]) : NAN;
+  };
+  const double without = peak_kb("--fit_intercept=false"), with = peak_kb("--fit_intercept=true");
+  EXPECT_LT(with, 1.05 * without + 1024) << with << " kB against " << without << " kB";
+}
+
+// predict applies a model to labelled rows: b + beta . x per row, their MSE and R^2.
+TEST_F(LassoEndToEnd, PredictAppliesTheModel) {
+  const std::string model = (scratch_ / "predict.model").string();
+  const std::string predicted = (scratch_ / "predicted.txt").string();
+  ASSERT_EQ(run(std::string(SCHMP_LASSO_BIN) + " --data " + diabetes().path +
+                " --lambda_ratio 0.01 --progress_seconds 0 --output " + model)
+                .status,
+            0);
+  const Output out = run(std::string(SCHMP_LASSO_BIN) + " predict --model " + model + " --data " +
+                         diabetes().path + " --output " + predicted);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const io::SparseRows rows = io::read_libsvm(diabetes().path);
+  const std::map<std::size_t, double> beta = read_model(model);
+  const double intercept = read_intercept(model);
+  std::ifstream in(predicted);
+  double sse = 0, sst = 0, mean = 0;
+  for (double y : rows.labels) mean += y / static_cast<double>(rows.rows());
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    double expected = intercept;
+    for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+      const auto found = beta.find(rows.index[e]);
+      if (found != beta.end()) expected += found->second * rows.value[e];
+    }
+    double written = NAN;
+    in >> written;
+    EXPECT_NEAR(written, expected, 1e-12 * std::abs(expected)) << "row " << r;
+    sse += (rows.labels[r] - expected) * (rows.labels[r] - expected);
+    sst += (rows.labels[r] - mean) * (rows.labels[r] - mean);
+  }
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(out.text, match, std::regex("rows 442  MSE ([^ ]+)  R\\^2 ([^ \n]+)")))
+      << out.text;
+  EXPECT_NEAR(std::stod(match[1]), sse / 442, 1e-8 * sse / 442);
+  EXPECT_NEAR(std::stod(match[2]), 1 - sse / sst, 1e-8);
+  // A model file that is not one: the file and line, and no predictions left behind.
+  std::filesystem::remove(predicted);
+  const std::string bad = (scratch_ / "bad.model").string();
+  std::ofstream(bad) << "# features 10\nintercept 1\n11 0.5\n";
+  testing::expect_clean_failure(run(std::string(SCHMP_LASSO_BIN) + " predict --model " + bad + " --data " +
+                                    diabetes().path + " --output " + predicted),
+                                "schmp-lasso: error: " + bad + ":3: index 11 outside 1..10");
+  EXPECT_FALSE(std::filesystem::exists(predicted));
+}
+
 TEST_F(LassoEndToEnd, SameSeedSameModel) {
   const std::string first = (scratch_ / "first.txt").string(), second = (scratch_ / "second.txt").string();
   for (const std::string& model : {first, second}) {
@@ -473,9 +621,9 @@ TEST_F(LassoEndToEnd, BlocksThatInterfereAsAWholeAreCaughtAndUndone) {
 TEST_F(LassoEndToEnd, ALimitBetweenEvaluationsEndsConvergedWhenTheFinalEvaluationSaysSo) {
   // Evaluated every 10 rounds, the gap falls below --tol between rounds 33 and 35: stopped at round 35
   // by --max_rounds, the final evaluation finds it converged; at 33, not yet.
-  const std::string lasso =
-      std::string(SCHMP_LASSO_BIN) + " --layout all --data " + diabetes().path +
-      " --lambda_ratio 0.05 --tol 1e-6 --eval_every 10 --sweeps=false --progress_seconds 0 --max_rounds ";
+  const std::string lasso = std::string(SCHMP_LASSO_BIN) + " --layout all --data " + diabetes().path +
+                            " --lambda_ratio 0.05 --tol 1e-6 --fit_intercept=false --eval_every 10 "
+                            "--sweeps=false --progress_seconds 0 --max_rounds ";
   const Output converged = run(lasso + "35");
   ASSERT_EQ(converged.status, 0) << converged.text;
   EXPECT_NE(converged.text.find("schmp-lasso: converged after 35 rounds"), std::string::npos)
@@ -767,7 +915,7 @@ TEST_F(LassoEndToEnd, BadOptionsFailCleanly) {
       {"--eta 0", "--eta must be positive"},
       {"--priority_power 3", "--priority_power must be 1 or 2"},
       {"--staleness 5000", "--staleness must be between 0 and 1000"},
-      {"--lambda_ratio 1e305", "--lambda_ratio times lambda_max overflows: give --lambda"},
+      {"--lambda_ratio 1e307", "--lambda_ratio times lambda_max overflows: give --lambda"},
       {"--schedulers 2147483647", "--schedulers (2147483647) must not exceed --schedule_size (32)"},
       {"--schedulers 20 --schedule_size 64",
        "--schedulers (20) exceeds the 10 parameters to share among them"}};

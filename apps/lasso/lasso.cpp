@@ -38,6 +38,9 @@ constexpr double kRowPathWork = 3;
 // Steps from the Gram matrix are taken while the support holds more than this share of the violation:
 // the rest belongs to coefficients that must join it first.
 constexpr double kSupportShare = 0.99;
+// A column whose centred squared norm is below this share of its own is constant to within rounding
+// (its spread under 1e-5 of its size): with an intercept it stays at zero.
+constexpr double kConstantColumn = 1e-10;
 
 // Drops `retired` (in index order) from `active` (in index order).
 void remove_retired(std::vector<ParamIndex>& active, const std::vector<ParamIndex>& retired) {
@@ -66,22 +69,29 @@ void check_config(const Config& config) {
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
     : gpu_(kernels::pick_gpu(context)),
+      fit_intercept_(config.fit_intercept),
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()) {
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (beta and its value at the last
   // evaluation, column norms and counts, initial changes, X^T r, setup sums, beta and X^T r at the
   // evaluations kept for extrapolation, the working set's choice, the Gram cache's index and the
-  // support), a scheduler's (with sweeps), and with a single worker (one process) the worker's too. A
-  // stray huge index is refused at its line, not met by the OOM killer.
+  // support, column sums), a scheduler's (with sweeps), and with a single worker (one process) the
+  // worker's too. A stray huge index is refused at its line, not met by the OOM killer.
+  const double sums = config.fit_intercept ? 8 + 8 : 0;
   constexpr double kCoordinator = 56 + 24 + 16 * kExtrapolationDepth + 24 + 12 + 4, kScheduler = 17 + 20 + 12,
                    kWorker = 8 + 4 + 24 + 8;
-  io::check_columns_fit(config.data, rows_, kCoordinator + kScheduler + (context.count == 1 ? kWorker : 0));
+  io::check_columns_fit(config.data, rows_,
+                        kCoordinator + sums + kScheduler + (context.count == 1 ? kWorker + sums / 2 : 0));
 }
 
 void Lasso::Worker::start(std::size_t num_params) {
   y_ = Eigen::Map<const Eigen::VectorXd>(rows_.labels.data(), static_cast<Eigen::Index>(rows_.labels.size()));
   column_counts_.assign(num_params, 0.0);
   for (const std::uint32_t j : rows_.index) ++column_counts_[j];
+  if (fit_intercept_) {
+    column_sums_.assign(num_params, 0.0);
+    for (std::size_t k = 0; k < rows_.index.size(); ++k) column_sums_[rows_.index[k]] += rows_.value[k];
+  }
   kernel_ = kernels::make_column_kernel(gpu_, rows_, num_params);
   kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});  // beta = 0: the residual is y
   rows_ = io::SparseRows{};
@@ -97,13 +107,26 @@ Lasso::Setup Lasso::Worker::setup() const {
   first_gradient_ = setup.xty;
   kernel_->column_norms_squared(setup.column_norms);
   setup.column_counts = column_counts_;
+  setup.column_sums = column_sums_;
   setup.yy = y_.squaredNorm();
+  if (fit_intercept_) setup.y_sum = y_.sum();
   setup.rows = static_cast<double>(y_.size());
   return setup;
 }
 
+void Lasso::Worker::shift_residual() const {
+  if (shifted_ == intercept_) return;
+  Eigen::VectorXd r(y_.size());
+  kernel_->copy_vector({r.data(), static_cast<std::size_t>(r.size())});
+  r.array() -= intercept_ - shifted_;
+  kernel_->set_vector({r.data(), static_cast<std::size_t>(r.size())});
+  shifted_ = intercept_;
+  first_gradient_ = {};
+}
+
 Lasso::Stats Lasso::Worker::evaluate() const {
   Stats stats;
+  shift_residual();
   const std::vector<ParamIndex>& covered = scope_.empty() ? active_ : scope_;
   if (scope_.empty() && active_.size() == first_gradient_.size()) {
     stats.gradient = std::move(first_gradient_);
@@ -116,6 +139,7 @@ Lasso::Stats Lasso::Worker::evaluate() const {
   kernel_->copy_vector({r.data(), static_cast<std::size_t>(r.size())});
   stats.rr = r.squaredNorm();
   stats.yr = y_.dot(r);
+  stats.r_sum = r.sum();
   if (scope_.empty()) {
     full_r_ = r;
   } else {
@@ -135,6 +159,12 @@ Lasso::Partial Lasso::Worker::update(const Schedule& schedule) {
   Partial partial;
   partial.dots.resize(schedule.params.size());
   kernel_->column_dots(schedule.params, partial.dots);
+  // The residual the dots need is the kernel's less the intercept's change since it was shifted.
+  const double unshifted = intercept_ - shifted_;
+  if (unshifted != 0) {
+    for (std::size_t k = 0; k < partial.dots.size(); ++k)
+      partial.dots[k] -= unshifted * column_sums_[schedule.params[k]];
+  }
   return partial;
 }
 
@@ -142,7 +172,11 @@ void Lasso::Worker::apply(const Commit& commit) {
   // r = y - X beta, so a change delta of beta_j takes delta * x_j off the residual.
   scale_.resize(commit.delta.size());
   std::transform(commit.delta.begin(), commit.delta.end(), scale_.begin(), [](double d) { return -d; });
-  if (commit.from_start) kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});
+  if (commit.from_start) {
+    kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});
+    shifted_ = 0;
+  }
+  intercept_ = commit.intercept;
   if (!commit.params.empty()) first_gradient_ = {};
   kernel_->add_columns(commit.params, scale_);
   remove_retired(active_, commit.retired);
@@ -169,22 +203,45 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
       gram_cache_(num_params, config.max_hessian) {
   if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
   if (!config.output.empty()) io::check_writable(config.output);
+  std::vector<double> xty = setup.xty;
+  column_sums_ = Eigen::VectorXd::Zero(beta_.size());
+  if (config.fit_intercept) {
+    // The centred problem's sums, from the raw ones: x~_j . y~ = x_j . y - s_j sum(y) / n, ||x~_j||^2 =
+    // ||x_j||^2 - s_j^2 / n, ||y~||^2 = ||y||^2 - sum(y)^2 / n.
+    column_sums_ = Eigen::Map<const Eigen::VectorXd>(setup.column_sums.data(), beta_.size());
+    y_sum_ = setup.y_sum;
+    for (Eigen::Index j = 0; j < beta_.size(); ++j) {
+      const double raw = column_norms_[j], sum = column_sums_[j];
+      xty[static_cast<std::size_t>(j)] -= sum * y_sum_ / n_;
+      // A column constant to within rounding has nothing left once centred: it stays at zero.
+      const double centred = raw - sum * sum / n_;
+      column_norms_[j] = centred > kConstantColumn * raw ? centred : 0.0;
+    }
+    // A scale only (the priorities'): kept positive when y is constant.
+    yy_ = std::max(yy_ - y_sum_ * y_sum_ / n_, std::numeric_limits<double>::min());
+    intercept_ = y_sum_ / n_;
+  }
   double max_xty = 0;
-  for (double v : setup.xty) max_xty = std::max(max_xty, std::abs(v));
+  for (std::size_t j = 0; j < xty.size(); ++j) {
+    if (column_norms_[static_cast<Eigen::Index>(j)] > 0) max_xty = std::max(max_xty, std::abs(xty[j]));
+  }
   lambda_max_ = max_xty / n_;
   lambda_ = config.lambda > 0 ? config.lambda : config.lambda_ratio * lambda_max_;
   if (std::isinf(lambda_))
     throw std::runtime_error("--lambda_ratio times lambda_max overflows: give --lambda");
   if (!(lambda_ > 0)) {
-    throw std::runtime_error(config.data +
-                             ": lambda_max is 0 (y is orthogonal to every feature); give --lambda");
+    throw std::runtime_error(config.data + (config.fit_intercept
+                                                ? ": lambda_max is 0 (y is constant, or uncorrelated with "
+                                                  "every feature); give --lambda"
+                                                : ": lambda_max is 0 (y is orthogonal to every feature); "
+                                                  "give --lambda"));
   }
   // Seed the priorities with the change each coefficient would make from zero: only the coefficients
   // that would leave zero start ahead; the others wait on eta.
   initial_changes_.resize(num_params);
   for (std::size_t j = 0; j < num_params; ++j) {
-    const double norm = setup.column_norms[j];
-    const double beta = norm > 0 ? soft_threshold(setup.xty[j], n_ * lambda_) / norm : 0.0;
+    const double norm = column_norms_[static_cast<Eigen::Index>(j)];
+    const double beta = norm > 0 ? soft_threshold(xty[j], n_ * lambda_) / norm : 0.0;
     initial_changes_[j] = fitted_change(static_cast<ParamIndex>(j), beta);
   }
   active_.resize(num_params);
@@ -213,6 +270,7 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
     // The block was computed from the coefficients that ran away: it is dropped, priorities and all.
     go_back_ = false;
     beta_ = last_beta_;
+    intercept_ = intercept_for(beta_);
     commit.from_start = 1;
     for (Eigen::Index j = 0; j < beta_.size(); ++j) {
       if (beta_[j] == 0) continue;
@@ -235,6 +293,7 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
     betas_.clear();
     gradients_.clear();
     yr_.clear();
+    means_.clear();
   }
   ship_retirements(commit);
   if (std::exchange(rescope_, false)) {
@@ -251,6 +310,7 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
     commit.known = request_.known;
     asked_ = Asked::kShipped;
   }
+  commit.intercept = shipped_intercept_ = intercept_;
   rented_ += columns_work(commit.params);  // their residuals' updates
   return commit;
 }
@@ -264,6 +324,9 @@ void Lasso::Coordinator::update_block(const Schedule& schedule, const Partial& s
   const bool all = parallel_ >= size;
   const std::vector<std::size_t> some =
       all ? std::vector<std::size_t>{} : spread_positions(schedule, parallel_);
+  // The dots are relative to the intercept last shipped; the block's steps move the intercept after it.
+  const double unshipped = intercept_ - shipped_intercept_;
+  double moved = 0;
   for (std::size_t i = 0; i < (all ? size : some.size()); ++i) {
     const std::size_t k = all ? i : some[i];
     const ParamIndex j = schedule.params[k];
@@ -275,14 +338,42 @@ void Lasso::Coordinator::update_block(const Schedule& schedule, const Partial& s
       priorities.set(j, 0.0);
       continue;
     }
-    const double updated = soft_threshold(beta_[j] * norm + summed.dots[k], n_ * lambda_) / norm;
+    const double dot = summed.dots[k] - unshipped * column_sums_[j];
+    const double updated = soft_threshold(beta_[j] * norm + dot, n_ * lambda_) / norm;
     const double delta = updated - beta_[j];
     priorities.set(j, fitted_change(j, delta));
     if (delta == 0) continue;
     beta_[j] = updated;
+    moved += column_sums_[j] * delta;
     commit.params.push_back(j);
     commit.delta.push_back(delta);
   }
+  intercept_ -= moved / n_;
+}
+
+double Lasso::Coordinator::intercept_for(const Eigen::VectorXd& beta) const {
+  if (!config_.fit_intercept) return 0;
+  return (y_sum_ - column_sums_.dot(beta)) / n_;
+}
+
+Lasso::Stats Lasso::Coordinator::centred(const Stats& summed) {
+  Stats stats;
+  stats.gradient = summed.gradient;
+  stats.rr = summed.rr;
+  stats.yr = summed.yr;
+  stats.gram = summed.gram;
+  stats.shift = summed.shift;
+  if (!config_.fit_intercept) return stats;
+  // r - mean(r): x_j . r less s_j mean(r), ||r||^2 less n mean(r)^2, y . r less sum(y) mean(r). The
+  // intercept that gives it is the best for this beta.
+  const double mean = summed.r_sum / n_;
+  const std::vector<ParamIndex>& covered = scope_.empty() ? active_ : scope_;
+  for (std::size_t k = 0; k < covered.size(); ++k) stats.gradient[k] -= mean * column_sums_[covered[k]];
+  stats.rr -= n_ * mean * mean;
+  stats.yr -= y_sum_ * mean;
+  stats.r_sum = summed.r_sum;  // the residual's as the workers keep it, which extrapolation combines
+  intercept_ = shipped_intercept_ + mean;
+  return stats;
 }
 
 void Lasso::Coordinator::ship_retirements(Commit& commit) {
@@ -344,15 +435,21 @@ Lasso::Coordinator::Extrapolated Lasso::Coordinator::extrapolate(const Stats& su
   if (betas_.size() == kExtrapolationDepth) {
     betas_.pop_front();
     yr_.pop_front();
+    means_.pop_front();
   }
   if (gradients_.size() == kExtrapolationDepth) gradients_.pop_front();
   betas_.push_back(beta_);
   gradients_.push_back(summed.gradient);
   yr_.push_back(summed.yr);
+  means_.push_back(summed.r_sum / n_);
   Extrapolated point;
   point.weights = gram_.weights();
   if (point.weights.empty()) return point;
-  point.rr = gram_.norm_squared(point.weights);
+  // The kept residuals as the workers hold them, so the combination less its mean m: ||r - m||^2 =
+  // ||r||^2 - n m^2. (The gradients and y . r kept are centred already, each by its own mean.)
+  double mean = 0;
+  for (std::size_t k = 0; k < point.weights.size(); ++k) mean += point.weights[k] * means_[k];
+  point.rr = gram_.norm_squared(point.weights) - n_ * mean * mean;
   point.rounding = gram_.rounding(point.weights) / 2;
   for (std::size_t k = 0; k < point.weights.size(); ++k) {
     point.yr += point.weights[k] * yr_[k];
@@ -385,17 +482,19 @@ bool Lasso::Coordinator::jump(const Extrapolated& point, double& primal) {
   primal = extrapolated;
   jump_from_ = beta_;
   beta_ = beta;
+  intercept_ = intercept_for(beta_);
   jumped_ = true;
   // The kept points no longer lead to the new one: extrapolation starts again from it.
   forget_ = true;
   return true;
 }
 
-Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
+Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities) {
   const bool full = scope_.empty();
   const std::vector<ParamIndex>& covered = full ? active_ : scope_;
-  if (summed.gradient.size() != covered.size())
+  if (evaluated.gradient.size() != covered.size())
     throw std::logic_error("lasso: evaluation of the wrong length");
+  const Stats summed = centred(evaluated);
   // Primal: (1/2n) ||r||^2 + lambda ||beta||_1.
   double primal = summed.rr / (2 * n_) + lambda_ * beta_.lpNorm<1>();
   // Kept at every full evaluation, as the workers keep their residual: the two go together.
@@ -479,7 +578,7 @@ Report Lasso::Coordinator::report(const Stats& summed, Priorities& priorities) {
       priorities.set(j, fitted_change(j, step));
     }
   }
-  receive_gram(summed);
+  receive_gram(evaluated);
   // The gap over the coefficients evaluated: between full evaluations the pace of the rounds on the
   // working set, which the whole gap shows only at the next full one.
   const double inner = std::max(rounding, primal - dual.value + rounding) / primal;
@@ -664,7 +763,13 @@ bool Lasso::Coordinator::solve_support(const std::vector<ParamIndex>& covered,
   // A support already solved, or coefficients that should join it, are the rounds' to settle: the
   // step would move little, and it drops the round scheduled meanwhile.
   if (m == 0 || !(start > kSupportShare * total)) return false;
-  const Eigen::MatrixXd h = gram_cache_.matrix(held, scale);
+  Eigen::MatrixXd h = gram_cache_.matrix(held, scale);
+  if (config_.fit_intercept) {
+    // The centred columns' Gram matrix: X'X - s s' / n.
+    Eigen::VectorXd sums(m);
+    for (Eigen::Index k = 0; k < m; ++k) sums[k] = column_sums_[held[static_cast<std::size_t>(k)]];
+    h.noalias() -= (scale / n_) * sums * sums.transpose();
+  }
   const ModelSolution solution = minimise_model(Penalty::kL1, w, g, h, kModelTolerance * start, kModelWork);
   const Eigen::VectorXd h_d = h * solution.d;
   if (!(model_value(Penalty::kL1, w, g, solution.d, h_d) < 0)) return false;
@@ -678,6 +783,7 @@ bool Lasso::Coordinator::solve_support(const std::vector<ParamIndex>& covered,
     const double step = coordinate_step(Penalty::kL1, beta_[j], g[k] + h_d[k], h(k, k));
     priorities.set(j, fitted_change(j, step));
   }
+  intercept_ = intercept_for(beta_);
   return true;
 }
 
@@ -718,6 +824,7 @@ Lasso::Commit Lasso::Coordinator::restore(const Saved& saved, Priorities& priori
   }
   commit.retired = saved.retired;
   remove_retired(active_, commit.retired);
+  commit.intercept = shipped_intercept_ = intercept_ = intercept_for(beta_);
   commit.rescope = 1;  // every evaluation full until the first picks a working set
   scope_.clear();
   return commit;
@@ -729,13 +836,15 @@ void Lasso::Coordinator::finish(const Summary& summary) {
   const auto nonzeros = static_cast<long long>(summary.last.columns[2]);
   if (!config_.output.empty()) {
     io::write_file_atomically(config_.output, [&](std::ostream& out) {
-      out << "# schmp-lasso model: minimises (1/2n)||y - X beta||^2 + lambda ||beta||_1, no intercept\n"
+      out << "# schmp-lasso model: minimises (1/2n)||y - X beta - b||^2 + lambda ||beta||_1"
+          << (config_.fit_intercept ? "" : ", b = 0 (no intercept)") << "\n"
           << "# data " << config_.data << "\n"
           << std::setprecision(17) << "# lambda " << lambda_ << " (" << lambda_ / lambda_max_
           << " lambda_max)\n"
           << "# features " << beta_.size() << " nonzeros " << nonzeros << "\n"
           << "# objective " << summary.last.objective << " duality_gap " << gap << "\n"
-          << "# index value (1-based, nonzero coefficients only)\n";
+          << "# intercept b, then index value (1-based, nonzero coefficients only)\n"
+          << "intercept " << intercept_ << "\n";
       for (Eigen::Index j = 0; j < beta_.size(); ++j) {
         if (beta_[j] != 0) out << j + 1 << ' ' << beta_[j] << '\n';
       }
@@ -745,7 +854,9 @@ void Lasso::Coordinator::finish(const Summary& summary) {
               static_cast<unsigned long long>(summary.rounds), summary.seconds);
   std::printf("objective %.12g  duality gap %.3g (relative %.3g)  nonzeros %lld of %lld\n",
               summary.last.objective, gap, relative, nonzeros, static_cast<long long>(beta_.size()));
-  std::printf("lambda %.6g (%.4g lambda_max)\n", lambda_, lambda_ / lambda_max_);
+  std::printf("lambda %.6g (%.4g lambda_max)", lambda_, lambda_ / lambda_max_);
+  if (config_.fit_intercept) std::printf("  intercept %.12g", intercept_);
+  std::printf("\n");
   if (at_floor_) {
     std::printf(
         "the gap is down to the rounding of its sums over %.0f rows: --tol %g is below what doubles "

@@ -1,5 +1,5 @@
-// Lasso as a SchMP program: minimise (1/2n) ||y - X beta||^2 + lambda ||beta||_1 by scheduled
-// parallel coordinate descent.
+// Lasso as a SchMP program: minimise (1/2n) ||y - X beta - b||^2 + lambda ||beta||_1 by scheduled
+// parallel coordinate descent, with the intercept b unpenalised (or held at 0 without --fit_intercept).
 //
 // Each round the schedulers pick a block of coefficients, preferring those that moved most and
 // keeping only coefficients whose columns are nearly uncorrelated (|cos(x_j, x_k)| < rho), so that
@@ -38,6 +38,13 @@
 // full one. The sweeps visit the coefficients that move, which the working set holds. The reported gap
 // is always a bound: the objective against the best dual value found, where a working set's evaluation
 // bounds the dots it left out by their last full values and how far r has moved since.
+//
+// The intercept is fitted by implicit centering: for a given beta the best b is mean(y - X beta), and
+// with it the problem is the Lasso on centred columns x_j - mean(x_j) and centred y, whose norms, dots
+// and Gram matrix follow from X's own and the column sums. So X stays sparse, and b is no coordinate
+// of its own: it follows beta exactly, which a coordinate for it, coupled to every column with a
+// nonzero mean, would not. Each commit ships b; a worker shifts its residual by the change lazily, at
+// the next evaluation (a dense pass), and corrects the dots of the rounds between by the column sums.
 #pragma once
 
 #include <Eigen/Core>
@@ -64,7 +71,8 @@ struct Config {
   double lambda = 0;   // the L1 weight; when 0, lambda_ratio * lambda_max
   double lambda_ratio = 0.1;
   double tol = 1e-6;  // stop at relative duality gap <= tol
-  double rho = 0.1;   // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
+  bool fit_intercept = true;
+  double rho = 0.1;  // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
   // Steps from the Gram matrix (Coordinator::gram_step): auto, rounds (never) or hessian (at every
   // evaluation), over a support of at most max_hessian coefficients, which costs the coordinator up to
   // 8 m^2 bytes.
@@ -94,17 +102,20 @@ struct Lasso {
     std::vector<double> xty;            // X^T y
     std::vector<double> column_norms;   // ||x_j||^2
     std::vector<double> column_counts;  // nonzeros of x_j: what reading it costs
+    std::vector<double> column_sums;    // sum_i x_ij, with --fit_intercept only
     double yy = 0;                      // ||y||^2
+    double y_sum = 0;                   // sum_i y_i
     double rows = 0;
     template <class V>
     void visit(V& v) {
-      v(xty, column_norms, column_counts, yy, rows);
+      v(xty, column_norms, column_counts, column_sums, yy, y_sum, rows);
     }
   };
   struct Stats {
     std::vector<double> gradient;  // x_j . r for every coefficient evaluated, in index order
     double rr = 0;                 // ||r||^2
     double yr = 0;                 // y . r
+    double r_sum = 0;              // sum_i r_i: zero but for rounding when b is fitted
     std::vector<double> gram;      // r . r_k for the residuals kept at earlier evaluations, then r . r
     // At an evaluation of a working set: ||r - r'||^2, r' the residual at the last full evaluation,
     // which bounds how far x_j . r has moved since for the coefficients left out.
@@ -117,7 +128,7 @@ struct Lasso {
     double model_products = 0;  // the multiply-adds it took
     template <class V>
     void visit(V& v) {
-      v(gradient, rr, yr, gram, shift, model_block, model_missing, model_products);
+      v(gradient, rr, yr, r_sum, gram, shift, model_block, model_missing, model_products);
     }
   };
   struct Partial {
@@ -144,9 +155,10 @@ struct Lasso {
     std::uint8_t remodel = 0;
     std::vector<ParamIndex> model;
     std::uint64_t known = 0;
+    double intercept = 0;  // b after this commit
     template <class V>
     void visit(V& v) {
-      v(params, delta, retired, from_start, forget, rescope, scope, remodel, model, known);
+      v(params, delta, retired, from_start, forget, rescope, scope, remodel, model, known, intercept);
     }
   };
 
@@ -173,7 +185,11 @@ struct Lasso {
     const io::SparseRows& rows() const { return rows_; }  // its rows, until start()
 
    private:
-    int gpu_;              // the kernel's GPU (-1: the CPU), picked before any data is read
+    // Moves the kernel's residual to the last commit's intercept: r = y - X beta - b.
+    void shift_residual() const;
+
+    int gpu_;  // the kernel's GPU (-1: the CPU), picked before any data is read
+    bool fit_intercept_;
     io::SparseRows rows_;  // released once the kernel holds the data
     std::size_t columns_in_data_ = 0;
     Eigen::VectorXd y_;
@@ -190,6 +206,11 @@ struct Lasso {
     std::vector<ParamIndex> model_;      // the Gram matrix's columns, as the commit named them
     std::size_t known_ = 0;
     mutable bool model_sent_ = true;  // the next evaluation sends the Gram matrix when false
+    // The kernel's residual is y - X beta - shifted_; the last commit's b is intercept_. Empty sums
+    // without --fit_intercept.
+    std::vector<double> column_sums_;
+    double intercept_ = 0;
+    mutable double shifted_ = 0;
   };
 
   class Coordinator {
@@ -258,6 +279,11 @@ struct Lasso {
     // (solve_support) where the rounds would take longer; true when beta moved.
     bool gram_step(const std::vector<ParamIndex>& covered, const std::vector<double>& gradient, double gap,
                    Priorities& priorities);
+    // The best intercept for `beta`: mean(y - X beta), 0 without --fit_intercept.
+    double intercept_for(const Eigen::VectorXd& beta) const;
+    // The evaluation's sums for the residual moved by its mean, so that it sums to zero exactly: the
+    // centred problem's dual needs that, and the mean is the intercept's remaining error.
+    Stats centred(const Stats& summed);
     // Moves beta to the minimiser over the support's coefficients the cache holds, the others where
     // they are, when those hold nearly all of the violation; true when it moved.
     bool solve_support(const std::vector<ParamIndex>& covered, const std::vector<double>& gradient,
@@ -269,6 +295,12 @@ struct Lasso {
     double lambda_max_;
     double yy_;
     Eigen::VectorXd beta_;
+    // The intercept, the column sums and y's sum (zero without --fit_intercept), and the centred
+    // columns' squared norms ||x_j - mean(x_j)||^2 (the columns' own without it).
+    double intercept_ = 0;
+    double shipped_intercept_ = 0;  // in the last commit: what the rounds' dots are relative to
+    Eigen::VectorXd column_sums_;
+    double y_sum_ = 0;
     Eigen::VectorXd column_norms_;
     std::vector<double> initial_changes_;
     std::vector<ParamIndex> active_;  // not retired, in index order: the order of Stats::gradient
@@ -289,6 +321,7 @@ struct Lasso {
     std::deque<Eigen::VectorXd> betas_;
     std::deque<std::vector<double>> gradients_;
     std::deque<double> yr_;
+    std::deque<double> means_;   // of the residuals as the workers keep them (0 without an intercept)
     bool forget_ = false;        // the next commit tells the workers to drop their residuals, as this does
     bool jumped_ = false;        // the next commit moves the workers to the extrapolated beta
     Eigen::VectorXd jump_from_;  // beta before the jump

@@ -1,7 +1,13 @@
 // schmp-lasso: the command line of the Lasso program. Framework flags (--schedulers, --staleness,
 // --threads, --schedule_size, --priority, --eta, --seed, --max_rounds, --max_seconds, --trace, ...)
 // are shared by every app; the flags below are Lasso's own.
+//   schmp-lasso predict --model MODEL --data FILE [--output PREDICTIONS]   (one process)
+#include <cstdio>
+#include <stdexcept>
+
 #include "lasso.hpp"
+#include "predict.hpp"
+#include "schmp/output.hpp"
 #include "schmp/schmp.hpp"
 
 using schmp::any;
@@ -19,6 +25,8 @@ SCHMP_FLAG(double, lambda_ratio, kDefaults.lambda_ratio, any(),
            "lambda as a fraction of lambda_max (used when --lambda is 0)");
 SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
            "Stop when the duality gap relative to the objective is at most this");
+SCHMP_FLAG(bool, fit_intercept, kDefaults.fit_intercept, any(),
+           "Fit an unpenalised intercept b (implicit centering: X stays sparse); false holds b at 0");
 SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
            "Dependency check: never update together columns with |cosine| >= rho (1: off)");
 SCHMP_FLAG(string, newton_steps, kDefaults.newton_steps, schmp::one_of({"auto", "rounds", "hessian"}),
@@ -30,10 +38,32 @@ SCHMP_FLAG(uint64, max_hessian, kDefaults.max_hessian, schmp::between(1, 8192),
            "The most coefficients a step from the Gram matrix may move (the coordinator holds 8 bytes "
            "times its square)");
 SCHMP_FLAG(string, output, "", any(),
-           "Write the model here: '# comments', then 'index value' per nonzero (1-based)");
+           "Training: the model ('# comments', 'intercept b', then 'index value' per nonzero, 1-based). "
+           "predict: one prediction per row");
+SCHMP_FLAG(string, model, "", any(), "predict: the model to apply");
 DECLARE_string(trace);
 
+namespace {
+
+int predict() {
+  if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
+  if (const std::string unread = schmp::unread_flag({"labels"}, "by predict"); !unread.empty())
+    throw std::runtime_error(unread);
+  schmp::io::refuse_overwriting({{"--output", FLAGS_output}},
+                                {{"--data", FLAGS_data}, {"--model", FLAGS_model}});
+  const auto report = schmp::lasso::predict(FLAGS_model, FLAGS_data, FLAGS_output);
+  std::printf("rows %zu  MSE %.9g  R^2 %.9g\n", report.rows, report.mse, report.r_squared);
+  if (!FLAGS_output.empty()) std::printf("predictions: %s\n", FLAGS_output.c_str());
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (schmp::take_subcommand(argc, argv, "predict")) {
+    return schmp::run_tool(
+        argc, argv, "usage: schmp-lasso predict --model MODEL --data FILE [--output PREDICTIONS]", predict);
+  }
   // Each evaluation resets every coefficient's priority to the step it would take (lasso.hpp), so no
   // coefficient that would move can starve between evaluations, and eta need only keep the others
   // drawable: a floor far below any change that matters sends the rounds where the changes are
@@ -48,13 +78,17 @@ int main(int argc, char** argv) {
       argc, argv,
       "Lasso by scheduled model-parallel coordinate descent.\n"
       "usage: mpirun -np N schmp-lasso --data FILE [--lambda_ratio R | --lambda L] [--output FILE] "
-      "[--trace FILE]");
+      "[--trace FILE]\n"
+      "       schmp-lasso predict --model MODEL --data FILE [--output PREDICTIONS]");
+  if (const std::string unread = schmp::unread_flag({"model"}, "in training"); !unread.empty())
+    return job.refuse(unread);
   schmp::lasso::Config config;
   config.data = FLAGS_data;
   config.labels = FLAGS_labels;
   config.lambda = FLAGS_lambda;
   config.lambda_ratio = FLAGS_lambda_ratio;
   config.tol = FLAGS_tol;
+  config.fit_intercept = FLAGS_fit_intercept;
   config.rho = FLAGS_rho;
   config.newton_steps = FLAGS_newton_steps;
   config.max_hessian = FLAGS_max_hessian;
