@@ -95,7 +95,9 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         for ranks in [int(r) for r in args.ranks.split(",")]:
             command = schmp_command(args.schmp, args.mpirun, ranks)
-            flags = ["--data", args.data, "--C", str(args.C), "--penalty", "l1", "--max_rounds", "1000000000"]
+            # The peers fit no intercept here (make()).
+            flags = ["--data", args.data, "--C", str(args.C), "--penalty", "l1", "--fit_intercept=false",
+                     "--max_rounds", "1000000000"]
             schmp[ranks] = schmp_run(command, flags + ["--tol", "1e-9"], os.path.join(scratch, f"np{ranks}.csv"),
                                      args.limit)
             stops[ranks] = schmp_run(command, flags + ["--tol", "1e-4"],

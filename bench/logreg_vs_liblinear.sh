@@ -110,7 +110,7 @@ bench_case() {
     local cmd=("$logreg")
     if [[ $variant == np2 ]]; then cmd=("${mpirun_cmd[@]}" "$logreg"); fi
     local run=$name.$variant
-    timed "$run" "${cmd[@]}" --data "$data" --C "$C" --tol "$tight_tol" --trace "$runs/$run.trace.csv" \
+    timed "$run" "${cmd[@]}" --data "$data" --C "$C" --tol "$tight_tol" --fit_intercept=false --trace "$runs/$run.trace.csv" \
       --output "$runs/$run.model" --max_rounds 1000000000 --progress_seconds 0 ${extra_flags[@]+"${extra_flags[@]}"}
     wall[$variant]=$WALL
     ttt[$variant]=$(time_to_target "$runs/$run.trace.csv" "$ll_obj")
@@ -134,7 +134,7 @@ bench_case() {
       timed "$name.liblinear.$k" liblinear-train -s 6 -c "$C" -B -1 -e "$liblinear_eps" "$data" "$runs/$name.ll.model"
       if [[ $STATUS == ok ]]; then ll_walls+=("$WALL"); fi
       local again=$name.single.$k reached
-      timed "$again" "$logreg" --data "$data" --C "$C" --tol "$tight_tol" --trace "$runs/$again.trace.csv" \
+      timed "$again" "$logreg" --data "$data" --C "$C" --tol "$tight_tol" --fit_intercept=false --trace "$runs/$again.trace.csv" \
         --output "$runs/$again.model" --max_rounds 1000000000 --progress_seconds 0 ${extra_flags[@]+"${extra_flags[@]}"}
       reached=$(time_to_target "$runs/$again.trace.csv" "$ll_obj")
       if [[ $STATUS == ok && $reached =~ ^[0-9.]+$ ]]; then

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -50,10 +51,11 @@ class LogregEndToEnd : public ::testing::Test {
   static std::string generated() { return (scratch_ / "generated.svm").string(); }
   static std::string scratch(const std::string& name) { return (scratch_ / name).string(); }
 
-  // The reference objective of a LIBSVM file with +1/-1 labels.
-  static double reference_objective(const std::string& path, double C, bool l1) {
+  // The reference objective of a LIBSVM file with +1/-1 labels, with an intercept as schmp-logreg fits by
+  // default.
+  static double reference_objective(const std::string& path, double C, bool l1, bool intercept = true) {
     const io::SparseRows rows = io::read_libsvm(path);
-    return testing::solve_logreg_reference(rows, rows.columns(), C, l1).objective;
+    return testing::solve_logreg_reference(rows, rows.columns(), C, l1, intercept).objective;
   }
 
   static Output train(int ranks, const std::string& data, double C, bool l1, const std::string& flags) {
@@ -120,6 +122,15 @@ INSTANTIATE_TEST_SUITE_P(RanksSchedulersStaleness, LogregLayouts,
                          ::testing::Values(Layout{1, 1, 0}, Layout{3, 1, 2}, Layout{3, 2, 0},
                                            Layout{5, 2, 2}),
                          testing::layout_name);
+
+TEST_P(LogregLayouts, WithoutAnInterceptL1) {
+  const double reference = reference_objective(generated(), 0.5, true, false);
+  const Output out =
+      train(GetParam().ranks, generated(), 0.5, true, layout_flags(GetParam()) + " --fit_intercept=false");
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NEAR(objective_of(out), reference, 1e-6 * reference) << out.text;
+  EXPECT_LE(objective_of(out) - gap_of(out), reference * (1 + 1e-11)) << out.text;
+}
 
 // With one worker the model must not depend on where the schedulers run: hosted by the coordinator
 // (building blocks ahead on their own thread) or on a rank of their own.
@@ -216,7 +227,8 @@ TEST_F(LogregEndToEnd, EachNewtonStepStartsFromAZeroDirection) {
   const std::string trace = scratch("one-feature.csv");
   const Output out =
       run(std::string(SCHMP_LOGREG_BIN) + " --data " + data +
-          " --penalty l2 --schedule_size 1 --newton_steps rounds --tol 1e-12 --progress_seconds 0 --trace " +
+          " --penalty l2 --fit_intercept=false --schedule_size 1 --newton_steps rounds --tol 1e-12 "
+          "--progress_seconds 0 --trace " +
           trace);
   ASSERT_EQ(out.status, 0) << out.text;
   const auto rows = testing::read_trace(trace).rows;
@@ -366,7 +378,7 @@ TEST_F(LogregEndToEnd, ModelIsInLiblinearFormat) {
 TEST_F(LogregEndToEnd, LiblinearPredictReadsOurModel) {
   if (run("command -v liblinear-predict").status != 0) GTEST_SKIP() << "liblinear-tools is not installed";
   const std::string ours = scratch("ours.model"), theirs = scratch("theirs.model");
-  const Output trained = train(3, heart(), 1, true, "--output " + ours);
+  const Output trained = train(3, heart(), 1, true, "--fit_intercept=false --output " + ours);
   ASSERT_EQ(trained.status, 0) << trained.text;
   const Output reference = run("liblinear-train -s 6 -c 1 -e 1e-8 -B -1 " + heart() + " " + theirs);
   ASSERT_EQ(reference.status, 0) << reference.text;
@@ -424,6 +436,59 @@ TEST_F(LogregEndToEnd, PredictAppliesTheModel) {
     ll >> label >> positive >> negative;
     EXPECT_NEAR(positive, p[r], 1e-6) << "row " << r;
   }
+}
+
+// The intercept is the constant feature's weight, unpenalised: on classes of very different sizes and a
+// strong penalty it matches the reference's at one, three and five ranks where liblinear's penalised
+// bias (--bias) stays small. liblinear-predict reads the model as a bias model. --bias turns the
+// intercept off; asking for both is refused.
+TEST_F(LogregEndToEnd, TheInterceptIsUnpenalised) {
+  // heart_scale with 4 of every 5 negative rows dropped: about four positives to one negative.
+  const std::string skewed = scratch("skewed.svm");
+  {
+    std::ifstream in(heart());
+    std::ofstream out(skewed);
+    int negatives = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("-1 ", 0) == 0 && negatives++ % 5 != 0) continue;
+      out << line << '\n';
+    }
+  }
+  const io::SparseRows rows = io::read_libsvm(skewed);
+  const double C = 0.05;
+  const testing::LogregSolution reference = testing::solve_logreg_reference(rows, 13, C, true, true);
+  ASSERT_GT(reference.w.back(), 1.0);  // the classes' log-odds, about log 4
+  const auto last_weight = [](const std::string& model) {
+    const std::string text = testing::read_text(model);
+    std::istringstream lines(text.substr(text.find("\nw\n") + 3));
+    double weight = NAN;
+    for (double v; lines >> v;) weight = v;
+    return weight;
+  };
+  const std::string model = scratch("intercept.model");
+  for (const int ranks : {1, 3, 5}) {
+    const Output out = train(ranks, skewed, C, true, "--output " + model);
+    ASSERT_EQ(out.status, 0) << out.text;
+    EXPECT_NEAR(objective_of(out), reference.objective, 1e-6 * reference.objective) << out.text;
+    EXPECT_NEAR(last_weight(model), reference.w.back(), 1e-4 * reference.w.back()) << ranks << " ranks";
+    EXPECT_NE(testing::read_text(model).find("\nbias 1\n"), std::string::npos);
+  }
+  const std::string biased = scratch("bias.model");
+  ASSERT_EQ(train(1, skewed, C, true, "--bias --output " + biased).status, 0);
+  EXPECT_LT(std::abs(last_weight(biased)), 0.5 * reference.w.back());
+  testing::expect_clean_failure(train(1, skewed, C, true, "--bias --fit_intercept"),
+                                "schmp-logreg: error: --bias and --fit_intercept exclude each other");
+  if (run("command -v liblinear-predict").status != 0) GTEST_SKIP() << "liblinear-tools is not installed";
+  const Output ours = run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + model + " --data " + skewed);
+  const Output theirs =
+      run("liblinear-predict " + skewed + " " + model + " " + scratch("skewed.predictions"));
+  ASSERT_EQ(ours.status, 0) << ours.text;
+  ASSERT_EQ(theirs.status, 0) << theirs.text;
+  std::smatch accuracy;
+  ASSERT_TRUE(std::regex_search(ours.text, accuracy, std::regex("accuracy ([0-9.]+)"))) << ours.text;
+  std::ostringstream percent;
+  percent << "Accuracy = " << std::setprecision(6) << 100 * std::stod(accuracy[1]) << "%";
+  EXPECT_NE(theirs.text.find(percent.str()), std::string::npos) << percent.str() << " in " << theirs.text;
 }
 
 // Labels are numbers: a model trained with --positive_label 1.0 on 1/0 labels (written label 1) scores its

@@ -20,36 +20,41 @@ double regularizer(double w, bool l1) { return l1 ? std::abs(w) : 0.5 * w * w; }
 }  // namespace
 
 double logreg_objective(const io::SparseRows& rows, std::size_t columns, const std::vector<double>& w,
-                        double C, bool l1) {
-  if (w.size() != columns || rows.columns() > columns)
+                        double C, bool l1, bool intercept) {
+  if (w.size() != columns + (intercept ? 1 : 0) || rows.columns() > columns)
     throw std::invalid_argument("logreg_objective: weights do not match the columns");
   double loss = 0, penalty = 0;
   for (std::size_t i = 0; i < rows.rows(); ++i) {
-    double margin = 0;
+    double margin = intercept ? w[columns] : 0.0;
     for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e)
       margin += w[rows.index[e]] * rows.value[e];
     loss += logistic_loss(rows.labels[i] * margin);
   }
-  for (double wj : w) penalty += regularizer(wj, l1);
+  for (std::size_t j = 0; j < columns; ++j) penalty += regularizer(w[j], l1);
   return penalty + C * loss;
 }
 
-LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t columns, double C, bool l1) {
+LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t columns, double C, bool l1,
+                                      bool intercept) {
   if (rows.columns() > columns) throw std::invalid_argument("solve_logreg_reference: too few columns");
   const std::size_t n = rows.rows();
   const std::vector<double>& y = rows.labels;
+  // The intercept is the weight of a constant column after the others, free of the penalty.
+  const std::size_t weights = columns + (intercept ? 1 : 0);
+  auto penalised = [&](std::size_t j) { return j < columns; };
   // Columns of X, holding y_i x_ij so that the margins y_i w.x_i update directly.
-  std::vector<std::vector<std::pair<std::size_t, double>>> by_column(columns);
+  std::vector<std::vector<std::pair<std::size_t, double>>> by_column(weights);
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e)
       by_column[rows.index[e]].emplace_back(i, y[i] * rows.value[e]);
+    if (intercept) by_column[columns].emplace_back(i, y[i]);
   }
   // margin[i] = y_i w.x_i and wrong[i] = 1 - sigma(margin[i]), kept in step with w.
-  std::vector<double> w(columns, 0.0), margin(n, 0.0), wrong(n);
+  std::vector<double> w(weights, 0.0), margin(n, 0.0), wrong(n);
   // Margins from scratch, so that rounding from many incremental updates never accumulates.
   auto refresh = [&] {
     for (std::size_t i = 0; i < n; ++i) {
-      double m = 0;
+      double m = intercept ? w[columns] : 0.0;
       for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e)
         m += w[rows.index[e]] * rows.value[e];
       margin[i] = y[i] * m;
@@ -65,11 +70,12 @@ LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t co
   // Largest entry of the minimum-norm subgradient: zero exactly at the optimum.
   auto residual = [&] {
     double worst = 0;
-    for (std::size_t j = 0; j < columns; ++j) {
+    for (std::size_t j = 0; j < weights; ++j) {
       const double g = gradient(j);
-      const double r = !l1         ? std::abs(g + w[j])
-                       : w[j] != 0 ? std::abs(g + std::copysign(1.0, w[j]))
-                                   : std::max(0.0, std::abs(g) - 1);
+      const double r = !penalised(j) ? std::abs(g)
+                       : !l1         ? std::abs(g + w[j])
+                       : w[j] != 0   ? std::abs(g + std::copysign(1.0, w[j]))
+                                     : std::max(0.0, std::abs(g) - 1);
       worst = std::max(worst, r);
     }
     return worst;
@@ -77,7 +83,7 @@ LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t co
   refresh();
   const double tolerance = 1e-10 * std::max(1.0, residual());
   for (int sweep = 0; sweep < 100000 && residual() > tolerance; ++sweep) {
-    for (std::size_t j = 0; j < columns; ++j) {
+    for (std::size_t j = 0; j < weights; ++j) {
       if (by_column[j].empty()) continue;
       double g = 0, h = 0;
       for (const auto& [i, yx] : by_column[j]) {
@@ -87,7 +93,8 @@ LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t co
       g *= C;
       h = C * h + 1e-12;  // keeps the step finite where every example is fitted with certainty
       // Newton step on the quadratic model (liblinear's CDN), soft-thresholded for L1.
-      double d = !l1                 ? -(g + w[j]) / (h + 1)
+      double d = !penalised(j)       ? -g / h
+                 : !l1               ? -(g + w[j]) / (h + 1)
                  : g + 1 <= h * w[j] ? -(g + 1) / h
                  : g - 1 >= h * w[j] ? -(g - 1) / h
                                      : -w[j];
@@ -97,7 +104,7 @@ LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t co
       // right up to the optimum.
       bool accepted = false;
       for (int halving = 0; halving < 60 && d != 0 && !accepted; ++halving) {
-        const double penalty_change = regularizer(w[j] + d, l1) - regularizer(w[j], l1);
+        const double penalty_change = penalised(j) ? regularizer(w[j] + d, l1) - regularizer(w[j], l1) : 0.0;
         double loss_change = 0;
         for (const auto& [i, yx] : by_column[j]) loss_change += std::log1p(wrong[i] * std::expm1(-yx * d));
         accepted = penalty_change + C * loss_change <= 0.01 * (g * d + penalty_change);
@@ -113,7 +120,7 @@ LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t co
     refresh();
   }
   LogregSolution solution;
-  solution.objective = logreg_objective(rows, columns, w, C, l1);
+  solution.objective = logreg_objective(rows, columns, w, C, l1, intercept);
   solution.w = std::move(w);
   return solution;
 }

@@ -17,9 +17,11 @@ struct LogregSolution {
 
 // Objective: R(w) + C * sum_i log(1 + exp(-y_i w.x_i)), R = ||w||_1 when l1, else 0.5 ||w||^2.
 // Labels must be +1 or -1. `columns` is the number of weights (may exceed the columns present in
-// rows); std::invalid_argument if w.size() != columns or a row holds a column >= columns.
+// rows); std::invalid_argument if w.size() != columns or a row holds a column >= columns. With
+// `intercept`, w has one weight more, for a constant feature 1 that R leaves out.
 double logreg_objective(const io::SparseRows& rows, std::size_t columns, const std::vector<double>& w,
-                        double C, bool l1);
-LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t columns, double C, bool l1);
+                        double C, bool l1, bool intercept = false);
+LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t columns, double C, bool l1,
+                                      bool intercept = false);
 
 }  // namespace schmp::testing

@@ -66,10 +66,6 @@ constexpr double kRowWork = 100;
 // A step that leaves no violation gained all the digits a double has.
 constexpr double kMostDigits = 16;
 
-double penalty_value(Penalty penalty, const Eigen::VectorXd& w) {
-  return penalty == Penalty::kL1 ? w.lpNorm<1>() : 0.5 * w.squaredNorm();
-}
-
 }  // namespace
 
 void check_config(const Config& config) {
@@ -78,6 +74,11 @@ void check_config(const Config& config) {
   positive_label_of(config.positive_label);
   if (config.newton_steps != "auto" && config.newton_steps != "rounds" && config.newton_steps != "hessian")
     throw std::runtime_error("--newton_steps must be auto, rounds or hessian");
+  if (config.bias && config.fit_intercept) {
+    throw std::runtime_error(
+        "--bias and --fit_intercept exclude each other: --bias is liblinear's penalised constant feature, "
+        "--fit_intercept an unpenalised intercept");
+  }
 }
 
 Penalty penalty_of(const Config& config) {
@@ -266,7 +267,7 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
     : gpu_(kernels::pick_gpu(context)),
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()),
-      bias_(config.bias) {
+      constant_(constant_feature(config)) {
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (w, the direction, gradient,
   // curvature, column norms, initial changes, 16 more at each evaluation, the iterates kept for
   // extrapolation, the working sets', and the step costs'), a scheduler's (with sweeps), and with a single
@@ -287,7 +288,7 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
 }
 
 void Logreg::Worker::start(std::size_t num_params) {
-  if (bias_) {
+  if (constant_) {
     // The constant feature is the last parameter, after the largest column of every worker's rows.
     io::SparseRows with_bias;
     with_bias.labels = std::move(rows_.labels);
@@ -340,7 +341,10 @@ Logreg::Stats Logreg::Worker::evaluate() const {
     for (std::size_t k = 0; k < logs.size(); ++k) logs[k] = std::log(kDualScales[k]);
     return logs;
   }();
-  stats.entropy.assign(kDualScales.size(), 0.0);
+  constexpr std::size_t kScales = kDualScales.size();
+  stats.entropy.assign(2 * kScales, 0.0);
+  stats.alpha_sums.assign(2, 0.0);
+  stats.alpha_squares.assign(2, 0.0);
   for (Eigen::Index i = 0; i < y_.size(); ++i) {
     const double z = y_[i] * margins[i];
     const MarginTerms row = margin_terms(z);
@@ -352,9 +356,13 @@ Logreg::Stats Logreg::Worker::evaluate() const {
       const double moved = row.alpha - full_alpha_[static_cast<std::size_t>(i)];
       stats.alpha_shift += moved * moved;
     }
+    const std::size_t negative = y_[i] > 0 ? 0 : 1;
+    stats.alpha_sums[negative] += row.alpha;
+    stats.alpha_squares[negative] += row.alpha * row.alpha;
     if (!(row.alpha > 0)) continue;
-    for (std::size_t k = 0; k < kDualScales.size(); ++k)
-      stats.entropy[k] += binary_entropy(kDualScales[k] * row.alpha, log_scales[k] + row.log_alpha);
+    double* entropy = stats.entropy.data() + negative * kScales;
+    for (std::size_t k = 0; k < kScales; ++k)
+      entropy[k] += binary_entropy(kDualScales[k] * row.alpha, log_scales[k] + row.log_alpha);
   }
   stats.loss_change = kernel_->loss_change_along_direction(moved_);
   if (!model_.empty()) {
@@ -410,6 +418,7 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
       column_norms_(Eigen::Map<const Eigen::VectorXd>(setup.column_norms.data(),
                                                       static_cast<Eigen::Index>(num_params))) {
   if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
+  if (config.fit_intercept) intercept_ = static_cast<ParamIndex>(num_params - 1);
   if (config.positive_label.empty() && zero_labels_ > 0 && zero_labels_ + setup.positives < n_) {
     // Found from the workers' counts alone: the labels are read again for the line by which both were
     // seen, the same at every rank count.
@@ -462,8 +471,14 @@ std::vector<std::string> Logreg::Coordinator::trace_columns() const {
 
 std::vector<double> Logreg::Coordinator::initial_changes() const { return initial_changes_; }
 
+double Logreg::Coordinator::penalty_value(const Eigen::VectorXd& w) const {
+  // The intercept is the last coordinate; the penalised ones come before it.
+  const auto weights = w.head(w.size() - (config_.fit_intercept ? 1 : 0));
+  return penalty_ == Penalty::kL1 ? weights.lpNorm<1>() : 0.5 * weights.squaredNorm();
+}
+
 double Logreg::Coordinator::model_step(ParamIndex j, double hessian_d) const {
-  return coordinate_step(penalty_, w_[j] + d_[j], gradient_[j] + config_.C * hessian_d, curvature_[j]);
+  return coordinate_step(penalty_at(j), w_[j] + d_[j], gradient_[j] + config_.C * hessian_d, curvature_[j]);
 }
 
 double Logreg::Coordinator::margin_change(ParamIndex j, double delta) const {
@@ -473,35 +488,67 @@ double Logreg::Coordinator::margin_change(ParamIndex j, double delta) const {
 double Logreg::Coordinator::optimality() const {
   double sum = 0;
   for (const ParamIndex j : evaluated())
-    sum = add_violation(penalty_, sum, violation(penalty_, w_[j], gradient_[j]));
+    sum = add_violation(penalty_, sum, violation(penalty_at(j), w_[j], gradient_[j]));
   return violation_norm(penalty_, sum);
 }
 
 double Logreg::Coordinator::objective(const Eigen::VectorXd& w, double loss) const {
-  return penalty_value(penalty_, w) + config_.C * loss;
+  return penalty_value(w) + config_.C * loss;
 }
 
 double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
-  // gradient_ is C grad L at w, which is -C X^T (alpha y).
-  if (penalty_ == Penalty::kL2) return config_.C * summed.entropy[0] - 0.5 * gradient_.squaredNorm();
+  // gradient_ is C grad L at w, which is -C X^T (alpha y). With the intercept the dual also needs
+  // sum_i y_i alpha_i = 0: the class whose alphas sum higher is scaled down to the other's sum. That
+  // moves alpha by `moved` (its 2-norm), and so each G_j by at most C ||x_j|| moved.
+  constexpr std::size_t kScales = kDualScales.size();
+  std::array<double, 2> scale = {1.0, 1.0};
+  double moved = 0;
+  if (config_.fit_intercept) {
+    const std::size_t high = summed.alpha_sums[0] >= summed.alpha_sums[1] ? 0 : 1;
+    if (summed.alpha_sums[high] > 0) {
+      scale[high] = summed.alpha_sums[1 - high] / summed.alpha_sums[high];
+      moved = (1 - scale[high]) * std::sqrt(summed.alpha_squares[high]);
+    }
+  }
+  const std::vector<double> positives(summed.entropy.begin(), summed.entropy.begin() + kScales);
+  const std::vector<double> negatives(summed.entropy.begin() + kScales, summed.entropy.end());
+  const auto entropy = [&](double t) {
+    return config_.C * (entropy_at(t * scale[0], positives) + entropy_at(t * scale[1], negatives));
+  };
+  const double shift = config_.C * moved;
+  if (penalty_ == Penalty::kL2) {
+    // ||G'|| over the penalised coordinates, at most ||G|| plus the shift times ||X||_F.
+    double norm = 0, frobenius = 0;
+    for (Eigen::Index j = 0; j < w_.size(); ++j) {
+      if (static_cast<ParamIndex>(j) == intercept_) continue;
+      norm += gradient_[j] * gradient_[j];
+      frobenius += column_norms_[j];
+    }
+    const double bound = std::sqrt(norm) + shift * std::sqrt(frobenius);
+    return entropy(1) - 0.5 * bound * bound;
+  }
   double largest = 0;
-  for (const ParamIndex j : evaluated()) largest = std::max(largest, std::abs(gradient_[j]));
+  for (const ParamIndex j : evaluated()) {
+    if (j != intercept_)
+      largest = std::max(largest, std::abs(gradient_[j]) + std::sqrt(column_norms_[j]) * shift);
+  }
   if (whole && !scope_.empty()) {
     // |x_j . (alpha y) - x_j . (alpha' y)| <= ||x_j|| ||alpha - alpha'||, for the coordinates left out.
-    const double shift = config_.C * std::sqrt(summed.alpha_shift);
+    const double far = config_.C * std::sqrt(summed.alpha_shift) + shift;
     auto next = scope_.begin();  // scope_ is in index order
     for (const ParamIndex j : all_) {
       if (next != scope_.end() && *next == j) {
         ++next;
         continue;
       }
-      largest = std::max(largest, std::abs(full_gradient_[j]) + std::sqrt(column_norms_[j]) * shift);
+      largest = std::max(largest, std::abs(full_gradient_[j]) + std::sqrt(column_norms_[j]) * far);
     }
   }
-  return config_.C * entropy_at(largest > 1 ? 1 / largest : 1.0, summed.entropy);
+  return entropy(largest > 1 ? 1 / largest : 1.0);
 }
 
 double Logreg::Coordinator::penalty_term_change(Eigen::Index j, double step) const {
+  if (static_cast<ParamIndex>(j) == intercept_) return 0;
   const double w = w_[j];
   if (penalty_ == Penalty::kL2) return step * (w + 0.5 * step);
   const double moved = w + step;
@@ -554,8 +601,8 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
   for (Eigen::Index j = 0; j < p; ++j) {
     const auto k = static_cast<ParamIndex>(j);
     if (!in_scope_[k]) continue;
-    const double curvature = curvature_[j] + (penalty_ == Penalty::kL2 ? 1 : 0);
-    const double distance = std::abs(violation(penalty_, w_[j], gradient_[j])) / curvature;
+    const double curvature = curvature_[j] + (penalty_at(k) == Penalty::kL2 ? 1 : 0);
+    const double distance = std::abs(violation(penalty_at(k), w_[j], gradient_[j])) / curvature;
     changes[k] = margin_change(k, distance);
     largest = std::max(largest, changes[k]);
     if (model_step(k, 0) != 0) ++free;
@@ -575,7 +622,7 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
 double Logreg::Coordinator::step_progress() {
   double before = 0, after = 0;
   for (const ParamIndex j : evaluated()) {
-    const double now = violation(penalty_, w_[j], gradient_[j]);
+    const double now = violation(penalty_at(j), w_[j], gradient_[j]);
     if (!std::isnan(step_violations_[j])) {
       before = add_violation(penalty_, before, step_violations_[j]);
       after = add_violation(penalty_, after, now);
@@ -583,7 +630,8 @@ double Logreg::Coordinator::step_progress() {
   }
   for (const ParamIndex j : step_covered_) step_violations_[j] = NAN;
   step_covered_ = evaluated();
-  for (const ParamIndex j : step_covered_) step_violations_[j] = violation(penalty_, w_[j], gradient_[j]);
+  for (const ParamIndex j : step_covered_)
+    step_violations_[j] = violation(penalty_at(j), w_[j], gradient_[j]);
   if (!(before > 0)) return NAN;  // the first evaluation, or one whose coordinates were all optimal
   return after > 0 ? std::log10(violation_norm(penalty_, before) / violation_norm(penalty_, after))
                    : kMostDigits;
@@ -602,9 +650,32 @@ bool Logreg::Coordinator::solve_direction(const Stats& summed) {
     g[i] = gradient_[model_[k]];
     h(i, i) = curvature_[model_[k]];  // with the floor that keeps every step finite
   }
-  const ModelSolution solution =
-      minimise_model(penalty_, w, g, h, kModelTolerance * optimality(), kModelWork);
-  for (std::size_t k = 0; k < m; ++k) d_[model_[k]] = solution.d[static_cast<Eigen::Index>(k)];
+  // The intercept (the last coordinate, when in the model) is free: for any d of the others its best
+  // step is -(g_b + h_b . d) / h_bb, and with it the model over the others has g - h_b g_b / h_bb and
+  // H - h_b h_b' / h_bb. So it is eliminated exactly, and found after them.
+  const bool free = model_.back() == intercept_;
+  const auto f = static_cast<Eigen::Index>(free ? m - 1 : m);
+  Eigen::VectorXd free_column;
+  if (free) {
+    free_column = h.col(f).head(f);
+    const double curvature = h(f, f);
+    g.head(f) -= free_column * (g[f] / curvature);
+    h.topLeftCorner(f, f).noalias() -= free_column * free_column.transpose() / curvature;
+    // A column close to the constant one keeps little curvature once the intercept is out: the floor.
+    for (Eigen::Index k = 0; k < f; ++k) {
+      const ParamIndex j = model_[static_cast<std::size_t>(k)];
+      h(k, k) = std::max(
+          h(k, k), kCurvatureFloor * config_.C * column_norms_[j] / 4 + std::numeric_limits<double>::min());
+    }
+  }
+  ModelSolution solution;
+  solution.d = Eigen::VectorXd::Zero(f);
+  if (f > 0) {
+    solution = minimise_model(penalty_, w.head(f), g.head(f), h.topLeftCorner(f, f),
+                              kModelTolerance * optimality(), kModelWork);
+  }
+  for (Eigen::Index k = 0; k < f; ++k) d_[model_[static_cast<std::size_t>(k)]] = solution.d[k];
+  if (free) d_[intercept_] = -(g[f] + free_column.dot(solution.d)) / h(f, f);
   ways_.spend(summed.hessian_products + StepWays::kDenseWork * (static_cast<double>(m * m) + solution.work));
   return true;
 }
@@ -612,7 +683,8 @@ bool Logreg::Coordinator::solve_direction(const Stats& summed) {
 void Logreg::Coordinator::choose_model(Commit& commit) {
   std::vector<ParamIndex> model;
   for (const ParamIndex j : evaluated()) {
-    if (penalty_ == Penalty::kL2 || w_[j] != 0 || d_[j] != 0 || std::abs(gradient_[j]) > kNearMoving)
+    if (penalty_ == Penalty::kL2 || j == intercept_ || w_[j] != 0 || d_[j] != 0 ||
+        std::abs(gradient_[j]) > kNearMoving)
       model.push_back(j);
   }
   model_wanted_ = model.size();
@@ -690,13 +762,15 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
       continue;
     }
     const double g = gradient_[j] + (direction_is_zero ? 0.0 : config_.C * summed.hessian_d[k]);
-    pass_violation_ = add_violation(penalty_, pass_violation_, violation(penalty_, w_[j] + d_[j], g));
-    const double delta = coordinate_step(penalty_, w_[j] + d_[j], g, curvature_[j]);
+    const Penalty penalty = penalty_at(j);
+    pass_violation_ = add_violation(penalty_, pass_violation_, violation(penalty, w_[j] + d_[j], g));
+    const double delta = coordinate_step(penalty, w_[j] + d_[j], g, curvature_[j]);
     priorities.set(j, margin_change(j, delta) * priority_scale_);
     if (delta == 0) continue;
     const double x = w_[j] + d_[j];
-    const double penalty_change =
-        penalty_ == Penalty::kL2 ? delta * (x + 0.5 * delta) : std::abs(x + delta) - std::abs(x);
+    const double penalty_change = penalty == Penalty::kNone ? 0.0
+                                  : penalty == Penalty::kL2 ? delta * (x + 0.5 * delta)
+                                                            : std::abs(x + delta) - std::abs(x);
     pass_gain_ -= g * delta + 0.5 * curvature_[j] * delta * delta + penalty_change;
     d_[j] += delta;
     direction_moved_ = true;
@@ -788,8 +862,8 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
   // gradient_.
   // Sums over n rows carry a rounding error of up to n ulps of their terms' total, in the loss and in the
   // entropies: a gap within it proves nothing, and the reported gap never falls below it.
-  const double rounding =
-      n_ * std::numeric_limits<double>::epsilon() * config_.C * (summed.loss + summed.entropy[0]);
+  const double rounding = n_ * std::numeric_limits<double>::epsilon() * config_.C *
+                          (summed.loss + summed.entropy[0] + summed.entropy[kDualScales.size()]);
   const bool full = scope_.empty();
   best_dual_ = std::max(best_dual_, dual_value(summed, true) - rounding);
   const double gap = std::max(rounding, objective_ - best_dual_ + rounding);
@@ -808,7 +882,9 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
   }
   Report report;
   report.objective = objective_;
-  report.columns = {static_cast<double>((w_.array() != 0).count()),
+  // The weights' nonzeros, the intercept's left out.
+  const auto intercept_nonzero = config_.fit_intercept && w_[intercept_] != 0 ? 1 : 0;
+  report.columns = {static_cast<double>((w_.array() != 0).count() - intercept_nonzero),
                     relative,
                     gap,
                     relative_gap,
@@ -832,7 +908,7 @@ std::vector<ParamIndex> Logreg::Coordinator::working_set() const {
   for (const ParamIndex j : all_) {
     if (!(column_norms_[j] > 0)) continue;
     ++live;
-    if (w_[j] != 0 || std::abs(gradient_[j]) > 1) {
+    if (j == intercept_ || w_[j] != 0 || std::abs(gradient_[j]) > 1) {
       scope.push_back(j);
     } else {
       others.emplace_back((1 - std::abs(gradient_[j])) / std::sqrt(column_norms_[j]), j);
@@ -874,8 +950,8 @@ void Logreg::Coordinator::abandon_direction() {
 
 void Logreg::Coordinator::score_test(std::vector<double>& columns) const {
   if (config_.test.empty()) return;
-  const auto scores =
-      decision_values({w_.data(), static_cast<std::size_t>(w_.size())}, config_.bias ? 1.0 : -1.0, test_);
+  const auto scores = decision_values({w_.data(), static_cast<std::size_t>(w_.size())},
+                                      constant_feature(config_) ? 1.0 : -1.0, test_);
   const PredictionReport quality = classification_quality(scores, test_positive_);
   columns.insert(columns.end(), {quality.log_loss, quality.accuracy, quality.auc});
 }
@@ -885,6 +961,7 @@ Logreg::Saved Logreg::Coordinator::save() const {
   saved.C = config_.C;
   saved.penalty = static_cast<std::uint8_t>(penalty_);
   saved.bias = config_.bias ? 1 : 0;
+  saved.fit_intercept = config_.fit_intercept ? 1 : 0;
   saved.positive_label = config_.positive_label;
   saved.w.assign(w_.data(), w_.data() + w_.size());
   saved.initial_optimality = initial_optimality_;
@@ -902,10 +979,12 @@ Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
     return positive(a) == positive(b);
   };
   if (saved.C != config_.C || saved.penalty != static_cast<std::uint8_t>(penalty_) ||
-      saved.bias != (config_.bias ? 1 : 0) || !same_label(saved.positive_label, config_.positive_label)) {
+      saved.bias != (config_.bias ? 1 : 0) || saved.fit_intercept != (config_.fit_intercept ? 1 : 0) ||
+      !same_label(saved.positive_label, config_.positive_label)) {
     throw std::runtime_error("the checkpoint was made with --C " + label_text(saved.C) + " --penalty " +
                              (saved.penalty == static_cast<std::uint8_t>(Penalty::kL1) ? "l1" : "l2") +
-                             " --bias=" + (saved.bias != 0 ? "true" : "false") + " --positive_label " +
+                             " --bias=" + (saved.bias != 0 ? "true" : "false") + " --fit_intercept=" +
+                             (saved.fit_intercept != 0 ? "true" : "false") + " --positive_label " +
                              (saved.positive_label.empty() ? "not given" : "'" + saved.positive_label + "'"));
   }
   if (saved.w.size() != static_cast<std::size_t>(w_.size()) || saved.parallel == 0)
@@ -935,12 +1014,14 @@ void Logreg::Coordinator::finish(const Summary& summary) {
   }
   if (!config_.output.empty()) {
     io::write_file_atomically(config_.output, [&](std::ostream& out) {
-      const auto features = w_.size() - (config_.bias ? 1 : 0);
+      // liblinear's format has no intercept of its own: it is the bias feature's weight, the same in
+      // predictions whether or not it was penalised.
+      const auto features = w_.size() - (constant_feature(config_) ? 1 : 0);
       out << "solver_type " << (penalty_ == Penalty::kL1 ? "L1R_LR" : "L2R_LR") << "\n"
           << "nr_class 2\n"
           << "label " << positive << ' ' << negative << "\n"
           << "nr_feature " << features << "\n"
-          << "bias " << (config_.bias ? 1 : -1) << "\n"
+          << "bias " << (constant_feature(config_) ? 1 : -1) << "\n"
           << "w\n"
           << std::setprecision(17);
       for (Eigen::Index j = 0; j < w_.size(); ++j) out << w_[j] << " \n";
@@ -951,7 +1032,8 @@ void Logreg::Coordinator::finish(const Summary& summary) {
   const std::vector<double>& columns = summary.last.columns;
   std::printf("objective %.12g  duality gap %.3g (relative %.3g)  optimality %.3g  nonzeros %lld of %lld\n",
               summary.last.objective, columns[2], columns[3], columns[1], nonzeros,
-              static_cast<long long>(w_.size()));
+              static_cast<long long>(w_.size() - (config_.fit_intercept ? 1 : 0)));
+  if (config_.fit_intercept) std::printf("intercept %.12g\n", w_[intercept_]);
   std::printf("train log-loss %.6g  accuracy %.4f\n", columns[4], columns[5]);
   if (summary.stopped_by != "converged" && penalty_ == Penalty::kL1) {
     const std::string hint = lagging_gap_hint(columns[1], columns[3], config_.tol, column_norms_,

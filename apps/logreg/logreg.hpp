@@ -1,6 +1,13 @@
 // Binary logistic regression as a SchMP program: minimise
-//   F(w) = R(w) + C L(w),  L(w) = sum_i l(y_i w . x_i),  l(z) = log(1 + exp(-z)),
-// with R(w) = ||w||_1 (--penalty l1) or ||w||^2 / 2 (l2): liblinear's objectives (-s 6 and -s 0).
+//   F(w, b) = R(w) + C L(w, b),  L = sum_i l(y_i (w . x_i + b)),  l(z) = log(1 + exp(-z)),
+// with R(w) = ||w||_1 (--penalty l1) or ||w||^2 / 2 (l2): liblinear's objectives (-s 6 and -s 0), with
+// the intercept b unpenalised (--fit_intercept; liblinear's -B 1 penalises it: --bias).
+//
+// The intercept is the weight of a constant feature 1 after the data's columns, as --bias's, but free
+// of the penalty: its coordinate step is plain Newton, and the Hessian model eliminates it exactly
+// (a Schur complement) before the penalised coordinates are solved. Its optimality condition sum_i
+// y_i alpha_i = 0 is an equality in the dual: the dual point scales the alphas of one class down until
+// it holds, and bounds how far that moves the other coordinates' gradients.
 //
 // The method is newGLMNET's (Yuan, Ho and Lin 2012, liblinear -s 6): Newton steps whose direction is
 // found by scheduled parallel coordinate descent. Each outer iteration starts at an evaluation, where
@@ -71,7 +78,8 @@ struct Config {
   std::string labels;          // labels of a MatrixMarket matrix
   std::string penalty = "l1";  // l1 or l2
   double C = 1;
-  bool bias = false;           // append a constant feature 1 (liblinear -B 1)
+  bool bias = false;           // append a constant feature 1 (liblinear -B 1), penalised
+  bool fit_intercept = true;   // an unpenalised intercept (not with bias)
   std::string positive_label;  // a number naming the positive class; empty: labels +1/-1 or 1/0
   // Stop at relative duality gap <= tol. The margins' dual point is a loose one until the solve is far
   // along, most of all on raw features of mixed scales: at 1e-4 the objective was within 2e-8 of the
@@ -98,6 +106,8 @@ struct Config {
 
 // Throws std::runtime_error naming the flag when a setting is out of range.
 void check_config(const Config& config);
+// Whether the parameter after the data's columns is a constant feature 1: --bias or --fit_intercept.
+inline bool constant_feature(const Config& config) { return config.bias || config.fit_intercept; }
 Penalty penalty_of(const Config& config);
 // A label written as text (a model file's, a flag's), as a number: none unless the whole text is one
 // finite number.
@@ -188,7 +198,10 @@ struct Logreg {
     double loss = 0;                // sum_i l(y_i w . x_i)
     double loss_change = 0;         // since the start of the current direction, summed row by row
     double correct = 0;             // rows classified right (positive when w . x_i > 0)
-    std::vector<double> entropy;    // sum_i h(t alpha_i) at each t of kDualScales
+    // sum_i h(t alpha_i) at each t of kDualScales, over the positive rows, then over the negative ones.
+    std::vector<double> entropy;
+    std::vector<double> alpha_sums;     // sum_i alpha_i over the positive rows, the negative ones
+    std::vector<double> alpha_squares;  // sum_i alpha_i^2 likewise
     // At an evaluation of a working set: ||alpha - alpha at the last full evaluation||^2, which bounds
     // how far the gradient of the coordinates left out has moved since.
     double alpha_shift = 0;
@@ -200,8 +213,8 @@ struct Logreg {
     double hessian_products = 0;  // the multiply-adds it took
     template <class V>
     void visit(V& v) {
-      v(gradient, curvature, loss, loss_change, correct, entropy, alpha_shift, hessian, hessian_missing,
-        hessian_products);
+      v(gradient, curvature, loss, loss_change, correct, entropy, alpha_sums, alpha_squares, alpha_shift,
+        hessian, hessian_missing, hessian_products);
     }
   };
   struct Partial {
@@ -240,20 +253,21 @@ struct Logreg {
     double C = 0;
     std::uint8_t penalty = 0;
     std::uint8_t bias = 0;
+    std::uint8_t fit_intercept = 0;
     std::string positive_label;  // as --positive_label gave it: another labels the rows otherwise
     std::vector<double> w;
     double initial_optimality = 0;  // the yardstick of --tol
     std::uint64_t parallel = 0;     // coordinates that may move per round (after interference)
     template <class V>
     void visit(V& v) {
-      v(C, penalty, bias, positive_label, w, initial_optimality, parallel);
+      v(C, penalty, bias, fit_intercept, positive_label, w, initial_optimality, parallel);
     }
   };
 
   class Worker {
    public:
     Worker(const Config& config, const WorkerContext& context);
-    std::size_t num_params() const { return columns_in_data_ + (bias_ ? 1 : 0); }
+    std::size_t num_params() const { return columns_in_data_ + (constant_ ? 1 : 0); }
     void start(std::size_t num_params);
     Setup setup() const;
     Stats evaluate() const;
@@ -265,7 +279,7 @@ struct Logreg {
     int gpu_;              // the kernel's GPU (-1: the CPU), picked before any data is read
     io::SparseRows rows_;  // released once the kernel holds the data
     std::size_t columns_in_data_ = 0;
-    bool bias_ = false;
+    bool constant_ = false;   // a constant feature after the data's columns
     double zero_labels_ = 0;  // rows labelled 0
     Eigen::VectorXd y_;       // +1 or -1
     std::unique_ptr<kernels::ColumnKernel> kernel_;
@@ -302,6 +316,10 @@ struct Logreg {
       // line search follows.
       kSolvedDirection,
     };
+    // Coordinate j's penalty: none for the intercept.
+    Penalty penalty_at(ParamIndex j) const { return j == intercept_ ? Penalty::kNone : penalty_; }
+    // R(w): the intercept's weight is not penalised.
+    double penalty_value(const Eigen::VectorXd& w) const;
     // The model's coordinate step for j at the current d, from (X'DX d)_j.
     double model_step(ParamIndex j, double hessian_d) const;
     // How much a change of w_j moves the margins (root mean square over rows): the priority.
@@ -351,6 +369,8 @@ struct Logreg {
 
     Config config_;
     Penalty penalty_;
+    // The intercept's coordinate (the last), or none (the largest index) without --fit_intercept.
+    ParamIndex intercept_ = std::numeric_limits<ParamIndex>::max();
     double n_;
     double zero_labels_;
     Eigen::VectorXd w_;          // the last accepted iterate
@@ -417,7 +437,7 @@ struct Logreg {
   class Dependency : public kernels::CorrelationFilter {
    public:
     Dependency(const Config& config, ParamRange owned, const DataColumns& data)
-        : CorrelationFilter(data, config.rho, owned, config.bias) {}
+        : CorrelationFilter(data, config.rho, owned, constant_feature(config)) {}
     // With the check off (rho >= 1) no columns are needed.
     static bool takes_columns(const Config& config) { return config.rho < 1; }
   };

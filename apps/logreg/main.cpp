@@ -26,7 +26,10 @@ SCHMP_FLAG(string, penalty, "l1", schmp::one_of({"l1", "l2"}),
            "l1: ||w||_1 (liblinear -s 6); l2: ||w||^2 / 2 (liblinear -s 0)");
 SCHMP_FLAG(double, C, kDefaults.C, schmp::positive(),
            "Weight of the summed logistic loss against the penalty (liblinear -c)");
-SCHMP_FLAG(bool, bias, kDefaults.bias, any(), "Append a constant feature 1, as liblinear -B 1 does");
+SCHMP_FLAG(bool, bias, kDefaults.bias, any(),
+           "Append a constant feature 1, penalised, as liblinear -B 1 does (turns --fit_intercept off)");
+SCHMP_FLAG(bool, fit_intercept, kDefaults.fit_intercept, any(),
+           "Fit an unpenalised intercept (the weight of a constant feature 1 in the model file)");
 SCHMP_FLAG(string, positive_label, "", any(),
            "The label of the positive class; every other label is negative (training and predict)");
 SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
@@ -98,6 +101,9 @@ int main(int argc, char** argv) {
   config.penalty = FLAGS_penalty;
   config.C = FLAGS_C;
   config.bias = FLAGS_bias;
+  // --bias asks for liblinear's penalised constant feature instead of the intercept on by default.
+  config.fit_intercept =
+      FLAGS_fit_intercept && !(FLAGS_bias && gflags::GetCommandLineFlagInfoOrDie("fit_intercept").is_default);
   config.positive_label = FLAGS_positive_label;
   config.tol = FLAGS_tol;
   config.rho = FLAGS_rho;

@@ -22,12 +22,15 @@
 
 namespace schmp {
 
-enum class Penalty { kL1, kL2 };
+// kNone: a coordinate free of any penalty (an unpenalised intercept). The coordinate functions take
+// it; minimise_model does not (a program eliminates its free coordinates first).
+enum class Penalty { kL1, kL2, kNone };
 
 // The coordinate step: minimises g d + h d^2 / 2 + R(w + d) - R(w) over d (for L2 the penalty's
 // curvature is added to h here).
 inline double coordinate_step(Penalty penalty, double w, double g, double h) {
   if (!(h > 0)) return 0.0;
+  if (penalty == Penalty::kNone) return -g / h;
   if (penalty == Penalty::kL2) return -(g + w) / (h + 1);
   // Minimise g d + h d^2 / 2 + |w + d|: soft-threshold the Newton point.
   if (g + 1 <= h * w) return -(g + 1) / h;
@@ -38,6 +41,7 @@ inline double coordinate_step(Penalty penalty, double w, double g, double h) {
 // The minimum-norm subgradient of g d + R(w + d) at d = 0: how far coordinate w is from optimal when
 // g is the derivative of the smooth part.
 inline double violation(Penalty penalty, double w, double g) {
+  if (penalty == Penalty::kNone) return g;
   if (penalty == Penalty::kL2) return g + w;
   if (w > 0) return g + 1;
   if (w < 0) return g - 1;
@@ -300,6 +304,8 @@ inline ModelSolution minimise_model(Penalty penalty, const Eigen::VectorXd& w, c
   const Eigen::Index m = w.size();
   if (g.size() != m || h.rows() != m || h.cols() != m)
     throw std::logic_error("quadratic model: w, g and h of different sizes");
+  if (penalty == Penalty::kNone)
+    throw std::logic_error("quadratic model: free coordinates are eliminated first");
   ModelSolution solution;
   solution.d = Eigen::VectorXd::Zero(m);
   Eigen::VectorXd& d = solution.d;
