@@ -117,17 +117,17 @@ class LassoEndToEnd : public ::testing::Test {
   // Runs schmp-lasso to --tol `tol` and checks it against the reference solution of the same data, with
   // an intercept unless the flags say --fit_intercept=false.
   static void expect_matches_reference(const Dataset& data, int ranks, const std::string& flags,
-                                       double tol = 1e-10) {
+                                       double tol = 1e-10, double l1_ratio = 1) {
     const bool intercept = flags.find("--fit_intercept=false") == std::string::npos;
     const testing::LassoSolution reference =
-        testing::solve_lasso_reference(io::read_libsvm(data.path), data.lambda_ratio, intercept);
+        testing::solve_lasso_reference(io::read_libsvm(data.path), data.lambda_ratio, intercept, l1_ratio);
     const std::string model = (scratch_ / (data.name + "-model.txt")).string();
     const std::string trace = (scratch_ / (data.name + "-trace.csv")).string();
     std::filesystem::remove(model);
-    const Output out =
-        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + data.path + " --lambda_ratio " +
-            std::to_string(data.lambda_ratio) + " --tol " + testing::number(tol) + " --output " + model +
-            " --trace " + trace + " --progress_seconds 0 " + flags);
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + data.path +
+                           " --lambda_ratio " + std::to_string(data.lambda_ratio) + " --l1_ratio " +
+                           testing::number(l1_ratio) + " --tol " + testing::number(tol) + " --output " +
+                           model + " --trace " + trace + " --progress_seconds 0 " + flags);
     ASSERT_EQ(out.status, 0) << out.text;
     EXPECT_NE(out.text.find("schmp-lasso: converged after"), std::string::npos) << out.text;
     testing::expect_time_split(out);
@@ -362,6 +362,36 @@ TEST_F(LassoEndToEnd, WithoutAnInterceptMatchesTheReference) {
     SCOPED_TRACE("np " + std::to_string(ranks));
     expect_matches_reference(generated(), ranks, "--fit_intercept=false");
     expect_matches_reference(diabetes(), ranks, "--fit_intercept=false");
+  }
+}
+
+// The elastic net, at L1 shares from mostly ridge to mostly Lasso, on dense and sparse data; and ridge
+// regression alone, whose gap comes from the conjugate dual point only.
+TEST_F(LassoEndToEnd, ElasticNetMatchesTheReference) {
+  for (const int ranks : {1, 3, 5}) {
+    for (const double l1_ratio : {0.5, 0.1}) {
+      SCOPED_TRACE("np " + std::to_string(ranks) + ", l1_ratio " + std::to_string(l1_ratio));
+      expect_matches_reference(generated(), ranks, "", 1e-10, l1_ratio);
+      expect_matches_reference(diabetes(), ranks, "", 1e-10, l1_ratio);
+    }
+    expect_matches_reference(correlated(), ranks, "--newton_steps hessian", 1e-9, 0.7);
+  }
+  const io::SparseRows rows = io::read_libsvm(generated().path);
+  const testing::LassoSolution ridge = testing::solve_lasso_reference(rows, 0, true, 0, 0.05);
+  for (const int ranks : {1, 3}) {
+    const Output out = run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + generated().path +
+                           " --l1_ratio 0 --lambda 0.05 --tol 1e-10 --progress_seconds 0");
+    ASSERT_EQ(out.status, 0) << out.text;
+    EXPECT_NE(out.text.find("schmp-lasso: converged after"), std::string::npos) << out.text;
+    EXPECT_NEAR(objective_of(out), ridge.objective, 1e-8 * ridge.objective) << out.text;
+  }
+  for (const int ranks : {1, 3}) {
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + generated().path + " --l1_ratio 0"),
+        "schmp-lasso: error: --l1_ratio 0 (ridge) needs --lambda");
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + generated().path + " --l1_ratio 1.5"),
+        "schmp-lasso: error: --l1_ratio must be");
   }
 }
 

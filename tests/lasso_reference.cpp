@@ -6,7 +6,8 @@
 
 namespace schmp::testing {
 
-LassoSolution solve_lasso_reference(const io::SparseRows& rows, double lambda_ratio, bool fit_intercept) {
+LassoSolution solve_lasso_reference(const io::SparseRows& rows, double lambda_ratio, bool fit_intercept,
+                                    double l1_ratio, double lambda) {
   const std::size_t n = rows.rows();
   const std::size_t p = rows.columns();
   // Columns of X.
@@ -34,29 +35,40 @@ LassoSolution solve_lasso_reference(const io::SparseRows& rows, double lambda_ra
   double lambda_max = 0;
   for (std::size_t j = 0; j < p; ++j)
     lambda_max = std::max(lambda_max, std::abs(column_dot(j, r)) / double(n));
-  solution.lambda = lambda_ratio * lambda_max;
+  solution.lambda = lambda > 0 ? lambda : lambda_ratio * lambda_max / l1_ratio;
+  const double l1 = solution.lambda * l1_ratio, l2 = solution.lambda * (1 - l1_ratio);
   solution.beta.assign(p, 0.0);
   std::vector<double> norms(p, 0.0);
   for (std::size_t j = 0; j < p; ++j) {
     for (const auto& [i, x] : columns[j]) norms[j] += x * x;
   }
-  const double threshold = double(n) * solution.lambda;
+  const double threshold = double(n) * l1;
   auto objective = [&] {
-    double rr = 0, l1 = 0;
+    double rr = 0, sum = 0, squares = 0;
     for (double v : r) rr += v * v;
-    for (double b : solution.beta) l1 += std::abs(b);
-    return rr / (2.0 * double(n)) + solution.lambda * l1;
+    for (double b : solution.beta) sum += std::abs(b), squares += b * b;
+    return rr / (2.0 * double(n)) + l1 * sum + l2 * squares / 2;
   };
-  // The same certificate as the solver's, computed here independently: the duality gap at the dual
-  // point r / max(n lambda, ||X^T r||_inf), with r summing to zero when b is fitted (the dual's
-  // constraint for an unpenalised intercept).
+  // The duality gap, with r summing to zero when b is fitted (the dual's constraint for an unpenalised
+  // intercept). For the Lasso the dual point is r / max(n lambda, ||X^T r||_inf); with a ridge share,
+  // r itself, against the penalty's conjugate sum_j (|x_j . r| / n - lambda a)_+^2 / (2 lambda (1 - a)).
   auto relative_gap = [&] {
     fit_mean();
-    double rr = 0, yr = 0, largest = 0;
+    double rr = 0, yr = 0, largest = 0, conjugate = 0;
     for (std::size_t i = 0; i < n; ++i) rr += r[i] * r[i], yr += rows.labels[i] * r[i];
-    for (std::size_t j = 0; j < p; ++j) largest = std::max(largest, std::abs(column_dot(j, r)));
-    const double s = std::max(threshold, largest);
-    const double dual = (threshold * yr / s - threshold * threshold * rr / (2 * s * s)) / double(n);
+    for (std::size_t j = 0; j < p; ++j) {
+      const double dot = std::abs(column_dot(j, r));
+      largest = std::max(largest, dot);
+      const double excess = std::max(0.0, dot / double(n) - l1);
+      conjugate += excess * excess;
+    }
+    double dual = 0;
+    if (l2 > 0) {
+      dual = (yr - rr / 2) / double(n) - conjugate / (2 * l2);
+    } else {
+      const double s = std::max(threshold, largest);
+      dual = (threshold * yr / s - threshold * threshold * rr / (2 * s * s)) / double(n);
+    }
     const double primal = objective();
     return (primal - dual) / primal;
   };
@@ -67,7 +79,7 @@ LassoSolution solve_lasso_reference(const io::SparseRows& rows, double lambda_ra
       const double updated = (z > threshold    ? z - threshold
                               : z < -threshold ? z + threshold
                                                : 0.0) /
-                             norms[j];
+                             (norms[j] + double(n) * l2);
       const double delta = updated - solution.beta[j];
       if (delta == 0) continue;
       for (const auto& [i, x] : columns[j]) r[i] -= x * delta;

@@ -17,8 +17,10 @@ struct LassoSolution {
   double objective = 0;
 };
 
-// Minimises (1/2n) ||y - X beta - b||^2 + lambda ||beta||_1, with b = 0 unless `fit_intercept`.
+// Minimises (1/2n) ||y - X beta - b||^2 + lambda (a ||beta||_1 + (1 - a)/2 ||beta||^2), a = l1_ratio, with
+// b = 0 unless `fit_intercept`; lambda is `lambda` when positive, else lambda_ratio times glmnet's
+// lambda_max.
 LassoSolution solve_lasso_reference(const io::SparseRows& rows, double lambda_ratio,
-                                    bool fit_intercept = true);
+                                    bool fit_intercept = true, double l1_ratio = 1, double lambda = 0);
 
 }  // namespace schmp::testing

@@ -287,12 +287,19 @@ TEST_P(CpuColumnKernelNewton, OperationsMatchDenseArithmetic) {
 
 INSTANTIATE_TEST_SUITE_P(BinaryShare, CpuColumnKernelNewton, ::testing::Values(0.0, 0.5, 1.0));
 
+// An evaluation's entropy sums with the same value at every dual scale, all of it the positive rows'.
+void set_entropy(logreg::Logreg::Stats& stats, double value) {
+  stats.entropy.assign(2 * logreg::kDualScales.size(), 0.0);
+  std::fill(stats.entropy.begin(), stats.entropy.begin() + logreg::kDualScales.size(), value);
+}
+
 // One Newton step by hand, on two coordinates: the inner solve runs its two passes, the full step and
 // the halved one are rejected by the line search, the quarter step is accepted.
 TEST(LogregCoordinator, LineSearchHalvesARejectedStepAndAcceptsTheShorterOne) {
   using Logreg = logreg::Logreg;
   Logreg::Config config;
   config.data = "unused";
+  config.fit_intercept = false;  // two weights by hand, no constant column
   Logreg::Setup setup;
   setup.gradient = {-4, 0};  // at w = 0: only coordinate 0 is free to move (|G_0| > 1)
   setup.column_norms = {4, 4};
@@ -305,7 +312,7 @@ TEST(LogregCoordinator, LineSearchHalvesARejectedStepAndAcceptsTheShorterOne) {
   at_zero.gradient = {-4, 0};
   at_zero.curvature = {1, 1};
   at_zero.loss = loss0;
-  at_zero.entropy.assign(logreg::kDualScales.size(), 0.0);  // a dual value of 0: far from converged
+  set_entropy(at_zero, 0.0);  // a dual value of 0: far from converged
   const Report start = coordinator.report(at_zero, priorities);
   EXPECT_DOUBLE_EQ(start.objective, loss0);
   EXPECT_FALSE(coordinator.wants_evaluation());
@@ -352,7 +359,7 @@ TEST(LogregCoordinator, LineSearchHalvesARejectedStepAndAcceptsTheShorterOne) {
   better.loss = loss0 - 1.5;
   better.gradient = {-1, 0};  // optimal for L1: |G_0 + sign(w_0)| = 0
   // ... and a dual value equal to the objective there: a gap of 0.
-  better.entropy.assign(logreg::kDualScales.size(), 0.75 + loss0 - 1.5);
+  set_entropy(better, 0.75 + loss0 - 1.5);
   const Report accepted = coordinator.report(better, priorities);
   EXPECT_NEAR(accepted.objective, 0.75 + loss0 - 1.5, 1e-9);
   EXPECT_EQ(accepted.columns[0], 1);  // one nonzero weight
@@ -479,6 +486,7 @@ TEST(LogregCoordinator, AHessianGivesTheNewtonStepInOneCommit) {
     SCOPED_TRACE(missing ? "Hessian missing" : "Hessian given");
     Logreg::Config config;
     config.data = "unused";
+    config.fit_intercept = false;
     config.newton_steps = "hessian";
     Logreg::Setup setup;
     setup.gradient = {-4, 0};
@@ -491,7 +499,7 @@ TEST(LogregCoordinator, AHessianGivesTheNewtonStepInOneCommit) {
     at_zero.gradient = {-4, 0};
     at_zero.curvature = {1, 1};
     at_zero.loss = 4 * std::log(2.0);
-    at_zero.entropy.assign(logreg::kDualScales.size(), 0.0);
+    set_entropy(at_zero, 0.0);
     coordinator.report(at_zero, priorities);
     // The first step, by rounds: nothing names a model before it.
     Schedule block;

@@ -65,6 +65,11 @@ void check_config(const Config& config) {
   if (config.newton_steps != "auto" && config.newton_steps != "rounds" && config.newton_steps != "hessian")
     throw std::runtime_error("--newton_steps must be auto, rounds or hessian");
   if (config.max_hessian < 1) throw std::runtime_error("--max_hessian must be at least 1");
+  if (!(config.l1_ratio >= 0 && config.l1_ratio <= 1))
+    throw std::runtime_error("--l1_ratio must be in [0, 1]");
+  if (config.l1_ratio == 0 && config.lambda == 0)
+    throw std::runtime_error(
+        "--l1_ratio 0 (ridge) needs --lambda: lambda_max is infinite without an L1 share");
 }
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
@@ -225,7 +230,9 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
   for (std::size_t j = 0; j < xty.size(); ++j) {
     if (column_norms_[static_cast<Eigen::Index>(j)] > 0) max_xty = std::max(max_xty, std::abs(xty[j]));
   }
-  lambda_max_ = max_xty / n_;
+  // glmnet's: the smallest lambda at which every coefficient is zero, for this L1 share.
+  lambda_max_ =
+      config.l1_ratio > 0 ? max_xty / (n_ * config.l1_ratio) : std::numeric_limits<double>::infinity();
   lambda_ = config.lambda > 0 ? config.lambda : config.lambda_ratio * lambda_max_;
   if (std::isinf(lambda_))
     throw std::runtime_error("--lambda_ratio times lambda_max overflows: give --lambda");
@@ -236,12 +243,17 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
                                                 : ": lambda_max is 0 (y is orthogonal to every feature); "
                                                   "give --lambda"));
   }
+  l1_ = lambda_ * config.l1_ratio;
+  ridge_ = n_ * lambda_ * (1 - config.l1_ratio);
+  for (Eigen::Index j = 0; j < beta_.size(); ++j) {
+    if (column_norms_[j] > 0) column_norms_[j] += ridge_;
+  }
   // Seed the priorities with the change each coefficient would make from zero: only the coefficients
   // that would leave zero start ahead; the others wait on eta.
   initial_changes_.resize(num_params);
   for (std::size_t j = 0; j < num_params; ++j) {
     const double norm = column_norms_[static_cast<Eigen::Index>(j)];
-    const double beta = norm > 0 ? soft_threshold(xty[j], n_ * lambda_) / norm : 0.0;
+    const double beta = norm > 0 ? soft_threshold(xty[j], n_ * l1_) / norm : 0.0;
     initial_changes_[j] = fitted_change(static_cast<ParamIndex>(j), beta);
   }
   active_.resize(num_params);
@@ -338,8 +350,8 @@ void Lasso::Coordinator::update_block(const Schedule& schedule, const Partial& s
       priorities.set(j, 0.0);
       continue;
     }
-    const double dot = summed.dots[k] - unshipped * column_sums_[j];
-    const double updated = soft_threshold(beta_[j] * norm + dot, n_ * lambda_) / norm;
+    const double dot = summed.dots[k] - unshipped * column_sums_[j] - ridge_ * beta_[j];
+    const double updated = soft_threshold(beta_[j] * norm + dot, n_ * l1_) / norm;
     const double delta = updated - beta_[j];
     priorities.set(j, fitted_change(j, delta));
     if (delta == 0) continue;
@@ -363,17 +375,35 @@ Lasso::Stats Lasso::Coordinator::centred(const Stats& summed) {
   stats.yr = summed.yr;
   stats.gram = summed.gram;
   stats.shift = summed.shift;
-  if (!config_.fit_intercept) return stats;
-  // r - mean(r): x_j . r less s_j mean(r), ||r||^2 less n mean(r)^2, y . r less sum(y) mean(r). The
-  // intercept that gives it is the best for this beta.
-  const double mean = summed.r_sum / n_;
-  const std::vector<ParamIndex>& covered = scope_.empty() ? active_ : scope_;
-  for (std::size_t k = 0; k < covered.size(); ++k) stats.gradient[k] -= mean * column_sums_[covered[k]];
-  stats.rr -= n_ * mean * mean;
-  stats.yr -= y_sum_ * mean;
   stats.r_sum = summed.r_sum;  // the residual's as the workers keep it, which extrapolation combines
-  intercept_ = shipped_intercept_ + mean;
+  const std::vector<ParamIndex>& covered = scope_.empty() ? active_ : scope_;
+  if (config_.fit_intercept) {
+    // r - mean(r): x_j . r less s_j mean(r), ||r||^2 less n mean(r)^2, y . r less sum(y) mean(r). The
+    // intercept that gives it is the best for this beta.
+    const double mean = summed.r_sum / n_;
+    for (std::size_t k = 0; k < covered.size(); ++k) stats.gradient[k] -= mean * column_sums_[covered[k]];
+    stats.rr -= n_ * mean * mean;
+    stats.yr -= y_sum_ * mean;
+    intercept_ = shipped_intercept_ + mean;
+  }
+  if (ridge_ > 0) {
+    // The ridge's rows: their residual is -sqrt(m) beta.
+    for (std::size_t k = 0; k < covered.size(); ++k) stats.gradient[k] -= ridge_ * beta_[covered[k]];
+    stats.rr += ridge_ * beta_.squaredNorm();
+  }
   return stats;
+}
+
+double Lasso::Coordinator::conjugate_dual(const Stats& augmented) const {
+  // With u_j = x_j . r / n, the penalty's conjugate is sum_j (|u_j| - lambda a)_+^2 / (2 lambda (1 - a)).
+  double penalty = 0;
+  for (std::size_t k = 0; k < active_.size(); ++k) {
+    const ParamIndex j = active_[k];
+    const double excess = std::abs(augmented.gradient[k] + ridge_ * beta_[j]) / n_ - l1_;
+    if (excess > 0) penalty += excess * excess;
+  }
+  const double rr = augmented.rr - ridge_ * beta_.squaredNorm();
+  return (augmented.yr - rr / 2) / n_ - n_ * penalty / (2 * ridge_);
 }
 
 void Lasso::Coordinator::ship_retirements(Commit& commit) {
@@ -402,7 +432,7 @@ Lasso::Coordinator::DualPoint Lasso::Coordinator::dual_point(double rr, double y
   // theta = r / s, with s = max(n lambda, max_j |x_j . r|) over the coefficients not retired (the
   // retired ones are zero at the optimum, so the problem without them has the same solution), is
   // feasible; its dual value is (1/n) (n lambda y.r / s - (n lambda)^2 ||r||^2 / (2 s^2)).
-  const double scaled_lambda = n_ * lambda_;
+  const double scaled_lambda = n_ * l1_;
   double largest = left_out;
   for (double g : gradient) largest = std::max(largest, std::abs(g));
   DualPoint point;
@@ -425,13 +455,23 @@ double Lasso::Coordinator::left_out_bound(double shift) const {
       ++next;
       continue;
     }
-    largest = std::max(largest, std::abs(full_gradient_[j]) + std::sqrt(column_norms_[j]) * moved);
+    // With the ridge, x_j . r also moves by m times beta_j's move.
+    const double ridge_move = ridge_ > 0 ? ridge_ * std::abs(beta_[j] - full_beta_[j]) : 0.0;
+    largest =
+        std::max(largest, std::abs(full_gradient_[j]) + std::sqrt(column_norms_[j]) * moved + ridge_move);
   }
   return largest;
 }
 
 Lasso::Coordinator::Extrapolated Lasso::Coordinator::extrapolate(const Stats& summed) {
-  gram_.push(summed.gram);
+  std::vector<double> row = summed.gram;
+  if (ridge_ > 0) {
+    // The ridge's rows of r . r_k: m beta . beta_k, over the evaluations the workers still keep.
+    const std::size_t kept = row.size() - 1;
+    for (std::size_t k = 0; k < kept; ++k) row[k] += ridge_ * beta_.dot(betas_[betas_.size() - kept + k]);
+    row.back() += ridge_ * beta_.squaredNorm();
+  }
+  gram_.push(row);
   if (betas_.size() == kExtrapolationDepth) {
     betas_.pop_front();
     yr_.pop_front();
@@ -441,7 +481,7 @@ Lasso::Coordinator::Extrapolated Lasso::Coordinator::extrapolate(const Stats& su
   betas_.push_back(beta_);
   gradients_.push_back(summed.gradient);
   yr_.push_back(summed.yr);
-  means_.push_back(summed.r_sum / n_);
+  means_.push_back(config_.fit_intercept ? summed.r_sum / n_ : 0.0);
   Extrapolated point;
   point.weights = gram_.weights();
   if (point.weights.empty()) return point;
@@ -477,7 +517,7 @@ bool Lasso::Coordinator::jump(const Extrapolated& point, double& primal) {
     if (retired_[static_cast<std::size_t>(j)] && beta[j] != 0) return false;
   }
   // Taken with its rounding error against it, so that the objective reported is never below the true one.
-  const double extrapolated = (point.rr / 2 + point.rounding) / n_ + lambda_ * beta.lpNorm<1>();
+  const double extrapolated = (point.rr / 2 + point.rounding) / n_ + l1_ * beta.lpNorm<1>();
   if (!(extrapolated < primal)) return false;
   primal = extrapolated;
   jump_from_ = beta_;
@@ -496,11 +536,12 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
     throw std::logic_error("lasso: evaluation of the wrong length");
   const Stats summed = centred(evaluated);
   // Primal: (1/2n) ||r||^2 + lambda ||beta||_1.
-  double primal = summed.rr / (2 * n_) + lambda_ * beta_.lpNorm<1>();
+  double primal = summed.rr / (2 * n_) + l1_ * beta_.lpNorm<1>();
   // Kept at every full evaluation, as the workers keep their residual: the two go together.
   if (full) {
     if (full_gradient_.size() != beta_.size()) full_gradient_ = Eigen::VectorXd::Zero(beta_.size());
     for (std::size_t k = 0; k < covered.size(); ++k) full_gradient_[covered[k]] = summed.gradient[k];
+    if (ridge_ > 0) full_beta_ = beta_;
   }
   // Over the working set only; feasible for the whole problem with the bound on the rest.
   DualPoint dual = dual_point(summed.rr, summed.yr, summed.gradient);
@@ -544,6 +585,7 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
   const double rounding =
       n_ * std::numeric_limits<double>::epsilon() * (summed.rr / n_ + std::abs(summed.yr) / n_);
   best_dual_ = std::max(best_dual_, (full ? dual : whole).value - rounding);
+  if (full && ridge_ > 0 && !go_back_) best_dual_ = std::max(best_dual_, conjugate_dual(summed) - rounding);
   const double gap = std::max(rounding, primal - best_dual_ + rounding);
   const double relative = primal > 0 ? gap / primal : 0.0;
 
@@ -558,7 +600,7 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
   //
   // Neither is done at a point the run is about to leave: a coefficient zero there may not be zero
   // where it goes back to, and retired it could never move again.
-  const double scaled_lambda = n_ * lambda_;
+  const double scaled_lambda = n_ * l1_;
   const double radius =
       full ? std::sqrt(2 * n_ * std::max(rounding, primal - dual.value + rounding)) / scaled_lambda : 0.0;
   const std::size_t judged = go_back_ ? 0 : covered.size();
@@ -616,7 +658,7 @@ std::vector<ParamIndex> Lasso::Coordinator::working_set(const std::vector<double
   // As celer grows its working sets: the coefficients nonzero or about to move, then as many again (at
   // least kSmallest in all) of the others, nearest first to moving: |x_j . theta| nearest 1, in units
   // of ||x_j||.
-  const double scaled_lambda = n_ * lambda_;
+  const double scaled_lambda = n_ * l1_;
   std::vector<ParamIndex> scope;
   std::vector<std::pair<double, ParamIndex>> others;
   std::size_t live = 0;
@@ -715,7 +757,8 @@ bool Lasso::Coordinator::gram_step(const std::vector<ParamIndex>& covered,
                                    const std::vector<double>& gradient, double gap, Priorities& priorities) {
   const bool arrived = std::exchange(arrived_, false);
   const double remaining = rounds_remaining(gap);
-  if (gram_missing_ || config_.newton_steps == "rounds") return false;
+  // Ridge regression (no L1 share) has no model of this form; its rounds converge linearly anyway.
+  if (gram_missing_ || config_.newton_steps == "rounds" || !(l1_ > 0)) return false;
   keep_support();
   if (support_.empty() || support_.size() > config_.max_hessian) return false;
   // The Gram matrix over the support (what the cache lacks of it) is asked for when it and its solve
@@ -739,7 +782,7 @@ bool Lasso::Coordinator::solve_support(const std::vector<ParamIndex>& covered,
   // divided by lambda:
   //   Q(d) = g . d + d' H d / 2 + ||beta + d||_1 - ||beta||_1,  g = -X'r / (n lambda), H = X'X / (n lambda),
   // is the objective's change itself: its minimiser is the exact step.
-  const double scale = 1 / (n_ * lambda_);
+  const double scale = 1 / (n_ * l1_);
   std::vector<ParamIndex> held;
   std::vector<double> held_gradient;
   double total = 0;  // the violation over every coefficient covered
@@ -770,6 +813,7 @@ bool Lasso::Coordinator::solve_support(const std::vector<ParamIndex>& covered,
     for (Eigen::Index k = 0; k < m; ++k) sums[k] = column_sums_[held[static_cast<std::size_t>(k)]];
     h.noalias() -= (scale / n_) * sums * sums.transpose();
   }
+  h.diagonal().array() += ridge_ * scale;  // the ridge's rows
   const ModelSolution solution = minimise_model(Penalty::kL1, w, g, h, kModelTolerance * start, kModelWork);
   const Eigen::VectorXd h_d = h * solution.d;
   if (!(model_value(Penalty::kL1, w, g, solution.d, h_d) < 0)) return false;
@@ -790,6 +834,7 @@ bool Lasso::Coordinator::solve_support(const std::vector<ParamIndex>& covered,
 Lasso::Saved Lasso::Coordinator::save() const {
   Saved saved;
   saved.lambda = lambda_;
+  saved.l1_ratio = config_.l1_ratio;
   saved.beta.assign(beta_.data(), beta_.data() + beta_.size());
   for (std::size_t j = 0; j < retired_.size(); ++j) {
     if (retired_[j]) saved.retired.push_back(static_cast<ParamIndex>(j));
@@ -799,6 +844,10 @@ Lasso::Saved Lasso::Coordinator::save() const {
 
 Lasso::Commit Lasso::Coordinator::restore(const Saved& saved, Priorities& priorities) {
   // lambda_max is a sum over workers, so it may differ in its last bits with another rank count.
+  if (saved.l1_ratio != config_.l1_ratio) {
+    throw std::runtime_error("the checkpoint was fitted for --l1_ratio " + std::to_string(saved.l1_ratio) +
+                             ", this run asks for " + std::to_string(config_.l1_ratio));
+  }
   if (std::abs(saved.lambda - lambda_) > 1e-9 * lambda_) {
     throw std::runtime_error("the checkpoint was fitted for lambda " + std::to_string(saved.lambda) +
                              ", this run asks for " + std::to_string(lambda_));
@@ -836,12 +885,14 @@ void Lasso::Coordinator::finish(const Summary& summary) {
   const auto nonzeros = static_cast<long long>(summary.last.columns[2]);
   if (!config_.output.empty()) {
     io::write_file_atomically(config_.output, [&](std::ostream& out) {
-      out << "# schmp-lasso model: minimises (1/2n)||y - X beta - b||^2 + lambda ||beta||_1"
+      out << "# schmp-lasso model: minimises (1/2n)||y - X beta - b||^2 + lambda "
+          << (config_.l1_ratio == 1 ? "||beta||_1" : "(a ||beta||_1 + (1 - a)/2 ||beta||^2)")
           << (config_.fit_intercept ? "" : ", b = 0 (no intercept)") << "\n"
           << "# data " << config_.data << "\n"
           << std::setprecision(17) << "# lambda " << lambda_ << " (" << lambda_ / lambda_max_
-          << " lambda_max)\n"
-          << "# features " << beta_.size() << " nonzeros " << nonzeros << "\n"
+          << " lambda_max)\n";
+      if (config_.l1_ratio != 1) out << "# l1_ratio a " << config_.l1_ratio << "\n";
+      out << std::setprecision(17) << "# features " << beta_.size() << " nonzeros " << nonzeros << "\n"
           << "# objective " << summary.last.objective << " duality_gap " << gap << "\n"
           << "# intercept b, then index value (1-based, nonzero coefficients only)\n"
           << "intercept " << intercept_ << "\n";
@@ -854,7 +905,9 @@ void Lasso::Coordinator::finish(const Summary& summary) {
               static_cast<unsigned long long>(summary.rounds), summary.seconds);
   std::printf("objective %.12g  duality gap %.3g (relative %.3g)  nonzeros %lld of %lld\n",
               summary.last.objective, gap, relative, nonzeros, static_cast<long long>(beta_.size()));
-  std::printf("lambda %.6g (%.4g lambda_max)", lambda_, lambda_ / lambda_max_);
+  std::printf("lambda %.6g", lambda_);
+  if (std::isfinite(lambda_max_)) std::printf(" (%.4g lambda_max)", lambda_ / lambda_max_);
+  if (config_.l1_ratio != 1) std::printf("  l1_ratio %g", config_.l1_ratio);
   if (config_.fit_intercept) std::printf("  intercept %.12g", intercept_);
   std::printf("\n");
   if (at_floor_) {

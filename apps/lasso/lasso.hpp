@@ -1,5 +1,7 @@
-// Lasso as a SchMP program: minimise (1/2n) ||y - X beta - b||^2 + lambda ||beta||_1 by scheduled
-// parallel coordinate descent, with the intercept b unpenalised (or held at 0 without --fit_intercept).
+// Lasso as a SchMP program: minimise
+//   (1/2n) ||y - X beta - b||^2 + lambda (a ||beta||_1 + (1 - a)/2 ||beta||^2),   a = --l1_ratio,
+// by scheduled parallel coordinate descent, with the intercept b unpenalised (or held at 0 without
+// --fit_intercept). a = 1 (the default) is the Lasso; a < 1 the elastic net.
 //
 // Each round the schedulers pick a block of coefficients, preferring those that moved most and
 // keeping only coefficients whose columns are nearly uncorrelated (|cos(x_j, x_k)| < rho), so that
@@ -45,6 +47,14 @@
 // of its own: it follows beta exactly, which a coordinate for it, coupled to every column with a
 // nonzero mean, would not. Each commit ships b; a worker shifts its residual by the change lazily, at
 // the next evaluation (a dense pass), and corrects the dots of the rounds between by the column sums.
+//
+// The elastic net is the Lasso with weight lambda a on the augmented data [X; sqrt(m) I], [y; 0], m = n
+// lambda (1 - a): the augmented rows add m to each column's squared norm, -m beta_j to each dot x_j . r,
+// m ||beta||^2 to ||r||^2 and m I to the Gram matrix, all known to the coordinator. So the workers do
+// as for the Lasso, and every rule above (the gap, screening, working sets, steps from the Gram
+// matrix, extrapolation) holds on the augmented problem. A second dual point, the residual itself
+// against the penalty's conjugate, needs no scaling and bounds the gap where a is small (a = 0, ridge
+// regression, has only this one).
 #pragma once
 
 #include <Eigen/Core>
@@ -70,7 +80,8 @@ struct Config {
   std::string labels;  // labels of a MatrixMarket matrix
   double lambda = 0;   // the L1 weight; when 0, lambda_ratio * lambda_max
   double lambda_ratio = 0.1;
-  double tol = 1e-6;  // stop at relative duality gap <= tol
+  double l1_ratio = 1;  // a: the L1 share of the penalty (1: Lasso, 0: ridge)
+  double tol = 1e-6;    // stop at relative duality gap <= tol
   bool fit_intercept = true;
   double rho = 0.1;  // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
   // Steps from the Gram matrix (Coordinator::gram_step): auto, rounds (never) or hessian (at every
@@ -165,11 +176,12 @@ struct Lasso {
   // A checkpoint: the coefficients, those screened out, and the lambda they were fitted for.
   struct Saved {
     double lambda = 0;
+    double l1_ratio = 1;
     std::vector<double> beta;
     std::vector<ParamIndex> retired;
     template <class V>
     void visit(V& v) {
-      v(lambda, beta, retired);
+      v(lambda, l1_ratio, beta, retired);
     }
   };
 
@@ -281,9 +293,14 @@ struct Lasso {
                    Priorities& priorities);
     // The best intercept for `beta`: mean(y - X beta), 0 without --fit_intercept.
     double intercept_for(const Eigen::VectorXd& beta) const;
-    // The evaluation's sums for the residual moved by its mean, so that it sums to zero exactly: the
-    // centred problem's dual needs that, and the mean is the intercept's remaining error.
+    // The evaluation's sums for the residual moved by its mean, so that it sums to zero exactly (the
+    // centred problem's dual needs that, and the mean is the intercept's remaining error), and for the
+    // augmented problem of the elastic net.
     Stats centred(const Stats& summed);
+    // The elastic net's dual value at the residual itself, from the centred sums without the ridge's
+    // rows (a full evaluation's): (y . r - ||r||^2 / 2) / n - sum_j n (|x_j . r| / n - lambda a)_+^2 /
+    // (2 m).
+    double conjugate_dual(const Stats& augmented) const;
     // Moves beta to the minimiser over the support's coefficients the cache holds, the others where
     // they are, when those hold nearly all of the violation; true when it moved.
     bool solve_support(const std::vector<ParamIndex>& covered, const std::vector<double>& gradient,
@@ -293,6 +310,8 @@ struct Lasso {
     double n_;
     double lambda_;
     double lambda_max_;
+    double l1_ = 0;     // lambda a: the L1 weight
+    double ridge_ = 0;  // m = n lambda (1 - a): the augmented rows' weight
     double yy_;
     Eigen::VectorXd beta_;
     // The intercept, the column sums and y's sum (zero without --fit_intercept), and the centred
@@ -335,6 +354,7 @@ struct Lasso {
     double best_dual_ = -std::numeric_limits<double>::infinity();
     bool at_floor_ = false;          // the last gap was no more than its rounding error, and above --tol
     Eigen::VectorXd full_gradient_;  // x_j . r at the last full evaluation, by coefficient
+    Eigen::VectorXd full_beta_;      // beta then (with the ridge only: its dots depend on beta)
     // Steps from the Gram matrix. A request goes out with the next commit, and its answer comes with the
     // evaluation after that.
     enum class Asked { kNothing, kToShip, kShipped };

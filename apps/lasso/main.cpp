@@ -19,12 +19,17 @@ SCHMP_FLAG(string, data, "", any(),
            "Training data: LIBSVM (1-based indices) or MatrixMarket coordinate file");
 SCHMP_FLAG(string, labels, "", any(),
            "Labels of a MatrixMarket matrix: MatrixMarket array or one number per line");
-SCHMP_FLAG(double, lambda, kDefaults.lambda, any(),
-           "L1 weight lambda; when 0, --lambda_ratio times lambda_max = ||X^T y||_inf / n");
+SCHMP_FLAG(
+    double, lambda, kDefaults.lambda, any(),
+    "Penalty weight lambda; when 0, --lambda_ratio times lambda_max = ||X~^T y~||_inf / (n a), X~ and y~ "
+    "centred with the intercept, a = --l1_ratio");
 SCHMP_FLAG(double, lambda_ratio, kDefaults.lambda_ratio, any(),
            "lambda as a fraction of lambda_max (used when --lambda is 0)");
 SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
            "Stop when the duality gap relative to the objective is at most this");
+SCHMP_FLAG(double, l1_ratio, kDefaults.l1_ratio, schmp::between(0, 1),
+           "The L1 share a of the penalty lambda (a ||beta||_1 + (1 - a)/2 ||beta||^2): 1 the Lasso, below 1 "
+           "the elastic net (glmnet's alpha), 0 ridge regression (needs --lambda)");
 SCHMP_FLAG(bool, fit_intercept, kDefaults.fit_intercept, any(),
            "Fit an unpenalised intercept b (implicit centering: X stays sparse); false holds b at 0");
 SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
@@ -87,6 +92,7 @@ int main(int argc, char** argv) {
   config.labels = FLAGS_labels;
   config.lambda = FLAGS_lambda;
   config.lambda_ratio = FLAGS_lambda_ratio;
+  config.l1_ratio = FLAGS_l1_ratio;
   config.tol = FLAGS_tol;
   config.fit_intercept = FLAGS_fit_intercept;
   config.rho = FLAGS_rho;
