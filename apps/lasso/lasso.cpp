@@ -7,6 +7,7 @@
 #include <iterator>
 #include <limits>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -70,6 +71,16 @@ void check_config(const Config& config) {
   if (config.l1_ratio == 0 && config.lambda == 0)
     throw std::runtime_error(
         "--l1_ratio 0 (ridge) needs --lambda: lambda_max is infinite without an L1 share");
+  if (config.path == 1) throw std::runtime_error("--path needs at least 2 lambdas");
+  if (config.path > 0 && config.lambda > 0)
+    throw std::runtime_error(
+        "--path runs from lambda_max down to --lambda_min_ratio times it: drop --lambda");
+  if (config.path > 0 && config.l1_ratio == 0)
+    throw std::runtime_error("--path needs an L1 share (--l1_ratio above 0): ridge has no lambda_max");
+  if (config.lambda_min_ratio != 0 && !(config.lambda_min_ratio > 0 && config.lambda_min_ratio < 1))
+    throw std::runtime_error("--lambda_min_ratio must be in (0, 1)");
+  if (config.path == 0 && !(config.test.empty() && config.path_table.empty()))
+    throw std::runtime_error("--test and --path_table are for a path (--path N); predict scores one model");
 }
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
@@ -234,6 +245,15 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
   lambda_max_ =
       config.l1_ratio > 0 ? max_xty / (n_ * config.l1_ratio) : std::numeric_limits<double>::infinity();
   lambda_ = config.lambda > 0 ? config.lambda : config.lambda_ratio * lambda_max_;
+  if (config.path > 0) {
+    // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2.
+    const double ratio = config.lambda_min_ratio > 0            ? config.lambda_min_ratio
+                         : n_ > static_cast<double>(num_params) ? 1e-4
+                                                                : 1e-2;
+    path_ = Path(config.path, lambda_max_, ratio,
+                 config.test.empty() ? io::SparseRows{} : io::read_rows(config.test, ""));
+    lambda_ = path_.lambda();
+  }
   if (std::isinf(lambda_))
     throw std::runtime_error("--lambda_ratio times lambda_max overflows: give --lambda");
   if (!(lambda_ > 0)) {
@@ -243,11 +263,7 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
                                                 : ": lambda_max is 0 (y is orthogonal to every feature); "
                                                   "give --lambda"));
   }
-  l1_ = lambda_ * config.l1_ratio;
-  ridge_ = n_ * lambda_ * (1 - config.l1_ratio);
-  for (Eigen::Index j = 0; j < beta_.size(); ++j) {
-    if (column_norms_[j] > 0) column_norms_[j] += ridge_;
-  }
+  set_lambda(lambda_);
   // Seed the priorities with the change each coefficient would make from zero: only the coefficients
   // that would leave zero start ahead; the others wait on eta.
   initial_changes_.resize(num_params);
@@ -261,8 +277,44 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
   retired_.assign(num_params, false);
 }
 
+void Lasso::Coordinator::set_lambda(double lambda) {
+  lambda_ = lambda;
+  l1_ = lambda * config_.l1_ratio;
+  const double ridge = n_ * lambda * (1 - config_.l1_ratio);
+  for (Eigen::Index j = 0; j < beta_.size(); ++j) {
+    if (column_norms_[j] > 0) column_norms_[j] += ridge - ridge_;
+  }
+  ridge_ = ridge;
+}
+
+void Lasso::Coordinator::next_lambda(const Report& converged) {
+  PathPoint point;
+  point.lambda = lambda_;
+  point.objective = converged.objective;
+  point.gap = converged.columns[0];
+  point.relative_gap = converged.columns[1];
+  point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  point.intercept = intercept_;
+  path_.record(std::move(point), beta_);
+  if (path_.points().size() == path_.size()) return;
+  set_lambda(path_.lambda());
+  // What the evaluations at the last lambda taught holds no more: its dual values, its gaps, its
+  // iterates for extrapolation, its working set and the rounds' pace there.
+  best_dual_ = -std::numeric_limits<double>::infinity();
+  full_gap_ = std::numeric_limits<double>::infinity();
+  rent_gap_ = std::numeric_limits<double>::infinity();
+  at_floor_ = false;
+  last_objective_ = std::numeric_limits<double>::infinity();
+  last_beta_ = beta_;
+  forget_ = true;
+  rescope_ = true;
+  next_scope_.clear();
+}
+
 std::vector<std::string> Lasso::Coordinator::trace_columns() const {
-  return {"duality_gap", "relative_gap", "nnz", "active", "evaluated"};
+  std::vector<std::string> columns = {"duality_gap", "relative_gap", "nnz", "active", "evaluated"};
+  if (path_.active()) columns.push_back("lambda");
+  return columns;
 }
 
 std::vector<double> Lasso::Coordinator::initial_changes() const { return initial_changes_; }
@@ -607,7 +659,7 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
   for (std::size_t k = 0; k < judged; ++k) {
     const ParamIndex j = covered[k];
     if (retired_[j]) continue;
-    if (full && beta_[j] == 0 &&
+    if (full && !path_.active() && beta_[j] == 0 &&
         std::abs((*dual.gradient)[k]) / dual.s + std::sqrt(column_norms_[j]) * radius < 1) {
       retired_[j] = true;
       newly_retired_.push_back(j);
@@ -651,6 +703,13 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
   at_floor_ = relative > config_.tol && config_.tol >= std::numeric_limits<double>::epsilon() &&
               gap <= kRoundingFloor * rounding;
   report.converged = relative <= config_.tol || at_floor_;
+  if (path_.active()) {
+    report.columns.push_back(lambda_);
+    if (report.converged && !go_back_) {
+      next_lambda(report);
+      report.converged = path_.points().size() == path_.size();
+    }
+  }
   return report;
 }
 
@@ -843,6 +902,7 @@ Lasso::Saved Lasso::Coordinator::save() const {
 }
 
 Lasso::Commit Lasso::Coordinator::restore(const Saved& saved, Priorities& priorities) {
+  if (path_.active()) throw std::runtime_error("a path (--path) does not resume from a checkpoint");
   // lambda_max is a sum over workers, so it may differ in its last bits with another rank count.
   if (saved.l1_ratio != config_.l1_ratio) {
     throw std::runtime_error("the checkpoint was fitted for --l1_ratio " + std::to_string(saved.l1_ratio) +
@@ -883,6 +943,10 @@ void Lasso::Coordinator::finish(const Summary& summary) {
   const double gap = summary.last.columns[0];
   const double relative = summary.last.columns[1];
   const auto nonzeros = static_cast<long long>(summary.last.columns[2]);
+  if (path_.active()) {
+    finish_path(summary);
+    return;
+  }
   if (!config_.output.empty()) {
     io::write_file_atomically(config_.output, [&](std::ostream& out) {
       out << "# schmp-lasso model: minimises (1/2n)||y - X beta - b||^2 + lambda "
@@ -917,6 +981,33 @@ void Lasso::Coordinator::finish(const Summary& summary) {
         n_, config_.tol);
   }
   if (!config_.output.empty()) std::printf("model: %s\n", config_.output.c_str());
+  if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());
+  std::fflush(stdout);
+}
+
+void Lasso::Coordinator::finish_path(const Summary& summary) {
+  const std::size_t solved = path_.points().size();
+  std::printf("schmp-lasso: %s after %llu rounds, %.3f s: %zu of %zu lambdas solved\n",
+              summary.stopped_by.c_str(), static_cast<unsigned long long>(summary.rounds), summary.seconds,
+              solved, path_.size());
+  path_.print();
+  if (!config_.path_table.empty()) {
+    path_.write_table(config_.path_table);
+    std::printf("path table: %s\n", config_.path_table.c_str());
+  }
+  if (!config_.output.empty()) {
+    std::ostringstream header;
+    header << std::setprecision(17) << "# schmp-lasso path: minimises (1/2n)||y - X beta - b||^2 + lambda "
+           << (config_.l1_ratio == 1 ? "||beta||_1" : "(a ||beta||_1 + (1 - a)/2 ||beta||^2)")
+           << (config_.fit_intercept ? "" : ", b = 0 (no intercept)") << " at each lambda\n"
+           << "# data " << config_.data << "\n"
+           << "# lambda_max " << lambda_max_ << " lambdas " << path_.size() << " solved " << solved << "\n";
+    if (config_.l1_ratio != 1) header << "# l1_ratio a " << config_.l1_ratio << "\n";
+    header << "# features " << beta_.size() << "\n"
+           << "# each model: lambda L, intercept b, then index value (1-based, nonzero coefficients only)\n";
+    path_.write_models(config_.output, header.str());
+    std::printf("models: %s\n", config_.output.c_str());
+  }
   if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());
   std::fflush(stdout);
 }

@@ -55,9 +55,15 @@
 // matrix, extrapolation) holds on the augmented problem. A second dual point, the residual itself
 // against the penalty's conjugate, needs no scaling and bounds the gap where a is small (a = 0, ridge
 // regression, has only this one).
+//
+// A path (--path N) solves glmnet's N lambdas from lambda_max down in one run (path.hpp): at each
+// lambda's convergence the coordinator records the solution and moves on, warm, with the Gram cache
+// kept (X does not change) and everything learned of the last lambda's gap let go. Screening retires
+// nothing on a path: a coefficient proven zero at one lambda may move at the next.
 #pragma once
 
 #include <Eigen/Core>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -67,6 +73,7 @@
 #include <vector>
 
 #include "gram_cache.hpp"
+#include "path.hpp"
 #include "schmp/extrapolation.hpp"
 #include "schmp/kernels/column_kernel.hpp"
 #include "schmp/kernels/correlation_filter.hpp"
@@ -91,8 +98,17 @@ struct Config {
   std::uint64_t max_hessian = 1024;
   std::string output;  // model file
   std::string trace;   // named in the closing message only
+  // A path: this many lambdas from lambda_max down to lambda_min_ratio times it (0: glmnet's, 1e-4
+  // with more rows than features, else 1e-2); 0 for one lambda.
+  std::uint64_t path = 0;
+  double lambda_min_ratio = 0;
+  std::string test;        // held-out rows (LIBSVM), whose MSE the path reports
+  std::string path_table;  // the path's table, as CSV
 
-  io::RunFiles files() const { return {{{"--output", output}}, {{"--data", data}, {"--labels", labels}}}; }
+  io::RunFiles files() const {
+    return {{{"--output", output}, {"--path_table", path_table}},
+            {{"--data", data}, {"--labels", labels}, {"--test", test}}};
+  }
 
   std::vector<std::string> inputs() const { return {data, labels}; }  // what a checkpoint is tied to
 };
@@ -237,6 +253,8 @@ struct Lasso {
     Commit restore(const Saved& saved, Priorities& priorities);
 
    private:
+    // finish() for a path: the table, and the file of every lambda's model.
+    void finish_path(const Summary& summary);
     // A feasible dual point theta = r / s and what the gap and the screening need of it.
     struct DualPoint {
       double value = -std::numeric_limits<double>::infinity();
@@ -291,6 +309,11 @@ struct Lasso {
     // (solve_support) where the rounds would take longer; true when beta moved.
     bool gram_step(const std::vector<ParamIndex>& covered, const std::vector<double>& gradient, double gap,
                    Priorities& priorities);
+    // Sets lambda, the L1 weight and the ridge's, and the columns' norms with the ridge's rows.
+    void set_lambda(double lambda);
+    // At the convergence of a path's lambda: records it and sets the next one up, its solve to start
+    // afresh from the coefficients found.
+    void next_lambda(const Report& converged);
     // The best intercept for `beta`: mean(y - X beta), 0 without --fit_intercept.
     double intercept_for(const Eigen::VectorXd& beta) const;
     // The evaluation's sums for the residual moved by its mean, so that it sums to zero exactly (the
@@ -312,6 +335,8 @@ struct Lasso {
     double lambda_max_;
     double l1_ = 0;     // lambda a: the L1 weight
     double ridge_ = 0;  // m = n lambda (1 - a): the augmented rows' weight
+    Path path_;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
     double yy_;
     Eigen::VectorXd beta_;
     // The intercept, the column sums and y's sum (zero without --fit_intercept), and the centred

@@ -22,7 +22,8 @@ SCHMP_FLAG(string, labels, "", any(),
 SCHMP_FLAG(
     double, lambda, kDefaults.lambda, any(),
     "Penalty weight lambda; when 0, --lambda_ratio times lambda_max = ||X~^T y~||_inf / (n a), X~ and y~ "
-    "centred with the intercept, a = --l1_ratio");
+    "centred with the intercept, a = --l1_ratio. predict: of a path's models, the one nearest this lambda "
+    "(0: the last)");
 SCHMP_FLAG(double, lambda_ratio, kDefaults.lambda_ratio, any(),
            "lambda as a fraction of lambda_max (used when --lambda is 0)");
 SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
@@ -46,6 +47,15 @@ SCHMP_FLAG(string, output, "", any(),
            "Training: the model ('# comments', 'intercept b', then 'index value' per nonzero, 1-based). "
            "predict: one prediction per row");
 SCHMP_FLAG(string, model, "", any(), "predict: the model to apply");
+SCHMP_FLAG(uint64, path, kDefaults.path, any(),
+           "Solve a path of this many lambdas from lambda_max down to --lambda_min_ratio times it, each "
+           "warm-started from the last (0: one lambda)");
+SCHMP_FLAG(double, lambda_min_ratio, kDefaults.lambda_min_ratio, any(),
+           "The path's last lambda over lambda_max (0: glmnet's, 1e-4 with more rows than features, else "
+           "1e-2)");
+SCHMP_FLAG(string, test, "", any(), "A path's held-out rows (LIBSVM): their MSE at each lambda");
+SCHMP_FLAG(string, path_table, "", any(),
+           "Write the path's table here (CSV: lambda, objective, gap, nonzeros, seconds, test MSE)");
 DECLARE_string(trace);
 
 namespace {
@@ -56,7 +66,9 @@ int predict() {
     throw std::runtime_error(unread);
   schmp::io::refuse_overwriting({{"--output", FLAGS_output}},
                                 {{"--data", FLAGS_data}, {"--model", FLAGS_model}});
-  const auto report = schmp::lasso::predict(FLAGS_model, FLAGS_data, FLAGS_output);
+  double lambda = 0;
+  const auto report = schmp::lasso::predict(FLAGS_model, FLAGS_data, FLAGS_output, FLAGS_lambda, lambda);
+  if (lambda > 0) std::printf("lambda %.9g (of a path)\n", lambda);
   std::printf("rows %zu  MSE %.9g  R^2 %.9g\n", report.rows, report.mse, report.r_squared);
   if (!FLAGS_output.empty()) std::printf("predictions: %s\n", FLAGS_output.c_str());
   return 0;
@@ -67,7 +79,8 @@ int predict() {
 int main(int argc, char** argv) {
   if (schmp::take_subcommand(argc, argv, "predict")) {
     return schmp::run_tool(
-        argc, argv, "usage: schmp-lasso predict --model MODEL --data FILE [--output PREDICTIONS]", predict);
+        argc, argv,
+        "usage: schmp-lasso predict --model MODEL --data FILE [--lambda L] [--output PREDICTIONS]", predict);
   }
   // Each evaluation resets every coefficient's priority to the step it would take (lasso.hpp), so no
   // coefficient that would move can starve between evaluations, and eta need only keep the others
@@ -99,6 +112,10 @@ int main(int argc, char** argv) {
   config.newton_steps = FLAGS_newton_steps;
   config.max_hessian = FLAGS_max_hessian;
   config.output = FLAGS_output;
+  config.path = FLAGS_path;
+  config.lambda_min_ratio = FLAGS_lambda_min_ratio;
+  config.test = FLAGS_test;
+  config.path_table = FLAGS_path_table;
   config.trace = FLAGS_trace;
   return job.run<schmp::lasso::Lasso>(config);
 }

@@ -10,34 +10,54 @@
 
 namespace schmp::lasso {
 
-LinearModel read_model(const std::string& path) {
+namespace {
+
+// The number after `word` on a line that is just the two; InputError otherwise.
+double keyed_number(std::istringstream& fields, const std::string& path, std::uint64_t number,
+                    const std::string& word) {
+  std::string key;
+  double value = 0;
+  fields >> key >> value;
+  if (!fields || !std::isfinite(value) || !(fields >> std::ws).eof())
+    throw io::InputError(path, number, "bad " + word + " line");
+  return value;
+}
+
+}  // namespace
+
+std::vector<LinearModel> read_models(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw io::InputError(path, 0, "cannot open the model");
-  LinearModel model;
-  bool sized = false, has_intercept = false;
+  std::vector<LinearModel> models;
+  std::size_t features = 0;
+  bool sized = false, path_file = false;
   std::string line;
   for (std::uint64_t number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::istringstream fields(line);
     if (line.rfind("# features ", 0) == 0) {
       std::string word;
-      std::size_t features = 0;
       fields >> word >> word >> features;
       if (!fields) throw io::InputError(path, number, "bad features line");
-      model.beta.assign(features, 0.0);
       sized = true;
       continue;
     }
     if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("intercept ", 0) == 0) {
-      std::string word;
-      fields >> word >> model.intercept;
-      if (!fields || !std::isfinite(model.intercept) || !(fields >> std::ws).eof())
-        throw io::InputError(path, number, "bad intercept line");
-      has_intercept = true;
+    if (!sized) throw io::InputError(path, number, "a model before the '# features N' line");
+    // A path's model starts at its lambda line; a single model at its intercept line.
+    if (line.rfind("lambda ", 0) == 0) {
+      path_file = true;
+      models.push_back({keyed_number(fields, path, number, "lambda"), 0, std::vector<double>(features, 0.0)});
       continue;
     }
-    if (!sized) throw io::InputError(path, number, "a coefficient before the '# features N' line");
+    if (line.rfind("intercept ", 0) == 0) {
+      if (!path_file) models.push_back({0, 0, std::vector<double>(features, 0.0)});
+      if (models.empty()) throw io::InputError(path, number, "an intercept before its lambda line");
+      models.back().intercept = keyed_number(fields, path, number, "intercept");
+      continue;
+    }
+    if (models.empty()) throw io::InputError(path, number, "a coefficient before the intercept line");
+    LinearModel& model = models.back();
     std::uint64_t index = 0;
     double value = 0;
     fields >> index >> value;
@@ -49,9 +69,8 @@ LinearModel read_model(const std::string& path) {
           "index " + std::to_string(index) + " outside 1.." + std::to_string(model.beta.size()));
     model.beta[index - 1] = value;
   }
-  if (!sized || !has_intercept)
-    throw io::InputError(path, 0, "not a schmp-lasso model (no '# features' or 'intercept' line)");
-  return model;
+  if (models.empty()) throw io::InputError(path, 0, "not a schmp-lasso model (no 'intercept' line)");
+  return models;
 }
 
 std::vector<double> predictions(const LinearModel& model, const io::SparseRows& rows) {
@@ -82,8 +101,17 @@ RegressionReport regression_quality(const std::vector<double>& predicted, const 
 }
 
 RegressionReport predict(const std::string& model_path, const std::string& data_path,
-                         const std::string& output_path) {
-  const LinearModel model = read_model(model_path);
+                         const std::string& output_path, double lambda, double& chosen) {
+  const std::vector<LinearModel> models = read_models(model_path);
+  const LinearModel* pick = &models.back();
+  if (lambda > 0) {
+    for (const LinearModel& model : models) {
+      if (std::abs(std::log(model.lambda / lambda)) < std::abs(std::log(pick->lambda / lambda)))
+        pick = &model;
+    }
+  }
+  const LinearModel& model = *pick;
+  chosen = model.lambda;
   if (!output_path.empty()) io::check_writable(output_path);
   const io::SparseRows rows = io::read_libsvm(data_path);
   if (rows.rows() == 0) throw io::InputError(data_path, 0, "no data rows");
