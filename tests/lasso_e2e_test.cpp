@@ -465,6 +465,57 @@ TEST_F(LassoEndToEnd, APathMatchesTheReferenceAtEveryLambda) {
   }
 }
 
+// --standardize penalises the coefficients of unit-variance columns: on the raw data it fits the model
+// of the data with each column divided by its standard deviation (about its mean), written back on the
+// raw scale, at 1, 3 and 5 ranks, with and without the ridge's share.
+TEST_F(LassoEndToEnd, StandardizedColumnsGiveGlmnetsModel) {
+  for (const Dataset& data : {diabetes(), generated()}) {
+    const io::SparseRows rows = io::read_libsvm(data.path);
+    const auto n = static_cast<double>(rows.rows());
+    std::vector<double> sums(rows.columns(), 0.0), squares(rows.columns(), 0.0);
+    for (std::size_t e = 0; e < rows.index.size(); ++e) {
+      sums[rows.index[e]] += rows.value[e];
+      squares[rows.index[e]] += rows.value[e] * rows.value[e];
+    }
+    std::vector<double> sd(rows.columns());
+    for (std::size_t j = 0; j < sd.size(); ++j)
+      sd[j] = std::sqrt(squares[j] / n - sums[j] * sums[j] / (n * n));
+    const std::string scaled = (scratch_ / "scaled-columns.svm").string();
+    {
+      std::ofstream out(scaled);
+      out.precision(17);
+      for (std::size_t r = 0; r < rows.rows(); ++r) {
+        out << rows.labels[r];
+        for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+          out << ' ' << rows.index[e] + 1 << ':' << rows.value[e] / sd[rows.index[e]];
+        out << '\n';
+      }
+    }
+    for (const double l1_ratio : {1.0, 0.5}) {
+      const std::string model = (scratch_ / "standardized.model").string();
+      const std::string flags = " --lambda_ratio 0.05 --tol 1e-11 --progress_seconds 0 --l1_ratio " +
+                                testing::number(l1_ratio) + " --output " + model;
+      ASSERT_EQ(run(std::string(SCHMP_LASSO_BIN) + " --data " + scaled + flags).status, 0);
+      std::map<std::size_t, double> expected = read_model(model);
+      for (auto& [j, value] : expected) value /= sd[j];
+      const double intercept = read_intercept(model);
+      for (const int ranks : {1, 3, 5}) {
+        SCOPED_TRACE(data.name + ", l1_ratio " + std::to_string(l1_ratio) + ", np " + std::to_string(ranks));
+        const Output out =
+            run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --standardize --data " + data.path + flags);
+        ASSERT_EQ(out.status, 0) << out.text;
+        const std::map<std::size_t, double> beta = read_model(model);
+        EXPECT_EQ(support(beta), support(expected));
+        double largest = 0;
+        for (const auto& [j, value] : expected) largest = std::max(largest, std::abs(value));
+        for (const auto& [j, value] : beta)
+          EXPECT_NEAR(value, expected[j], 1e-4 * largest) << "coefficient " << j;
+        EXPECT_NEAR(read_intercept(model), intercept, 1e-4 * (1 + std::abs(intercept)));
+      }
+    }
+  }
+}
+
 // Writes `rows` as LIBSVM, labels plus `offset`; every entry of a dense file, columns less their means
 // and labels less theirs, when `centred`.
 void write_svm(const io::SparseRows& rows, const std::string& path, double offset, bool centred) {

@@ -237,6 +237,17 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
     yy_ = std::max(yy_ - y_sum_ * y_sum_ / n_, std::numeric_limits<double>::min());
     intercept_ = y_sum_ / n_;
   }
+  unit_ = Eigen::VectorXd::Ones(beta_.size());
+  if (config.standardize) {
+    // sd_j^2 = ||x_j||^2 / n (centred with the intercept); every scaled column then has ||x_j||^2 = n.
+    for (Eigen::Index j = 0; j < beta_.size(); ++j) {
+      if (!(column_norms_[j] > 0)) continue;
+      unit_[j] = std::sqrt(n_ / column_norms_[j]);
+      column_norms_[j] = n_;
+      column_sums_[j] *= unit_[j];
+      xty[static_cast<std::size_t>(j)] *= unit_[j];
+    }
+  }
   double max_xty = 0;
   for (std::size_t j = 0; j < xty.size(); ++j) {
     if (column_norms_[static_cast<Eigen::Index>(j)] > 0) max_xty = std::max(max_xty, std::abs(xty[j]));
@@ -295,7 +306,7 @@ void Lasso::Coordinator::next_lambda(const Report& converged) {
   point.relative_gap = converged.columns[1];
   point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   point.intercept = intercept_;
-  path_.record(std::move(point), beta_);
+  path_.record(std::move(point), original_beta());
   if (path_.points().size() == path_.size()) return;
   set_lambda(path_.lambda());
   // What the evaluations at the last lambda taught holds no more: its dual values, its gaps, its
@@ -375,6 +386,10 @@ Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Part
     asked_ = Asked::kShipped;
   }
   commit.intercept = shipped_intercept_ = intercept_;
+  if (config_.standardize) {
+    // The workers hold the data's own columns.
+    for (std::size_t k = 0; k < commit.params.size(); ++k) commit.delta[k] *= unit_[commit.params[k]];
+  }
   rented_ += columns_work(commit.params);  // their residuals' updates
   return commit;
 }
@@ -402,7 +417,7 @@ void Lasso::Coordinator::update_block(const Schedule& schedule, const Partial& s
       priorities.set(j, 0.0);
       continue;
     }
-    const double dot = summed.dots[k] - unshipped * column_sums_[j] - ridge_ * beta_[j];
+    const double dot = unit_[j] * summed.dots[k] - unshipped * column_sums_[j] - ridge_ * beta_[j];
     const double updated = soft_threshold(beta_[j] * norm + dot, n_ * l1_) / norm;
     const double delta = updated - beta_[j];
     priorities.set(j, fitted_change(j, delta));
@@ -429,6 +444,9 @@ Lasso::Stats Lasso::Coordinator::centred(const Stats& summed) {
   stats.shift = summed.shift;
   stats.r_sum = summed.r_sum;  // the residual's as the workers keep it, which extrapolation combines
   const std::vector<ParamIndex>& covered = scope_.empty() ? active_ : scope_;
+  if (config_.standardize) {
+    for (std::size_t k = 0; k < covered.size(); ++k) stats.gradient[k] *= unit_[covered[k]];
+  }
   if (config_.fit_intercept) {
     // r - mean(r): x_j . r less s_j mean(r), ||r||^2 less n mean(r)^2, y . r less sum(y) mean(r). The
     // intercept that gives it is the best for this beta.
@@ -866,6 +884,11 @@ bool Lasso::Coordinator::solve_support(const std::vector<ParamIndex>& covered,
   // step would move little, and it drops the round scheduled meanwhile.
   if (m == 0 || !(start > kSupportShare * total)) return false;
   Eigen::MatrixXd h = gram_cache_.matrix(held, scale);
+  if (config_.standardize) {
+    Eigen::VectorXd units(m);
+    for (Eigen::Index k = 0; k < m; ++k) units[k] = unit_[held[static_cast<std::size_t>(k)]];
+    h = units.asDiagonal() * h * units.asDiagonal();
+  }
   if (config_.fit_intercept) {
     // The centred columns' Gram matrix: X'X - s s' / n.
     Eigen::VectorXd sums(m);
@@ -894,6 +917,7 @@ Lasso::Saved Lasso::Coordinator::save() const {
   Saved saved;
   saved.lambda = lambda_;
   saved.l1_ratio = config_.l1_ratio;
+  saved.standardize = config_.standardize ? 1 : 0;
   saved.beta.assign(beta_.data(), beta_.data() + beta_.size());
   for (std::size_t j = 0; j < retired_.size(); ++j) {
     if (retired_[j]) saved.retired.push_back(static_cast<ParamIndex>(j));
@@ -904,6 +928,9 @@ Lasso::Saved Lasso::Coordinator::save() const {
 Lasso::Commit Lasso::Coordinator::restore(const Saved& saved, Priorities& priorities) {
   if (path_.active()) throw std::runtime_error("a path (--path) does not resume from a checkpoint");
   // lambda_max is a sum over workers, so it may differ in its last bits with another rank count.
+  if (saved.standardize != (config_.standardize ? 1 : 0))
+    throw std::runtime_error(std::string("the checkpoint was fitted ") +
+                             (saved.standardize != 0 ? "with" : "without") + " --standardize");
   if (saved.l1_ratio != config_.l1_ratio) {
     throw std::runtime_error("the checkpoint was fitted for --l1_ratio " + std::to_string(saved.l1_ratio) +
                              ", this run asks for " + std::to_string(config_.l1_ratio));
@@ -921,7 +948,7 @@ Lasso::Commit Lasso::Coordinator::restore(const Saved& saved, Priorities& priori
     beta_[static_cast<Eigen::Index>(j)] = saved.beta[j];
     if (saved.beta[j] == 0) continue;
     commit.params.push_back(static_cast<ParamIndex>(j));
-    commit.delta.push_back(saved.beta[j]);
+    commit.delta.push_back(saved.beta[j] * unit_[static_cast<Eigen::Index>(j)]);
   }
   if (!std::is_sorted(saved.retired.begin(), saved.retired.end()))
     throw std::runtime_error("the checkpoint's retired coefficients are out of order");
@@ -951,7 +978,8 @@ void Lasso::Coordinator::finish(const Summary& summary) {
     io::write_file_atomically(config_.output, [&](std::ostream& out) {
       out << "# schmp-lasso model: minimises (1/2n)||y - X beta - b||^2 + lambda "
           << (config_.l1_ratio == 1 ? "||beta||_1" : "(a ||beta||_1 + (1 - a)/2 ||beta||^2)")
-          << (config_.fit_intercept ? "" : ", b = 0 (no intercept)") << "\n"
+          << (config_.fit_intercept ? "" : ", b = 0 (no intercept)")
+          << (config_.standardize ? ", the penalty on sd_j beta_j (--standardize)" : "") << "\n"
           << "# data " << config_.data << "\n"
           << std::setprecision(17) << "# lambda " << lambda_ << " (" << lambda_ / lambda_max_
           << " lambda_max)\n";
@@ -960,8 +988,9 @@ void Lasso::Coordinator::finish(const Summary& summary) {
           << "# objective " << summary.last.objective << " duality_gap " << gap << "\n"
           << "# intercept b, then index value (1-based, nonzero coefficients only)\n"
           << "intercept " << intercept_ << "\n";
-      for (Eigen::Index j = 0; j < beta_.size(); ++j) {
-        if (beta_[j] != 0) out << j + 1 << ' ' << beta_[j] << '\n';
+      const Eigen::VectorXd beta = original_beta();
+      for (Eigen::Index j = 0; j < beta.size(); ++j) {
+        if (beta[j] != 0) out << j + 1 << ' ' << beta[j] << '\n';
       }
     });
   }

@@ -56,6 +56,12 @@
 // against the penalty's conjugate, needs no scaling and bounds the gap where a is small (a = 0, ridge
 // regression, has only this one).
 //
+// --standardize solves for the columns scaled to unit variance, x_j / sd_j (glmnet's meaning; about
+// their means with the intercept, about 0 without), without touching X: the coordinator scales each
+// column's dots, norm, sum and Gram entries by 1 / sd_j on the way in, and each coefficient's change
+// by 1 / sd_j on the way out to the workers, who see the original columns. beta_ holds the scaled
+// problem's coefficients; the model file the original scale's.
+//
 // A path (--path N) solves glmnet's N lambdas from lambda_max down in one run (path.hpp): at each
 // lambda's convergence the coordinator records the solution and moves on, warm, with the Gram cache
 // kept (X does not change) and everything learned of the last lambda's gap let go. Screening retires
@@ -90,7 +96,8 @@ struct Config {
   double l1_ratio = 1;  // a: the L1 share of the penalty (1: Lasso, 0: ridge)
   double tol = 1e-6;    // stop at relative duality gap <= tol
   bool fit_intercept = true;
-  double rho = 0.1;  // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
+  bool standardize = false;  // penalise the coefficients of unit-variance columns
+  double rho = 0.1;          // dependency threshold on |cos(x_j, x_k)|; 1 switches the check off
   // Steps from the Gram matrix (Coordinator::gram_step): auto, rounds (never) or hessian (at every
   // evaluation), over a support of at most max_hessian coefficients, which costs the coordinator up to
   // 8 m^2 bytes.
@@ -193,11 +200,12 @@ struct Lasso {
   struct Saved {
     double lambda = 0;
     double l1_ratio = 1;
-    std::vector<double> beta;
+    std::uint64_t standardize = 0;
+    std::vector<double> beta;  // of the problem solved: the scaled columns' with --standardize
     std::vector<ParamIndex> retired;
     template <class V>
     void visit(V& v) {
-      v(lambda, l1_ratio, beta, retired);
+      v(lambda, l1_ratio, standardize, beta, retired);
     }
   };
 
@@ -314,6 +322,8 @@ struct Lasso {
     // At the convergence of a path's lambda: records it and sets the next one up, its solve to start
     // afresh from the coefficients found.
     void next_lambda(const Report& converged);
+    // beta on the data's own scale.
+    Eigen::VectorXd original_beta() const { return beta_.cwiseProduct(unit_); }
     // The best intercept for `beta`: mean(y - X beta), 0 without --fit_intercept.
     double intercept_for(const Eigen::VectorXd& beta) const;
     // The evaluation's sums for the residual moved by its mean, so that it sums to zero exactly (the
@@ -343,6 +353,9 @@ struct Lasso {
     // columns' squared norms ||x_j - mean(x_j)||^2 (the columns' own without it).
     double intercept_ = 0;
     double shipped_intercept_ = 0;  // in the last commit: what the rounds' dots are relative to
+    // 1 / sd_j with --standardize (1 for a constant column), else 1: column j of the problem solved is
+    // x_j times this. The sums and norms below are of those columns.
+    Eigen::VectorXd unit_;
     Eigen::VectorXd column_sums_;
     double y_sum_ = 0;
     Eigen::VectorXd column_norms_;

@@ -33,6 +33,10 @@ SCHMP_FLAG(double, l1_ratio, kDefaults.l1_ratio, schmp::between(0, 1),
            "the elastic net (glmnet's alpha), 0 ridge regression (needs --lambda)");
 SCHMP_FLAG(bool, fit_intercept, kDefaults.fit_intercept, any(),
            "Fit an unpenalised intercept b (implicit centering: X stays sparse); false holds b at 0");
+SCHMP_FLAG(
+    bool, standardize, kDefaults.standardize, any(),
+    "Penalise the coefficients of columns scaled to unit variance (glmnet's standardize; X stays as it "
+    "is); the model is written on the data's scale");
 SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
            "Dependency check: never update together columns with |cosine| >= rho (1: off)");
 SCHMP_FLAG(string, newton_steps, kDefaults.newton_steps, schmp::one_of({"auto", "rounds", "hessian"}),
@@ -108,6 +112,7 @@ int main(int argc, char** argv) {
   config.l1_ratio = FLAGS_l1_ratio;
   config.tol = FLAGS_tol;
   config.fit_intercept = FLAGS_fit_intercept;
+  config.standardize = FLAGS_standardize;
   config.rho = FLAGS_rho;
   config.newton_steps = FLAGS_newton_steps;
   config.max_hessian = FLAGS_max_hessian;
