@@ -417,13 +417,17 @@ void Lasso::Coordinator::update_block(const Schedule& schedule, const Partial& s
       priorities.set(j, 0.0);
       continue;
     }
-    const double dot = unit_[j] * summed.dots[k] - unshipped * column_sums_[j] - ridge_ * beta_[j];
+    // The plain Lasso's dot is the workers' own: the arrays of the other terms stay out of the cache.
+    double dot = summed.dots[k];
+    if (config_.standardize) dot *= unit_[j];
+    if (config_.fit_intercept) dot -= unshipped * column_sums_[j];
+    if (ridge_ > 0) dot -= ridge_ * beta_[j];
     const double updated = soft_threshold(beta_[j] * norm + dot, n_ * l1_) / norm;
     const double delta = updated - beta_[j];
     priorities.set(j, fitted_change(j, delta));
     if (delta == 0) continue;
     beta_[j] = updated;
-    moved += column_sums_[j] * delta;
+    if (config_.fit_intercept) moved += column_sums_[j] * delta;
     commit.params.push_back(j);
     commit.delta.push_back(delta);
   }
