@@ -101,8 +101,9 @@ inline double gap_of(const Output& out) {
 // The closing line of where the solve's time went: its four shares must be there and add up to the
 // solve, less what falls between the timed parts (the coordinator's bookkeeping, as writing trace
 // rows): at least `least` percent. On the tests' millisecond runs about a tenth falls between on an
-// idle machine, and up to three fifths on one running other tests meanwhile.
-inline void expect_time_split(const Output& out, double least = 30) {
+// idle machine, and up to four fifths on one running other tests meanwhile (the suite's sanitizer
+// stage beside its other tests).
+inline void expect_time_split(const Output& out, double least = 15) {
   std::smatch match;
   const std::string percent = " ([0-9.]+)%";
   ASSERT_TRUE(std::regex_search(out.text, match,
