@@ -27,6 +27,21 @@ parse_arguments() {
   done
 }
 
+# generated_lasso NAME FLAGS...: the path of a schmp-generate lasso set in $cache, made on first use
+# with $generate.
+generated_lasso() {
+  local name=$1
+  shift
+  local file=$cache/lasso_$name.svm
+  if [[ ! -s $file ]]; then
+    log "generating $file"
+    "$generate" lasso "$@" --out "$file.tmp" >&2
+    mv "$file.tmp" "$file"
+    rm -f "$file.tmp.truth"
+  fi
+  echo "$file"
+}
+
 # require_built TOOL...: stops with a message when a schmp binary has not been built.
 require_built() {
   local tool

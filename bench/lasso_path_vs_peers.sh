@@ -25,15 +25,7 @@ require_built "$lasso" "$generate"
 mkdir -p "$cache"
 peers_venv
 
-sets=()
-sparse=$cache/lasso_10000x50000.svm
-if [[ ! -s $sparse ]]; then
-  log "generating $sparse"
-  "$generate" lasso --rows 10000 --cols 50000 --density 0.01 --support 500 --noise 0.1 --seed 1 --out "$sparse.tmp" >&2
-  mv "$sparse.tmp" "$sparse"
-  rm -f "$sparse.tmp.truth"
-fi
-sets+=("$sparse")
+sets=("$(generated_lasso 10000x50000 --rows 10000 --cols 50000 --density 0.01 --support 500 --noise 0.1 --seed 1)")
 for set in all_leukemia_age_lasso/all_leukemia_age_lasso.svm movielens_small_linreg/movielens_small.linreg.svm; do
   if [[ -f $shared/lasso/$set ]]; then sets+=("$shared/lasso/$set"); else log "skipped $set: not found"; fi
 done

@@ -27,29 +27,15 @@ mkdir -p "$cache"
 
 peers_venv
 
-# generated NAME FLAGS...: the path of a schmp-generate lasso set, made on first use.
-generated() {
-  local name=$1
-  shift
-  local file=$cache/lasso_$name.svm
-  if [[ ! -s $file ]]; then
-    log "generating $file"
-    "$generate" lasso "$@" --out "$file.tmp" >&2
-    mv "$file.tmp" "$file"
-    rm -f "$file.tmp.truth"
-  fi
-  echo "$file"
-}
-
 cases=()
 if ((quick)); then
-  cases+=("$(generated corr200x500 --rows 200 --cols 500 --correlation 0.99 --support 20 --noise 0.1 --seed 1) 0.01")
-  cases+=("$(generated 2000x10000 --rows 2000 --cols 10000 --density 0.01 --support 500 --noise 0.1 --seed 1) 0.05")
+  cases+=("$(generated_lasso corr200x500 --rows 200 --cols 500 --correlation 0.99 --support 20 --noise 0.1 --seed 1) 0.01")
+  cases+=("$(generated_lasso 2000x10000 --rows 2000 --cols 10000 --density 0.01 --support 500 --noise 0.1 --seed 1) 0.05")
 else
-  sparse=$(generated 10000x50000 --rows 10000 --cols 50000 --density 0.01 --support 500 --noise 0.1 --seed 1)
-  active=$(generated active10000x50000 --rows 10000 --cols 50000 --density 0.01 --support 5000 --noise 0.1 --seed 3)
-  corr=$(generated corr200x500 --rows 200 --cols 500 --correlation 0.99 --support 20 --noise 0.1 --seed 1)
-  corr_wide=$(generated corr500x2000 --rows 500 --cols 2000 --correlation 0.95 --support 100 --noise 0.1 --seed 2)
+  sparse=$(generated_lasso 10000x50000 --rows 10000 --cols 50000 --density 0.01 --support 500 --noise 0.1 --seed 1)
+  active=$(generated_lasso active10000x50000 --rows 10000 --cols 50000 --density 0.01 --support 5000 --noise 0.1 --seed 3)
+  corr=$(generated_lasso corr200x500 --rows 200 --cols 500 --correlation 0.99 --support 20 --noise 0.1 --seed 1)
+  corr_wide=$(generated_lasso corr500x2000 --rows 500 --cols 2000 --correlation 0.95 --support 100 --noise 0.1 --seed 2)
   for r in 0.1 0.01; do
     cases+=("$sparse $r" "$active $r" "$corr $r" "$corr_wide $r")
     for set in movielens_small_linreg/movielens_small.linreg.svm all_leukemia_age_lasso/all_leukemia_age_lasso.svm \
