@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
-from peer_timing import TOLS, schmp_command
+from peer_timing import TOLS, run_within
 
 TARGETS = [1e-4, 1e-6]
 
@@ -86,19 +86,6 @@ def schmp_path(command, data, count, min_ratio, tol, scratch):
     return seconds, coefs
 
 
-def within(limit, run):
-    """run() in a forked child, or None after `limit` seconds."""
-    import multiprocessing
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=lambda: sender.send(run()))
-    child.start()
-    result = receiver.recv() if receiver.poll(limit) else None
-    child.terminate()
-    child.join()
-    return result
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True)
@@ -126,14 +113,14 @@ def main():
         peer_path(peer, X, y, lambdas[:2], 1e-2)  # warm-up (numba compiles), inherited by the forks
         runs[peer] = []
         for tol in TOLS:
-            result = within(args.limit, lambda: peer_path(peer, X, y, lambdas, tol))
+            result = run_within(args.limit, lambda: peer_path(peer, X, y, lambdas, tol))
             if result is None:
                 break
             runs[peer].append((result[0], objectives(X, y, result[1], lambdas)))
     runs["schmp"] = []
     with tempfile.TemporaryDirectory() as scratch:
         for tol in TOLS:
-            result = within(args.limit, lambda: schmp_path([args.schmp], args.data, args.count, args.min_ratio,
+            result = run_within(args.limit, lambda: schmp_path([args.schmp], args.data, args.count, args.min_ratio,
                                                            tol, scratch))
             if result is None:
                 break

@@ -30,17 +30,22 @@ def warm_fit(model, X_fit, y):
     return seconds, coef
 
 
-def fit_within(model, X_fit, y, limit):
-    """warm_fit in a forked child, stopped after `limit` seconds (then None): a fit that stalls at a
+def run_within(limit, run):
+    """run() in a forked child, stopped after `limit` seconds (then None): a solve that stalls at a
     tight tolerance cannot hold the benchmark up."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=lambda: sender.send(warm_fit(model, X_fit, y)))
+    child = context.Process(target=lambda: sender.send(run()))
     child.start()
     result = receiver.recv() if receiver.poll(limit) else None
     child.terminate()
     child.join()
     return result
+
+
+def fit_within(model, X_fit, y, limit):
+    """warm_fit under run_within."""
+    return run_within(limit, lambda: warm_fit(model, X_fit, y))
 
 
 def peer_fits(make, X_fit, y, objective, limit):

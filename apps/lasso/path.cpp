@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <limits>
 
+#include "predict.hpp"
 #include "schmp/output.hpp"
 
 namespace schmp::lasso {
@@ -20,15 +21,8 @@ Path::Path(std::size_t count, double lambda_max, double min_ratio, io::SparseRow
 
 double Path::mse(const Eigen::VectorXd& beta, double intercept) const {
   if (!has_test()) return std::numeric_limits<double>::quiet_NaN();
-  double sum = 0;
-  for (std::size_t r = 0; r < test_.rows(); ++r) {
-    double predicted = intercept;
-    for (std::size_t e = test_.row_start[r]; e < test_.row_start[r + 1]; ++e) {
-      if (test_.index[e] < beta.size()) predicted += beta[test_.index[e]] * test_.value[e];
-    }
-    sum += (test_.labels[r] - predicted) * (test_.labels[r] - predicted);
-  }
-  return sum / static_cast<double>(test_.rows());
+  const LinearModel model{0, intercept, std::vector<double>(beta.data(), beta.data() + beta.size())};
+  return regression_quality(predictions(model, test_), test_.labels).mse;
 }
 
 void Path::record(PathPoint point, const Eigen::VectorXd& beta) {
