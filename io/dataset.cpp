@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -157,6 +158,51 @@ SparseRows read_rows_part(const std::string& data, const std::string& labels, Pe
                          " is LIBSVM, whose rows carry their own");
   }
   return read_libsvm_parallel(data, size, range);
+}
+
+std::vector<double> read_row_weights(const std::string& weights, std::size_t rows, Peers& peers) {
+  const ByteRange range = worker_range(weights, peers);
+  if (is_matrix_market(weights))
+    throw InputError(weights, 1, "weights are plain text, one number per row: not a MatrixMarket file");
+  std::vector<std::uint64_t> sources;
+  const std::vector<double> values =
+      internal::read_text_vector(internal::read_range(weights, range), &sources);
+  double sum = 0;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (values[k] < 0) {
+      std::ostringstream shown;
+      shown << "negative weight " << values[k] << ": a weight is 0 or more";
+      throw InputError::at(weights, sources[k], shown.str());
+    }
+    sum += values[k];
+  }
+  // Where each worker's rows and weights start in the data's order: counts[w] rows, counts[parts + w]
+  // weights. The sum goes along as a count of whole units: exact, and it only tells zero from positive.
+  const auto parts = static_cast<std::size_t>(peers.count()), me = static_cast<std::size_t>(peers.index());
+  std::vector<std::uint64_t> counts(2 * parts + 1, 0);
+  counts[me] = rows;
+  counts[parts + me] = values.size();
+  counts[2 * parts] = sum > 0 ? 1 : 0;
+  peers.sum(counts);
+  std::vector<std::uint64_t> row_start(parts + 1, 0), weight_start(parts + 1, 0);
+  for (std::size_t w = 0; w < parts; ++w) {
+    row_start[w + 1] = row_start[w] + counts[w];
+    weight_start[w + 1] = weight_start[w] + counts[parts + w];
+  }
+  if (weight_start[parts] != row_start[parts]) {
+    throw InputError(weights, 0,
+                     "has " + std::to_string(weight_start[parts]) + " weights for " +
+                         std::to_string(row_start[parts]) + " rows of data: one weight per row");
+  }
+  if (counts[2 * parts] == 0) throw InputError(weights, 0, "the weights sum to zero: no row counts");
+  std::vector<std::vector<double>> by_owner(parts);
+  std::size_t owner = 0;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const std::uint64_t row = weight_start[me] + k;
+    while (row >= row_start[owner + 1]) ++owner;
+    by_owner[owner].push_back(values[k]);
+  }
+  return peers.route(by_owner);
 }
 
 namespace internal {

@@ -280,8 +280,11 @@ std::vector<double> read_array_vector(const std::string& path, const internal::R
   return values;
 }
 
-// One number per line; `#` starts a comment.
-std::vector<double> read_text_vector(const internal::RangeText& text, std::vector<std::uint64_t>* sources) {
+}  // namespace
+
+namespace internal {
+
+std::vector<double> read_text_vector(const RangeText& text, std::vector<std::uint64_t>* sources) {
   std::vector<double> values;
   internal::LineCursor lines(text);
   while (const auto line = lines.next()) {
@@ -296,7 +299,7 @@ std::vector<double> read_text_vector(const internal::RangeText& text, std::vecto
   return values;
 }
 
-}  // namespace
+}  // namespace internal
 
 std::vector<double> read_dense_vector(const std::string& path, std::vector<std::uint64_t>* sources) {
   const internal::RangeText text = internal::read_range(path, ByteRange{});
@@ -305,7 +308,7 @@ std::vector<double> read_dense_vector(const std::string& path, std::vector<std::
     internal::LineCursor lines(text);
     return read_array_vector(path, text, lines, sources);
   }
-  return read_text_vector(text, sources);
+  return internal::read_text_vector(text, sources);
 }
 
 }  // namespace schmp::io

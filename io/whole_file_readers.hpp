@@ -43,6 +43,10 @@ Coordinates read_matrix_market_in_chunks(const std::string& path, std::uint64_t 
                                          const std::function<void(const Coordinates&)>& visit,
                                          ByteRange range = {});
 
+// The numbers of a plain-text vector (one per line, `#` comments, blank lines skipped) on the lines of
+// `text`, with the source of each value's line in `sources` when given.
+std::vector<double> read_text_vector(const RangeText& text, std::vector<std::uint64_t>* sources);
+
 std::uint64_t read_text_documents(const std::string& path, Vocabulary& vocabulary, bool grow,
                                   const std::function<void(const TextDocument&)>& visit, ByteRange range,
                                   std::uint64_t chunk_bytes);

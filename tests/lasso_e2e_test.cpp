@@ -516,6 +516,130 @@ TEST_F(LassoEndToEnd, StandardizedColumnsGiveGlmnetsModel) {
   }
 }
 
+// Writes one weight per line, after a comment line (which the reader skips).
+void write_weights(const std::vector<double>& weights, const std::string& path) {
+  std::ofstream out(path);
+  out.precision(17);
+  out << "# one weight per row\n";
+  for (const double w : weights) out << w << '\n';
+}
+
+// Row weights: every sum of the loss weighted, as the reference's, for the Lasso and the elastic net,
+// some rows weighing nothing, at 1, 3 and 5 ranks.
+TEST_F(LassoEndToEnd, RowWeightsMatchTheWeightedReference) {
+  const io::SparseRows rows = io::read_libsvm(generated().path);
+  std::mt19937 random(7);
+  std::exponential_distribution<double> draw(1.0);
+  std::vector<double> weights(rows.rows());
+  for (std::size_t r = 0; r < weights.size(); ++r) weights[r] = r % 11 == 0 ? 0.0 : draw(random);
+  const std::string path = (scratch_ / "weights.txt").string(),
+                    model = (scratch_ / "weighted.model").string();
+  write_weights(weights, path);
+  for (const double l1_ratio : {1.0, 0.5}) {
+    const testing::LassoSolution reference =
+        testing::solve_lasso_reference(rows, generated().lambda_ratio, true, l1_ratio, 0, weights);
+    for (const int ranks : {1, 3, 5}) {
+      SCOPED_TRACE("l1_ratio " + std::to_string(l1_ratio) + ", np " + std::to_string(ranks));
+      const Output out =
+          run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + generated().path + " --weights " +
+              path + " --lambda_ratio " + testing::number(generated().lambda_ratio) + " --l1_ratio " +
+              testing::number(l1_ratio) + " --tol 1e-10 --progress_seconds 0" + " --output " + model);
+      ASSERT_EQ(out.status, 0) << out.text;
+      EXPECT_NEAR(objective_of(out), reference.objective, 1e-6 * reference.objective) << out.text;
+      EXPECT_EQ(support(read_model(model)), support(as_map(reference.beta)));
+      EXPECT_NEAR(read_intercept(model), reference.intercept, 1e-4 * (1 + std::abs(reference.intercept)));
+    }
+  }
+}
+
+// A row of integer weight k counts as k copies of it: weighted, the rows give the model, the standard
+// deviations (--standardize) and the path of the data with each row repeated, at 1 and 3 ranks.
+TEST_F(LassoEndToEnd, IntegerWeightsAreRepeatedRows) {
+  const io::SparseRows rows = io::read_libsvm(diabetes().path);
+  std::vector<double> weights(rows.rows());
+  for (std::size_t r = 0; r < weights.size(); ++r) weights[r] = static_cast<double>((r * 7) % 4);
+  const std::string path = (scratch_ / "counts.txt").string(),
+                    repeated = (scratch_ / "repeated.svm").string();
+  write_weights(weights, path);
+  {
+    std::ofstream out(repeated);
+    out.precision(17);
+    for (std::size_t r = 0; r < rows.rows(); ++r) {
+      for (int copy = 0; copy < static_cast<int>(weights[r]); ++copy) {
+        out << rows.labels[r];
+        for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+          out << ' ' << rows.index[e] + 1 << ':' << rows.value[e];
+        out << '\n';
+      }
+    }
+  }
+  const std::string model = (scratch_ / "counted.model").string(),
+                    table = (scratch_ / "counted.csv").string();
+  const std::string one =
+      " --standardize --l1_ratio 0.5 --lambda_ratio 0.02 --tol 1e-11 --progress_seconds 0";
+  ASSERT_EQ(run(std::string(SCHMP_LASSO_BIN) + " --data " + repeated + one + " --output " + model).status, 0);
+  std::map<std::size_t, double> expected = read_model(model);
+  const double intercept = read_intercept(model);
+  const std::string path_flags = " --path 5 --lambda_min_ratio 0.05 --tol 1e-10 --progress_seconds 0";
+  ASSERT_EQ(run(std::string(SCHMP_LASSO_BIN) + " --data " + repeated + path_flags + " --path_table " + table)
+                .status,
+            0);
+  const testing::Trace expected_path = testing::read_trace(table);
+  for (const int ranks : {1, 3}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    const std::string weighted =
+        mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path + " --weights " + path;
+    ASSERT_EQ(run(weighted + one + " --output " + model).status, 0);
+    const std::map<std::size_t, double> beta = read_model(model);
+    EXPECT_EQ(support(beta), support(expected));
+    // Diabetes' columns are nearly collinear: a gap of 1e-11 leaves the coefficients 1e-5 apart.
+    double largest = 0;
+    for (const auto& [j, value] : expected) largest = std::max(largest, std::abs(value));
+    for (const auto& [j, value] : beta) EXPECT_NEAR(value, expected[j], 1e-4 * largest);
+    EXPECT_NEAR(read_intercept(model), intercept, 1e-5 * std::abs(intercept));
+    ASSERT_EQ(run(weighted + path_flags + " --path_table " + table).status, 0);
+    const testing::Trace path = testing::read_trace(table);
+    ASSERT_EQ(path.rows.size(), expected_path.rows.size());
+    for (std::size_t k = 0; k < path.rows.size(); ++k) {
+      EXPECT_NEAR(path.rows[k][0], expected_path.rows[k][0], 1e-12 * expected_path.rows[k][0]);  // lambda
+      EXPECT_NEAR(path.rows[k][1], expected_path.rows[k][1], 1e-8 * expected_path.rows[k][1]);   // objective
+      EXPECT_EQ(path.rows[k][4], expected_path.rows[k][4]);                                      // nonzeros
+    }
+  }
+}
+
+// A weights file that does not fit the data, or holds a weight no loss can take: one line naming the
+// file (and the line), on every rank.
+TEST_F(LassoEndToEnd, BadWeightsAreRefusedAtTheirLine) {
+  const std::size_t rows = io::read_libsvm(diabetes().path).rows();
+  const std::string path = (scratch_ / "bad-weights.txt").string();
+  const auto lines = [](const std::string& line, std::size_t count) {
+    std::string text;
+    for (std::size_t k = 0; k < count; ++k) text += line;
+    return text;
+  };
+  const std::string count = " rows of data";
+  for (const auto& [content, expected] : std::vector<std::pair<std::string, std::string>>{
+           {lines("1\n", rows - 1),
+            ": has " + std::to_string(rows - 1) + " weights for " + std::to_string(rows) + count},
+           {lines("1\n", rows + 1),
+            ": has " + std::to_string(rows + 1) + " weights for " + std::to_string(rows) + count},
+           {lines("1\n", rows - 1) + "-2\n",
+            ":" + std::to_string(rows) + ": negative weight -2: a weight is 0 or more"},
+           {"1\nnan\n" + lines("1\n", rows - 2), ":2: "},
+           {"1\n1 2\n" + lines("1\n", rows - 2), ":2: unexpected text"},
+           {lines("0\n", rows), ": the weights sum to zero"}}) {
+    std::ofstream(path) << content;
+    // One process reads the file whole; three split it (the bad lines lie in the first worker's range and
+    // in the last's).
+    for (const int ranks : {1, 3}) {
+      testing::expect_clean_failure(run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " +
+                                        diabetes().path + " --weights " + path + " --progress_seconds 0"),
+                                    "schmp-lasso: error: " + path + expected);
+    }
+  }
+}
+
 // Writes `rows` as LIBSVM, labels plus `offset`; every entry of a dense file, columns less their means
 // and labels less theirs, when `centred`.
 void write_svm(const io::SparseRows& rows, const std::string& path, double offset, bool centred) {

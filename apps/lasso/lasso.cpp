@@ -88,6 +88,8 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
       fit_intercept_(config.fit_intercept),
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()) {
+  if (!config.weights.empty())
+    weigh_rows(io::read_row_weights(config.weights, rows_.rows(), peers_of(context)));
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (beta and its value at the last
   // evaluation, column norms and counts, initial changes, X^T r, setup sums, beta and X^T r at the
   // evaluations kept for extrapolation, the working set's choice, the Gram cache's index and the
@@ -100,13 +102,31 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
                         kCoordinator + sums + kScheduler + (context.count == 1 ? kWorker + sums / 2 : 0));
 }
 
+void Lasso::Worker::weigh_rows(const std::vector<double>& weights) {
+  root_weights_.resize(static_cast<Eigen::Index>(weights.size()));
+  for (std::size_t r = 0; r < weights.size(); ++r) {
+    const double root = std::sqrt(weights[r]);
+    root_weights_[static_cast<Eigen::Index>(r)] = root;
+    rows_.labels[r] *= root;
+    for (std::uint64_t e = rows_.row_start[r]; e < rows_.row_start[r + 1]; ++e) rows_.value[e] *= root;
+  }
+}
+
+double Lasso::Worker::intercept_dot(const Eigen::VectorXd& v) const {
+  return root_weights_.size() > 0 ? root_weights_.dot(v) : v.sum();
+}
+
 void Lasso::Worker::start(std::size_t num_params) {
   y_ = Eigen::Map<const Eigen::VectorXd>(rows_.labels.data(), static_cast<Eigen::Index>(rows_.labels.size()));
   column_counts_.assign(num_params, 0.0);
   for (const std::uint32_t j : rows_.index) ++column_counts_[j];
   if (fit_intercept_) {
     column_sums_.assign(num_params, 0.0);
-    for (std::size_t k = 0; k < rows_.index.size(); ++k) column_sums_[rows_.index[k]] += rows_.value[k];
+    for (std::size_t r = 0; r < rows_.rows(); ++r) {
+      const double c = root_weights_.size() > 0 ? root_weights_[static_cast<Eigen::Index>(r)] : 1.0;
+      for (std::uint64_t e = rows_.row_start[r]; e < rows_.row_start[r + 1]; ++e)
+        column_sums_[rows_.index[e]] += c * rows_.value[e];
+    }
   }
   kernel_ = kernels::make_column_kernel(gpu_, rows_, num_params);
   kernel_->set_vector({y_.data(), static_cast<std::size_t>(y_.size())});  // beta = 0: the residual is y
@@ -125,8 +145,9 @@ Lasso::Setup Lasso::Worker::setup() const {
   setup.column_counts = column_counts_;
   setup.column_sums = column_sums_;
   setup.yy = y_.squaredNorm();
-  if (fit_intercept_) setup.y_sum = y_.sum();
+  if (fit_intercept_) setup.y_sum = intercept_dot(y_);
   setup.rows = static_cast<double>(y_.size());
+  setup.weight_sum = root_weights_.size() > 0 ? root_weights_.squaredNorm() : setup.rows;
   return setup;
 }
 
@@ -134,7 +155,11 @@ void Lasso::Worker::shift_residual() const {
   if (shifted_ == intercept_) return;
   Eigen::VectorXd r(y_.size());
   kernel_->copy_vector({r.data(), static_cast<std::size_t>(r.size())});
-  r.array() -= intercept_ - shifted_;
+  if (root_weights_.size() > 0) {
+    r -= (intercept_ - shifted_) * root_weights_;
+  } else {
+    r.array() -= intercept_ - shifted_;
+  }
   kernel_->set_vector({r.data(), static_cast<std::size_t>(r.size())});
   shifted_ = intercept_;
   first_gradient_ = {};
@@ -155,7 +180,7 @@ Lasso::Stats Lasso::Worker::evaluate() const {
   kernel_->copy_vector({r.data(), static_cast<std::size_t>(r.size())});
   stats.rr = r.squaredNorm();
   stats.yr = y_.dot(r);
-  stats.r_sum = r.sum();
+  stats.r_sum = intercept_dot(r);
   if (scope_.empty()) {
     full_r_ = r;
   } else {
@@ -209,7 +234,8 @@ void Lasso::Worker::apply(const Commit& commit) {
 
 Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, const Setup& setup)
     : config_(config),
-      n_(setup.rows),
+      n_(setup.weight_sum),
+      rows_(setup.rows),
       yy_(setup.yy),
       beta_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_params))),
       column_norms_(Eigen::Map<const Eigen::VectorXd>(setup.column_norms.data(),
@@ -217,7 +243,7 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
       column_counts_(Eigen::Map<const Eigen::VectorXd>(
           setup.column_counts.data(), static_cast<Eigen::Index>(setup.column_counts.size()))),
       gram_cache_(num_params, config.max_hessian) {
-  if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
+  if (rows_ < 1) throw std::runtime_error(config.data + ": no data rows");
   if (!config.output.empty()) io::check_writable(config.output);
   std::vector<double> xty = setup.xty;
   column_sums_ = Eigen::VectorXd::Zero(beta_.size());
@@ -258,9 +284,9 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
   lambda_ = config.lambda > 0 ? config.lambda : config.lambda_ratio * lambda_max_;
   if (config.path > 0) {
     // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2.
-    const double ratio = config.lambda_min_ratio > 0            ? config.lambda_min_ratio
-                         : n_ > static_cast<double>(num_params) ? 1e-4
-                                                                : 1e-2;
+    const double ratio = config.lambda_min_ratio > 0               ? config.lambda_min_ratio
+                         : rows_ > static_cast<double>(num_params) ? 1e-4
+                                                                   : 1e-2;
     path_ = Path(config.path, lambda_max_, ratio,
                  config.test.empty() ? io::SparseRows{} : io::read_rows(config.test, ""));
     lambda_ = path_.lambda();
@@ -699,7 +725,7 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
   // working set, which the whole gap shows only at the next full one.
   const double inner = std::max(rounding, primal - dual.value + rounding) / primal;
   if (!go_back_) {
-    rented_ += columns_work(covered) + n_;
+    rented_ += columns_work(covered) + rows_;
     if (gram_step(covered, *gradient, inner, priorities)) restart_pace(inner);
   }
   if (!go_back_) {
@@ -777,20 +803,20 @@ double Lasso::Coordinator::request_work(const GramCache::Request& request) const
   double sparse_held = 0, sparse_fresh = 0, dense_held = 0, dense_fresh = 0;
   for (std::size_t k = 0; k < request.cols.size(); ++k) {
     const double count = column_counts_[request.cols[k]];
-    const bool dense = count >= n_, held = k < request.known;
+    const bool dense = count >= rows_, held = k < request.known;
     (dense ? (held ? dense_held : dense_fresh) : (held ? sparse_held : sparse_fresh)) += dense ? 1 : count;
   }
   double work = 0;
   for (std::size_t k = request.known; k < request.cols.size(); ++k) {
     const double count = column_counts_[request.cols[k]];
-    if (count >= n_) {
-      work += StepWays::kDenseWork * n_ * (dense_held + dense_fresh / 2) + sparse_held + sparse_fresh;
+    if (count >= rows_) {
+      work += StepWays::kDenseWork * rows_ * (dense_held + dense_fresh / 2) + sparse_held + sparse_fresh;
     } else {
-      work += kRowPathWork * count * (1 + (sparse_held + sparse_fresh / 2) / n_) +
+      work += kRowPathWork * count * (1 + (sparse_held + sparse_fresh / 2) / rows_) +
               count * (dense_held + dense_fresh);
     }
   }
-  if (sparse_held + sparse_fresh > 0) work += kRowPathWork * n_;
+  if (sparse_held + sparse_fresh > 0) work += kRowPathWork * rows_;
   return work;
 }
 
@@ -980,11 +1006,7 @@ void Lasso::Coordinator::finish(const Summary& summary) {
   }
   if (!config_.output.empty()) {
     io::write_file_atomically(config_.output, [&](std::ostream& out) {
-      out << "# schmp-lasso model: minimises (1/2n)||y - X beta - b||^2 + lambda "
-          << (config_.l1_ratio == 1 ? "||beta||_1" : "(a ||beta||_1 + (1 - a)/2 ||beta||^2)")
-          << (config_.fit_intercept ? "" : ", b = 0 (no intercept)")
-          << (config_.standardize ? ", the penalty on sd_j beta_j (--standardize)" : "") << "\n"
-          << "# data " << config_.data << "\n"
+      out << "# schmp-lasso model: minimises " << objective_text() << "\n"
           << std::setprecision(17) << "# lambda " << lambda_ << " (" << lambda_ / lambda_max_
           << " lambda_max)\n";
       if (config_.l1_ratio != 1) out << "# l1_ratio a " << config_.l1_ratio << "\n";
@@ -1011,11 +1033,22 @@ void Lasso::Coordinator::finish(const Summary& summary) {
     std::printf(
         "the gap is down to the rounding of its sums over %.0f rows: --tol %g is below what doubles "
         "resolve here\n",
-        n_, config_.tol);
+        rows_, config_.tol);
   }
   if (!config_.output.empty()) std::printf("model: %s\n", config_.output.c_str());
   if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());
   std::fflush(stdout);
+}
+
+std::string Lasso::Coordinator::objective_text() const {
+  std::string text = config_.weights.empty() ? "(1/2n)||y - X beta - b||^2"
+                                             : "sum_i w_i (y_i - x_i beta - b)^2 / (2 sum_i w_i)";
+  text += config_.l1_ratio == 1 ? " + lambda ||beta||_1" : " + lambda (a ||beta||_1 + (1 - a)/2 ||beta||^2)";
+  if (!config_.fit_intercept) text += ", b = 0 (no intercept)";
+  if (config_.standardize) text += ", the penalty on sd_j beta_j (--standardize)";
+  text += "\n# data " + config_.data;
+  if (!config_.weights.empty()) text += "\n# weights " + config_.weights;
+  return text;
 }
 
 void Lasso::Coordinator::finish_path(const Summary& summary) {
@@ -1030,10 +1063,8 @@ void Lasso::Coordinator::finish_path(const Summary& summary) {
   }
   if (!config_.output.empty()) {
     std::ostringstream header;
-    header << std::setprecision(17) << "# schmp-lasso path: minimises (1/2n)||y - X beta - b||^2 + lambda "
-           << (config_.l1_ratio == 1 ? "||beta||_1" : "(a ||beta||_1 + (1 - a)/2 ||beta||^2)")
-           << (config_.fit_intercept ? "" : ", b = 0 (no intercept)") << " at each lambda\n"
-           << "# data " << config_.data << "\n"
+    header << std::setprecision(17) << "# schmp-lasso path: minimises " << objective_text()
+           << " at each lambda\n"
            << "# lambda_max " << lambda_max_ << " lambdas " << path_.size() << " solved " << solved << "\n";
     if (config_.l1_ratio != 1) header << "# l1_ratio a " << config_.l1_ratio << "\n";
     header << "# features " << beta_.size() << "\n"

@@ -3,6 +3,11 @@
 // by scheduled parallel coordinate descent, with the intercept b unpenalised (or held at 0 without
 // --fit_intercept). a = 1 (the default) is the Lasso; a < 1 the elastic net.
 //
+// With row weights w_i (--weights) the loss is sum_i w_i (y_i - x_i beta - b)^2 / (2 sum_i w_i), as
+// glmnet's and scikit-learn's: the plain loss of the rows and labels scaled by sqrt(w_i), with n the sum
+// of the weights and the intercept's column sqrt(w) in place of ones. The workers scale their rows as
+// they read them, so X keeps its sparsity, and everything below holds on the scaled problem.
+//
 // Each round the schedulers pick a block of coefficients, preferring those that moved most and
 // keeping only coefficients whose columns are nearly uncorrelated (|cos(x_j, x_k)| < rho), so that
 // updating them together behaves like updating them one after another. Workers own row blocks of X
@@ -89,9 +94,10 @@
 namespace schmp::lasso {
 
 struct Config {
-  std::string data;    // LIBSVM (1-based) or MatrixMarket file
-  std::string labels;  // labels of a MatrixMarket matrix
-  double lambda = 0;   // the L1 weight; when 0, lambda_ratio * lambda_max
+  std::string data;     // LIBSVM (1-based) or MatrixMarket file
+  std::string labels;   // labels of a MatrixMarket matrix
+  std::string weights;  // one weight per row (plain text); none: every row weighs 1
+  double lambda = 0;    // the L1 weight; when 0, lambda_ratio * lambda_max
   double lambda_ratio = 0.1;
   double l1_ratio = 1;  // a: the L1 share of the penalty (1: Lasso, 0: ridge)
   double tol = 1e-6;    // stop at relative duality gap <= tol
@@ -114,10 +120,10 @@ struct Config {
 
   io::RunFiles files() const {
     return {{{"--output", output}, {"--path_table", path_table}},
-            {{"--data", data}, {"--labels", labels}, {"--test", test}}};
+            {{"--data", data}, {"--labels", labels}, {"--weights", weights}, {"--test", test}}};
   }
 
-  std::vector<std::string> inputs() const { return {data, labels}; }  // what a checkpoint is tied to
+  std::vector<std::string> inputs() const { return {data, labels, weights}; }  // what a checkpoint is tied to
 };
 
 double soft_threshold(double z, double threshold);
@@ -140,9 +146,10 @@ struct Lasso {
     double yy = 0;                      // ||y||^2
     double y_sum = 0;                   // sum_i y_i
     double rows = 0;
+    double weight_sum = 0;  // sum_i w_i: rows without --weights
     template <class V>
     void visit(V& v) {
-      v(xty, column_norms, column_counts, column_sums, yy, y_sum, rows);
+      v(xty, column_norms, column_counts, column_sums, yy, y_sum, rows, weight_sum);
     }
   };
   struct Stats {
@@ -221,7 +228,12 @@ struct Lasso {
     const io::SparseRows& rows() const { return rows_; }  // its rows, until start()
 
    private:
-    // Moves the kernel's residual to the last commit's intercept: r = y - X beta - b.
+    // Scales each row and its label by the square root of its weight (the weighted loss is the plain
+    // one of the scaled rows), keeping the roots: the intercept's column.
+    void weigh_rows(const std::vector<double>& weights);
+    // The intercept's column's dot with `v`: sqrt(w) . v, or the sum of v without weights.
+    double intercept_dot(const Eigen::VectorXd& v) const;
+    // Moves the kernel's residual to the last commit's intercept: r = y - X beta - b sqrt(w).
     void shift_residual() const;
 
     int gpu_;  // the kernel's GPU (-1: the CPU), picked before any data is read
@@ -229,6 +241,7 @@ struct Lasso {
     io::SparseRows rows_;  // released once the kernel holds the data
     std::size_t columns_in_data_ = 0;
     Eigen::VectorXd y_;
+    Eigen::VectorXd root_weights_;  // sqrt(w_i) of its rows; empty without --weights (every w_i = 1)
     std::unique_ptr<kernels::ColumnKernel> kernel_;
     std::vector<ParamIndex> active_;  // not retired, in index order
     std::vector<ParamIndex> scope_;   // what evaluations cover (empty: active_)
@@ -261,6 +274,8 @@ struct Lasso {
     Commit restore(const Saved& saved, Priorities& priorities);
 
    private:
+    // The model file's words on the objective, then its lines naming the data (and the weights).
+    std::string objective_text() const;
     // finish() for a path: the table, and the file of every lambda's model.
     void finish_path(const Summary& summary);
     // A feasible dual point theta = r / s and what the gap and the screening need of it.
@@ -340,7 +355,8 @@ struct Lasso {
                        Priorities& priorities);
 
     Config config_;
-    double n_;
+    double n_;     // the loss's normaliser: sum_i w_i, the rows without --weights
+    double rows_;  // the rows of data, by which work is measured
     double lambda_;
     double lambda_max_;
     double l1_ = 0;     // lambda a: the L1 weight

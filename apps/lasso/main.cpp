@@ -19,6 +19,9 @@ SCHMP_FLAG(string, data, "", any(),
            "Training data: LIBSVM (1-based indices) or MatrixMarket coordinate file");
 SCHMP_FLAG(string, labels, "", any(),
            "Labels of a MatrixMarket matrix: MatrixMarket array or one number per line");
+SCHMP_FLAG(string, weights, "", any(),
+           "Row weights: plain text, one non-negative number per row of --data in its order; the loss is "
+           "sum_i w_i (y_i - x_i beta - b)^2 / (2 sum_i w_i)");
 SCHMP_FLAG(
     double, lambda, kDefaults.lambda, any(),
     "Penalty weight lambda; when 0, --lambda_ratio times lambda_max = ||X~^T y~||_inf / (n a), X~ and y~ "
@@ -66,7 +69,7 @@ namespace {
 
 int predict() {
   if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
-  if (const std::string unread = schmp::unread_flag({"labels"}, "by predict"); !unread.empty())
+  if (const std::string unread = schmp::unread_flag({"labels", "weights"}, "by predict"); !unread.empty())
     throw std::runtime_error(unread);
   schmp::io::refuse_overwriting({{"--output", FLAGS_output}},
                                 {{"--data", FLAGS_data}, {"--model", FLAGS_model}});
@@ -107,6 +110,7 @@ int main(int argc, char** argv) {
   schmp::lasso::Config config;
   config.data = FLAGS_data;
   config.labels = FLAGS_labels;
+  config.weights = FLAGS_weights;
   config.lambda = FLAGS_lambda;
   config.lambda_ratio = FLAGS_lambda_ratio;
   config.l1_ratio = FLAGS_l1_ratio;

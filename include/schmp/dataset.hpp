@@ -1,7 +1,9 @@
 // Labelled sparse datasets as the apps read them: one row per example, a label per row.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "schmp/io.hpp"
 #include "schmp/peers.hpp"
@@ -16,6 +18,13 @@ namespace schmp::io {
 // worker) and is split by row blocks: its entries may come in any order, so each goes from the worker
 // that read it to the one whose block holds its row (Peers::route; 32 bytes per entry on the way).
 SparseRows read_rows_part(const std::string& data, const std::string& labels, Peers& peers);
+
+// The weights of the rows this worker holds (read_rows_part's `rows` rows, in order), from `weights`:
+// plain text, one number per row of the data in its order (`#` comments and blank lines skipped). Every
+// worker reads its byte range of the file and hands each weight to the worker that holds its row, so the
+// file is never read whole. Refused: a negative, non-finite or non-numeric weight (at its line), a count
+// other than the data's rows, and weights that sum to zero (the whole file).
+std::vector<double> read_row_weights(const std::string& weights, std::size_t rows, Peers& peers);
 
 // InputError at the line of the largest column index in `rows` (read from `data`) when the columns up to
 // it, at `bytes_per_column` each, would need more memory than this process can have (check_memory).
