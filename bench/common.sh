@@ -42,6 +42,16 @@ generated_lasso() {
   echo "$file"
 }
 
+# path_sets: sets the array `sets` to the path benchmarks' data: the generated 10,000 x 50,000 problem,
+# then all_leukemia_age and movielens_small_linreg where the shared data has them.
+path_sets() {
+  sets=("$(generated_lasso 10000x50000 --rows 10000 --cols 50000 --density 0.01 --support 500 --noise 0.1 --seed 1)")
+  local set
+  for set in all_leukemia_age_lasso/all_leukemia_age_lasso.svm movielens_small_linreg/movielens_small.linreg.svm; do
+    if [[ -f $shared/lasso/$set ]]; then sets+=("$shared/lasso/$set"); else log "skipped $set: not found"; fi
+  done
+}
+
 # require_built TOOL...: stops with a message when a schmp binary has not been built.
 require_built() {
   local tool

@@ -25,10 +25,7 @@ require_built "$lasso" "$generate"
 mkdir -p "$cache"
 peers_venv
 
-sets=("$(generated_lasso 10000x50000 --rows 10000 --cols 50000 --density 0.01 --support 500 --noise 0.1 --seed 1)")
-for set in all_leukemia_age_lasso/all_leukemia_age_lasso.svm movielens_small_linreg/movielens_small.linreg.svm; do
-  if [[ -f $shared/lasso/$set ]]; then sets+=("$shared/lasso/$set"); else log "skipped $set: not found"; fi
-done
+path_sets
 
 results=$cache/lasso_path_vs_peers.jsonl
 : >"$results"

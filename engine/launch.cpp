@@ -204,8 +204,10 @@ std::unique_ptr<Role> make_worker(std::optional<Failure>& failure, const Make& m
   return worker;
 }
 
+// Plays this rank's part of a job among the ranks of `world`; the coordinator puts the program's
+// result() in `result` when given.
 int play(const ProgramRoles& roles, const RunOptions& options, const Layout& layout, MPI_Comm world,
-         Waiter& waiter, const RankResources& resources) {
+         Waiter& waiter, const RankResources& resources, std::vector<double>* result = nullptr) {
   const bool many = !layout.single_process();
   // compute: the coordinator (its rank 0) and the workers; workers: the workers alone. One process
   // talks to no one and needs neither.
@@ -275,7 +277,8 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     if (worker) worker->start(num_params);
   });
   if (agree_on_failure(world, failure, roles.program_name)) return 1;
-  if (const std::string note = layout_note(roles.program_name, layout, resources); !note.empty()) {
+  if (const std::string note = layout_note(roles.program_name, layout, resources);
+      !note.empty() && !options.quiet) {
     std::fputs(note.c_str(), stderr);
     std::fflush(stderr);
   }
@@ -341,6 +344,7 @@ int play(const ProgramRoles& roles, const RunOptions& options, const Layout& lay
     }
     run_coordinator(*program, *schedulers, *group, *trace, options, num_params, *checkpoints,
                     std::move(resumed));
+    if (result) *result = program->result();
   } else if (layout.is_scheduler_rank()) {
     run_scheduler_rank(world, 0, ranges[layout.scheduler_index()], dependencies.front().get(), options,
                        layout.scheduler_index(), waiter);
@@ -380,19 +384,17 @@ void warn_of_short_bindings(MPI_Comm comm, const std::string& program_name, cons
                found.bound_cpus == 1 ? "" : "s", found.threads);
 }
 
-// Plays a rank's part among the ranks of `comm` (`play(waiter, resources)`) with the waiting and
-// threading this host allows; an error after start-up takes the whole job down, naming the rank and its
-// role.
-template <class Play>
-int run_rank(const std::string& program_name, const RunOptions& options, const char* role, MPI_Comm comm,
-             Play play) {
+// Plays a rank's part (`play(waiter, resources)`) with the waiting and threading that its place on the
+// host (`place()`) allows; an error after start-up takes the whole job down, naming the rank and its role.
+template <class Place, class Play>
+int run_placed(const std::string& program_name, const RunOptions& options, const char* role, Place place,
+               Play play) {
   const int rank = world_rank();
   try {
-    const HostPlacement host = host_placement(comm);
+    const HostPlacement host = place();
     Waiter waiter(!host.oversubscribed());
     const StopSignals stop_signals;
     const int threads = options.threads > 0 ? options.threads : host.cpus;
-    warn_of_short_bindings(comm, program_name, role, threads, host.bound_cpus);
     tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism,
                                     static_cast<std::size_t>(threads));
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -408,6 +410,19 @@ int run_rank(const std::string& program_name, const RunOptions& options, const c
     if (mpi_started()) MPI_Abort(MPI_COMM_WORLD, 1);
     return 1;
   }
+}
+
+// run_placed among the ranks of `comm`, saying once when a rank runs fewer threads than asked.
+template <class Play>
+int run_rank(const std::string& program_name, const RunOptions& options, const char* role, MPI_Comm comm,
+             Play play) {
+  const auto place = [&] {
+    const HostPlacement host = host_placement(comm);
+    const int threads = options.threads > 0 ? options.threads : host.cpus;
+    warn_of_short_bindings(comm, program_name, role, threads, host.bound_cpus);
+    return host;
+  };
+  return run_placed(program_name, options, role, place, play);
 }
 
 // Whether this job runs faster as one process (--layout auto): its ranks share one host, and would
@@ -552,6 +567,98 @@ int launch(const RotationRoles& roles, const RunOptions& options) {
                   [&](Waiter& waiter, const RankResources& resources) {
                     return play_rotation(roles, options, ring, waiter, resources);
                   });
+}
+
+namespace {
+
+// Every job's result on every rank, from the ranks that hold them (each job's on one rank, empty on the
+// others): sizes, then values, summed over the ranks.
+void share_results(std::vector<std::vector<double>>& results) {
+  if (!mpi_started()) return;
+  const auto mpi_count = [](std::size_t count) {
+    if (count > static_cast<std::size_t>(INT_MAX)) throw std::runtime_error("results too large to share");
+    return static_cast<int>(count);
+  };
+  std::vector<std::uint64_t> sizes(results.size());
+  for (std::size_t k = 0; k < results.size(); ++k) sizes[k] = results[k].size();
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, sizes.data(), mpi_count(sizes.size()), MPI_UINT64_T, MPI_SUM,
+                          MPI_COMM_WORLD),
+            "MPI_Allreduce");
+  std::vector<double> values;
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    results[k].resize(sizes[k], 0.0);
+    values.insert(values.end(), results[k].begin(), results[k].end());
+  }
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), mpi_count(values.size()), MPI_DOUBLE, MPI_SUM,
+                          MPI_COMM_WORLD),
+            "MPI_Allreduce");
+  std::size_t at = 0;
+  for (std::vector<double>& result : results) {
+    std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(at), result.size(), result.begin());
+    at += result.size();
+  }
+}
+
+}  // namespace
+
+EachRun launch_each(const std::vector<ProgramRoles>& jobs, RunOptions options) {
+  options.quiet = true;
+  options.progress_seconds = 0;
+  options.trace.clear();
+  options.checkpoint.clear();
+  options.resume.clear();
+  EachRun run;
+  run.results.resize(jobs.size());
+  if (jobs.empty()) return run;
+  const int ranks = world_size(), rank = world_rank();
+  const int groups = static_cast<int>(std::min<std::size_t>(jobs.size(), static_cast<std::size_t>(ranks)));
+  // Consecutive ranks form a group: they share a host more often than ranks far apart.
+  const int group = static_cast<int>(static_cast<std::int64_t>(rank) * groups / ranks);
+  const Communicator split =
+      mpi_started() ? Communicator::split(MPI_COMM_WORLD, group, rank) : Communicator::none();
+  const MPI_Comm comm = mpi_started() ? split.get() : MPI_COMM_WORLD;
+  int group_rank = 0, group_size = 1;
+  if (mpi_started()) {
+    check_mpi(MPI_Comm_rank(comm, &group_rank), "MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(comm, &group_size), "MPI_Comm_size");
+  }
+  // Threads follow a rank's place among all the ranks on its host: the groups share its cores.
+  const HostPlacement host = host_placement(MPI_COMM_WORLD);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int schedulers = std::max(1, options.schedulers);
+  Layout layout = Layout::make(group_size, group_rank, schedulers);
+  // As launch() does for the whole job: a group that would make one worker, or ranks that outnumber the
+  // cores, leave each job to the group's first rank.
+  const bool alone = options.layout == "auto" && !layout.single_process() &&
+                     (layout.workers() == 1 || static_cast<unsigned>(host.ranks) > cores);
+  if (alone) layout = Layout::make(1, 0, schedulers);
+  std::optional<Failure> failure;
+  {
+    HeldFailure held;
+    for (std::size_t k = static_cast<std::size_t>(group); k < jobs.size();
+         k += static_cast<std::size_t>(groups)) {
+      if (alone && group_rank != 0) break;
+      std::vector<double> result;
+      run.status = run_placed(
+          jobs[k].program_name, options, layout.role_name(), [&] { return host; },
+          [&](Waiter& waiter, const RankResources& resources) {
+            return play(jobs[k], options, layout, alone ? MPI_COMM_SELF : comm, waiter, resources, &result);
+          });
+      if (run.status != 0) break;
+      run.results[k] = std::move(result);
+    }
+    failure = held.failure();
+  }
+  if (mpi_started()) {
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &run.status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+  }
+  agree_on_failure(MPI_COMM_WORLD, failure, jobs.front().program_name);
+  if (run.status != 0) {
+    run.results.assign(jobs.size(), {});
+    return run;
+  }
+  share_results(run.results);
+  return run;
 }
 
 }  // namespace schmp::detail

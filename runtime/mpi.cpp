@@ -297,9 +297,23 @@ void SameShape::check(MPI_Comm comm, const Flat& message, const std::string& kin
   }
 }
 
+namespace {
+HeldFailure* held_failure = nullptr;  // the one in scope, if any
+}  // namespace
+
+HeldFailure::HeldFailure() { held_failure = this; }
+HeldFailure::~HeldFailure() { held_failure = nullptr; }
+
 bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const std::string& program) {
+  const auto tell = [&] {
+    if (held_failure == nullptr) {
+      print_failure(*mine, program);
+    } else if (!held_failure->failure_) {
+      held_failure->failure_ = *mine;
+    }
+  };
   if (!mpi_started()) {
-    if (mine) print_failure(*mine, program);
+    if (mine) tell();
     return mine.has_value();
   }
   int rank = 0;
@@ -312,7 +326,7 @@ bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const s
   const int candidate = key == best_key ? rank : INT32_MAX;
   int winner = 0;
   check_mpi(MPI_Allreduce(&candidate, &winner, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (rank == winner) print_failure(*mine, program);
+  if (rank == winner) tell();
   return true;
 }
 

@@ -156,6 +156,22 @@ struct Failure {
 // printed once, as "program: error: message", and every rank gets true.
 bool agree_on_failure(MPI_Comm comm, const std::optional<Failure>& mine, const std::string& program);
 
+// While one exists, agree_on_failure keeps the winning failure (on the rank that would print it)
+// instead of printing it. Jobs played side by side on groups of ranks (launch_each) each agree within
+// their group; the groups then agree on one failure among them all, printed once.
+class HeldFailure {
+ public:
+  HeldFailure();
+  ~HeldFailure();
+  HeldFailure(const HeldFailure&) = delete;
+  HeldFailure& operator=(const HeldFailure&) = delete;
+  const std::optional<Failure>& failure() const { return failure_; }
+
+ private:
+  friend bool agree_on_failure(MPI_Comm, const std::optional<Failure>&, const std::string&);
+  std::optional<Failure> failure_;
+};
+
 // Collective: where this rank sits on its host (the ranks of `comm` that share its memory).
 struct HostPlacement {
   int ranks = 1;  // ranks on this host

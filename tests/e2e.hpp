@@ -137,7 +137,9 @@ inline Trace read_trace(const std::string& path) {
   for (std::string line; std::getline(in, line);) {
     std::vector<double>& row = trace.rows.emplace_back();
     std::istringstream cells(line);
-    for (std::string cell; std::getline(cells, cell, ',');) row.push_back(std::stod(cell));
+    // An empty cell (a value not known, as a cross-validation's lambdas past the refit's end) reads as NaN.
+    for (std::string cell; std::getline(cells, cell, ',');)
+      row.push_back(cell.empty() ? NAN : std::stod(cell));
   }
   return trace;
 }

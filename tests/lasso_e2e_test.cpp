@@ -640,6 +640,113 @@ TEST_F(LassoEndToEnd, BadWeightsAreRefusedAtTheirLine) {
   }
 }
 
+// The folds of --cv, as the manual specifies them: labels 0, 1, ..., K - 1 in turn, shuffled by
+// Fisher-Yates with a SplitMix64 stream from the seed.
+std::vector<std::uint32_t> specified_folds(std::size_t rows, std::uint32_t folds, std::uint64_t seed) {
+  std::vector<std::uint32_t> fold(rows);
+  for (std::size_t i = 0; i < rows; ++i) fold[i] = static_cast<std::uint32_t>(i % folds);
+  std::uint64_t state = seed;
+  for (std::size_t i = rows; i > 1; --i) {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    std::swap(fold[i - 1], fold[(z ^ (z >> 31)) % i]);
+  }
+  return fold;
+}
+
+// The rows of `rows` for which keep(r).
+template <class Keep>
+io::SparseRows rows_where(const io::SparseRows& rows, Keep keep) {
+  io::SparseRows kept;
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    if (!keep(r)) continue;
+    kept.labels.push_back(rows.labels[r]);
+    for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+      kept.index.push_back(rows.index[e]);
+      kept.value.push_back(rows.value[e]);
+    }
+    kept.row_start.push_back(kept.index.size());
+  }
+  return kept;
+}
+
+// --cv K: at every lambda of the path, the folds' mean held-out MSE and its standard error are those of
+// the reference solved on each fold's complement (folds fixed by the seed), and lambda_min and
+// lambda_1se are glmnet's picks from them; the refit's models end at lambda_min. At 1, 2 and 5 ranks:
+// the folds one after another, side by side, and side by side on groups of ranks.
+TEST_F(LassoEndToEnd, CrossValidationMatchesARefitPerFold) {
+  const io::SparseRows rows = io::read_libsvm(diabetes().path);
+  constexpr std::uint32_t kFolds = 3;
+  const std::vector<std::uint32_t> fold = specified_folds(rows.rows(), kFolds, 5);
+  const std::string table = (scratch_ / "cv.csv").string(), models = (scratch_ / "cv.model").string();
+  std::vector<double> mean, se;  // the reference's, by lambda
+  std::size_t best = 0, one_se = 0;
+  for (const int ranks : {1, 2, 5}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    const Output out =
+        run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path +
+            " --cv 3 --seed 5 --path 8 --lambda_min_ratio 0.001 --tol 1e-11 --progress_seconds 0" +
+            " --path_table " + table + " --output " + models);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const testing::Trace written = testing::read_trace(table);
+    EXPECT_EQ(written.header, "lambda,objective,duality_gap,relative_gap,nnz,seconds,cv_mse,cv_se");
+    ASSERT_EQ(written.rows.size(), 8u);
+    if (mean.empty()) {
+      for (const std::vector<double>& row : written.rows) {
+        std::vector<double> mse(kFolds), weight(kFolds);
+        double total = 0, sum = 0;
+        for (std::uint32_t k = 0; k < kFolds; ++k) {
+          const io::SparseRows training = rows_where(rows, [&](std::size_t r) { return fold[r] != k; });
+          const io::SparseRows held_out = rows_where(rows, [&](std::size_t r) { return fold[r] == k; });
+          const testing::LassoSolution solution =
+              testing::solve_lasso_reference(training, 0, true, 1, row[0]);
+          for (std::size_t r = 0; r < held_out.rows(); ++r) {
+            double predicted = solution.intercept;
+            for (std::uint64_t e = held_out.row_start[r]; e < held_out.row_start[r + 1]; ++e)
+              predicted += solution.beta[held_out.index[e]] * held_out.value[e];
+            mse[k] += std::pow(held_out.labels[r] - predicted, 2) / static_cast<double>(held_out.rows());
+          }
+          weight[k] = static_cast<double>(held_out.rows());
+          total += weight[k];
+          sum += weight[k] * mse[k];
+        }
+        mean.push_back(sum / total);
+        double spread = 0;
+        for (std::uint32_t k = 0; k < kFolds; ++k) spread += weight[k] * std::pow(mse[k] - mean.back(), 2);
+        se.push_back(std::sqrt(spread / total / (kFolds - 1)));
+      }
+      best = static_cast<std::size_t>(std::min_element(mean.begin(), mean.end()) - mean.begin());
+      one_se = best;
+      while (one_se > 0 && mean[one_se - 1] <= mean[best] + se[best]) --one_se;
+    }
+    for (std::size_t k = 0; k < mean.size(); ++k) {
+      EXPECT_NEAR(written.rows[k][6], mean[k], 1e-7 * mean[k]) << "lambda " << k;
+      EXPECT_NEAR(written.rows[k][7], se[k], 1e-5 * se[k]) << "lambda " << k;
+      // The refit solved the lambdas down to lambda_min, and no further.
+      EXPECT_EQ(std::isnan(written.rows[k][1]), k > best) << "lambda " << k;
+    }
+    std::smatch picked;
+    ASSERT_TRUE(std::regex_search(out.text, picked, std::regex("lambda_min ([^ ]+) .* lambda_1se ([^ ]+) ")))
+        << out.text;
+    EXPECT_NEAR(std::stod(picked[1]), written.rows[best][0], 1e-7 * written.rows[best][0]);
+    EXPECT_NEAR(std::stod(picked[2]), written.rows[one_se][0], 1e-7 * written.rows[one_se][0]);
+    EXPECT_NE(testing::read_text(models).find("# cv 3 folds: lambda_min"), std::string::npos);
+  }
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--cv 1", "--cv needs at least 2 folds"},
+           {"--cv 443", "--cv 443 needs as many rows, and " + diabetes().path + " has 442"},
+           {"--cv 3 --lambda 1", "--cv picks lambda from a path: drop --lambda"},
+           {"--cv 3 --test " + diabetes().path, "--cv holds out its own rows: drop --test"}}) {
+    // Too many folds fails in every fold's job, on every group of ranks: said once all the same.
+    for (const int ranks : flags == "--cv 443" ? std::vector<int>{1, 3} : std::vector<int>{3}) {
+      testing::expect_clean_failure(
+          run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path + " " + flags),
+          "schmp-lasso: error: " + message);
+    }
+  }
+}
+
 // Writes `rows` as LIBSVM, labels plus `offset`; every entry of a dense file, columns less their means
 // and labels less theirs, when `centred`.
 void write_svm(const io::SparseRows& rows, const std::string& path, double offset, bool centred) {

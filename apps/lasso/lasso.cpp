@@ -7,14 +7,17 @@
 #include <iterator>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
 
+#include "cv.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/kernels/device.hpp"
 #include "schmp/output.hpp"
 #include "schmp/packed_symmetric.hpp"
+#include "schmp/peers.hpp"
 #include "schmp/quadratic_model.hpp"
 #include "schmp/step_ways.hpp"
 #include "schmp/working_set.hpp"
@@ -52,6 +55,104 @@ void remove_retired(std::vector<ParamIndex>& active, const std::vector<ParamInde
   active.swap(kept);
 }
 
+// The problem's view of the data's sums (weighted, with --weights), over n = the sum of the weights:
+// centred with the intercept (x~_j . y~ = x_j . y - s_j sum(y) / n, ||x~_j||^2 = ||x_j||^2 - s_j^2 / n,
+// ||y~||^2 = ||y||^2 - sum(y)^2 / n), then with --standardize scaled to unit variance (sd_j^2 =
+// ||x~_j||^2 / n, so that every scaled column has ||x_j||^2 = n).
+struct ProblemColumns {
+  std::vector<double> xty;
+  Eigen::VectorXd norms;  // 0 for a column constant to within rounding, which stays at zero
+  Eigen::VectorXd sums;   // zero without the intercept
+  Eigen::VectorXd unit;   // 1 / sd_j with --standardize, else 1
+  double yy = 0;
+};
+
+ProblemColumns problem_columns(const Config& config, const Lasso::Setup& setup) {
+  const double n = setup.weight_sum;
+  const auto p = static_cast<Eigen::Index>(setup.xty.size());
+  ProblemColumns columns;
+  columns.xty = setup.xty;
+  columns.norms = Eigen::Map<const Eigen::VectorXd>(setup.column_norms.data(), p);
+  columns.sums = Eigen::VectorXd::Zero(p);
+  columns.unit = Eigen::VectorXd::Ones(p);
+  columns.yy = setup.yy;
+  if (config.fit_intercept) {
+    columns.sums = Eigen::Map<const Eigen::VectorXd>(setup.column_sums.data(), p);
+    for (Eigen::Index j = 0; j < p; ++j) {
+      const double raw = columns.norms[j], sum = columns.sums[j];
+      columns.xty[static_cast<std::size_t>(j)] -= sum * setup.y_sum / n;
+      const double centred = raw - sum * sum / n;
+      columns.norms[j] = centred > kConstantColumn * raw ? centred : 0.0;
+    }
+    columns.yy -= setup.y_sum * setup.y_sum / n;
+  }
+  if (config.standardize) {
+    for (Eigen::Index j = 0; j < p; ++j) {
+      if (!(columns.norms[j] > 0)) continue;
+      columns.unit[j] = std::sqrt(n / columns.norms[j]);
+      columns.norms[j] = n;
+      columns.sums[j] *= columns.unit[j];
+      columns.xty[static_cast<std::size_t>(j)] *= columns.unit[j];
+    }
+  }
+  return columns;
+}
+
+// glmnet's lambda_max: the smallest lambda at which every coefficient is zero, for this L1 share.
+double lambda_max_of(const Config& config, const ProblemColumns& columns, double n) {
+  double max_xty = 0;
+  for (std::size_t j = 0; j < columns.xty.size(); ++j) {
+    if (columns.norms[static_cast<Eigen::Index>(j)] > 0)
+      max_xty = std::max(max_xty, std::abs(columns.xty[j]));
+  }
+  return config.l1_ratio > 0 ? max_xty / (n * config.l1_ratio) : std::numeric_limits<double>::infinity();
+}
+
+// The whole data's sums, as the workers' setup gives them, from its rows (and weights, when given).
+Lasso::Setup sums_of(const io::SparseRows& rows, const std::vector<double>& weights, bool fit_intercept) {
+  Lasso::Setup sums;
+  const std::size_t p = rows.columns();
+  sums.xty.assign(p, 0.0);
+  sums.column_norms.assign(p, 0.0);
+  sums.column_sums.assign(fit_intercept ? p : 0, 0.0);
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    const double w = weights.empty() ? 1.0 : weights[r], y = rows.labels[r];
+    for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+      const std::uint32_t j = rows.index[e];
+      const double x = rows.value[e];
+      sums.xty[j] += w * x * y;
+      sums.column_norms[j] += w * x * x;
+      if (fit_intercept) sums.column_sums[j] += w * x;
+    }
+    sums.yy += w * y * y;
+    if (fit_intercept) sums.y_sum += w * y;
+    sums.weight_sum += w;
+  }
+  sums.rows = static_cast<double>(rows.rows());
+  return sums;
+}
+
+// A fold job's held-out rows (those of its fold, with their weights) and the whole data's sums.
+struct FoldRows {
+  io::SparseRows rows;
+  std::vector<double> weights;
+  Lasso::Setup full;
+};
+
+FoldRows read_fold(const Config& config) {
+  FoldRows fold;
+  fold.rows = io::read_rows(config.data, config.labels);
+  if (!config.weights.empty()) {
+    Peers alone;
+    fold.weights = io::read_row_weights(config.weights, fold.rows.rows(), alone);
+  }
+  fold.full = sums_of(fold.rows, fold.weights, config.fit_intercept);
+  keep_fold(fold.rows, fold.weights,
+            folds_of_rows(fold.rows.rows(), static_cast<std::uint32_t>(config.cv), config.seed),
+            static_cast<std::uint32_t>(config.fold));
+  return fold;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------- worker
@@ -71,6 +172,13 @@ void check_config(const Config& config) {
   if (config.l1_ratio == 0 && config.lambda == 0)
     throw std::runtime_error(
         "--l1_ratio 0 (ridge) needs --lambda: lambda_max is infinite without an L1 share");
+  if (config.cv == 1) throw std::runtime_error("--cv needs at least 2 folds");
+  if (config.cv > 0 && config.lambda > 0)
+    throw std::runtime_error("--cv picks lambda from a path: drop --lambda");
+  if (config.cv > 0 && !config.test.empty())
+    throw std::runtime_error("--cv holds out its own rows: drop --test");
+  if (config.cv > 0 && config.l1_ratio == 0)
+    throw std::runtime_error("--cv needs an L1 share (--l1_ratio above 0): ridge has no lambda_max");
   if (config.path == 1) throw std::runtime_error("--path needs at least 2 lambdas");
   if (config.path > 0 && config.lambda > 0)
     throw std::runtime_error(
@@ -88,8 +196,11 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
       fit_intercept_(config.fit_intercept),
       rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
       columns_in_data_(rows_.columns()) {
-  if (!config.weights.empty())
-    weigh_rows(io::read_row_weights(config.weights, rows_.rows(), peers_of(context)));
+  Peers& peers = peers_of(context);
+  std::vector<double> weights;
+  if (!config.weights.empty()) weights = io::read_row_weights(config.weights, rows_.rows(), peers);
+  if (config.fold >= 0) drop_held_out(config, peers, weights);
+  if (!weights.empty()) weigh_rows(weights);
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (beta and its value at the last
   // evaluation, column norms and counts, initial changes, X^T r, setup sums, beta and X^T r at the
   // evaluations kept for extrapolation, the working set's choice, the Gram cache's index and the
@@ -100,6 +211,22 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
                    kWorker = 8 + 4 + 24 + 8;
   io::check_columns_fit(config.data, rows_,
                         kCoordinator + sums + kScheduler + (context.count == 1 ? kWorker + sums / 2 : 0));
+}
+
+void Lasso::Worker::drop_held_out(const Config& config, Peers& peers, std::vector<double>& weights) {
+  // Where this worker's rows start among the data's: the workers' counts, summed in place.
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(peers.count()), 0);
+  counts[static_cast<std::size_t>(peers.index())] = rows_.rows();
+  peers.sum(counts);
+  const std::uint64_t first =
+      std::accumulate(counts.begin(), counts.begin() + peers.index(), std::uint64_t{0});
+  const std::uint64_t rows = std::accumulate(counts.begin(), counts.end(), std::uint64_t{0});
+  if (rows < config.cv) {
+    throw std::runtime_error("--cv " + std::to_string(config.cv) + " needs as many rows, and " + config.data +
+                             " has " + std::to_string(rows));
+  }
+  drop_fold(rows_, weights, folds_of_rows(rows, static_cast<std::uint32_t>(config.cv), config.seed), first,
+            static_cast<std::uint32_t>(config.fold));
 }
 
 void Lasso::Worker::weigh_rows(const std::vector<double>& weights) {
@@ -245,50 +372,37 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
       gram_cache_(num_params, config.max_hessian) {
   if (rows_ < 1) throw std::runtime_error(config.data + ": no data rows");
   if (!config.output.empty()) io::check_writable(config.output);
-  std::vector<double> xty = setup.xty;
-  column_sums_ = Eigen::VectorXd::Zero(beta_.size());
+  ProblemColumns columns = problem_columns(config, setup);
+  column_norms_ = std::move(columns.norms);
+  column_sums_ = std::move(columns.sums);
+  unit_ = std::move(columns.unit);
+  const std::vector<double>& xty = columns.xty;
   if (config.fit_intercept) {
-    // The centred problem's sums, from the raw ones: x~_j . y~ = x_j . y - s_j sum(y) / n, ||x~_j||^2 =
-    // ||x_j||^2 - s_j^2 / n, ||y~||^2 = ||y||^2 - sum(y)^2 / n.
-    column_sums_ = Eigen::Map<const Eigen::VectorXd>(setup.column_sums.data(), beta_.size());
     y_sum_ = setup.y_sum;
-    for (Eigen::Index j = 0; j < beta_.size(); ++j) {
-      const double raw = column_norms_[j], sum = column_sums_[j];
-      xty[static_cast<std::size_t>(j)] -= sum * y_sum_ / n_;
-      // A column constant to within rounding has nothing left once centred: it stays at zero.
-      const double centred = raw - sum * sum / n_;
-      column_norms_[j] = centred > kConstantColumn * raw ? centred : 0.0;
-    }
-    // A scale only (the priorities'): kept positive when y is constant.
-    yy_ = std::max(yy_ - y_sum_ * y_sum_ / n_, std::numeric_limits<double>::min());
     intercept_ = y_sum_ / n_;
+    // A scale only (the priorities'): kept positive when y is constant.
+    yy_ = std::max(columns.yy, std::numeric_limits<double>::min());
   }
-  unit_ = Eigen::VectorXd::Ones(beta_.size());
-  if (config.standardize) {
-    // sd_j^2 = ||x_j||^2 / n (centred with the intercept); every scaled column then has ||x_j||^2 = n.
-    for (Eigen::Index j = 0; j < beta_.size(); ++j) {
-      if (!(column_norms_[j] > 0)) continue;
-      unit_[j] = std::sqrt(n_ / column_norms_[j]);
-      column_norms_[j] = n_;
-      column_sums_[j] *= unit_[j];
-      xty[static_cast<std::size_t>(j)] *= unit_[j];
-    }
+  lambda_max_ = lambda_max_of(config, columns, n_);
+  // A fold's path takes the lambdas of the whole data.
+  std::optional<FoldRows> fold;
+  double full_rows = rows_;
+  if (config.fold >= 0) {
+    fold = read_fold(config);
+    full_rows = fold->full.rows;
+    lambda_max_ = lambda_max_of(config, problem_columns(config, fold->full), fold->full.weight_sum);
   }
-  double max_xty = 0;
-  for (std::size_t j = 0; j < xty.size(); ++j) {
-    if (column_norms_[static_cast<Eigen::Index>(j)] > 0) max_xty = std::max(max_xty, std::abs(xty[j]));
-  }
-  // glmnet's: the smallest lambda at which every coefficient is zero, for this L1 share.
-  lambda_max_ =
-      config.l1_ratio > 0 ? max_xty / (n_ * config.l1_ratio) : std::numeric_limits<double>::infinity();
   lambda_ = config.lambda > 0 ? config.lambda : config.lambda_ratio * lambda_max_;
   if (config.path > 0) {
     // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2.
-    const double ratio = config.lambda_min_ratio > 0               ? config.lambda_min_ratio
-                         : rows_ > static_cast<double>(num_params) ? 1e-4
-                                                                   : 1e-2;
-    path_ = Path(config.path, lambda_max_, ratio,
-                 config.test.empty() ? io::SparseRows{} : io::read_rows(config.test, ""));
+    const double ratio = config.lambda_min_ratio > 0                   ? config.lambda_min_ratio
+                         : full_rows > static_cast<double>(num_params) ? 1e-4
+                                                                       : 1e-2;
+    path_ = Path(config.path, lambda_max_, ratio);
+    if (!config.test.empty()) path_.hold_out(io::read_rows(config.test, ""), {});
+    if (fold) path_.hold_out(std::move(fold->rows), std::move(fold->weights));
+    if (!config.fold_results.empty())
+      path_.cross_validated(CrossValidation(path_.lambdas(), config.fold_results));
     lambda_ = path_.lambda();
   }
   if (std::isinf(lambda_))
@@ -996,7 +1110,17 @@ Lasso::Commit Lasso::Coordinator::restore(const Saved& saved, Priorities& priori
   return commit;
 }
 
+std::vector<double> Lasso::Coordinator::result() const {
+  if (config_.fold < 0) return {};
+  std::vector<double> result{path_.test_weight()};
+  const std::vector<PathPoint>& points = path_.points();
+  for (std::size_t k = 0; k < path_.lambdas().size(); ++k)
+    result.push_back(k < points.size() ? points[k].test_mse : std::numeric_limits<double>::quiet_NaN());
+  return result;
+}
+
 void Lasso::Coordinator::finish(const Summary& summary) {
+  if (config_.fold >= 0) return;  // a fold job says nothing: its result() goes to the refit
   const double gap = summary.last.columns[0];
   const double relative = summary.last.columns[1];
   const auto nonzeros = static_cast<long long>(summary.last.columns[2]);
@@ -1067,6 +1191,10 @@ void Lasso::Coordinator::finish_path(const Summary& summary) {
            << " at each lambda\n"
            << "# lambda_max " << lambda_max_ << " lambdas " << path_.size() << " solved " << solved << "\n";
     if (config_.l1_ratio != 1) header << "# l1_ratio a " << config_.l1_ratio << "\n";
+    if (const auto& cv = path_.cross_validation()) {
+      header << "# cv " << config_.cv << " folds: lambda_min " << cv->lambdas[cv->best] << " lambda_1se "
+             << cv->lambdas[cv->one_se] << " (the last model is lambda_min's)\n";
+    }
     header << "# features " << beta_.size() << "\n"
            << "# each model: lambda L, intercept b, then index value (1-based, nonzero coefficients only)\n";
     path_.write_models(config_.output, header.str());

@@ -83,6 +83,7 @@
 #include <string>
 #include <vector>
 
+#include "cv.hpp"
 #include "gram_cache.hpp"
 #include "path.hpp"
 #include "schmp/extrapolation.hpp"
@@ -117,6 +118,14 @@ struct Config {
   double lambda_min_ratio = 0;
   std::string test;        // held-out rows (LIBSVM), whose MSE the path reports
   std::string path_table;  // the path's table, as CSV
+  // Cross-validation: the folds (0: none) and the seed that assigns rows to them.
+  std::uint64_t cv = 0;
+  std::uint64_t seed = 1;
+  // A fold job's (Job::run_each) fold, held out: its path is solved on the other rows at the whole
+  // data's lambdas, and its result is the held-out MSE at each. -1: not a fold job.
+  std::int64_t fold = -1;
+  // The refit on the whole data after the folds: each fold job's result(). Its path stops at lambda_min.
+  std::vector<std::vector<double>> fold_results;
 
   io::RunFiles files() const {
     return {{{"--output", output}, {"--path_table", path_table}},
@@ -228,6 +237,8 @@ struct Lasso {
     const io::SparseRows& rows() const { return rows_; }  // its rows, until start()
 
    private:
+    // A fold job's worker: drops the rows of the held-out fold (and their weights).
+    void drop_held_out(const Config& config, Peers& peers, std::vector<double>& weights);
     // Scales each row and its label by the square root of its weight (the weighted loss is the plain
     // one of the scaled rows), keeping the roots: the intercept's column.
     void weigh_rows(const std::vector<double>& weights);
@@ -270,6 +281,8 @@ struct Lasso {
     Commit aggregate(const Schedule& schedule, const Partial& summed, Priorities& priorities);
     Report report(const Stats& summed, Priorities& priorities);
     void finish(const Summary& summary);
+    // A fold job's: the held-out weight (its rows without --weights), then the MSE at each lambda.
+    std::vector<double> result() const;
     Saved save() const;
     Commit restore(const Saved& saved, Priorities& priorities);
 

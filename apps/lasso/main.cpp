@@ -61,9 +61,13 @@ SCHMP_FLAG(double, lambda_min_ratio, kDefaults.lambda_min_ratio, any(),
            "The path's last lambda over lambda_max (0: glmnet's, 1e-4 with more rows than features, else "
            "1e-2)");
 SCHMP_FLAG(string, test, "", any(), "A path's held-out rows (LIBSVM): their MSE at each lambda");
+SCHMP_FLAG(uint64, cv, kDefaults.cv, any(),
+           "Cross-validate the path (--path, 100 lambdas unless given) on this many folds of the rows, "
+           "assigned by --seed, side by side on the ranks; then refit on all rows down to lambda_min");
 SCHMP_FLAG(string, path_table, "", any(),
            "Write the path's table here (CSV: lambda, objective, gap, nonzeros, seconds, test MSE)");
 DECLARE_string(trace);
+DECLARE_uint64(seed);
 
 namespace {
 
@@ -79,6 +83,24 @@ int predict() {
   std::printf("rows %zu  MSE %.9g  R^2 %.9g\n", report.rows, report.mse, report.r_squared);
   if (!FLAGS_output.empty()) std::printf("predictions: %s\n", FLAGS_output.c_str());
   return 0;
+}
+
+// --cv K: the folds' paths side by side on the ranks, then the refit on every row down to lambda_min,
+// which writes the model and the table with the folds' mean held-out MSE.
+int cross_validate(schmp::Job& job, schmp::lasso::Config config) {
+  if (config.path == 0) config.path = 100;
+  std::vector<schmp::lasso::Config> folds;
+  for (std::uint64_t k = 0; k < config.cv; ++k) {
+    schmp::lasso::Config fold = config;
+    fold.fold = static_cast<std::int64_t>(k);
+    fold.output.clear();
+    fold.path_table.clear();
+    folds.push_back(fold);
+  }
+  schmp::EachRun each = job.run_each<schmp::lasso::Lasso>(folds);
+  if (each.status != 0) return each.status;
+  config.fold_results = std::move(each.results);
+  return job.run<schmp::lasso::Lasso>(config);
 }
 
 }  // namespace
@@ -126,5 +148,8 @@ int main(int argc, char** argv) {
   config.test = FLAGS_test;
   config.path_table = FLAGS_path_table;
   config.trace = FLAGS_trace;
+  config.cv = FLAGS_cv;
+  config.seed = FLAGS_seed;
+  if (config.cv > 0) return cross_validate(job, config);
   return job.run<schmp::lasso::Lasso>(config);
 }

@@ -4,14 +4,14 @@
 #include <cstdio>
 #include <iomanip>
 #include <limits>
+#include <numeric>
 
 #include "predict.hpp"
 #include "schmp/output.hpp"
 
 namespace schmp::lasso {
 
-Path::Path(std::size_t count, double lambda_max, double min_ratio, io::SparseRows test)
-    : test_(std::move(test)) {
+Path::Path(std::size_t count, double lambda_max, double min_ratio) : solved_(count) {
   lambdas_.resize(count);
   for (std::size_t k = 0; k < count; ++k) {
     const double share = static_cast<double>(k) / static_cast<double>(count - 1);
@@ -19,10 +19,30 @@ Path::Path(std::size_t count, double lambda_max, double min_ratio, io::SparseRow
   }
 }
 
+void Path::hold_out(io::SparseRows rows, std::vector<double> weights) {
+  test_ = std::move(rows);
+  test_weights_ = std::move(weights);
+}
+
+void Path::cross_validated(const CrossValidation& cv) {
+  cv_ = cv;
+  solved_ = cv.best + 1;
+}
+
+double Path::test_weight() const {
+  if (test_weights_.empty()) return static_cast<double>(test_.rows());
+  return std::accumulate(test_weights_.begin(), test_weights_.end(), 0.0);
+}
+
 double Path::mse(const Eigen::VectorXd& beta, double intercept) const {
   if (!has_test()) return std::numeric_limits<double>::quiet_NaN();
   const LinearModel model{0, intercept, std::vector<double>(beta.data(), beta.data() + beta.size())};
-  return regression_quality(predictions(model, test_), test_.labels).mse;
+  const std::vector<double> predicted = predictions(model, test_);
+  if (test_weights_.empty()) return regression_quality(predicted, test_.labels).mse;
+  double sse = 0;
+  for (std::size_t r = 0; r < predicted.size(); ++r)
+    sse += test_weights_[r] * (test_.labels[r] - predicted[r]) * (test_.labels[r] - predicted[r]);
+  return sse / test_weight();
 }
 
 void Path::record(PathPoint point, const Eigen::VectorXd& beta) {
@@ -35,24 +55,40 @@ void Path::record(PathPoint point, const Eigen::VectorXd& beta) {
 }
 
 void Path::print() const {
-  std::printf("%-14s %-16s %-10s %-9s %-10s%s\n", "lambda", "objective", "rel_gap", "nonzeros", "seconds",
-              has_test() ? " test_mse" : "");
-  for (const PathPoint& p : points_) {
+  std::printf("%-14s %-16s %-10s %-9s %-10s%s%s\n", "lambda", "objective", "rel_gap", "nonzeros", "seconds",
+              has_test() ? " test_mse" : "", cv_ ? " cv_mse          cv_se" : "");
+  for (std::size_t k = 0; k < points_.size(); ++k) {
+    const PathPoint& p = points_[k];
     std::printf("%-14.8g %-16.10g %-10.3g %-9zu %-10.4g", p.lambda, p.objective, p.relative_gap, p.nonzeros,
                 p.seconds);
     if (has_test()) std::printf(" %.8g", p.test_mse);
+    if (cv_) std::printf(" %-15.8g %.4g", cv_->mean[k], cv_->se[k]);
     std::printf("\n");
+  }
+  if (cv_) {
+    std::printf("lambda_min %.8g (cv_mse %.8g)  lambda_1se %.8g (cv_mse %.8g)\n", cv_->lambdas[cv_->best],
+                cv_->mean[cv_->best], cv_->lambdas[cv_->one_se], cv_->mean[cv_->one_se]);
   }
 }
 
 void Path::write_table(const std::string& path) const {
   io::write_file_atomically(path, [&](std::ostream& out) {
-    out << "lambda,objective,duality_gap,relative_gap,nnz,seconds" << (has_test() ? ",test_mse" : "") << "\n"
+    out << "lambda,objective,duality_gap,relative_gap,nnz,seconds" << (has_test() ? ",test_mse" : "")
+        << (cv_ ? ",cv_mse,cv_se" : "") << "\n"
         << std::setprecision(17);
-    for (const PathPoint& p : points_) {
-      out << p.lambda << ',' << p.objective << ',' << p.gap << ',' << p.relative_gap << ',' << p.nonzeros
-          << ',' << p.seconds;
-      if (has_test()) out << ',' << p.test_mse;
+    // With the folds' results, every lambda of the path: those past lambda_min were solved on the folds
+    // only, and leave the refit's fields empty.
+    const std::size_t rows = cv_ ? lambdas_.size() : points_.size();
+    for (std::size_t k = 0; k < rows; ++k) {
+      if (k < points_.size()) {
+        const PathPoint& p = points_[k];
+        out << p.lambda << ',' << p.objective << ',' << p.gap << ',' << p.relative_gap << ',' << p.nonzeros
+            << ',' << p.seconds;
+        if (has_test()) out << ',' << p.test_mse;
+      } else {
+        out << lambdas_[k] << ",,,,," << (has_test() ? "," : "");
+      }
+      if (cv_) out << ',' << cv_->mean[k] << ',' << cv_->se[k];
       out << '\n';
     }
   });

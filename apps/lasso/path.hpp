@@ -4,10 +4,12 @@
 
 #include <Eigen/Core>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cv.hpp"
 #include "schmp/io.hpp"
 #include "schmp/program.hpp"
 
@@ -20,7 +22,7 @@ struct PathPoint {
   double relative_gap = 0;
   std::size_t nonzeros = 0;
   double seconds = 0;   // since the solve started
-  double test_mse = 0;  // NaN without held-out rows
+  double test_mse = 0;  // NaN without held-out rows (weighted by their weights, when given)
   double intercept = 0;
   std::vector<std::pair<ParamIndex, double>> beta;  // the nonzero coefficients
 };
@@ -28,15 +30,22 @@ struct PathPoint {
 class Path {
  public:
   Path() = default;  // no path: one lambda
-  // `count` lambdas from lambda_max down to min_ratio * lambda_max, evenly spaced on a log scale;
-  // `test` (may be empty) the held-out rows whose MSE each point reports.
-  Path(std::size_t count, double lambda_max, double min_ratio, io::SparseRows test);
+  // `count` lambdas from lambda_max down to min_ratio * lambda_max, evenly spaced on a log scale.
+  Path(std::size_t count, double lambda_max, double min_ratio);
+
+  // Rows whose MSE each point reports (weighted by `weights` unless it is empty).
+  void hold_out(io::SparseRows rows, std::vector<double> weights);
+  // The folds' results at these lambdas: shown beside the points, the path solved down to lambda_min.
+  void cross_validated(const CrossValidation& cv);
 
   bool active() const { return !lambdas_.empty(); }
   double lambda() const { return lambdas_[points_.size()]; }  // the one being solved
-  bool last() const { return points_.size() + 1 == lambdas_.size(); }
   bool has_test() const { return test_.rows() > 0; }
-  std::size_t size() const { return lambdas_.size(); }
+  std::size_t size() const { return solved_; }  // the lambdas to solve
+  const std::vector<double>& lambdas() const { return lambdas_; }
+  const std::optional<CrossValidation>& cross_validation() const { return cv_; }
+  // The weight of the held-out rows: their count without weights.
+  double test_weight() const;
 
   // Records the solution at the current lambda, and moves on to the next.
   void record(PathPoint point, const Eigen::VectorXd& beta);
@@ -54,8 +63,11 @@ class Path {
   double mse(const Eigen::VectorXd& beta, double intercept) const;
 
   std::vector<double> lambdas_;
+  std::size_t solved_ = 0;
   std::vector<PathPoint> points_;
   io::SparseRows test_;
+  std::vector<double> test_weights_;
+  std::optional<CrossValidation> cv_;
 };
 
 }  // namespace schmp::lasso

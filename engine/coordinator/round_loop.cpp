@@ -60,7 +60,7 @@ Summary RoundLoop::run() {
   // of it.
   close_summary(summary, round, elapsed());
   finish(summary);
-  print_time_split(time_.split(), summary.seconds, staleness_);
+  if (!options_.quiet) print_time_split(time_.split(), summary.seconds, staleness_);
   return summary;
 }
 

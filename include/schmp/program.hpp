@@ -56,6 +56,8 @@
 //   checkpoints struct Saved { visit() }, Saved Coordinator::save() const and Commit
 //               Coordinator::restore(const Saved&, Priorities&) (throws when the settings differ): for
 //               --checkpoint and --resume. Default: a run cannot be checkpointed.
+//   result      std::vector<double> Coordinator::result() const, asked after finish(): what a job played
+//               by Job::run_each (run.hpp) hands back. Default: nothing.
 //   inputs      std::vector<std::string> Config::inputs() const: the data files a checkpoint is tied to.
 //   files       io::RunFiles Config::files() const (output.hpp): every file read and written by flag, so
 //               that an output that would overwrite an input is refused before any work.
@@ -183,6 +185,12 @@ struct Summary {
   // "converged", "finished" (the program's iterations are done), "max_rounds", "max_seconds",
   // "signal" (SIGINT or SIGTERM), or "no parameter left to schedule" (all retired)
   std::string stopped_by;
+};
+
+// What Job::run_each (run.hpp) gives every rank.
+struct EachRun {
+  int status = 0;                            // the exit status: 0 when every job ran to its end
+  std::vector<std::vector<double>> results;  // each job's Coordinator::result(), in order; empty on failure
 };
 
 // A dynamic program's messages are the types its functions return: Worker::update's is the Partial,

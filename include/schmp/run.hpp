@@ -64,6 +64,17 @@ class Job {
     return detail::run_program<P>(name_, config);
   }
 
+  // Plays independent jobs of program P side by side, as the folds of a cross-validation: the ranks
+  // split into min(jobs, ranks) groups, and group g plays jobs g, g + groups, ... one after another,
+  // each as run() plays a job on all ranks but quietly (no trace, checkpoint, progress or time line:
+  // the program's finish() says what it says). Every rank gets each job's result, the Coordinator's
+  // result() (program.hpp), in the order of `configs`. When a job fails its error is printed once and
+  // `status` is the exit status, on every rank.
+  template <DynamicProgram P>
+  EachRun run_each(const std::vector<typename P::Config>& configs) {
+    return detail::run_each_program<P>(name_, configs);
+  }
+
  private:
   std::string name_;
   std::unique_ptr<detail::CommandLine> command_line_;  // what argc/argv point into after parsing

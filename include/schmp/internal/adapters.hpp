@@ -249,6 +249,13 @@ class TypedCoordinator final : public CoordinatorRole {
                   summary.seconds, summary.last.objective);
     }
   }
+  std::vector<double> result() const override {
+    if constexpr (requires { coordinator_->result(); }) {
+      return coordinator_->result();
+    } else {
+      return {};
+    }
+  }
   bool paces_evaluations() const override { return kPaced; }
   bool wants_evaluation() const override {
     if constexpr (kPaced) {
@@ -479,9 +486,9 @@ class TypedRotationCoordinator final : public RotationCoordinatorRole {
   typename P::Step step_;
 };
 
-// Job::run's work: the program's roles, for the launcher.
+// The roles of program P with `config`, for the launcher.
 template <DynamicProgram P>
-int run_program(const std::string& name, const typename P::Config& config) {
+ProgramRoles program_roles(const std::string& name, const typename P::Config& config) {
   static_assert(check_dynamic_program<P>());
   ProgramRoles roles;
   roles.make_worker = [config](const WorkerContext& context) {
@@ -497,7 +504,21 @@ int run_program(const std::string& name, const typename P::Config& config) {
   roles.program_type = program_type(typeid(P));
   roles.inputs = input_files(config);
   roles.files = run_files(config);
-  return launch(roles, run_options_from_flags());
+  return roles;
+}
+
+// Job::run's work.
+template <DynamicProgram P>
+int run_program(const std::string& name, const typename P::Config& config) {
+  return launch(program_roles<P>(name, config), run_options_from_flags());
+}
+
+// Job::run_each's work.
+template <DynamicProgram P>
+EachRun run_each_program(const std::string& name, const std::vector<typename P::Config>& configs) {
+  std::vector<ProgramRoles> jobs;
+  for (const typename P::Config& config : configs) jobs.push_back(program_roles<P>(name, config));
+  return launch_each(jobs, run_options_from_flags());
 }
 
 template <RotationProgram P>

@@ -31,6 +31,8 @@ struct RunOptions {
   std::string resume;             // --resume: a checkpoint to go on from
   std::string device = "cpu";     // --device: where workers' kernels run, "cpu" or "gpu"
   std::string layout = "auto";    // --layout: "auto" (one process where the ranks cannot pay) or "all"
+  // One of several jobs played side by side (launch_each): no time split, layout note or progress.
+  bool quiet = false;
   // Those of the flags above that only a dynamic schedule reads, where the command line gave them: a
   // rotation program (MF, LDA) refuses them rather than ignore them.
   std::vector<std::string> scheduling_flags_given;

@@ -52,6 +52,7 @@ class CoordinatorRole {
   virtual bool paces_evaluations() const = 0;
   virtual bool wants_evaluation() const = 0;
   virtual void finish(const Summary& summary) = 0;
+  virtual std::vector<double> result() const = 0;  // the program's optional result(), after finish()
   // Checkpoints, for programs with a Saved message: the model as bytes, and back; restore() returns
   // the commit that brings workers fresh from their data to the restored model.
   virtual bool saves() const = 0;
@@ -88,6 +89,9 @@ struct ProgramRoles {
 
 // Runs the job on this rank; returns the process exit status.
 int launch(const ProgramRoles& roles, const RunOptions& options);
+
+// Plays the jobs side by side on groups of ranks (Job::run_each): every rank gets every job's result.
+EachRun launch_each(const std::vector<ProgramRoles>& jobs, RunOptions options);
 
 // What a rotation round does: fill the blocks once before the first evaluation (programs with
 // prepare()), update, or evaluate.
