@@ -254,6 +254,33 @@ ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std:
   return internal::read_column_block(data, begin, end, internal::kChunkBytes);
 }
 
+std::vector<double> read_label_set(const std::string& data, const std::string& labels) {
+  std::vector<double> all;
+  if (is_matrix_market(data)) {
+    all = read_dense_vector(labels);
+  } else {
+    internal::LineStream lines(data, internal::kChunkBytes);
+    std::size_t distinct_at = 1024;  // the size at which the labels read are next made distinct
+    while (const auto line = lines.next()) {
+      internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
+      const auto label = tokens.next();
+      if (!label) continue;
+      if (label->find(':') != std::string_view::npos)
+        line->where().fail("missing label before " + internal::quoted(*label));
+      all.push_back(internal::parse_finite(*label, "label", line->where()));
+      // Few distinct labels among many rows: made distinct as they come, so that memory stays small.
+      if (all.size() >= distinct_at) {
+        std::sort(all.begin(), all.end());
+        all.erase(std::unique(all.begin(), all.end()), all.end());
+        distinct_at = 2 * all.size() + 1024;
+      }
+    }
+  }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
 SparseRows read_rows(const std::string& data, const std::string& labels) {
   Peers alone;
   return read_rows_part(data, labels, alone);

@@ -304,6 +304,8 @@ Job::Job(int& argc, char**& argv, const std::string& usage) {
   if (launcher_rank_text()) stop_if_any_failed(differing_settings(), name_);
 }
 
+bool Job::first_rank() const { return launcher_rank() == 0; }
+
 int Job::refuse(const std::string& message) const {
   if (launcher_rank() == 0) std::fprintf(stderr, "%s: error: %s\n", name_.c_str(), message.c_str());
   return 1;

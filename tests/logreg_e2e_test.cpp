@@ -3,6 +3,7 @@
 // liblinear-predict (when installed) agrees with it; labels and bad input are handled.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -391,6 +392,76 @@ TEST_F(LogregEndToEnd, LiblinearPredictReadsOurModel) {
             testing::read_text(scratch("theirs.predictions")));
 }
 
+// --multiclass: one-vs-rest over wine's three cultivars. Each class's column is the reference's binary
+// fit of that class against the rest, at one, three and five ranks (the classes side by side on groups
+// of ranks); the model is liblinear's multiclass format, which liblinear-predict reads, and at
+// liblinear's own objective (--bias) its accuracy is liblinear-train -s 6's; predict gives each row's
+// class and probabilities.
+TEST_F(LogregEndToEnd, MulticlassFitsEachClassAgainstTheRest) {
+  const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm", model = scratch("wine.model");
+  const io::SparseRows rows = io::read_libsvm(wine);
+  std::vector<double> references;
+  for (const double label : {1.0, 2.0, 3.0}) {
+    io::SparseRows binary = rows;
+    for (double& y : binary.labels) y = y == label ? 1.0 : -1.0;
+    references.push_back(testing::solve_logreg_reference(binary, 13, 0.5, true, true).objective);
+  }
+  for (const int ranks : {1, 3, 5}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    const Output out = train(ranks, wine, 0.5, true, "--multiclass --output " + model);
+    ASSERT_EQ(out.status, 0) << out.text;
+    for (std::size_t c = 0; c < 3; ++c) {
+      // The class's line: its label, then its objective.
+      const std::regex line(std::string("\n") + static_cast<char>('1' + c) + " +([^ ]+) ");
+      std::smatch fit;
+      ASSERT_TRUE(std::regex_search(out.text, fit, line)) << out.text;
+      EXPECT_NEAR(std::stod(fit[1]), references[c], 1e-6 * references[c]) << "class " << c + 1;
+    }
+    const std::string text = testing::read_text(model);
+    EXPECT_EQ(text.substr(0, text.find("\nw\n") + 3),
+              "solver_type L1R_LR\nnr_class 3\nlabel 1 2 3\nnr_feature 13\nbias 1\nw\n");
+  }
+  // predict: the class of the largest decision value, and liblinear's probabilities (each class's
+  // logistic probability, normalised).
+  const std::string predictions = scratch("wine.predictions");
+  const Output applied = run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + model + " --data " + wine +
+                             " --output " + predictions);
+  ASSERT_EQ(applied.status, 0) << applied.text;
+  std::ifstream in(predictions);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "labels 1 2 3");
+  double label = 0, sum = 0;
+  std::array<double, 3> p{};
+  in >> label >> p[0] >> p[1] >> p[2];
+  for (const double value : p) sum += value;
+  EXPECT_NEAR(sum, 1, 1e-8);
+  EXPECT_EQ(label, static_cast<double>(std::max_element(p.begin(), p.end()) - p.begin() + 1));
+  if (run("command -v liblinear-predict").status != 0) GTEST_SKIP() << "liblinear-tools is not installed";
+  const std::string theirs = scratch("wine-liblinear.model");
+  ASSERT_EQ(train(3, wine, 0.5, true, "--multiclass --bias --output " + model).status, 0);
+  ASSERT_EQ(run("liblinear-train -s 6 -c 0.5 -e 1e-8 -B 1 " + wine + " " + theirs).status, 0);
+  const auto accuracy = [&](const std::string& file) {
+    const Output out = run("liblinear-predict " + wine + " " + file + " " + scratch("ll.out"));
+    std::smatch found;
+    EXPECT_TRUE(std::regex_search(out.text, found, std::regex("Accuracy = ([0-9.]+)%"))) << out.text;
+    return found.empty() ? NAN : std::stod(found[1]);
+  };
+  EXPECT_NEAR(accuracy(model), accuracy(theirs), 0.5);
+}
+
+// --multiclass on data of one class, or with a positive class named: one line on every rank.
+TEST_F(LogregEndToEnd, MulticlassMistakesAreOneLine) {
+  const std::string one = scratch("one-class.svm");
+  std::ofstream(one) << "2 1:1\n2 1:3 2:1\n";
+  for (const int ranks : {1, 3}) {
+    testing::expect_clean_failure(train(ranks, one, 1, true, "--multiclass"),
+                                  "schmp-logreg: error: " + one + ": one class only (label 2)");
+    testing::expect_clean_failure(train(ranks, heart(), 1, true, "--multiclass --positive_label 1"),
+                                  "schmp-logreg: error: --multiclass fits each class against the rest");
+  }
+}
+
 // predict: the probabilities are those of the model's weights, and the metrics are those of the
 // probabilities; where liblinear-tools is installed, liblinear-predict -b 1 gives the same numbers.
 TEST_F(LogregEndToEnd, PredictAppliesTheModel) {
@@ -569,8 +640,8 @@ TEST_F(LogregEndToEnd, PredictRefusesBadModelsAndLabels) {
        svm_model + ":1: solver_type L2R_L2LOSS_SVC_DUAL is not logistic regression"},
       {" --model " + short_model + " --data " + heart(), short_model + ":7: expected 3 weights, found 1"},
       {" --model " + cut_model + " --data " + heart(), cut_model + ":7: the file ends mid-line"},
-      {" --model " + trailing + " --data " + heart(), trailing + ":3: unexpected '7' after the values"},
-      {" --model " + same + " --data " + heart(), same + ":3: the two labels are the same"},
+      {" --model " + trailing + " --data " + heart(), trailing + ":3: expected 2 labels (nr_class), found 3"},
+      {" --model " + same + " --data " + heart(), same + ":3: label 1 is there twice"},
       {" --model " + negative + " --data " + heart(), negative + ":4: expected a feature count (0 or more)"},
       {" --model " + unnamed + " --data " + heart(), unnamed + ": not a liblinear model (no solver_type"},
       {" --model " + model + " --data " + other_labels,

@@ -79,6 +79,8 @@ void check_config(const Config& config) {
         "--bias and --fit_intercept exclude each other: --bias is liblinear's penalised constant feature, "
         "--fit_intercept an unpenalised intercept");
   }
+  if (config.multiclass && !config.positive_label.empty())
+    throw std::runtime_error("--multiclass fits each class against the rest: drop --positive_label");
 }
 
 Penalty penalty_of(const Config& config) {
@@ -1003,7 +1005,16 @@ Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
   return commit;
 }
 
+std::vector<double> Logreg::Coordinator::result() const {
+  if (!config_.silent) return {};
+  std::vector<double> result{final_report_.objective, final_report_.columns[3], final_report_.columns[0]};
+  result.insert(result.end(), w_.data(), w_.data() + w_.size());
+  return result;
+}
+
 void Logreg::Coordinator::finish(const Summary& summary) {
+  final_report_ = summary.last;
+  if (config_.silent) return;
   const auto nonzeros = static_cast<long long>(summary.last.columns[0]);
   // Labels as the data wrote them; liblinear's decision is "first label when w . x > 0".
   std::string positive = "1", negative = zero_labels_ > 0 ? "0" : "-1";
@@ -1013,19 +1024,15 @@ void Logreg::Coordinator::finish(const Summary& summary) {
     negative = label == -1 ? "1" : "-1";
   }
   if (!config_.output.empty()) {
-    io::write_file_atomically(config_.output, [&](std::ostream& out) {
-      // liblinear's format has no intercept of its own: it is the bias feature's weight, the same in
-      // predictions whether or not it was penalised.
-      const auto features = w_.size() - (constant_feature(config_) ? 1 : 0);
-      out << "solver_type " << (penalty_ == Penalty::kL1 ? "L1R_LR" : "L2R_LR") << "\n"
-          << "nr_class 2\n"
-          << "label " << positive << ' ' << negative << "\n"
-          << "nr_feature " << features << "\n"
-          << "bias " << (constant_feature(config_) ? 1 : -1) << "\n"
-          << "w\n"
-          << std::setprecision(17);
-      for (Eigen::Index j = 0; j < w_.size(); ++j) out << w_[j] << " \n";
-    });
+    // liblinear's format has no intercept of its own: it is the bias feature's weight, the same in
+    // predictions whether or not it was penalised.
+    LinearModel model;
+    model.label_texts = {positive, negative};
+    model.labels = {*label_number(positive), *label_number(negative)};
+    model.w.assign(w_.data(), w_.data() + w_.size());
+    model.features = model.w.size() - (constant_feature(config_) ? 1 : 0);
+    model.bias = constant_feature(config_) ? 1 : -1;
+    write_liblinear_model(config_.output, penalty_ == Penalty::kL1 ? "L1R_LR" : "L2R_LR", model);
   }
   std::printf("schmp-logreg: %s after %llu rounds, %.3f s\n", summary.stopped_by.c_str(),
               static_cast<unsigned long long>(summary.rounds), summary.seconds);

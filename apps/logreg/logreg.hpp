@@ -81,6 +81,10 @@ struct Config {
   bool bias = false;           // append a constant feature 1 (liblinear -B 1), penalised
   bool fit_intercept = true;   // an unpenalised intercept (not with bias)
   std::string positive_label;  // a number naming the positive class; empty: labels +1/-1 or 1/0
+  bool multiclass = false;     // one-vs-rest over every label (multiclass.hpp)
+  // One class's job of a one-vs-rest fit (Job::run_each): finish() prints and writes nothing, and
+  // result() gives the model.
+  bool silent = false;
   // Stop at relative duality gap <= tol. The margins' dual point is a loose one until the solve is far
   // along, most of all on raw features of mixed scales: at 1e-4 the objective was within 2e-8 of the
   // optimum on every shared set (spamassassin, dna_splice, coil2000, grants, heart).
@@ -300,6 +304,9 @@ struct Logreg {
     Report report(const Stats& summed, Priorities& priorities);
     bool wants_evaluation() const { return evaluate_now_; }
     void finish(const Summary& summary);
+    // A silent job's: the objective, the relative gap, the nonzeros, then w (the constant feature's
+    // weight last, when there is one).
+    std::vector<double> result() const;
     Saved save() const;
     Commit restore(const Saved& saved, Priorities& priorities);
 
@@ -368,6 +375,7 @@ struct Logreg {
     void score_test(std::vector<double>& columns) const;
 
     Config config_;
+    Report final_report_;  // as finish() was given it, for result()
     Penalty penalty_;
     // The intercept's coordinate (the last), or none (the largest index) without --fit_intercept.
     ParamIndex intercept_ = std::numeric_limits<ParamIndex>::max();

@@ -9,7 +9,9 @@
 #include <stdexcept>
 
 #include "logreg.hpp"
+#include "multiclass.hpp"
 #include "predict.hpp"
+#include "schmp/dataset.hpp"
 #include "schmp/output.hpp"
 #include "schmp/schmp.hpp"
 
@@ -32,6 +34,9 @@ SCHMP_FLAG(bool, fit_intercept, kDefaults.fit_intercept, any(),
            "Fit an unpenalised intercept (the weight of a constant feature 1 in the model file)");
 SCHMP_FLAG(string, positive_label, "", any(),
            "The label of the positive class; every other label is negative (training and predict)");
+SCHMP_FLAG(bool, multiclass, kDefaults.multiclass, any(),
+           "One-vs-rest over every label of the data (liblinear's multiclass): a binary problem per class, "
+           "side by side on the ranks, and liblinear's multiclass model");
 SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
            "Stop when the duality gap relative to the objective is at most this");
 SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
@@ -64,9 +69,45 @@ int predict() {
   std::optional<double> positive_label;
   if (!FLAGS_positive_label.empty()) positive_label = schmp::logreg::positive_label_of(FLAGS_positive_label);
   const auto report = schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output, positive_label);
-  std::printf("rows %zu  accuracy %.6f  log-loss %.6g  AUC %.6f\n", report.rows, report.accuracy,
-              report.log_loss, report.auc);
+  std::printf("rows %zu  accuracy %.6f  log-loss %.6g", report.rows, report.accuracy, report.log_loss);
+  if (report.classes == 2) std::printf("  AUC %.6f", report.auc);
+  std::printf("\n");
   if (!FLAGS_output.empty()) std::printf("probabilities: %s\n", FLAGS_output.c_str());
+  return 0;
+}
+
+// --multiclass: the data's classes, a binary problem each (two classes: the larger label positive),
+// then the model of them all.
+int one_vs_rest(schmp::Job& job, schmp::logreg::Config config) {
+  std::vector<double> classes;
+  try {
+    schmp::io::refuse_overwriting({{"--output", config.output}},
+                                  {{"--data", config.data}, {"--test", config.test}});
+    if (!config.output.empty()) schmp::io::check_writable(config.output);
+    classes = schmp::io::read_label_set(config.data, config.labels);
+    if (classes.size() < 2) {
+      throw std::runtime_error(
+          config.data + ": one class only (label " +
+          (classes.empty() ? std::string("none") : schmp::logreg::label_text(classes[0])) +
+          "): nothing to tell apart");
+    }
+  } catch (const std::exception& e) {
+    return job.refuse(e.what());
+  }
+  config.multiclass = false;
+  if (classes.size() == 2) {
+    config.positive_label = schmp::logreg::label_text(classes[1]);
+    return job.run<schmp::logreg::Logreg>(config);
+  }
+  const schmp::EachRun each = job.run_each<schmp::logreg::Logreg>(schmp::logreg::class_jobs(config, classes));
+  if (each.status != 0) return each.status;
+  if (!job.first_rank()) return 0;
+  const auto fits = schmp::logreg::class_fits(classes, each.results);
+  if (!config.output.empty()) {
+    write_liblinear_model(config.output, config.penalty == "l1" ? "L1R_LR" : "L2R_LR",
+                          schmp::logreg::one_vs_rest_model(config, fits));
+  }
+  schmp::logreg::print_one_vs_rest(config, fits);
   return 0;
 }
 
@@ -90,7 +131,8 @@ int main(int argc, char** argv) {
   // drawing by weight on the generated problem at C = 1 and 10 (docs/benchmarks.md).
   schmp::set_default("sweeps", "true");
   schmp::Job job(argc, argv,
-                 "Binary logistic regression (L1 or L2) by scheduled model-parallel coordinate descent.\n"
+                 "Logistic regression (L1 or L2; one-vs-rest with --multiclass) by scheduled model-parallel "
+                 "coordinate descent.\n"
                  "usage: mpirun -np N schmp-logreg --data FILE [--penalty l1|l2] [--C C] [--bias] "
                  "[--test HELD_OUT] [--output MODEL] [--trace FILE]");
   if (const std::string unread = schmp::unread_flag({"model"}, "in training"); !unread.empty())
@@ -113,5 +155,14 @@ int main(int argc, char** argv) {
   config.test_labels = FLAGS_test_labels;
   config.output = FLAGS_output;
   config.trace = FLAGS_trace;
+  config.multiclass = FLAGS_multiclass;
+  if (config.multiclass) {
+    try {
+      schmp::logreg::check_config(config);
+    } catch (const std::exception& e) {
+      return job.refuse(e.what());
+    }
+    return one_vs_rest(job, config);
+  }
   return job.run<schmp::logreg::Logreg>(config);
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <string>
@@ -21,6 +23,7 @@ LinearModel read_liblinear_model(const std::string& path) {
   std::uint64_t number = 0;
   bool weights = false;
   bool solver = false;
+  int classes = 0;
   std::size_t expected = 0;
   // A header line holds its key and its values, nothing after them.
   const auto nothing_after = [&](std::istringstream& fields) {
@@ -35,9 +38,14 @@ LinearModel read_liblinear_model(const std::string& path) {
       double value = 0;
       std::string extra;
       if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      if (!(fields >> value) || (fields >> extra) || !std::isfinite(value))
-        throw io::InputError(path, number, "expected one weight, got '" + line + "'");
-      model.w.push_back(value);
+      for (std::size_t c = 0; c < model.columns(); ++c) {
+        if (!(fields >> value) || !std::isfinite(value)) {
+          throw io::InputError(
+              path, number, "expected " + std::to_string(model.columns()) + " weights, got '" + line + "'");
+        }
+        model.w.push_back(value);
+      }
+      if (fields >> extra) throw io::InputError(path, number, "unexpected '" + extra + "' after the weights");
       continue;
     }
     std::string key;
@@ -49,18 +57,23 @@ LinearModel read_liblinear_model(const std::string& path) {
         throw io::InputError(path, number, "solver_type " + name + " is not logistic regression");
       solver = true;
     } else if (key == "nr_class") {
-      int classes = 0;
-      if (!(fields >> classes) || classes != 2)
-        throw io::InputError(path, number, "only two-class models can be applied");
+      if (!(fields >> classes) || classes < 2)
+        throw io::InputError(path, number, "expected 2 classes or more");
     } else if (key == "label") {
-      if (!(fields >> model.positive_label >> model.negative_label))
-        throw io::InputError(path, number, "expected two numeric labels");
-      const std::optional<double> positive = label_number(model.positive_label);
-      const std::optional<double> negative = label_number(model.negative_label);
-      if (!positive || !negative) throw io::InputError(path, number, "expected two numeric labels");
-      if (*positive == *negative) throw io::InputError(path, number, "the two labels are the same");
-      model.positive = *positive;
-      model.negative = *negative;
+      if (classes < 2) throw io::InputError(path, number, "the label line comes after nr_class");
+      for (std::string text; fields >> text;) {
+        const std::optional<double> label = label_number(text);
+        if (!label) throw io::InputError(path, number, "label '" + text + "' is not a number");
+        if (std::find(model.labels.begin(), model.labels.end(), *label) != model.labels.end())
+          throw io::InputError(path, number, "label " + text + " is there twice");
+        model.label_texts.push_back(text);
+        model.labels.push_back(*label);
+      }
+      if (model.labels.size() != static_cast<std::size_t>(classes)) {
+        throw io::InputError(path, number,
+                             "expected " + std::to_string(classes) + " labels (nr_class), found " +
+                                 std::to_string(model.labels.size()));
+      }
     } else if (key == "nr_feature") {
       std::int64_t features = -1;
       if (!(fields >> features) || features < 0)
@@ -71,13 +84,13 @@ LinearModel read_liblinear_model(const std::string& path) {
         throw io::InputError(path, number, "expected the bias value");
     } else if (key == "w") {
       weights = true;
-      expected = model.features + (model.bias >= 0 ? 1 : 0);
+      expected = (model.features + (model.bias >= 0 ? 1 : 0)) * model.columns();
     } else if (!key.empty()) {
       throw io::InputError(path, number, "unknown model line '" + line + "'");
     }
     nothing_after(fields);
   }
-  if (!weights || !solver || model.positive_label.empty())
+  if (!weights || !solver || model.labels.empty())
     throw io::InputError(path, 0, "not a liblinear model (no solver_type, label or w section)");
   if (model.w.size() != expected) {
     throw io::InputError(
@@ -85,6 +98,22 @@ LinearModel read_liblinear_model(const std::string& path) {
         "expected " + std::to_string(expected) + " weights, found " + std::to_string(model.w.size()));
   }
   return model;
+}
+
+void write_liblinear_model(const std::string& path, const std::string& solver, const LinearModel& model) {
+  io::write_file_atomically(path, [&](std::ostream& out) {
+    out << "solver_type " << solver << "\nnr_class " << model.labels.size() << "\nlabel";
+    for (const std::string& label : model.label_texts) out << ' ' << label;
+    out << "\nnr_feature " << model.features << "\nbias " << model.bias << "\nw\n" << std::setprecision(17);
+    for (std::size_t k = 0; k < model.w.size(); ++k)
+      out << model.w[k] << ((k + 1) % model.columns() == 0 ? " \n" : " ");
+  });
+}
+
+std::vector<double> LinearModel::column(std::size_t c) const {
+  std::vector<double> weights;
+  for (std::size_t k = c; k < w.size(); k += columns()) weights.push_back(w[k]);
+  return weights;
 }
 
 std::vector<double> decision_values(std::span<const double> w, double bias, const io::SparseRows& rows) {
@@ -137,19 +166,78 @@ PredictionReport classification_quality(const std::vector<double>& scores,
   return report;
 }
 
+std::vector<double> class_probabilities(const std::vector<double>& scores) {
+  std::vector<double> p(scores.size());
+  double sum = 0;
+  for (std::size_t c = 0; c < scores.size(); ++c) sum += p[c] = 1 / (1 + std::exp(-scores[c]));
+  for (double& value : p) value /= sum;
+  return p;
+}
+
+PredictionReport predict_classes(const LinearModel& model, const std::string& data_path,
+                                 const io::SparseRows& rows, const std::string& output_path) {
+  std::vector<std::vector<double>> scores;  // by class, then row
+  for (std::size_t c = 0; c < model.columns(); ++c)
+    scores.push_back(decision_values(model.column(c), model.bias, rows));
+  PredictionReport report;
+  report.rows = rows.rows();
+  report.classes = model.labels.size();
+  report.auc = NAN;
+  std::vector<std::size_t> predicted(rows.rows());
+  std::vector<std::vector<double>> probabilities(rows.rows());
+  double correct = 0, loss = 0;
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    const auto truth = std::find(model.labels.begin(), model.labels.end(), rows.labels[r]);
+    if (truth == model.labels.end()) {
+      throw io::InputError::at(data_path, rows.source[r],
+                               "label " + label_text(rows.labels[r]) + " is none of the model's classes");
+    }
+    std::vector<double> row_scores(model.columns());
+    for (std::size_t c = 0; c < row_scores.size(); ++c) row_scores[c] = scores[c][r];
+    // liblinear's decision: the largest w_c . x, the first class among ties.
+    predicted[r] =
+        static_cast<std::size_t>(std::max_element(row_scores.begin(), row_scores.end()) - row_scores.begin());
+    probabilities[r] = class_probabilities(row_scores);
+    if (model.labels[predicted[r]] == *truth) ++correct;
+    loss -= std::log(std::max(probabilities[r][static_cast<std::size_t>(truth - model.labels.begin())],
+                              std::numeric_limits<double>::min()));
+  }
+  report.accuracy = correct / static_cast<double>(rows.rows());
+  report.log_loss = loss / static_cast<double>(rows.rows());
+  if (!output_path.empty()) {
+    io::write_file_atomically(output_path, [&](std::ostream& out) {
+      out << "labels";
+      for (const std::string& label : model.label_texts) out << ' ' << label;
+      out << '\n' << std::setprecision(9);
+      for (std::size_t r = 0; r < rows.rows(); ++r) {
+        out << model.label_texts[predicted[r]];
+        for (const double p : probabilities[r]) out << ' ' << p;
+        out << '\n';
+      }
+    });
+  }
+  return report;
+}
+
 PredictionReport predict(const std::string& model_path, const std::string& data_path,
                          const std::string& output_path, std::optional<double> positive_label) {
   const LinearModel model = read_liblinear_model(model_path);
+  if (positive_label && model.labels.size() > 2) {
+    throw io::InputError(model_path, 0,
+                         "--positive_label is for a model of two classes; this one has " +
+                             std::to_string(model.labels.size()));
+  }
   // The model scores its first label positive: another one taken as positive would be scored backwards.
-  if (positive_label && *positive_label != model.positive) {
+  if (positive_label && *positive_label != model.labels[0]) {
     throw io::InputError(model_path, 0,
                          "--positive_label " + label_text(*positive_label) +
-                             " is not the model's positive label " + model.positive_label +
+                             " is not the model's positive label " + model.label_texts[0] +
                              " (the first of its label line)");
   }
   if (!output_path.empty()) io::check_writable(output_path);
   const io::SparseRows rows = io::read_libsvm(data_path);
   if (rows.rows() == 0) throw io::InputError(data_path, 0, "no data rows");
+  if (model.labels.size() > 2) return predict_classes(model, data_path, rows, output_path);
   std::vector<bool> positive(rows.rows());
   for (std::size_t r = 0; r < rows.rows(); ++r) {
     const double label = rows.labels[r];
@@ -157,14 +245,14 @@ PredictionReport predict(const std::string& model_path, const std::string& data_
       positive[r] = label == *positive_label;
       continue;
     }
-    if (label != model.positive && label != model.negative) {
+    if (label != model.labels[0] && label != model.labels[1]) {
       throw io::InputError::at(
           data_path, rows.source[r],
-          "label " + label_text(label) + " is neither of the model's labels " + model.positive_label +
-              " and " + model.negative_label +
+          "label " + label_text(label) + " is neither of the model's labels " + model.label_texts[0] +
+              " and " + model.label_texts[1] +
               " (--positive_label L takes L as positive and every other label as negative)");
     }
-    positive[r] = label == model.positive;
+    positive[r] = label == model.labels[0];
   }
   const std::vector<double> scores = decision_values(model.w, model.bias, rows);
   const PredictionReport report = classification_quality(scores, positive);

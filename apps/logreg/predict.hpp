@@ -1,5 +1,6 @@
 // `schmp-logreg predict`: apply a liblinear-format logistic regression model (written by schmp-logreg
-// or by liblinear-train -s 0 / -s 6) to a LIBSVM file, in one process.
+// or by liblinear-train -s 0 / -s 6), of two classes or one-vs-rest of more, to a LIBSVM file, in one
+// process.
 #pragma once
 
 #include <optional>
@@ -12,18 +13,26 @@
 namespace schmp::logreg {
 
 struct LinearModel {
-  std::string positive_label;  // liblinear's first label: predicted when w . x > 0 (as written)
-  std::string negative_label;
-  double positive = 0;  // the labels as numbers, which rows' labels are compared with
-  double negative = 0;
-  std::vector<double> w;     // nr_feature weights, then the bias weight when bias >= 0
+  // liblinear's label line, as written and as numbers (which rows' labels are compared with). Of two
+  // classes the first is positive: predicted when w . x > 0. Of more, each has a column of weights
+  // (one-vs-rest), in this order.
+  std::vector<std::string> label_texts;
+  std::vector<double> labels;
+  std::vector<double> w;     // row by row, columns() a row: nr_feature rows, then the bias row when bias >= 0
   std::size_t features = 0;  // nr_feature
   double bias = -1;          // the constant feature's value, or negative for none
+
+  std::size_t columns() const { return labels.size() > 2 ? labels.size() : 1; }
+  std::vector<double> column(std::size_t c) const;  // the weights of column c
 };
 
 // Reads liblinear's text model format; io::InputError naming the file and line when it is not a
-// two-class logistic regression model.
+// logistic regression model.
 LinearModel read_liblinear_model(const std::string& path);
+
+// Writes `model` in liblinear's text format, as liblinear-train does, with solver_type `solver`
+// (L1R_LR or L2R_LR).
+void write_liblinear_model(const std::string& path, const std::string& solver, const LinearModel& model);
 
 // w . x_r for every row of `rows`, with weights w as a model file lists them: one per feature, then
 // the bias weight when bias >= 0 (the constant feature's value, as liblinear's -B). Features beyond the
@@ -35,19 +44,32 @@ std::vector<double> decision_values(std::span<const double> w, double bias, cons
 double area_under_curve(const std::vector<double>& scores, const std::vector<bool>& positive);
 
 struct PredictionReport {
-  double accuracy = 0;  // liblinear's decision: positive only when w . x > 0
+  double accuracy =
+      0;  // liblinear's decision: positive only when w . x > 0; of more classes, the largest w_c . x
   double log_loss = 0;  // mean over rows of -log p(true label)
-  double auc = 0;       // NaN when the rows hold one class only
+  double auc = 0;       // NaN when the rows hold one class only, or the model more than two
   std::size_t rows = 0;
+  std::size_t classes = 2;
 };
 
 // How well decision values w . x_r separate rows whose true class is positive or not.
 PredictionReport classification_quality(const std::vector<double>& scores, const std::vector<bool>& positive);
 
+// The probabilities of a one-vs-rest model's classes at its decision values `scores` (one per class),
+// as liblinear's: each class's logistic probability, normalised to sum to 1.
+std::vector<double> class_probabilities(const std::vector<double>& scores);
+
+// A one-vs-rest model of more than two classes applied to `rows` (read from `data_path`, which errors
+// name): each row's label must be one of the model's. Writes the labels, then per row the class and
+// the probabilities, to `output_path` unless it is empty.
+PredictionReport predict_classes(const LinearModel& model, const std::string& data_path,
+                                 const io::SparseRows& rows, const std::string& output_path);
+
 // Applies the model at `model_path` to `data_path`; writes one probability of the positive label per
 // row to `output_path` unless it is empty. Every row's label must be one of the model's two labels
 // (compared as numbers: "+1" is 1), unless `positive_label` is given: then, as in training with
-// --positive_label, rows with that label are positive and every other row is negative.
+// --positive_label, rows with that label are positive and every other row is negative. A model of more
+// classes writes a line of its labels, then per row the predicted class and each class's probability.
 PredictionReport predict(const std::string& model_path, const std::string& data_path,
                          const std::string& output_path, std::optional<double> positive_label = std::nullopt);
 

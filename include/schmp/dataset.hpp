@@ -33,6 +33,11 @@ void check_columns_fit(const std::string& data, const SparseRows& rows, double b
 // Every row of the data, in one process.
 SparseRows read_rows(const std::string& data, const std::string& labels);
 
+// The distinct labels of the data, in increasing order: of a LIBSVM file, read a chunk at a time (each
+// line's first number: a label refused at its line as read_libsvm refuses it, the rest of the line
+// unread); of a MatrixMarket matrix, from `labels`.
+std::vector<double> read_label_set(const std::string& data, const std::string& labels);
+
 // Every row of a data set with only the entries of some columns: what a scheduler keeps to test the
 // columns it owns.
 struct ColumnBlock {

@@ -54,6 +54,10 @@ class Job {
   // "program: error: message" once, from the first rank, and returns the status every rank exits with.
   int refuse(const std::string& message) const;
 
+  // Whether this process is the job's first rank: the one to print and write what main() adds after
+  // its jobs (a model made of run_each's results).
+  bool first_rank() const;
+
   // Plays this rank's roles of program P (program.hpp or rotation.hpp) and returns the exit status.
   template <DynamicProgram P>
   int run(const typename P::Config& config) {

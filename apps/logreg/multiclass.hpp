@@ -1,0 +1,35 @@
+// Multiclass logistic regression, one-vs-rest as liblinear's -s 0 and -s 6: one binary problem per
+// class (its rows positive, every other row negative), the problems played side by side on the ranks
+// (Job::run_each), and liblinear's multiclass model file, one column of weights per class.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "logreg.hpp"
+#include "predict.hpp"
+
+namespace schmp::logreg {
+
+// The jobs of a one-vs-rest fit of `classes` (the data's labels, increasing): `config` with each
+// class's label as --positive_label, silent.
+std::vector<Config> class_jobs(const Config& config, const std::vector<double>& classes);
+
+// What each class's job found (Coordinator::result()).
+struct ClassFit {
+  double label = 0;
+  double objective = 0;
+  double relative_gap = 0;
+  double nonzeros = 0;
+  std::vector<double> w;  // the constant feature's weight last, with --bias or --fit_intercept
+};
+std::vector<ClassFit> class_fits(const std::vector<double>& classes,
+                                 const std::vector<std::vector<double>>& results);
+
+// The model of the classes' fits: liblinear's of more than two classes, a column of weights per class.
+LinearModel one_vs_rest_model(const Config& config, const std::vector<ClassFit>& fits);
+
+// One line per class on stdout, then the held-out accuracy and log-loss with --test.
+void print_one_vs_rest(const Config& config, const std::vector<ClassFit>& fits);
+
+}  // namespace schmp::logreg
