@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -17,25 +18,9 @@ std::uint64_t split_mix(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-// Keeps the rows r (and weights) for which keep(r).
-template <class Keep>
-void filter_rows(io::SparseRows& rows, std::vector<double>& weights, Keep keep) {
-  io::SparseRows kept;
-  std::vector<double> kept_weights;
-  for (std::size_t r = 0; r < rows.rows(); ++r) {
-    if (!keep(r)) continue;
-    kept.labels.push_back(rows.labels[r]);
-    kept.source.push_back(rows.source[r]);
-    for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
-      kept.index.push_back(rows.index[e]);
-      kept.value.push_back(rows.value[e]);
-    }
-    kept.row_start.push_back(kept.index.size());
-    if (!weights.empty()) kept_weights.push_back(weights[r]);
-  }
-  rows = std::move(kept);
-  weights = std::move(kept_weights);
-}
+// What kept_rows() keeps: the last data read, and its key.
+std::string kept_key;
+std::optional<WeightedRows> kept;
 
 }  // namespace
 
@@ -47,15 +32,34 @@ std::vector<std::uint32_t> folds_of_rows(std::uint64_t rows, std::uint32_t folds
   return fold;
 }
 
-void drop_fold(io::SparseRows& rows, std::vector<double>& weights, const std::vector<std::uint32_t>& folds,
-               std::uint64_t first, std::uint32_t fold) {
-  filter_rows(rows, weights, [&](std::size_t r) { return folds[first + r] != fold; });
+WeightedRows fold_rows(const WeightedRows& all, const std::vector<std::uint32_t>& folds, std::uint64_t first,
+                       std::uint32_t fold, bool held_out) {
+  WeightedRows kept_rows;
+  io::SparseRows& rows = kept_rows.rows;
+  for (std::size_t r = 0; r < all.rows.rows(); ++r) {
+    if ((folds[first + r] == fold) != held_out) continue;
+    rows.labels.push_back(all.rows.labels[r]);
+    rows.source.push_back(all.rows.source[r]);
+    for (std::uint64_t e = all.rows.row_start[r]; e < all.rows.row_start[r + 1]; ++e) {
+      rows.index.push_back(all.rows.index[e]);
+      rows.value.push_back(all.rows.value[e]);
+    }
+    rows.row_start.push_back(rows.index.size());
+    if (!all.weights.empty()) kept_rows.weights.push_back(all.weights[r]);
+  }
+  return kept_rows;
 }
 
-void keep_fold(io::SparseRows& rows, std::vector<double>& weights, const std::vector<std::uint32_t>& folds,
-               std::uint32_t fold) {
-  filter_rows(rows, weights, [&](std::size_t r) { return folds[r] == fold; });
+const WeightedRows& kept_rows(const std::string& key, const std::function<WeightedRows()>& read) {
+  if (!kept || kept_key != key) {
+    kept.reset();
+    kept = read();
+    kept_key = key;
+  }
+  return *kept;
 }
+
+void forget_kept_rows() { kept.reset(); }
 
 CrossValidation::CrossValidation(std::vector<double> lambdas, const std::vector<std::vector<double>>& results)
     : lambdas(std::move(lambdas)) {

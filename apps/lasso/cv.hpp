@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,14 +17,23 @@ namespace schmp::lasso {
 // next() % (i + 1)). The folds' sizes differ by one at most.
 std::vector<std::uint32_t> folds_of_rows(std::uint64_t rows, std::uint32_t folds, std::uint64_t seed);
 
-// Keeps the rows (and their weights, when any) whose fold is not `fold`; `first` is the index of the
-// first row of `rows` among the data's, `folds` every row's fold.
-void drop_fold(io::SparseRows& rows, std::vector<double>& weights, const std::vector<std::uint32_t>& folds,
-               std::uint64_t first, std::uint32_t fold);
+// Rows as a worker reads them, with their weights (empty without --weights).
+struct WeightedRows {
+  io::SparseRows rows;
+  std::vector<double> weights;
+};
 
-// Keeps the rows (and weights) of fold `fold` only.
-void keep_fold(io::SparseRows& rows, std::vector<double>& weights, const std::vector<std::uint32_t>& folds,
-               std::uint32_t fold);
+// The rows of `all` (and their weights) in fold `fold` (`held_out`), or in every other fold: `first` is
+// the index of all's first row among the data's, `folds` every row's fold.
+WeightedRows fold_rows(const WeightedRows& all, const std::vector<std::uint32_t>& folds, std::uint64_t first,
+                       std::uint32_t fold, bool held_out);
+
+// The folds of a cross-validation that one process plays one after another (Job::run_each) read the
+// same data: the first fold job's worker reads it, keeps it here under `key` (the data and the worker's
+// place), and the folds after it take it from here, as does the coordinator of a one-process fold job,
+// which scores the held-out rows. `read` reads it when it is not kept. forget_kept_rows() lets it go.
+const WeightedRows& kept_rows(const std::string& key, const std::function<WeightedRows()>& read);
+void forget_kept_rows();
 
 // The folds' held-out MSE along the path, and what glmnet picks from them.
 struct CrossValidation {

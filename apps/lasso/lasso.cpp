@@ -132,24 +132,35 @@ Lasso::Setup sums_of(const io::SparseRows& rows, const std::vector<double>& weig
   return sums;
 }
 
+// The rows of this worker's part of the data, with their weights.
+WeightedRows read_weighted_rows(const Config& config, Peers& peers) {
+  WeightedRows read;
+  read.rows = io::read_rows_part(config.data, config.labels, peers);
+  if (!config.weights.empty()) read.weights = io::read_row_weights(config.weights, read.rows.rows(), peers);
+  return read;
+}
+
+// What kept_rows() keeps the rows of the worker `index` of `count` under.
+std::string kept_key(const Config& config, int index, int count) {
+  return config.data + '\n' + config.labels + '\n' + config.weights + '\n' + std::to_string(index) + '/' +
+         std::to_string(count);
+}
+
 // A fold job's held-out rows (those of its fold, with their weights) and the whole data's sums.
 struct FoldRows {
-  io::SparseRows rows;
-  std::vector<double> weights;
+  WeightedRows held_out;
   Lasso::Setup full;
 };
 
 FoldRows read_fold(const Config& config) {
+  Peers alone;
+  const WeightedRows& all =
+      kept_rows(kept_key(config, 0, 1), [&] { return read_weighted_rows(config, alone); });
   FoldRows fold;
-  fold.rows = io::read_rows(config.data, config.labels);
-  if (!config.weights.empty()) {
-    Peers alone;
-    fold.weights = io::read_row_weights(config.weights, fold.rows.rows(), alone);
-  }
-  fold.full = sums_of(fold.rows, fold.weights, config.fit_intercept);
-  keep_fold(fold.rows, fold.weights,
-            folds_of_rows(fold.rows.rows(), static_cast<std::uint32_t>(config.cv), config.seed),
-            static_cast<std::uint32_t>(config.fold));
+  fold.full = sums_of(all.rows, all.weights, config.fit_intercept);
+  fold.held_out =
+      fold_rows(all, folds_of_rows(all.rows.rows(), static_cast<std::uint32_t>(config.cv), config.seed), 0,
+                static_cast<std::uint32_t>(config.fold), true);
   return fold;
 }
 
@@ -192,15 +203,21 @@ void check_config(const Config& config) {
 }
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
-    : gpu_(kernels::pick_gpu(context)),
-      fit_intercept_(config.fit_intercept),
-      rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
-      columns_in_data_(rows_.columns()) {
+    : gpu_(kernels::pick_gpu(context)), fit_intercept_(config.fit_intercept) {
+  check_config(config);
   Peers& peers = peers_of(context);
-  std::vector<double> weights;
-  if (!config.weights.empty()) weights = io::read_row_weights(config.weights, rows_.rows(), peers);
-  if (config.fold >= 0) drop_held_out(config, peers, weights);
-  if (!weights.empty()) weigh_rows(weights);
+  WeightedRows mine;
+  if (config.fold < 0) {
+    mine = read_weighted_rows(config, peers);
+    columns_in_data_ = mine.rows.columns();
+  } else {
+    const WeightedRows& all = kept_rows(kept_key(config, peers.index(), peers.count()),
+                                        [&] { return read_weighted_rows(config, peers); });
+    columns_in_data_ = all.rows.columns();
+    mine = training_rows(config, peers, all);
+  }
+  rows_ = std::move(mine.rows);
+  if (!mine.weights.empty()) weigh_rows(mine.weights);
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (beta and its value at the last
   // evaluation, column norms and counts, initial changes, X^T r, setup sums, beta and X^T r at the
   // evaluations kept for extrapolation, the working set's choice, the Gram cache's index and the
@@ -213,10 +230,10 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
                         kCoordinator + sums + kScheduler + (context.count == 1 ? kWorker + sums / 2 : 0));
 }
 
-void Lasso::Worker::drop_held_out(const Config& config, Peers& peers, std::vector<double>& weights) {
+WeightedRows Lasso::Worker::training_rows(const Config& config, Peers& peers, const WeightedRows& all) {
   // Where this worker's rows start among the data's: the workers' counts, summed in place.
   std::vector<std::uint64_t> counts(static_cast<std::size_t>(peers.count()), 0);
-  counts[static_cast<std::size_t>(peers.index())] = rows_.rows();
+  counts[static_cast<std::size_t>(peers.index())] = all.rows.rows();
   peers.sum(counts);
   const std::uint64_t first =
       std::accumulate(counts.begin(), counts.begin() + peers.index(), std::uint64_t{0});
@@ -225,8 +242,8 @@ void Lasso::Worker::drop_held_out(const Config& config, Peers& peers, std::vecto
     throw std::runtime_error("--cv " + std::to_string(config.cv) + " needs as many rows, and " + config.data +
                              " has " + std::to_string(rows));
   }
-  drop_fold(rows_, weights, folds_of_rows(rows, static_cast<std::uint32_t>(config.cv), config.seed), first,
-            static_cast<std::uint32_t>(config.fold));
+  return fold_rows(all, folds_of_rows(rows, static_cast<std::uint32_t>(config.cv), config.seed), first,
+                   static_cast<std::uint32_t>(config.fold), false);
 }
 
 void Lasso::Worker::weigh_rows(const std::vector<double>& weights) {
@@ -400,7 +417,7 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
                                                                        : 1e-2;
     path_ = Path(config.path, lambda_max_, ratio);
     if (!config.test.empty()) path_.hold_out(io::read_rows(config.test, ""), {});
-    if (fold) path_.hold_out(std::move(fold->rows), std::move(fold->weights));
+    if (fold) path_.hold_out(std::move(fold->held_out.rows), std::move(fold->held_out.weights));
     if (!config.fold_results.empty())
       path_.cross_validated(CrossValidation(path_.lambdas(), config.fold_results));
     lambda_ = path_.lambda();

@@ -237,8 +237,8 @@ struct Lasso {
     const io::SparseRows& rows() const { return rows_; }  // its rows, until start()
 
    private:
-    // A fold job's worker: drops the rows of the held-out fold (and their weights).
-    void drop_held_out(const Config& config, Peers& peers, std::vector<double>& weights);
+    // A fold job's worker: the rows of `all` (its part of the data) outside the held-out fold.
+    static WeightedRows training_rows(const Config& config, Peers& peers, const WeightedRows& all);
     // Scales each row and its label by the square root of its weight (the weighted loss is the plain
     // one of the scaled rows), keeping the roots: the intercept's column.
     void weigh_rows(const std::vector<double>& weights);
