@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """One case of bench/lasso_path_vs_peers.sh: a regularisation path, schmp-lasso against scikit-learn's
-lasso_path, celer's celer_path and skglm (warm-started Lasso fits), same data, same lambdas.
+lasso_path, celer's celer_path, skglm (warm-started Lasso fits) and, where R has it, glmnet (its thresh
+as the tolerance; fdev = 0, so that it solves every lambda), same data, same lambdas.
 
 Every solver minimises (1/2n) ||y - X w||^2 + lambda ||w||_1, no intercept, at glmnet's lambdas: --count of
 them from lambda_max = ||X^T y||_inf / n down to --min_ratio times it.
@@ -19,6 +20,7 @@ import argparse
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -66,6 +68,53 @@ def peer_path(peer, X, y, lambdas, tol):
         return time.perf_counter() - t0, coefs
 
 
+GLMNET_PATH = r"""
+suppressMessages(library(glmnet)); suppressMessages(library(Matrix))
+a <- commandArgs(TRUE)
+x <- as(readMM(a[1]), "CsparseMatrix"); if (a[7] == "dense") x <- as.matrix(x)
+y <- scan(a[2], quiet=TRUE); lambda <- scan(a[3], quiet=TRUE); limit <- as.numeric(a[5])
+glmnet.control(fdev=0)
+for (thresh in scan(a[4], quiet=TRUE)) {
+  t <- system.time(fit <- glmnet(x, y, lambda=lambda, intercept=FALSE, standardize=FALSE, thresh=thresh,
+                                 maxit=1e8))[["elapsed"]]
+  b <- summary(fit$beta)
+  write.table(cbind(b$i, b$j, b$x), file=file.path(a[6], paste0(thresh, ".txt")), row.names=FALSE,
+              col.names=FALSE)
+  cat(thresh, t, "\n")
+  if (t > limit) break
+}
+"""
+
+
+def glmnet_paths(X, y, lambdas, limit, scratch):
+    """[(seconds, coefficients at each lambda)] by tolerance of TOLS, glmnet's fit times; empty without
+    R's glmnet."""
+    if shutil.which("Rscript") is None:
+        return []
+    from scipy.io import mmwrite
+    import scipy.sparse as sparse
+    paths = [os.path.join(scratch, name) for name in ("x.mtx", "y.txt", "lambdas.txt", "tols.txt", "path.R")]
+    mmwrite(paths[0], sparse.csc_matrix(X))
+    np.savetxt(paths[1], y)
+    np.savetxt(paths[2], lambdas)
+    np.savetxt(paths[3], TOLS)
+    with open(paths[4], "w") as script:
+        script.write(GLMNET_PATH)
+    dense = "dense" if isinstance(X, np.ndarray) else "sparse"
+    done = subprocess.run(["Rscript", paths[4]] + paths[:4] + [str(limit), scratch, dense], capture_output=True,
+                          text=True)
+    fits = []
+    for line in done.stdout.split("\n"):
+        if not line.strip():
+            continue
+        thresh, seconds = line.split()
+        coefs = [np.zeros(X.shape[1]) for _ in lambdas]
+        for row in np.atleast_2d(np.loadtxt(os.path.join(scratch, thresh + ".txt"), ndmin=2)):
+            coefs[int(row[1]) - 1][int(row[0]) - 1] = row[2]
+        fits.append((float(seconds), coefs))
+    return fits
+
+
 def schmp_path(command, data, count, min_ratio, tol, scratch):
     """The solve's seconds and the coefficients at each lambda of schmp-lasso's path."""
     models, table = os.path.join(scratch, "path.model"), os.path.join(scratch, "path.csv")
@@ -92,7 +141,7 @@ def main():
     parser.add_argument("--schmp", required=True, help="the schmp-lasso binary")
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--min_ratio", type=float, default=0.01)
-    parser.add_argument("--peers", default="sklearn,celer,skglm")
+    parser.add_argument("--peers", default="sklearn,celer,skglm,glmnet")
     parser.add_argument("--limit", type=float, default=120, help="seconds allowed to one path")
     args = parser.parse_args()
 
@@ -106,6 +155,8 @@ def main():
 
     runs = {}  # solver -> [(seconds, objectives)] by tolerance, loosest first
     for peer in args.peers.split(","):
+        if peer == "glmnet":
+            continue
         try:
             importlib.import_module(peer)
         except ImportError:
@@ -119,6 +170,9 @@ def main():
             runs[peer].append((result[0], objectives(X, y, result[1], lambdas)))
     runs["schmp"] = []
     with tempfile.TemporaryDirectory() as scratch:
+        if "glmnet" in args.peers.split(","):
+            runs["glmnet"] = [(seconds, objectives(X, y, coefs, lambdas))
+                              for seconds, coefs in glmnet_paths(X, y, lambdas, args.limit, scratch)]
         for tol in TOLS:
             result = run_within(args.limit, lambda: schmp_path([args.schmp], args.data, args.count, args.min_ratio,
                                                            tol, scratch))

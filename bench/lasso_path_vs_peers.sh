@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: a 100-lambda Lasso path (lambda_max down to lambda_max / 100), schmp-lasso against
-# scikit-learn's lasso_path, celer and skglm, same data, same lambdas, in one run.
+# scikit-learn's lasso_path, celer, skglm and glmnet (where R has it: apt-get install r-cran-glmnet),
+# same data, same lambdas, in one run.
 #
 #   bench/lasso_path_vs_peers.sh
 #
@@ -40,11 +41,12 @@ import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 def show(x):
     return "-" if x is None else f"{x:.3g}"
-print(f"{'data':34} {'sklearn':>8} {'celer':>8} {'skglm':>8} {'schmp':>8} {'/best':>6}   (seconds to 1e-6 at every lambda)")
+print(f"{'data':34} {'sklearn':>8} {'celer':>8} {'skglm':>8} {'glmnet':>8} {'schmp':>8} {'/best':>6}   (seconds to 1e-6 at every lambda)")
 for r in rows:
     s = {k: v["1e-06"] for k, v in r["solvers"].items()}
     peers = [v for k, v in s.items() if k != "schmp" and v is not None]
     ratio = "-" if s.get("schmp") is None or not peers else f"{s['schmp'] / min(peers):.2f}"
     print(f"{r['data']:34} {show(s.get('sklearn')):>8} {show(s.get('celer')):>8} {show(s.get('skglm')):>8} "
+          f"{show(s.get('glmnet')):>8} "
           f"{show(s.get('schmp')):>8} {ratio:>6}")
 PY

@@ -671,6 +671,50 @@ io::SparseRows rows_where(const io::SparseRows& rows, Keep keep) {
   return kept;
 }
 
+// The reference's cross-validation: at each lambda, the mean of the folds' held-out MSE (weighted by
+// `weights` when given), each fold weighing its held-out weight, and its standard error.
+std::pair<std::vector<double>, std::vector<double>> reference_cv(const io::SparseRows& rows,
+                                                                 const std::vector<double>& weights,
+                                                                 const std::vector<std::uint32_t>& fold,
+                                                                 std::uint32_t folds,
+                                                                 const std::vector<double>& lambdas) {
+  std::vector<double> mean, se;
+  const auto weight = [&](std::size_t r) { return weights.empty() ? 1.0 : weights[r]; };
+  for (const double lambda : lambdas) {
+    std::vector<double> mse(folds, 0.0), held(folds, 0.0);
+    double total = 0, sum = 0;
+    for (std::uint32_t k = 0; k < folds; ++k) {
+      std::vector<std::size_t> training;
+      for (std::size_t r = 0; r < rows.rows(); ++r) {
+        if (fold[r] != k) training.push_back(r);
+      }
+      std::vector<double> training_weights;
+      if (!weights.empty()) {
+        for (const std::size_t r : training) training_weights.push_back(weights[r]);
+      }
+      const testing::LassoSolution solution =
+          testing::solve_lasso_reference(rows_where(rows, [&](std::size_t r) { return fold[r] != k; }), 0,
+                                         true, 1, lambda, training_weights);
+      for (std::size_t r = 0; r < rows.rows(); ++r) {
+        if (fold[r] != k) continue;
+        double predicted = solution.intercept;
+        for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+          predicted += solution.beta[rows.index[e]] * rows.value[e];
+        mse[k] += weight(r) * std::pow(rows.labels[r] - predicted, 2);
+        held[k] += weight(r);
+      }
+      mse[k] /= held[k];
+      total += held[k];
+      sum += held[k] * mse[k];
+    }
+    mean.push_back(sum / total);
+    double spread = 0;
+    for (std::uint32_t k = 0; k < folds; ++k) spread += held[k] * std::pow(mse[k] - mean.back(), 2);
+    se.push_back(std::sqrt(spread / total / (folds - 1)));
+  }
+  return {mean, se};
+}
+
 // --cv K: at every lambda of the path, the folds' mean held-out MSE and its standard error are those of
 // the reference solved on each fold's complement (folds fixed by the seed), and lambda_min and
 // lambda_1se are glmnet's picks from them; the refit's models end at lambda_min. At 1, 2 and 5 ranks:
@@ -693,29 +737,9 @@ TEST_F(LassoEndToEnd, CrossValidationMatchesARefitPerFold) {
     EXPECT_EQ(written.header, "lambda,objective,duality_gap,relative_gap,nnz,seconds,cv_mse,cv_se");
     ASSERT_EQ(written.rows.size(), 8u);
     if (mean.empty()) {
-      for (const std::vector<double>& row : written.rows) {
-        std::vector<double> mse(kFolds), weight(kFolds);
-        double total = 0, sum = 0;
-        for (std::uint32_t k = 0; k < kFolds; ++k) {
-          const io::SparseRows training = rows_where(rows, [&](std::size_t r) { return fold[r] != k; });
-          const io::SparseRows held_out = rows_where(rows, [&](std::size_t r) { return fold[r] == k; });
-          const testing::LassoSolution solution =
-              testing::solve_lasso_reference(training, 0, true, 1, row[0]);
-          for (std::size_t r = 0; r < held_out.rows(); ++r) {
-            double predicted = solution.intercept;
-            for (std::uint64_t e = held_out.row_start[r]; e < held_out.row_start[r + 1]; ++e)
-              predicted += solution.beta[held_out.index[e]] * held_out.value[e];
-            mse[k] += std::pow(held_out.labels[r] - predicted, 2) / static_cast<double>(held_out.rows());
-          }
-          weight[k] = static_cast<double>(held_out.rows());
-          total += weight[k];
-          sum += weight[k] * mse[k];
-        }
-        mean.push_back(sum / total);
-        double spread = 0;
-        for (std::uint32_t k = 0; k < kFolds; ++k) spread += weight[k] * std::pow(mse[k] - mean.back(), 2);
-        se.push_back(std::sqrt(spread / total / (kFolds - 1)));
-      }
+      std::vector<double> lambdas;
+      for (const std::vector<double>& row : written.rows) lambdas.push_back(row[0]);
+      std::tie(mean, se) = reference_cv(rows, {}, fold, kFolds, lambdas);
       best = static_cast<std::size_t>(std::min_element(mean.begin(), mean.end()) - mean.begin());
       one_se = best;
       while (one_se > 0 && mean[one_se - 1] <= mean[best] + se[best]) --one_se;
@@ -744,6 +768,31 @@ TEST_F(LassoEndToEnd, CrossValidationMatchesARefitPerFold) {
           run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path + " " + flags),
           "schmp-lasso: error: " + message);
     }
+  }
+}
+
+// --cv with --weights: each fold's held-out MSE is weighted, and the folds weigh their held-out weight,
+// as the weighted reference's (3 folds on 2 ranks: side by side, one rank solving two).
+TEST_F(LassoEndToEnd, WeightedCrossValidationWeighsTheHeldOutRows) {
+  const io::SparseRows rows = io::read_libsvm(diabetes().path);
+  std::vector<double> weights(rows.rows());
+  for (std::size_t r = 0; r < weights.size(); ++r) weights[r] = 0.25 + static_cast<double>((r * 5) % 7);
+  const std::string path = (scratch_ / "cv-weights.txt").string(),
+                    table = (scratch_ / "cv-weighted.csv").string();
+  write_weights(weights, path);
+  const Output out =
+      run(mpirun(2) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path + " --weights " + path +
+          " --cv 3 --seed 9 --path 5 --lambda_min_ratio 0.01 --tol 1e-11 --progress_seconds 0" +
+          " --path_table " + table);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const testing::Trace written = testing::read_trace(table);
+  ASSERT_EQ(written.rows.size(), 5u);
+  std::vector<double> lambdas;
+  for (const std::vector<double>& row : written.rows) lambdas.push_back(row[0]);
+  const auto [mean, se] = reference_cv(rows, weights, specified_folds(rows.rows(), 3, 9), 3, lambdas);
+  for (std::size_t k = 0; k < mean.size(); ++k) {
+    EXPECT_NEAR(written.rows[k][6], mean[k], 1e-7 * mean[k]) << "lambda " << k;
+    EXPECT_NEAR(written.rows[k][7], se[k], 1e-5 * se[k]) << "lambda " << k;
   }
 }
 
