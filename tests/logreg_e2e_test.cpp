@@ -392,6 +392,44 @@ TEST_F(LogregEndToEnd, LiblinearPredictReadsOurModel) {
             testing::read_text(scratch("theirs.predictions")));
 }
 
+// --weights: a row of integer weight k counts as k copies of it (weight 0: left out), L1 and L2, at one
+// and three ranks; weights scaled by a factor fit the model of C scaled by it. A weights file of the
+// wrong length is refused.
+TEST_F(LogregEndToEnd, RowWeightsAreRepeatedRows) {
+  const io::SparseRows rows = io::read_libsvm(heart());
+  const std::string counts = scratch("counts.txt"), scaled = scratch("scaled.txt"),
+                    repeated = scratch("repeated.svm");
+  {
+    std::ofstream count_out(counts), scaled_out(scaled), repeated_out(repeated);
+    for (std::size_t r = 0; r < rows.rows(); ++r) {
+      const int k = static_cast<int>((r * 7) % 4);
+      count_out << k << '\n';
+      scaled_out << 0.25 * k << '\n';
+      for (int copy = 0; copy < k; ++copy) {
+        repeated_out << rows.labels[r];
+        for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+          repeated_out << ' ' << rows.index[e] + 1 << ':' << rows.value[e];
+        repeated_out << '\n';
+      }
+    }
+  }
+  for (const bool l1 : {true, false}) {
+    SCOPED_TRACE(l1 ? "l1" : "l2");
+    const Output expected = train(1, repeated, 0.5, l1, "");
+    ASSERT_EQ(expected.status, 0) << expected.text;
+    for (const int ranks : {1, 3}) {
+      const Output weighted = train(ranks, heart(), 0.5, l1, "--weights " + counts);
+      ASSERT_EQ(weighted.status, 0) << weighted.text;
+      EXPECT_NEAR(objective_of(weighted), objective_of(expected), 1e-8 * objective_of(expected)) << ranks;
+    }
+    const Output quarter = train(3, heart(), 2, l1, "--weights " + scaled);
+    ASSERT_EQ(quarter.status, 0) << quarter.text;
+    EXPECT_NEAR(objective_of(quarter), objective_of(expected), 1e-8 * objective_of(expected));
+  }
+  testing::expect_clean_failure(train(3, heart(), 1, true, "--weights " + repeated),
+                                "schmp-logreg: error: " + repeated + ":1: ");
+}
+
 // --multiclass: one-vs-rest over wine's three cultivars. Each class's column is the reference's binary
 // fit of that class against the rest, at one, three and five ranks (the classes side by side on groups
 // of ranks); the model is liblinear's multiclass format, which liblinear-predict reads, and at

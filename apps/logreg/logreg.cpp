@@ -287,6 +287,11 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
     y_[static_cast<Eigen::Index>(r)] = binary_label(rows_.labels[r], positive, labels, rows_.source[r]);
     if (std::isnan(positive) && rows_.labels[r] == 0) ++zero_labels_;
   }
+  if (!config.weights.empty()) {
+    const std::vector<double> weights = io::read_row_weights(config.weights, rows_.rows(), peers_of(context));
+    row_weights_ =
+        Eigen::Map<const Eigen::VectorXd>(weights.data(), static_cast<Eigen::Index>(weights.size()));
+  }
 }
 
 void Logreg::Worker::start(std::size_t num_params) {
@@ -309,6 +314,7 @@ void Logreg::Worker::start(std::size_t num_params) {
   column_counts_.assign(num_params, 0.0);
   for (const std::uint32_t j : rows_.index) ++column_counts_[j];
   kernel_ = kernels::make_column_kernel(gpu_, rows_, num_params);
+  kernel_->set_row_weights({row_weights_.data(), static_cast<std::size_t>(row_weights_.size())});
   kernel_->set_labels({y_.data(), static_cast<std::size_t>(y_.size())});  // margins start at 0
   rows_ = io::SparseRows{};
   all_.resize(num_params);
@@ -324,6 +330,7 @@ Logreg::Setup Logreg::Worker::setup() const {
   kernel_->column_norms_squared(setup.column_norms);
   setup.column_counts = column_counts_;
   setup.rows = static_cast<double>(y_.size());
+  setup.weight_sum = row_weights_.size() > 0 ? row_weights_.sum() : setup.rows;
   setup.positives = static_cast<double>((y_.array() > 0).count());
   setup.zero_labels = zero_labels_;
   return setup;
@@ -350,21 +357,23 @@ Logreg::Stats Logreg::Worker::evaluate() const {
   for (Eigen::Index i = 0; i < y_.size(); ++i) {
     const double z = y_[i] * margins[i];
     const MarginTerms row = margin_terms(z);
-    stats.loss += row.loss;
-    if (z > 0 || (z == 0 && y_[i] < 0)) ++stats.correct;  // liblinear: positive only when w . x > 0
+    // The row's weight c: the dual variable of a weighted row is c alpha, its entropy term c h(alpha).
+    const double c = row_weights_.size() > 0 ? row_weights_[i] : 1.0;
+    stats.loss += c * row.loss;
+    if (z > 0 || (z == 0 && y_[i] < 0)) stats.correct += c;  // liblinear: positive only when w . x > 0
     if (scope_.empty()) {
       full_alpha_[static_cast<std::size_t>(i)] = row.alpha;
     } else {
-      const double moved = row.alpha - full_alpha_[static_cast<std::size_t>(i)];
+      const double moved = c * (row.alpha - full_alpha_[static_cast<std::size_t>(i)]);
       stats.alpha_shift += moved * moved;
     }
     const std::size_t negative = y_[i] > 0 ? 0 : 1;
-    stats.alpha_sums[negative] += row.alpha;
-    stats.alpha_squares[negative] += row.alpha * row.alpha;
-    if (!(row.alpha > 0)) continue;
+    stats.alpha_sums[negative] += c * row.alpha;
+    stats.alpha_squares[negative] += c * row.alpha * c * row.alpha;
+    if (!(row.alpha > 0) || c == 0) continue;
     double* entropy = stats.entropy.data() + negative * kScales;
     for (std::size_t k = 0; k < kScales; ++k)
-      entropy[k] += binary_entropy(kDualScales[k] * row.alpha, log_scales[k] + row.log_alpha);
+      entropy[k] += c * binary_entropy(kDualScales[k] * row.alpha, log_scales[k] + row.log_alpha);
   }
   stats.loss_change = kernel_->loss_change_along_direction(moved_);
   if (!model_.empty()) {
@@ -412,6 +421,7 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
     : config_(config),
       penalty_(penalty_of(config)),
       n_(setup.rows),
+      weight_sum_(setup.weight_sum),
       zero_labels_(setup.zero_labels),
       w_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_params))),
       d_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_params))),
@@ -890,8 +900,8 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
                     relative,
                     gap,
                     relative_gap,
-                    summed.loss / n_,
-                    summed.correct / n_};
+                    summed.loss / weight_sum_,
+                    summed.correct / weight_sum_};
   report.converged = relative_gap <= config_.tol;
   score_test(report.columns);
   report.columns.push_back(static_cast<double>(covered));

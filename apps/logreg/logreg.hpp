@@ -3,6 +3,10 @@
 // with R(w) = ||w||_1 (--penalty l1) or ||w||^2 / 2 (l2): liblinear's objectives (-s 6 and -s 0), with
 // the intercept b unpenalised (--fit_intercept; liblinear's -B 1 penalises it: --bias).
 //
+// Row weights c_i (--weights) make the loss sum_i c_i l(...), as scikit-learn's sample_weight does: the
+// kernel weighs each row's derivatives, curvature and loss change by c_i, and the dual variables of
+// the rows are c_i alpha_i, their entropy terms c_i h(alpha_i).
+//
 // The intercept is the weight of a constant feature 1 after the data's columns, as --bias's, but free
 // of the penalty: its coordinate step is plain Newton, and the Hessian model eliminates it exactly
 // (a Schur complement) before the penalised coordinates are solved. Its optimality condition sum_i
@@ -76,6 +80,7 @@ namespace schmp::logreg {
 struct Config {
   std::string data;            // LIBSVM (1-based) or MatrixMarket file
   std::string labels;          // labels of a MatrixMarket matrix
+  std::string weights;         // one weight per row (plain text); none: every row weighs 1
   std::string penalty = "l1";  // l1 or l2
   double C = 1;
   bool bias = false;           // append a constant feature 1 (liblinear -B 1), penalised
@@ -102,10 +107,14 @@ struct Config {
 
   io::RunFiles files() const {
     return {{{"--output", output}},
-            {{"--data", data}, {"--labels", labels}, {"--test", test}, {"--test_labels", test_labels}}};
+            {{"--data", data},
+             {"--labels", labels},
+             {"--weights", weights},
+             {"--test", test},
+             {"--test_labels", test_labels}}};
   }
 
-  std::vector<std::string> inputs() const { return {data, labels}; }  // what a checkpoint is tied to
+  std::vector<std::string> inputs() const { return {data, labels, weights}; }  // what a checkpoint is tied to
 };
 
 // Throws std::runtime_error naming the flag when a setting is out of range.
@@ -189,11 +198,12 @@ struct Logreg {
     std::vector<double> column_norms;   // ||x_j||^2
     std::vector<double> column_counts;  // nonzeros of x_j: what reading it costs
     double rows = 0;
+    double weight_sum = 0;  // sum_i c_i: rows without --weights
     double positives = 0;
     double zero_labels = 0;  // rows labelled 0 (with 1/0 labels)
     template <class V>
     void visit(V& v) {
-      v(gradient, column_norms, column_counts, rows, positives, zero_labels);
+      v(gradient, column_norms, column_counts, rows, weight_sum, positives, zero_labels);
     }
   };
   struct Stats {
@@ -201,7 +211,7 @@ struct Logreg {
     std::vector<double> curvature;  // H: second derivative of the loss there, each coordinate evaluated
     double loss = 0;                // sum_i l(y_i w . x_i)
     double loss_change = 0;         // since the start of the current direction, summed row by row
-    double correct = 0;             // rows classified right (positive when w . x_i > 0)
+    double correct = 0;             // rows (their weight) classified right (positive when w . x_i > 0)
     // sum_i h(t alpha_i) at each t of kDualScales, over the positive rows, then over the negative ones.
     std::vector<double> entropy;
     std::vector<double> alpha_sums;     // sum_i alpha_i over the positive rows, the negative ones
@@ -283,9 +293,10 @@ struct Logreg {
     int gpu_;              // the kernel's GPU (-1: the CPU), picked before any data is read
     io::SparseRows rows_;  // released once the kernel holds the data
     std::size_t columns_in_data_ = 0;
-    bool constant_ = false;   // a constant feature after the data's columns
-    double zero_labels_ = 0;  // rows labelled 0
-    Eigen::VectorXd y_;       // +1 or -1
+    bool constant_ = false;        // a constant feature after the data's columns
+    double zero_labels_ = 0;       // rows labelled 0
+    Eigen::VectorXd y_;            // +1 or -1
+    Eigen::VectorXd row_weights_;  // c_i of its rows; empty without --weights (every c_i = 1)
     std::unique_ptr<kernels::ColumnKernel> kernel_;
     std::vector<ParamIndex> all_;             // 0, 1, ..., num_params - 1
     std::vector<ParamIndex> scope_;           // what evaluations cover (empty: all_)
@@ -379,7 +390,8 @@ struct Logreg {
     Penalty penalty_;
     // The intercept's coordinate (the last), or none (the largest index) without --fit_intercept.
     ParamIndex intercept_ = std::numeric_limits<ParamIndex>::max();
-    double n_;
+    double n_;           // rows, by which work is measured
+    double weight_sum_;  // sum_i c_i: the rows without --weights
     double zero_labels_;
     Eigen::VectorXd w_;          // the last accepted iterate
     Eigen::VectorXd d_;          // the direction being built

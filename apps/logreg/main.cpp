@@ -24,6 +24,9 @@ SCHMP_FLAG(string, data, "", any(),
            "Training data: LIBSVM (1-based indices; labels +1/-1 or 1/0) or MatrixMarket");
 SCHMP_FLAG(string, labels, "", any(),
            "Labels of a MatrixMarket matrix: MatrixMarket array or one number per line");
+SCHMP_FLAG(string, weights, "", any(),
+           "Row weights: plain text, one non-negative number per row of --data in its order; the loss is "
+           "C sum_i w_i l(y_i (w . x_i + b))");
 SCHMP_FLAG(string, penalty, "l1", schmp::one_of({"l1", "l2"}),
            "l1: ||w||_1 (liblinear -s 6); l2: ||w||^2 / 2 (liblinear -s 0)");
 SCHMP_FLAG(double, C, kDefaults.C, schmp::positive(),
@@ -61,7 +64,8 @@ namespace {
 
 int predict() {
   if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
-  if (const std::string unread = schmp::unread_flag({"labels", "test", "test_labels"}, "by predict");
+  if (const std::string unread =
+          schmp::unread_flag({"labels", "weights", "test", "test_labels"}, "by predict");
       !unread.empty())
     throw std::runtime_error(unread);
   schmp::io::refuse_overwriting({{"--output", FLAGS_output}},
@@ -140,6 +144,7 @@ int main(int argc, char** argv) {
   schmp::logreg::Config config;
   config.data = FLAGS_data;
   config.labels = FLAGS_labels;
+  config.weights = FLAGS_weights;
   config.penalty = FLAGS_penalty;
   config.C = FLAGS_C;
   config.bias = FLAGS_bias;

@@ -286,6 +286,12 @@ class CpuColumnKernel final : public ColumnKernel {
     label_q_.assign(rows_, 0.0);
     update_q(0, rows_);
   }
+  void set_row_weights(std::span<const double> c) override {
+    if (!c.empty() && c.size() != rows_)
+      throw std::invalid_argument("column kernel: weights of the wrong length");
+    row_weight_.assign(c.begin(), c.end());
+    if (has_labels_) update_q(0, rows_);
+  }
   void copy_vector(std::span<double> out) const override {
     Eigen::Map<Eigen::VectorXd>(out.data(), static_cast<Eigen::Index>(out.size())) = v_;
   }
@@ -386,7 +392,7 @@ class CpuColumnKernel final : public ColumnKernel {
           for (std::size_t i = range.begin(); i < range.end(); ++i) {
             const auto r = static_cast<Eigen::Index>(i);
             const double z = y_[r] * v_[r], dz = y_[r] * t * direction_[i].u;
-            sum += logistic_loss_change(z - dz, dz);
+            sum += row_weight(i) * logistic_loss_change(z - dz, dz);
           }
           return sum;
         },
@@ -508,9 +514,10 @@ class CpuColumnKernel final : public ColumnKernel {
   void update_q(std::size_t row) {
     const auto r = static_cast<Eigen::Index>(row);
     const double q = 1 / (1 + std::exp(y_[r] * v_[r]));
-    label_q_[row] = y_[r] * q;
-    direction_[row].weight = q * (1 - q);
+    label_q_[row] = row_weight(row) * y_[r] * q;
+    direction_[row].weight = row_weight(row) * q * (1 - q);
   }
+  double row_weight(std::size_t row) const { return row_weight_.empty() ? 1.0 : row_weight_[row]; }
   void update_q(std::size_t first, std::size_t last) {
     for (std::size_t row = first; row < last; ++row) update_q(row);
   }
@@ -576,10 +583,11 @@ class CpuColumnKernel final : public ColumnKernel {
   // where it is read. q_i = 1 / (1 + exp(y_i v_i)) at the last step_along_direction (or set_labels).
   struct alignas(16) DirectionRow {
     double u = 0;       // (X d)_i
-    double weight = 0;  // D_ii = q_i (1 - q_i)
+    double weight = 0;  // D_ii = c_i q_i (1 - q_i)
   };
   std::vector<DirectionRow> direction_;
-  std::vector<double> label_q_;             // y_i q_i = -l'(z_i) y_i, read only at evaluations
+  std::vector<double> label_q_;             // c_i y_i q_i = -c_i l'(z_i) y_i, read only at evaluations
+  std::vector<double> row_weight_;          // c_i (set_row_weights); empty: every row weighs 1
   std::vector<std::size_t> column_length_;  // nonzeros per column, over all chunks
 };
 

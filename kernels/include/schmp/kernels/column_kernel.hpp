@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <stdexcept>
 
 #include "schmp/io.hpp"
 #include "schmp/packed_symmetric.hpp"
@@ -56,6 +57,12 @@ class ColumnKernel {
   // stale), and a direction u = X d with its Hessian image s = D u, D_ii = l''(z_i) = q_i (1 - q_i),
   // so that the quadratic model of the loss around v needs no exponentials.
   virtual void set_labels(std::span<const double> y) = 0;
+  // Row weights c_i (one per row, 0 or more): the loss becomes sum_i c_i l(z_i), and every derivative,
+  // D and loss change below weighs row i by c_i. The stock kernel has none, and refuses them.
+  virtual void set_row_weights(std::span<const double> c) {
+    if (!c.empty())
+      throw std::runtime_error("this kernel does not weigh rows: run on the CPU (--device cpu)");
+  }
   // For j = cols[k]: gradient[k] = sum_i x_ij y_i l'(z_i), curvature[k] = sum_i x_ij^2 l''(z_i).
   virtual void logistic_derivatives(std::span<const ParamIndex> cols, std::span<double> gradient,
                                     std::span<double> curvature) const = 0;
