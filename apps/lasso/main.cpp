@@ -33,7 +33,7 @@ SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
            "Stop when the duality gap relative to the objective is at most this");
 SCHMP_FLAG(double, l1_ratio, kDefaults.l1_ratio, schmp::between(0, 1),
            "The L1 share a of the penalty lambda (a ||beta||_1 + (1 - a)/2 ||beta||^2): 1 the Lasso, below 1 "
-           "the elastic net (glmnet's alpha), 0 ridge regression (needs --lambda)");
+           "the elastic net (scikit-learn's l1_ratio), 0 ridge regression (needs --lambda)");
 SCHMP_FLAG(bool, fit_intercept, kDefaults.fit_intercept, any(),
            "Fit an unpenalised intercept b (implicit centering: X stays sparse); false holds b at 0");
 SCHMP_FLAG(
