@@ -57,10 +57,11 @@ export LSAN_OPTIONS="suppressions='$PWD/tests/sanitizers/lsan.supp':print_suppre
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # Under the sanitizers every mpirun costs seconds: this pass leaves out Lasso's and logreg's 5-rank
 # layouts and the simulated-host runs, whose code paths the 1- and 3-rank layouts and the other
-# end-to-end tests already take here (the pass above runs them all), and the recorded model files
-# comparison, which checks results, not memory.
+# end-to-end tests already take here (the pass above runs them all), the recorded model files
+# comparison, which checks results, not memory, and the cross-validation's comparison with a refit per
+# fold, whose runs the weighted cross-validation's take here too.
 ctest --test-dir "$sanitize_build" --output-on-failure --no-tests=error --timeout 900 -j "$jobs" \
-  -E "^RanksSchedulersStaleness/.*/np5_|^Cluster\\.|/ClusterLda\\.|^same_models$"
+  -E "^RanksSchedulersStaleness/.*/np5_|^Cluster\\.|/ClusterLda\\.|^same_models$|CrossValidationMatchesARefitPerFold"
 stage_done "sanitizer tests"
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 

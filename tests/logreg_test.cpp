@@ -435,6 +435,22 @@ TEST(NewtonModel, MinimisesIllConditionedModels) {
   EXPECT_LE(model_value(Penalty::kL1, w, g, l1.d, h * l1.d), descent + 1e-12 * std::abs(descent));
 }
 
+// A tolerance below the rounding of the model's sums (a tiny gradient against H's entries of 1e4, as
+// at the end of a solve) cannot be met: the solve stops once its passes stop lowering the violation,
+// not after spending its whole budget, and its point is as good as the budget's.
+TEST(NewtonModel, StopsAtTheRoundingFloor) {
+  const Eigen::Index m = 40;
+  const Eigen::MatrixXd h = ill_conditioned(m, 4);
+  Eigen::VectorXd w, g;
+  random_start(m, 5, w, g);
+  for (const Penalty penalty : {Penalty::kL1, Penalty::kL2}) {
+    const ModelSolution solution = minimise_model(penalty, w, g, h, 1e-300, 1e9);
+    EXPECT_LT(solution.work, 1e7);
+    EXPECT_LT(solution.passes, 1000u);
+    EXPECT_LE(solution.violation, 1e-8);
+  }
+}
+
 // Hundreds of coordinates that must leave or join the support, on an ill-conditioned model: cyclic
 // descent with single face steps ended 1e4 from optimal within this work.
 TEST(NewtonModel, SolvesLargeIllConditionedModels) {

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""bench/logreg_multiclass_vs_peers.sh's cases: one-vs-rest L1 logistic regression with liblinear's
+penalised bias (-B 1; schmp-logreg --multiclass --bias), schmp-logreg against liblinear-train -s 6
+and scikit-learn's LogisticRegression(penalty='l1', solver='liblinear'), same C, same 80/20 split.
+
+The sets: wine (bundled, 3 classes), scikit-learn's digits (10 classes) and a generated sparse set of
+3 classes (--rows x --cols, 30 nonzeros a row, labels the argmax of three sparse linear scores plus
+noise). Each solver's time is its whole fit: schmp's and liblinear's the whole command (start-up and
+reading included), scikit-learn's fit(). Accuracy is on the held-out fifth.
+
+Prints one JSON object per set.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sparse
+from sklearn.datasets import dump_svmlight_file, load_digits, load_svmlight_file
+
+
+def generated(rows, cols, seed):
+    rng = np.random.default_rng(seed)
+    X = sparse.random(rows, cols, density=30 / cols, format="csr", random_state=seed, data_rvs=rng.standard_normal)
+    W = np.zeros((cols, 3))
+    for c in range(3):
+        support = rng.choice(cols, 50, replace=False)
+        W[support, c] = rng.standard_normal(50)
+    scores = X @ W + 0.3 * rng.standard_normal((rows, 3))
+    return X, np.argmax(scores, axis=1) + 1.0
+
+
+def split_files(name, X, y, directory):
+    rng = np.random.default_rng(0)
+    test = rng.random(X.shape[0]) < 0.2
+    paths = [os.path.join(directory, f"{name}.{part}.svm") for part in ("train", "test")]
+    dump_svmlight_file(X[~test], y[~test], paths[0], zero_based=False)
+    dump_svmlight_file(X[test], y[test], paths[1], zero_based=False)
+    return paths
+
+
+def timed(command):
+    t0 = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return time.perf_counter() - t0, done.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--schmp", required=True)
+    parser.add_argument("--wine", required=True)
+    parser.add_argument("--launcher", default="")
+    parser.add_argument("--directory", required=True)
+    parser.add_argument("--rows", type=int, default=50000)
+    parser.add_argument("--cols", type=int, default=5000)
+    args = parser.parse_args()
+    digits = load_digits()
+    sets = [("wine", *load_svmlight_file(args.wine), 1.0),
+            ("digits", sparse.csr_matrix(digits.data), digits.target + 1.0, 0.1),
+            ("generated", *generated(args.rows, args.cols, 1), 1.0)]
+    for name, X, y, C in sets:
+        train, test = split_files(name, X, y, args.directory)
+        model = os.path.join(args.directory, name + ".model")
+        result = {"data": name, "rows": X.shape[0], "cols": X.shape[1], "classes": len(np.unique(y)), "C": C}
+        seconds, _ = timed(args.launcher.split() + [args.schmp, "--data", train, "--multiclass", "--bias", "--C",
+                                                    str(C), "--tol", "1e-6", "--output", model,
+                                                    "--progress_seconds", "0"])
+        _, out = timed([args.schmp, "predict", "--model", model, "--data", test])
+        result["schmp"] = {"seconds": seconds, "accuracy": float(re.search(r"accuracy ([0-9.]+)", out)[1])}
+        seconds, _ = timed(["liblinear-train", "-s", "6", "-B", "1", "-c", str(C), "-e", "1e-6", "-q", train, model])
+        _, out = timed(["liblinear-predict", test, model, os.path.join(args.directory, "predictions")])
+        result["liblinear"] = {"seconds": seconds,
+                               "accuracy": float(re.search(r"Accuracy = ([0-9.]+)%", out)[1]) / 100}
+        X_train, y_train = load_svmlight_file(train, n_features=X.shape[1])
+        X_test, y_test = load_svmlight_file(test, n_features=X.shape[1])
+        from sklearn.linear_model import LogisticRegression
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            fit = LogisticRegression(penalty="l1", C=C, solver="liblinear", tol=1e-6, max_iter=10000).fit(
+                X_train, y_train)
+            seconds = time.perf_counter() - t0
+        result["sklearn"] = {"seconds": seconds, "accuracy": float(fit.score(X_test, y_test))}
+        print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
