@@ -78,6 +78,8 @@ def main():
                                "accuracy": float(re.search(r"Accuracy = ([0-9.]+)%", out)[1]) / 100}
         X_train, y_train = load_svmlight_file(train, n_features=X.shape[1])
         X_test, y_test = load_svmlight_file(test, n_features=X.shape[1])
+        for part in (X_train, X_test):  # scikit-learn's liblinear takes 32-bit indices only
+            part.indices, part.indptr = part.indices.astype(np.int32), part.indptr.astype(np.int32)
         from sklearn.linear_model import LogisticRegression
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
