@@ -34,8 +34,8 @@ std::vector<std::uint32_t> folds_of_rows(std::uint64_t rows, std::uint32_t folds
 
 WeightedRows fold_rows(const WeightedRows& all, const std::vector<std::uint32_t>& folds, std::uint64_t first,
                        std::uint32_t fold, bool held_out) {
-  WeightedRows kept_rows;
-  io::SparseRows& rows = kept_rows.rows;
+  WeightedRows subset;
+  io::SparseRows& rows = subset.rows;
   for (std::size_t r = 0; r < all.rows.rows(); ++r) {
     if ((folds[first + r] == fold) != held_out) continue;
     rows.labels.push_back(all.rows.labels[r]);
@@ -45,9 +45,9 @@ WeightedRows fold_rows(const WeightedRows& all, const std::vector<std::uint32_t>
       rows.value.push_back(all.rows.value[e]);
     }
     rows.row_start.push_back(rows.index.size());
-    if (!all.weights.empty()) kept_rows.weights.push_back(all.weights[r]);
+    if (!all.weights.empty()) subset.weights.push_back(all.weights[r]);
   }
-  return kept_rows;
+  return subset;
 }
 
 const WeightedRows& kept_rows(const std::string& key, const std::function<WeightedRows()>& read) {
