@@ -404,7 +404,7 @@ TEST(CheckpointRefusal, OtherSettingsAndOtherApps) {
   ASSERT_EQ(run(mpirun(3) + logreg + "--max_rounds 20 --checkpoint " + logreg_checkpoint).status, 0);
   expect_clean_failure(run(mpirun(3) + logreg + "--positive_label=-1 --resume " + logreg_checkpoint),
                        "schmp-logreg: error: " + logreg_checkpoint +
-                           ": the checkpoint was made with --C 1 --penalty l1 --bias=false "
+                           ": the checkpoint was made with --C 1 --penalty l1 --l1_ratio 1 --bias=false "
                            "--fit_intercept=true --positive_label "
                            "not given");
   EXPECT_EQ(run(mpirun(3) + logreg + "--resume " + logreg_checkpoint).status, 0);

@@ -3,18 +3,22 @@
 // liblinear-predict (when installed) agrees with it; labels and bad input are handled.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <random>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "e2e.hpp"
+#include "folds.hpp"
 #include "logreg_reference.hpp"
 #include "random_matrix.hpp"
 #include "schmp/io.hpp"
@@ -429,6 +433,295 @@ TEST_F(LogregEndToEnd, RowWeightsAreRepeatedRows) {
   }
   testing::expect_clean_failure(train(3, heart(), 1, true, "--weights " + repeated),
                                 "schmp-logreg: error: " + repeated + ":1: ");
+}
+
+// The weights of a binary model file (liblinear's format: one per line after "w").
+std::vector<double> model_weights(const std::string& model) {
+  std::istringstream text(testing::read_text(model));
+  std::string line;
+  while (std::getline(text, line) && line != "w") {
+  }
+  std::vector<double> w;
+  for (double value; text >> value;) w.push_back(value);
+  return w;
+}
+
+// --l1_ratio: the elastic net a ||w||_1 + (1 - a)/2 ||w||^2 gives the reference's objective and weights
+// (its zeros among them) at one, three and five ranks, on dense columns and on sparse ones with a small L1
+// share; every gap is a bound. An L1 share of 0 is --penalty l2.
+TEST_F(LogregEndToEnd, ElasticNetMatchesTheReference) {
+  struct Net {
+    std::string data;
+    double C;
+    double l1_ratio;
+    std::vector<int> ranks;
+  };
+  const std::string model = scratch("elastic.model");
+  for (const Net& net : {Net{heart(), 0.5, 0.5, {1, 3, 5}}, Net{generated(), 1, 0.1, {1, 3}}}) {
+    SCOPED_TRACE(net.data + " l1_ratio " + testing::number(net.l1_ratio));
+    const io::SparseRows rows = io::read_libsvm(net.data);
+    const testing::LogregSolution reference =
+        testing::solve_logreg_reference(rows, rows.columns(), net.C, true, true, net.l1_ratio);
+    for (const int ranks : net.ranks) {
+      const Output out = train(ranks, net.data, net.C, true,
+                               "--l1_ratio " + testing::number(net.l1_ratio) + " --output " + model);
+      ASSERT_EQ(out.status, 0) << out.text;
+      EXPECT_NEAR(objective_of(out), reference.objective, 1e-8 * reference.objective) << out.text;
+      EXPECT_LE(objective_of(out) - gap_of(out), reference.objective * (1 + 1e-11)) << out.text;
+      const std::vector<double> w = model_weights(model);
+      ASSERT_EQ(w.size(), reference.w.size());
+      double largest = 0;
+      for (const double value : reference.w) largest = std::max(largest, std::abs(value));
+      for (std::size_t j = 0; j < w.size(); ++j) {
+        EXPECT_NEAR(w[j], reference.w[j], 1e-5 * largest) << "weight " << j << " at " << ranks << " ranks";
+        EXPECT_EQ(w[j] == 0, std::abs(reference.w[j]) < 1e-9 * largest) << "weight " << j;
+      }
+    }
+  }
+  const Output ridge = train(3, heart(), 0.5, true, "--l1_ratio 0");
+  const Output l2 = train(3, heart(), 0.5, false, "");
+  ASSERT_EQ(ridge.status, 0) << ridge.text;
+  EXPECT_NEAR(objective_of(ridge), objective_of(l2), 1e-10 * objective_of(l2));
+  testing::expect_clean_failure(train(3, heart(), 1, false, "--l1_ratio 0.5"),
+                                "schmp-logreg: error: --l1_ratio mixes a ridge term into --penalty l1");
+}
+
+// The models of a --path_models file, in order: each lambda's weights by 0-based index.
+std::vector<std::map<std::size_t, double>> path_models(const std::string& path) {
+  std::istringstream text(testing::read_text(path));
+  std::vector<std::map<std::size_t, double>> models;
+  for (std::string line; std::getline(text, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("lambda ", 0) == 0) {
+      models.emplace_back();
+      continue;
+    }
+    std::istringstream entry(line);
+    std::size_t index = 0;
+    double value = 0;
+    entry >> index >> value;
+    models.back()[index - 1] = value;
+  }
+  return models;
+}
+
+// --path: glmnet's lambdas from lambda_max, each solved to the reference's objective and weights at C =
+// 1 / (lambda n), at one, three and five ranks; lambda_max is the smallest lambda that keeps every weight
+// at zero. The table scores --test as predict scores the last model, which --output holds.
+TEST_F(LogregEndToEnd, PathSolvesEveryLambdaAsTheReference) {
+  const io::SparseRows rows = io::read_libsvm(heart());
+  const double n = static_cast<double>(rows.rows());
+  const std::string table = scratch("path.csv"), models = scratch("path.models"),
+                    model = scratch("path.model");
+  std::vector<testing::LogregSolution> reference;
+  for (const int ranks : {1, 3, 5}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    const Output out =
+        run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --layout all --data " + heart() +
+            " --path 6 --lambda_min_ratio 0.01 --l1_ratio 0.8 --tol 1e-10 --progress_seconds 0" + " --test " +
+            heart() + " --path_table " + table + " --path_models " + models + " --output " + model);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const testing::Trace written = testing::read_trace(table);
+    EXPECT_EQ(written.header,
+              "lambda,C,objective,duality_gap,relative_gap,nnz,seconds,test_logloss,test_accuracy");
+    ASSERT_EQ(written.rows.size(), 6u);
+    const auto found = path_models(models);
+    ASSERT_EQ(found.size(), 6u);
+    if (reference.empty()) {
+      for (const std::vector<double>& row : written.rows)
+        reference.push_back(testing::solve_logreg_reference(rows, rows.columns(), row[1], true, true, 0.8));
+      // Just above lambda_max a weight moves.
+      const auto moved =
+          testing::solve_logreg_reference(rows, rows.columns(), 1.02 * written.rows[0][1], true, true, 0.8);
+      EXPECT_TRUE(std::any_of(moved.w.begin(), moved.w.end() - 1, [](double w) { return w != 0; }));
+    }
+    for (std::size_t k = 0; k < reference.size(); ++k) {
+      EXPECT_NEAR(written.rows[k][1], 1 / (written.rows[k][0] * n), 1e-12 * written.rows[k][1]);
+      EXPECT_NEAR(written.rows[k][2], reference[k].objective, 1e-8 * reference[k].objective)
+          << "lambda " << k;
+      double largest = 0;
+      for (const double w : reference[k].w) largest = std::max(largest, std::abs(w));
+      for (std::size_t j = 0; j < reference[k].w.size(); ++j) {
+        const double ours = found[k].count(j) ? found[k].at(j) : 0.0;
+        EXPECT_NEAR(ours, reference[k].w[j], 1e-5 * largest) << "lambda " << k << " weight " << j;
+        if (k == 0 && j + 1 < reference[k].w.size()) {
+          EXPECT_LT(std::abs(ours), 1e-12) << "weight " << j;
+        }
+      }
+    }
+    const Output predicted =
+        run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + model + " --data " + heart());
+    ASSERT_EQ(predicted.status, 0) << predicted.text;
+    std::smatch scores;
+    ASSERT_TRUE(std::regex_search(predicted.text, scores, std::regex("accuracy ([^ ]+)  log-loss ([^ ]+)")));
+    EXPECT_NEAR(written.rows[5][7], std::stod(scores[2]), 1e-5 * written.rows[5][7]);
+    EXPECT_NEAR(written.rows[5][8], std::stod(scores[1]), 1e-6);
+  }
+}
+
+// The reference's cross-validation of a path: at each lambda, the folds' mean held-out binomial deviance
+// (twice the log-loss), each fold weighing its rows, and its standard error; each fold solved at C =
+// 1 / (lambda times its training rows).
+std::pair<std::vector<double>, std::vector<double>> reference_cv(const io::SparseRows& rows,
+                                                                 const std::vector<std::uint32_t>& fold,
+                                                                 std::uint32_t folds,
+                                                                 const std::vector<double>& lambdas) {
+  std::vector<double> mean, se;
+  for (const double lambda : lambdas) {
+    std::vector<double> deviance(folds, 0.0), held(folds, 0.0);
+    double total = 0, sum = 0;
+    for (std::uint32_t k = 0; k < folds; ++k) {
+      const io::SparseRows training = testing::rows_where(rows, [&](std::size_t r) { return fold[r] != k; });
+      const testing::LogregSolution solution = testing::solve_logreg_reference(
+          training, rows.columns(), 1 / (lambda * static_cast<double>(training.rows())), true, true);
+      for (std::size_t r = 0; r < rows.rows(); ++r) {
+        if (fold[r] != k) continue;
+        double margin = solution.w.back();
+        for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+          margin += solution.w[rows.index[e]] * rows.value[e];
+        deviance[k] += 2 * std::log1p(std::exp(-rows.labels[r] * margin));
+        held[k] += 1;
+      }
+      deviance[k] /= held[k];
+      total += held[k];
+      sum += held[k] * deviance[k];
+    }
+    mean.push_back(sum / total);
+    double spread = 0;
+    for (std::uint32_t k = 0; k < folds; ++k) spread += held[k] * std::pow(deviance[k] - mean.back(), 2);
+    se.push_back(std::sqrt(spread / total / (folds - 1)));
+  }
+  return {mean, se};
+}
+
+// --cv K: at every lambda, the folds' mean held-out deviance and its standard error are the reference's
+// on the folds the seed fixes, lambda_min and lambda_1se are glmnet's picks from them, and the refit ends
+// at lambda_min. At 1, 2 and 5 ranks: the folds one after another, side by side, and on groups of ranks.
+TEST_F(LogregEndToEnd, CrossValidationMatchesARefitPerFold) {
+  const io::SparseRows rows = io::read_libsvm(heart());
+  constexpr std::uint32_t kFolds = 3;
+  const std::string table = scratch("cv.csv");
+  std::vector<double> mean, se;
+  std::size_t best = 0, one_se = 0;
+  for (const int ranks : {1, 2, 5}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    const Output out =
+        run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --layout all --data " + heart() +
+            " --cv 3 --seed 5 --path 8 --lambda_min_ratio 0.001 --tol 1e-10 --progress_seconds 0" +
+            " --path_table " + table);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const testing::Trace written = testing::read_trace(table);
+    EXPECT_EQ(written.header, "lambda,C,objective,duality_gap,relative_gap,nnz,seconds,cv_deviance,cv_se");
+    ASSERT_EQ(written.rows.size(), 8u);
+    if (mean.empty()) {
+      std::vector<double> lambdas;
+      for (const std::vector<double>& row : written.rows) lambdas.push_back(row[0]);
+      std::tie(mean, se) =
+          reference_cv(rows, testing::specified_folds(rows.rows(), kFolds, 5), kFolds, lambdas);
+      best = static_cast<std::size_t>(std::min_element(mean.begin(), mean.end()) - mean.begin());
+      one_se = best;
+      while (one_se > 0 && mean[one_se - 1] <= mean[best] + se[best]) --one_se;
+      EXPECT_GT(best, 0u);  // the data tells the classes apart: lambda_max is not the best
+    }
+    for (std::size_t k = 0; k < mean.size(); ++k) {
+      EXPECT_NEAR(written.rows[k][7], mean[k], 1e-7 * mean[k]) << "lambda " << k;
+      EXPECT_NEAR(written.rows[k][8], se[k], 1e-5 * se[k]) << "lambda " << k;
+      EXPECT_EQ(std::isnan(written.rows[k][2]), k > best) << "lambda " << k;
+    }
+    std::smatch picked;
+    ASSERT_TRUE(std::regex_search(out.text, picked, std::regex("lambda_min ([^ ]+) .* lambda_1se ([^ ]+) ")))
+        << out.text;
+    EXPECT_NEAR(std::stod(picked[1]), written.rows[best][0], 1e-7 * written.rows[best][0]);
+    EXPECT_NEAR(std::stod(picked[2]), written.rows[one_se][0], 1e-7 * written.rows[one_se][0]);
+  }
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--cv 1", "--cv needs at least 2 folds"},
+           {"--cv 271", "--cv 271 needs as many rows, and " + heart() + " has 270"},
+           {"--cv 3 --C 2", "--path and --cv set C from each lambda: drop --C"},
+           {"--path 5 --penalty l2", "--path and --cv need an L1 share"},
+           {"--cv 3 --test " + heart(), "--cv holds out its own rows: drop --test"}}) {
+    for (const int ranks : flags == "--cv 271" ? std::vector<int>{1, 3} : std::vector<int>{3}) {
+      testing::expect_clean_failure(
+          run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --layout all --data " + heart() + " " + flags),
+          "schmp-logreg: error: " + message);
+    }
+  }
+}
+
+const char* const kGlmnetScript = R"(suppressMessages(library(glmnet))
+a <- commandArgs(TRUE)
+x <- as.matrix(read.table(a[1])); y <- factor(scan(a[2], quiet=TRUE)); w <- scan(a[3], quiet=TRUE)
+lambda <- scan(a[4], quiet=TRUE); foldid <- scan(a[5], quiet=TRUE); alpha <- as.numeric(a[6])
+fit <- glmnet(x, y, family="binomial", weights=w, alpha=alpha, standardize=FALSE, lambda=lambda,
+              thresh=1e-14, maxit=1e7)
+write.table(t(as.matrix(coef(fit))), a[7], row.names=FALSE, col.names=FALSE)
+cv <- cv.glmnet(x, y, family="binomial", weights=w, alpha=alpha, standardize=FALSE, lambda=lambda,
+                foldid=foldid, thresh=1e-14, maxit=1e7)
+cat(cv$lambda.min, cv$lambda.1se, "\n")
+)";
+
+// Where R has glmnet: schmp-logreg's weighted elastic-net path gives glmnet's coefficients (the intercept
+// first) at every lambda, and its weighted cross-validation picks cv.glmnet's lambda_min and lambda_1se
+// on the same folds.
+TEST_F(LogregEndToEnd, GlmnetFitsTheSameModels) {
+  if (run("Rscript -e 'suppressMessages(library(glmnet))'").status != 0)
+    GTEST_SKIP() << "R's glmnet is not installed";
+  const io::SparseRows rows = io::read_libsvm(heart());
+  const std::string x = scratch("glmnet-x.txt"), y = scratch("glmnet-y.txt"),
+                    weights = scratch("glmnet-w.txt"), lambdas = scratch("glmnet-l.txt"),
+                    folds = scratch("glmnet-f.txt"), script = scratch("glmnet.R"),
+                    coefficients = scratch("glmnet.csv"), table = scratch("glmnet-path.csv"),
+                    models = scratch("glmnet.models");
+  {
+    std::ofstream x_out(x), y_out(y), w_out(weights), f_out(folds);
+    x_out.precision(17);
+    const std::vector<std::uint32_t> fold = testing::specified_folds(rows.rows(), 3, 5);
+    for (std::size_t r = 0; r < rows.rows(); ++r) {
+      std::vector<double> dense(rows.columns(), 0.0);
+      for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+        dense[rows.index[e]] = rows.value[e];
+      for (const double v : dense) x_out << v << ' ';
+      x_out << '\n';
+      y_out << rows.labels[r] << '\n';
+      w_out << 0.5 + static_cast<double>((r * 5) % 7) << '\n';
+      f_out << fold[r] + 1 << '\n';
+    }
+  }
+  std::ofstream(script) << kGlmnetScript;
+  const std::string flags =
+      std::string(" --layout all --data ") + heart() + " --weights " + weights +
+      " --path 6 --lambda_min_ratio 0.01 --l1_ratio 0.6 --tol 1e-11 --progress_seconds 0";
+  const Output path =
+      run(mpirun(3) + SCHMP_LOGREG_BIN + flags + " --path_table " + table + " --path_models " + models);
+  ASSERT_EQ(path.status, 0) << path.text;
+  {
+    std::ofstream out(lambdas);
+    out.precision(17);
+    for (const std::vector<double>& row : testing::read_trace(table).rows) out << row[0] << '\n';
+  }
+  const Output r = run("Rscript " + script + " " + x + " " + y + " " + weights + " " + lambdas + " " + folds +
+                       " 0.6 " + coefficients);
+  ASSERT_EQ(r.status, 0) << r.text;
+  std::ifstream expected_in(coefficients);
+  const auto found = path_models(models);
+  ASSERT_EQ(found.size(), 6u);
+  for (std::size_t k = 0; k < found.size(); ++k) {
+    std::vector<double> expected(rows.columns() + 1);
+    for (double& value : expected) expected_in >> value;
+    double largest = 0;
+    for (const double value : expected) largest = std::max(largest, std::abs(value));
+    const auto weight = [&](std::size_t j) { return found[k].count(j) ? found[k].at(j) : 0.0; };
+    EXPECT_NEAR(weight(rows.columns()), expected[0], 1e-5 * largest) << "lambda " << k << " intercept";
+    for (std::size_t j = 0; j < rows.columns(); ++j)
+      EXPECT_NEAR(weight(j), expected[j + 1], 1e-5 * largest) << "lambda " << k << " weight " << j;
+  }
+  const Output cv = run(mpirun(3) + SCHMP_LOGREG_BIN + flags + " --cv 3 --seed 5");
+  ASSERT_EQ(cv.status, 0) << cv.text;
+  std::smatch ours, theirs;
+  ASSERT_TRUE(std::regex_search(cv.text, ours, std::regex("lambda_min ([^ ]+) .* lambda_1se ([^ ]+) ")));
+  ASSERT_TRUE(std::regex_search(r.text, theirs, std::regex("([^ \n]+) ([^ \n]+) \n")));
+  EXPECT_NEAR(std::stod(ours[1]), std::stod(theirs[1]), 1e-6 * std::stod(theirs[1])) << r.text;
+  EXPECT_NEAR(std::stod(ours[2]), std::stod(theirs[2]), 1e-6 * std::stod(theirs[2])) << r.text;
 }
 
 // --multiclass: one-vs-rest over wine's three cultivars. Each class's column is the reference's binary

@@ -15,12 +15,18 @@ double logistic_loss(double z) { return z >= 0 ? std::log1p(std::exp(-z)) : -z +
 // 1 / (1 + exp(z)) = 1 - sigma(z): the probability the model gives the wrong label at margin z.
 double wrong_probability(double z) { return 1.0 / (1.0 + std::exp(z)); }
 
-double regularizer(double w, bool l1) { return l1 ? std::abs(w) : 0.5 * w * w; }
+// The penalty a |w| + r w^2 / 2 of one weight: (a, r) = (l1_ratio, 1 - l1_ratio) for L1, (0, 1) for L2.
+struct Shares {
+  double a;
+  double r;
+};
+Shares shares_of(bool l1, double l1_ratio) { return l1 ? Shares{l1_ratio, 1 - l1_ratio} : Shares{0, 1}; }
+double regularizer(double w, Shares s) { return s.a * std::abs(w) + 0.5 * s.r * w * w; }
 
 }  // namespace
 
 double logreg_objective(const io::SparseRows& rows, std::size_t columns, const std::vector<double>& w,
-                        double C, bool l1, bool intercept) {
+                        double C, bool l1, bool intercept, double l1_ratio) {
   if (w.size() != columns + (intercept ? 1 : 0) || rows.columns() > columns)
     throw std::invalid_argument("logreg_objective: weights do not match the columns");
   double loss = 0, penalty = 0;
@@ -30,12 +36,14 @@ double logreg_objective(const io::SparseRows& rows, std::size_t columns, const s
       margin += w[rows.index[e]] * rows.value[e];
     loss += logistic_loss(rows.labels[i] * margin);
   }
-  for (std::size_t j = 0; j < columns; ++j) penalty += regularizer(w[j], l1);
+  for (std::size_t j = 0; j < columns; ++j) penalty += regularizer(w[j], shares_of(l1, l1_ratio));
   return penalty + C * loss;
 }
 
 LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t columns, double C, bool l1,
-                                      bool intercept) {
+                                      bool intercept, double l1_ratio) {
+  const Shares shares = shares_of(l1, l1_ratio);
+  const double a = shares.a, r = shares.r;
   if (rows.columns() > columns) throw std::invalid_argument("solve_logreg_reference: too few columns");
   const std::size_t n = rows.rows();
   const std::vector<double>& y = rows.labels;
@@ -71,12 +79,11 @@ LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t co
   auto residual = [&] {
     double worst = 0;
     for (std::size_t j = 0; j < weights; ++j) {
-      const double g = gradient(j);
-      const double r = !penalised(j) ? std::abs(g)
-                       : !l1         ? std::abs(g + w[j])
-                       : w[j] != 0   ? std::abs(g + std::copysign(1.0, w[j]))
-                                     : std::max(0.0, std::abs(g) - 1);
-      worst = std::max(worst, r);
+      const double g = gradient(j) + (penalised(j) ? r * w[j] : 0.0);
+      const double v = !penalised(j) ? std::abs(g)
+                       : w[j] != 0   ? std::abs(g + std::copysign(a, w[j]))
+                                     : std::max(0.0, std::abs(g) - a);
+      worst = std::max(worst, v);
     }
     return worst;
   };
@@ -92,19 +99,21 @@ LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t co
       }
       g *= C;
       h = C * h + 1e-12;  // keeps the step finite where every example is fitted with certainty
-      // Newton step on the quadratic model (liblinear's CDN), soft-thresholded for L1.
-      double d = !penalised(j)       ? -g / h
-                 : !l1               ? -(g + w[j]) / (h + 1)
-                 : g + 1 <= h * w[j] ? -(g + 1) / h
-                 : g - 1 >= h * w[j] ? -(g - 1) / h
-                                     : -w[j];
+      // Newton step on the quadratic model (liblinear's CDN) with the ridge's derivatives,
+      // soft-thresholded by the L1 share.
+      const double gr = penalised(j) ? g + r * w[j] : g, hr = penalised(j) ? h + r : h;
+      double d = !penalised(j)         ? -g / h
+                 : gr + a <= hr * w[j] ? -(gr + a) / hr
+                 : gr - a >= hr * w[j] ? -(gr - a) / hr
+                                       : -w[j];
       // Armijo backtracking on the exact change of the objective, so that it never increases. Each
       // loss change log(1 + exp(-m - t)) - log(1 + exp(-m)) is log1p(p * expm1(-t)) with p the
       // wrong-label probability: accurate however small the step, so steps keep being accepted
       // right up to the optimum.
       bool accepted = false;
       for (int halving = 0; halving < 60 && d != 0 && !accepted; ++halving) {
-        const double penalty_change = penalised(j) ? regularizer(w[j] + d, l1) - regularizer(w[j], l1) : 0.0;
+        const double penalty_change =
+            penalised(j) ? regularizer(w[j] + d, shares) - regularizer(w[j], shares) : 0.0;
         double loss_change = 0;
         for (const auto& [i, yx] : by_column[j]) loss_change += std::log1p(wrong[i] * std::expm1(-yx * d));
         accepted = penalty_change + C * loss_change <= 0.01 * (g * d + penalty_change);
@@ -120,7 +129,7 @@ LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t co
     refresh();
   }
   LogregSolution solution;
-  solution.objective = logreg_objective(rows, columns, w, C, l1, intercept);
+  solution.objective = logreg_objective(rows, columns, w, C, l1, intercept, l1_ratio);
   solution.w = std::move(w);
   return solution;
 }

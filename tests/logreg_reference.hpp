@@ -15,13 +15,14 @@ struct LogregSolution {
   double objective = 0;
 };
 
-// Objective: R(w) + C * sum_i log(1 + exp(-y_i w.x_i)), R = ||w||_1 when l1, else 0.5 ||w||^2.
+// Objective: R(w) + C * sum_i log(1 + exp(-y_i w.x_i)), R = a ||w||_1 + (1 - a)/2 ||w||^2 when l1 (a the
+// l1_ratio: 1 the Lasso's penalty, below 1 the elastic net), else 0.5 ||w||^2.
 // Labels must be +1 or -1. `columns` is the number of weights (may exceed the columns present in
 // rows); std::invalid_argument if w.size() != columns or a row holds a column >= columns. With
 // `intercept`, w has one weight more, for a constant feature 1 that R leaves out.
 double logreg_objective(const io::SparseRows& rows, std::size_t columns, const std::vector<double>& w,
-                        double C, bool l1, bool intercept = false);
+                        double C, bool l1, bool intercept = false, double l1_ratio = 1);
 LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t columns, double C, bool l1,
-                                      bool intercept = false);
+                                      bool intercept = false, double l1_ratio = 1);
 
 }  // namespace schmp::testing

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "cv.hpp"
+#include "schmp/cross_validation.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/kernels/device.hpp"
 #include "schmp/output.hpp"
@@ -132,19 +132,7 @@ Lasso::Setup sums_of(const io::SparseRows& rows, const std::vector<double>& weig
   return sums;
 }
 
-// The rows of this worker's part of the data, with their weights.
-WeightedRows read_weighted_rows(const Config& config, Peers& peers) {
-  WeightedRows read;
-  read.rows = io::read_rows_part(config.data, config.labels, peers);
-  if (!config.weights.empty()) read.weights = io::read_row_weights(config.weights, read.rows.rows(), peers);
-  return read;
-}
-
-// What kept_rows() keeps the rows of the worker `index` of `count` under.
-std::string kept_key(const Config& config, int index, int count) {
-  return config.data + '\n' + config.labels + '\n' + config.weights + '\n' + std::to_string(index) + '/' +
-         std::to_string(count);
-}
+RowsSource source_of(const Config& config) { return {config.data, config.labels, config.weights}; }
 
 // A fold job's held-out rows (those of its fold, with their weights) and the whole data's sums.
 struct FoldRows {
@@ -154,13 +142,11 @@ struct FoldRows {
 
 FoldRows read_fold(const Config& config) {
   Peers alone;
-  const WeightedRows& all =
-      kept_rows(kept_key(config, 0, 1), [&] { return read_weighted_rows(config, alone); });
+  const WeightedRows& all = kept_rows(source_of(config), alone);
   FoldRows fold;
   fold.full = sums_of(all.rows, all.weights, config.fit_intercept);
-  fold.held_out =
-      fold_rows(all, folds_of_rows(all.rows.rows(), static_cast<std::uint32_t>(config.cv), config.seed), 0,
-                static_cast<std::uint32_t>(config.fold), true);
+  fold.held_out = held_out_rows(all, static_cast<std::uint32_t>(config.cv), config.seed,
+                                static_cast<std::uint32_t>(config.fold));
   return fold;
 }
 
@@ -208,13 +194,13 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
   Peers& peers = peers_of(context);
   WeightedRows mine;
   if (config.fold < 0) {
-    mine = read_weighted_rows(config, peers);
+    mine = read_weighted_rows(source_of(config), peers);
     columns_in_data_ = mine.rows.columns();
   } else {
-    const WeightedRows& all = kept_rows(kept_key(config, peers.index(), peers.count()),
-                                        [&] { return read_weighted_rows(config, peers); });
+    const WeightedRows& all = kept_rows(source_of(config), peers);
     columns_in_data_ = all.rows.columns();
-    mine = training_rows(config, peers, all);
+    mine = training_rows(source_of(config), peers, all, static_cast<std::uint32_t>(config.cv), config.seed,
+                         static_cast<std::uint32_t>(config.fold));
   }
   rows_ = std::move(mine.rows);
   if (!mine.weights.empty()) weigh_rows(mine.weights);
@@ -228,22 +214,6 @@ Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
                    kWorker = 8 + 4 + 24 + 8;
   io::check_columns_fit(config.data, rows_,
                         kCoordinator + sums + kScheduler + (context.count == 1 ? kWorker + sums / 2 : 0));
-}
-
-WeightedRows Lasso::Worker::training_rows(const Config& config, Peers& peers, const WeightedRows& all) {
-  // Where this worker's rows start among the data's: the workers' counts, summed in place.
-  std::vector<std::uint64_t> counts(static_cast<std::size_t>(peers.count()), 0);
-  counts[static_cast<std::size_t>(peers.index())] = all.rows.rows();
-  peers.sum(counts);
-  const std::uint64_t first =
-      std::accumulate(counts.begin(), counts.begin() + peers.index(), std::uint64_t{0});
-  const std::uint64_t rows = std::accumulate(counts.begin(), counts.end(), std::uint64_t{0});
-  if (rows < config.cv) {
-    throw std::runtime_error("--cv " + std::to_string(config.cv) + " needs as many rows, and " + config.data +
-                             " has " + std::to_string(rows));
-  }
-  return fold_rows(all, folds_of_rows(rows, static_cast<std::uint32_t>(config.cv), config.seed), first,
-                   static_cast<std::uint32_t>(config.fold), false);
 }
 
 void Lasso::Worker::weigh_rows(const std::vector<double>& weights) {

@@ -83,9 +83,9 @@
 #include <string>
 #include <vector>
 
-#include "cv.hpp"
 #include "gram_cache.hpp"
 #include "path.hpp"
+#include "schmp/cross_validation.hpp"
 #include "schmp/extrapolation.hpp"
 #include "schmp/kernels/column_kernel.hpp"
 #include "schmp/kernels/correlation_filter.hpp"
@@ -237,8 +237,6 @@ struct Lasso {
     const io::SparseRows& rows() const { return rows_; }  // its rows, until start()
 
    private:
-    // A fold job's worker: the rows of `all` (its part of the data) outside the held-out fold.
-    static WeightedRows training_rows(const Config& config, Peers& peers, const WeightedRows& all);
     // Scales each row and its label by the square root of its weight (the weighted loss is the plain
     // one of the scaled rows), keeping the roots: the intercept's column.
     void weigh_rows(const std::vector<double>& weights);

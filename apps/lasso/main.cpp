@@ -98,7 +98,7 @@ int cross_validate(schmp::Job& job, schmp::lasso::Config config) {
     folds.push_back(fold);
   }
   schmp::EachRun each = job.run_each<schmp::lasso::Lasso>(folds);
-  schmp::lasso::forget_kept_rows();
+  schmp::forget_kept_rows();
   if (each.status != 0) return each.status;
   config.fold_results = std::move(each.results);
   return job.run<schmp::lasso::Lasso>(config);

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "cv.hpp"
+#include "schmp/cross_validation.hpp"
 #include "schmp/io.hpp"
 #include "schmp/program.hpp"
 

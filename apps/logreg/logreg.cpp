@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <limits>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -79,12 +80,49 @@ void check_config(const Config& config) {
         "--bias and --fit_intercept exclude each other: --bias is liblinear's penalised constant feature, "
         "--fit_intercept an unpenalised intercept");
   }
+  if (!(config.l1_ratio >= 0 && config.l1_ratio <= 1))
+    throw std::runtime_error("--l1_ratio must be between 0 and 1, not " + label_text(config.l1_ratio));
+  if (config.penalty == "l2" && config.l1_ratio != 1) {
+    throw std::runtime_error(
+        "--l1_ratio mixes a ridge term into --penalty l1; --penalty l2 is --l1_ratio 0 already");
+  }
   if (config.multiclass && !config.positive_label.empty())
     throw std::runtime_error("--multiclass fits each class against the rest: drop --positive_label");
+  if (config.cv == 1) throw std::runtime_error("--cv needs at least 2 folds");
+  if (config.cv > 0 && !config.test.empty())
+    throw std::runtime_error("--cv holds out its own rows: drop --test");
+  if (config.path == 1) throw std::runtime_error("--path needs at least 2 lambdas");
+  if (config.path > 0 && penalty_of(config) != Penalty::kL1) {
+    throw std::runtime_error(
+        "--path and --cv need an L1 share (--penalty l1, --l1_ratio above 0): an L2 penalty has no "
+        "lambda_max");
+  }
+  if (config.path > 0 && config.multiclass)
+    throw std::runtime_error("--path and --cv fit two classes: drop --multiclass");
+  if (config.lambda_min_ratio != 0 && !(config.lambda_min_ratio > 0 && config.lambda_min_ratio < 1))
+    throw std::runtime_error("--lambda_min_ratio must be in (0, 1)");
+  if (config.path == 0 && !(config.path_table.empty() && config.path_models.empty()))
+    throw std::runtime_error("--path_table and --path_models are a path's (--path N)");
+}
+
+double lambda_max_of(const std::vector<double>& positive_sums, const std::vector<double>& negative_sums,
+                     double positive_weight, double negative_weight, bool fit_intercept, double l1_ratio) {
+  // The loss's gradient is -sum_i c_i y_i alpha_i x_i, alpha_i = 1 / (1 + exp(y_i b)): 1/2 at b = 0, and
+  // at the intercept's optimum b = log(W+ / W-) the other class's share of the weight.
+  const double weight = positive_weight + negative_weight;
+  const double positive_alpha = fit_intercept ? negative_weight / weight : 0.5;
+  const double negative_alpha = fit_intercept ? positive_weight / weight : 0.5;
+  double largest = 0;
+  for (std::size_t j = 0; j < positive_sums.size(); ++j) {
+    largest =
+        std::max(largest, std::abs(negative_alpha * negative_sums[j] - positive_alpha * positive_sums[j]));
+  }
+  return largest / (l1_ratio * weight);
 }
 
 Penalty penalty_of(const Config& config) {
-  if (config.penalty == "l1") return Penalty::kL1;
+  // An L1 share of 0 leaves the ridge alone: liblinear's L2 objective.
+  if (config.penalty == "l1") return config.l1_ratio > 0 ? Penalty::kL1 : Penalty::kL2;
   if (config.penalty == "l2") return Penalty::kL2;
   throw std::runtime_error("--penalty must be l1 or l2, not '" + config.penalty + "'");
 }
@@ -266,10 +304,21 @@ double entropy_at(double t, const std::vector<double>& sums) {
 // ---------------------------------------------------------------------------------------------- worker
 
 Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
-    : gpu_(kernels::pick_gpu(context)),
-      rows_((check_config(config), io::read_rows_part(config.data, config.labels, peers_of(context)))),
-      columns_in_data_(rows_.columns()),
-      constant_(constant_feature(config)) {
+    : gpu_(kernels::pick_gpu(context)), constant_(constant_feature(config)), path_(config.path > 0) {
+  check_config(config);
+  Peers& peers = peers_of(context);
+  const RowsSource source{config.data, config.labels, config.weights};
+  WeightedRows mine;
+  if (config.fold < 0) {
+    mine = read_weighted_rows(source, peers);
+    columns_in_data_ = mine.rows.columns();
+  } else {
+    const WeightedRows& all = kept_rows(source, peers);
+    columns_in_data_ = all.rows.columns();
+    mine = training_rows(source, peers, all, static_cast<std::uint32_t>(config.cv), config.seed,
+                         static_cast<std::uint32_t>(config.fold));
+  }
+  rows_ = std::move(mine.rows);
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (w, the direction, gradient,
   // curvature, column norms, initial changes, 16 more at each evaluation, the iterates kept for
   // extrapolation, the working sets', and the step costs'), a scheduler's (with sweeps), and with a single
@@ -287,10 +336,9 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
     y_[static_cast<Eigen::Index>(r)] = binary_label(rows_.labels[r], positive, labels, rows_.source[r]);
     if (std::isnan(positive) && rows_.labels[r] == 0) ++zero_labels_;
   }
-  if (!config.weights.empty()) {
-    const std::vector<double> weights = io::read_row_weights(config.weights, rows_.rows(), peers_of(context));
-    row_weights_ =
-        Eigen::Map<const Eigen::VectorXd>(weights.data(), static_cast<Eigen::Index>(weights.size()));
+  if (!mine.weights.empty()) {
+    row_weights_ = Eigen::Map<const Eigen::VectorXd>(mine.weights.data(),
+                                                     static_cast<Eigen::Index>(mine.weights.size()));
   }
 }
 
@@ -313,6 +361,15 @@ void Logreg::Worker::start(std::size_t num_params) {
   }
   column_counts_.assign(num_params, 0.0);
   for (const std::uint32_t j : rows_.index) ++column_counts_[j];
+  if (path_) {
+    positive_sums_.assign(num_params, 0.0);
+    for (std::size_t r = 0; r + 1 < rows_.row_start.size(); ++r) {
+      if (y_[static_cast<Eigen::Index>(r)] < 0) continue;
+      const double c = row_weights_.size() > 0 ? row_weights_[static_cast<Eigen::Index>(r)] : 1.0;
+      for (std::size_t e = rows_.row_start[r]; e < rows_.row_start[r + 1]; ++e)
+        positive_sums_[rows_.index[e]] += c * rows_.value[e];
+    }
+  }
   kernel_ = kernels::make_column_kernel(gpu_, rows_, num_params);
   kernel_->set_row_weights({row_weights_.data(), static_cast<std::size_t>(row_weights_.size())});
   kernel_->set_labels({y_.data(), static_cast<std::size_t>(y_.size())});  // margins start at 0
@@ -332,6 +389,10 @@ Logreg::Setup Logreg::Worker::setup() const {
   setup.rows = static_cast<double>(y_.size());
   setup.weight_sum = row_weights_.size() > 0 ? row_weights_.sum() : setup.rows;
   setup.positives = static_cast<double>((y_.array() > 0).count());
+  setup.positive_sums = positive_sums_;
+  for (Eigen::Index i = 0; i < y_.size(); ++i) {
+    if (y_[i] > 0) setup.positive_weight += row_weights_.size() > 0 ? row_weights_[i] : 1.0;
+  }
   setup.zero_labels = zero_labels_;
   return setup;
 }
@@ -420,13 +481,16 @@ void Logreg::Worker::apply(const Commit& commit) {
 Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, const Setup& setup)
     : config_(config),
       penalty_(penalty_of(config)),
+      c_(penalty_ == Penalty::kL1 ? config.C / config.l1_ratio : config.C),
+      ridge_(penalty_ == Penalty::kL1 ? (1 - config.l1_ratio) / config.l1_ratio : 0.0),
+      scale_(penalty_ == Penalty::kL1 ? config.l1_ratio : 1.0),
       n_(setup.rows),
       weight_sum_(setup.weight_sum),
       zero_labels_(setup.zero_labels),
       w_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_params))),
       d_(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(num_params))),
-      gradient_(config.C * Eigen::Map<const Eigen::VectorXd>(setup.gradient.data(),
-                                                             static_cast<Eigen::Index>(num_params))),
+      gradient_(c_ * Eigen::Map<const Eigen::VectorXd>(setup.gradient.data(),
+                                                       static_cast<Eigen::Index>(num_params))),
       column_norms_(Eigen::Map<const Eigen::VectorXd>(setup.column_norms.data(),
                                                       static_cast<Eigen::Index>(num_params))) {
   if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
@@ -450,7 +514,8 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
                                    config.test_labels.empty() ? config.test : config.test_labels);
   }
   // At w = 0 every row has l'' = 1/4: the first block's steps are known before any evaluation.
-  curvature_ = config.C * column_norms_ / 4;
+  curvature_ = c_ * column_norms_ / 4;
+  if (config.path > 0) start_path(setup, num_params);
   initial_changes_.resize(num_params);
   for (std::size_t j = 0; j < num_params; ++j) {
     const auto k = static_cast<ParamIndex>(j);
@@ -478,6 +543,7 @@ std::vector<std::string> Logreg::Coordinator::trace_columns() const {
                                       "relative_gap", "train_logloss", "train_accuracy"};
   if (!config_.test.empty()) columns.insert(columns.end(), {"test_logloss", "test_accuracy", "test_auc"});
   columns.push_back("evaluated");
+  if (path_.active()) columns.push_back("lambda");
   return columns;
 }
 
@@ -486,11 +552,12 @@ std::vector<double> Logreg::Coordinator::initial_changes() const { return initia
 double Logreg::Coordinator::penalty_value(const Eigen::VectorXd& w) const {
   // The intercept is the last coordinate; the penalised ones come before it.
   const auto weights = w.head(w.size() - (config_.fit_intercept ? 1 : 0));
-  return penalty_ == Penalty::kL1 ? weights.lpNorm<1>() : 0.5 * weights.squaredNorm();
+  if (penalty_ == Penalty::kL2) return 0.5 * weights.squaredNorm();
+  return weights.lpNorm<1>() + 0.5 * ridge_ * weights.squaredNorm();
 }
 
 double Logreg::Coordinator::model_step(ParamIndex j, double hessian_d) const {
-  return coordinate_step(penalty_at(j), w_[j] + d_[j], gradient_[j] + config_.C * hessian_d, curvature_[j]);
+  return step_at(j, w_[j] + d_[j], gradient_[j] + c_ * hessian_d, curvature_[j]);
 }
 
 double Logreg::Coordinator::margin_change(ParamIndex j, double delta) const {
@@ -500,12 +567,12 @@ double Logreg::Coordinator::margin_change(ParamIndex j, double delta) const {
 double Logreg::Coordinator::optimality() const {
   double sum = 0;
   for (const ParamIndex j : evaluated())
-    sum = add_violation(penalty_, sum, violation(penalty_at(j), w_[j], gradient_[j]));
+    sum = add_violation(penalty_, sum, violation_at(j, w_[j], gradient_[j]));
   return violation_norm(penalty_, sum);
 }
 
 double Logreg::Coordinator::objective(const Eigen::VectorXd& w, double loss) const {
-  return penalty_value(w) + config_.C * loss;
+  return penalty_value(w) + c_ * loss;
 }
 
 double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
@@ -525,9 +592,9 @@ double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
   const std::vector<double> positives(summed.entropy.begin(), summed.entropy.begin() + kScales);
   const std::vector<double> negatives(summed.entropy.begin() + kScales, summed.entropy.end());
   const auto entropy = [&](double t) {
-    return config_.C * (entropy_at(t * scale[0], positives) + entropy_at(t * scale[1], negatives));
+    return c_ * (entropy_at(t * scale[0], positives) + entropy_at(t * scale[1], negatives));
   };
-  const double shift = config_.C * moved;
+  const double shift = c_ * moved;
   if (penalty_ == Penalty::kL2) {
     // ||G'|| over the penalised coordinates, at most ||G|| plus the shift times ||X||_F.
     double norm = 0, frobenius = 0;
@@ -539,24 +606,41 @@ double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
     const double bound = std::sqrt(norm) + shift * std::sqrt(frobenius);
     return entropy(1) - 0.5 * bound * bound;
   }
-  double largest = 0;
+  // Bounds on |v_j| = |C x_j . (alpha y)| at the dual point, over the penalised coordinates.
+  std::vector<double> bounds;
   for (const ParamIndex j : evaluated()) {
-    if (j != intercept_)
-      largest = std::max(largest, std::abs(gradient_[j]) + std::sqrt(column_norms_[j]) * shift);
+    if (j != intercept_) bounds.push_back(std::abs(gradient_[j]) + std::sqrt(column_norms_[j]) * shift);
   }
   if (whole && !scope_.empty()) {
     // |x_j . (alpha y) - x_j . (alpha' y)| <= ||x_j|| ||alpha - alpha'||, for the coordinates left out.
-    const double far = config_.C * std::sqrt(summed.alpha_shift) + shift;
+    const double far = c_ * std::sqrt(summed.alpha_shift) + shift;
     auto next = scope_.begin();  // scope_ is in index order
     for (const ParamIndex j : all_) {
       if (next != scope_.end() && *next == j) {
         ++next;
         continue;
       }
-      largest = std::max(largest, std::abs(full_gradient_[j]) + std::sqrt(column_norms_[j]) * far);
+      bounds.push_back(std::abs(full_gradient_[j]) + std::sqrt(column_norms_[j]) * far);
     }
   }
-  return entropy(largest > 1 ? 1 / largest : 1.0);
+  const double largest = bounds.empty() ? 0.0 : *std::max_element(bounds.begin(), bounds.end());
+  const double feasible = largest > 1 ? 1 / largest : 1.0;
+  if (ridge_ == 0) return entropy(feasible);  // the L1 dual: t alpha must be feasible
+  // The elastic net's conjugate charges each |t v_j| above 1 instead: the best t lies between the
+  // feasible one and 1, and any t gives a bound.
+  const auto conjugate = [&](double t) {
+    double sum = 0;
+    for (const double b : bounds) {
+      const double over = t * b - 1;
+      if (over > 0) sum += over * over;
+    }
+    return sum / (2 * ridge_);
+  };
+  double best = entropy(feasible);
+  for (const double t : kDualScales) {
+    if (t > feasible) best = std::max(best, entropy(t) - conjugate(t));
+  }
+  return best;
 }
 
 double Logreg::Coordinator::penalty_term_change(Eigen::Index j, double step) const {
@@ -564,9 +648,10 @@ double Logreg::Coordinator::penalty_term_change(Eigen::Index j, double step) con
   const double w = w_[j];
   if (penalty_ == Penalty::kL2) return step * (w + 0.5 * step);
   const double moved = w + step;
+  const double ridge = ridge_ * step * (w + 0.5 * step);
   // While w keeps its sign, |w + step| - |w| is exactly sign(w) step: no cancellation.
-  if ((w > 0 && moved >= 0) || (w < 0 && moved <= 0)) return w > 0 ? step : -step;
-  return std::abs(moved) - std::abs(w);
+  if ((w > 0 && moved >= 0) || (w < 0 && moved <= 0)) return (w > 0 ? step : -step) + ridge;
+  return std::abs(moved) - std::abs(w) + ridge;
 }
 
 double Logreg::Coordinator::penalty_change(double t) const {
@@ -595,9 +680,9 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
   for (std::size_t k = 0; k < covered.size(); ++k) {
     const ParamIndex j = covered[k];
     in_scope_[j] = true;
-    gradient_[j] = config_.C * summed.gradient[k];
+    gradient_[j] = c_ * summed.gradient[k];
     // The smallest normal double keeps an all-zero column (curvature and gradient 0) from dividing by 0.
-    curvature_[j] = config_.C * summed.curvature[k] + kCurvatureFloor * config_.C * column_norms_[j] / 4 +
+    curvature_[j] = c_ * summed.curvature[k] + kCurvatureFloor * c_ * column_norms_[j] / 4 +
                     std::numeric_limits<double>::min();
   }
   d_.setZero();
@@ -613,8 +698,8 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
   for (Eigen::Index j = 0; j < p; ++j) {
     const auto k = static_cast<ParamIndex>(j);
     if (!in_scope_[k]) continue;
-    const double curvature = curvature_[j] + (penalty_at(k) == Penalty::kL2 ? 1 : 0);
-    const double distance = std::abs(violation(penalty_at(k), w_[j], gradient_[j])) / curvature;
+    const double curvature = curvature_[j] + (penalty_at(k) == Penalty::kL2 ? 1 : ridge_at(k));
+    const double distance = std::abs(violation_at(k, w_[j], gradient_[j])) / curvature;
     changes[k] = margin_change(k, distance);
     largest = std::max(largest, changes[k]);
     if (model_step(k, 0) != 0) ++free;
@@ -634,7 +719,7 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
 double Logreg::Coordinator::step_progress() {
   double before = 0, after = 0;
   for (const ParamIndex j : evaluated()) {
-    const double now = violation(penalty_at(j), w_[j], gradient_[j]);
+    const double now = violation_at(j, w_[j], gradient_[j]);
     if (!std::isnan(step_violations_[j])) {
       before = add_violation(penalty_, before, step_violations_[j]);
       after = add_violation(penalty_, after, now);
@@ -642,8 +727,7 @@ double Logreg::Coordinator::step_progress() {
   }
   for (const ParamIndex j : step_covered_) step_violations_[j] = NAN;
   step_covered_ = evaluated();
-  for (const ParamIndex j : step_covered_)
-    step_violations_[j] = violation(penalty_at(j), w_[j], gradient_[j]);
+  for (const ParamIndex j : step_covered_) step_violations_[j] = violation_at(j, w_[j], gradient_[j]);
   if (!(before > 0)) return NAN;  // the first evaluation, or one whose coordinates were all optimal
   return after > 0 ? std::log10(violation_norm(penalty_, before) / violation_norm(penalty_, after))
                    : kMostDigits;
@@ -654,13 +738,15 @@ bool Logreg::Coordinator::solve_direction(const Stats& summed) {
   if (m == 0 || summed.hessian_missing > 0 || summed.hessian.size() != packed_size(m)) return false;
   // The coordinates left out stay where they are: a Newton step on the others, which still descends.
   // They join the model at the next step if they are nonzero or near moving.
-  Eigen::MatrixXd h = unpack_symmetric(summed.hessian, m, config_.C);
+  Eigen::MatrixXd h = unpack_symmetric(summed.hessian, m, c_);
   Eigen::VectorXd w(static_cast<Eigen::Index>(m)), g(static_cast<Eigen::Index>(m));
   for (std::size_t k = 0; k < m; ++k) {
     const auto i = static_cast<Eigen::Index>(k);
-    w[i] = w_[model_[k]];
-    g[i] = gradient_[model_[k]];
-    h(i, i) = curvature_[model_[k]];  // with the floor that keeps every step finite
+    const ParamIndex j = model_[k];
+    w[i] = w_[j];
+    // The elastic net's ridge, as the coordinate steps add it; the floor keeps every step finite.
+    g[i] = gradient_[j] + ridge_at(j) * w_[j];
+    h(i, i) = curvature_[j] + ridge_at(j);
   }
   // The intercept (the last coordinate, when in the model) is free: for any d of the others its best
   // step is -(g_b + h_b . d) / h_bb, and with it the model over the others has g - h_b g_b / h_bb and
@@ -676,8 +762,8 @@ bool Logreg::Coordinator::solve_direction(const Stats& summed) {
     // A column close to the constant one keeps little curvature once the intercept is out: the floor.
     for (Eigen::Index k = 0; k < f; ++k) {
       const ParamIndex j = model_[static_cast<std::size_t>(k)];
-      h(k, k) = std::max(
-          h(k, k), kCurvatureFloor * config_.C * column_norms_[j] / 4 + std::numeric_limits<double>::min());
+      h(k, k) =
+          std::max(h(k, k), kCurvatureFloor * c_ * column_norms_[j] / 4 + std::numeric_limits<double>::min());
     }
   }
   ModelSolution solution;
@@ -773,16 +859,17 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
       priorities.set(j, 0.0);
       continue;
     }
-    const double g = gradient_[j] + (direction_is_zero ? 0.0 : config_.C * summed.hessian_d[k]);
+    const double g = gradient_[j] + (direction_is_zero ? 0.0 : c_ * summed.hessian_d[k]);
     const Penalty penalty = penalty_at(j);
-    pass_violation_ = add_violation(penalty_, pass_violation_, violation(penalty, w_[j] + d_[j], g));
-    const double delta = coordinate_step(penalty, w_[j] + d_[j], g, curvature_[j]);
+    const double x = w_[j] + d_[j];
+    pass_violation_ = add_violation(penalty_, pass_violation_, violation_at(j, x, g));
+    const double delta = step_at(j, x, g, curvature_[j]);
     priorities.set(j, margin_change(j, delta) * priority_scale_);
     if (delta == 0) continue;
-    const double x = w_[j] + d_[j];
-    const double penalty_change = penalty == Penalty::kNone ? 0.0
-                                  : penalty == Penalty::kL2 ? delta * (x + 0.5 * delta)
-                                                            : std::abs(x + delta) - std::abs(x);
+    const double penalty_change =
+        penalty == Penalty::kNone ? 0.0
+        : penalty == Penalty::kL2 ? delta * (x + 0.5 * delta)
+                                  : std::abs(x + delta) - std::abs(x) + ridge_ * delta * (x + 0.5 * delta);
     pass_gain_ -= g * delta + 0.5 * curvature_[j] * delta * delta + penalty_change;
     d_[j] += delta;
     direction_moved_ = true;
@@ -816,7 +903,7 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
     throw std::logic_error("logreg: evaluation of the wrong length");
   // Kept at every full evaluation, as the workers keep their alpha: the two go together.
   if (scope_.empty())
-    full_gradient_ = config_.C * Eigen::Map<const Eigen::VectorXd>(summed.gradient.data(), w_.size());
+    full_gradient_ = c_ * Eigen::Map<const Eigen::VectorXd>(summed.gradient.data(), w_.size());
   evaluate_now_ = false;
   ways_.spend(columns_work(evaluated()) + kRowWork * n_);
   switch (phase_) {
@@ -826,7 +913,7 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
       iterates_.assign(1, w_);
       break;
     case Phase::kLineSearch: {
-      const double change = config_.C * summed.loss_change + penalty_change(step_);
+      const double change = c_ * summed.loss_change + penalty_change(step_);
       // A direction the model says cannot descend (rounding) may still be taken, but never uphill.
       const double bound = kSufficientDecrease * step_ * std::min(model_decrease_, 0.0);
       const bool finite = std::isfinite(change) && std::isfinite(model_decrease_);
@@ -851,7 +938,7 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
       break;
     }
     case Phase::kExtrapolation: {
-      const double change = config_.C * summed.loss_change + penalty_change(1);
+      const double change = c_ * summed.loss_change + penalty_change(1);
       if (!(change < 0)) {
         // No better than w: the workers go back there, and the Newton step started at w goes on.
         d_.setZero();
@@ -874,7 +961,7 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
   // gradient_.
   // Sums over n rows carry a rounding error of up to n ulps of their terms' total, in the loss and in the
   // entropies: a gap within it proves nothing, and the reported gap never falls below it.
-  const double rounding = n_ * std::numeric_limits<double>::epsilon() * config_.C *
+  const double rounding = n_ * std::numeric_limits<double>::epsilon() * c_ *
                           (summed.loss + summed.entropy[0] + summed.entropy[kDualScales.size()]);
   const bool full = scope_.empty();
   best_dual_ = std::max(best_dual_, dual_value(summed, true) - rounding);
@@ -893,18 +980,26 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
     if (rescope_) next_scope_.clear();
   }
   Report report;
-  report.objective = objective_;
+  // On the elastic net's own scale (F, not F / a).
+  report.objective = scale_ * objective_;
   // The weights' nonzeros, the intercept's left out.
   const auto intercept_nonzero = config_.fit_intercept && w_[intercept_] != 0 ? 1 : 0;
   report.columns = {static_cast<double>((w_.array() != 0).count() - intercept_nonzero),
                     relative,
-                    gap,
+                    scale_ * gap,
                     relative_gap,
                     summed.loss / weight_sum_,
                     summed.correct / weight_sum_};
   report.converged = relative_gap <= config_.tol;
   score_test(report.columns);
   report.columns.push_back(static_cast<double>(covered));
+  if (path_.active()) {
+    report.columns.push_back(path_.lambda());
+    if (report.converged) {
+      next_lambda(report, summed, priorities);
+      report.converged = path_.done();
+    }
+  }
   last_report_ = report;
   return report;
 }
@@ -968,10 +1063,98 @@ void Logreg::Coordinator::score_test(std::vector<double>& columns) const {
   columns.insert(columns.end(), {quality.log_loss, quality.accuracy, quality.auc});
 }
 
+void Logreg::Coordinator::start_path(const Setup& setup, std::size_t num_params) {
+  // S+ and S- (the class sums of c_i x_ij) from the setup's gradient at margins 0, (S- - S+) / 2.
+  std::vector<double> positive = setup.positive_sums, negative(num_params);
+  for (std::size_t j = 0; j < num_params; ++j) negative[j] = 2 * setup.gradient[j] + positive[j];
+  double positive_weight = setup.positive_weight, negative_weight = setup.weight_sum - setup.positive_weight;
+  double full_rows = n_;
+  HeldOut held_out;
+  if (config_.fold >= 0) {
+    // A fold's path takes the whole data's lambdas, and scores its held-out rows.
+    Peers alone;
+    const WeightedRows& all = kept_rows({config_.data, config_.labels, config_.weights}, alone);
+    const std::string& labels = config_.labels.empty() ? config_.data : config_.labels;
+    const std::vector<bool> is_positive =
+        positive_rows(all.rows, positive_label_of(config_.positive_label), labels);
+    positive.assign(num_params, 0.0);
+    negative.assign(num_params, 0.0);
+    positive_weight = negative_weight = 0;
+    for (std::size_t r = 0; r < all.rows.rows(); ++r) {
+      const double c = all.weights.empty() ? 1.0 : all.weights[r];
+      std::vector<double>& sums = is_positive[r] ? positive : negative;
+      for (std::size_t e = all.rows.row_start[r]; e < all.rows.row_start[r + 1]; ++e)
+        sums[all.rows.index[e]] += c * all.rows.value[e];
+      if (constant_feature(config_)) sums[num_params - 1] += c;
+      (is_positive[r] ? positive_weight : negative_weight) += c;
+    }
+    full_rows = static_cast<double>(all.rows.rows());
+    WeightedRows rows = held_out_rows(all, static_cast<std::uint32_t>(config_.cv), config_.seed,
+                                      static_cast<std::uint32_t>(config_.fold));
+    held_out.positive = positive_rows(rows.rows, positive_label_of(config_.positive_label), labels);
+    held_out.rows = std::move(rows.rows);
+    held_out.weights = std::move(rows.weights);
+  }
+  if (!(positive_weight > 0 && negative_weight > 0))
+    throw std::runtime_error(config_.data + ": a path needs rows of both classes, with weight");
+  lambda_max_ = lambda_max_of(positive, negative, positive_weight, negative_weight, config_.fit_intercept,
+                              config_.l1_ratio);
+  if (!(lambda_max_ > 0))
+    throw std::runtime_error(config_.data + ": lambda_max is 0 (no feature tells the classes apart)");
+  // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2.
+  const double features = static_cast<double>(num_params - (constant_feature(config_) ? 1 : 0));
+  const double ratio = config_.lambda_min_ratio > 0 ? config_.lambda_min_ratio
+                       : full_rows > features       ? 1e-4
+                                                    : 1e-2;
+  path_ = Path(config_.path, lambda_max_, ratio, weight_sum_);
+  if (config_.fold >= 0) path_.hold_out(std::move(held_out));
+  if (!config_.test.empty()) path_.hold_out({test_, test_positive_, {}});
+  if (!config_.fold_results.empty())
+    path_.cross_validated(CrossValidation(path_.lambdas(), config_.fold_results));
+  set_C(path_.C());
+}
+
+void Logreg::Coordinator::set_C(double C) {
+  const double old = c_;
+  config_.C = C;
+  c_ = C / config_.l1_ratio;  // a path's penalty is L1 or the elastic net
+  gradient_ *= c_ / old;
+  curvature_ *= c_ / old;
+  full_gradient_ *= c_ / old;
+}
+
+void Logreg::Coordinator::next_lambda(const Report& converged, const Stats& summed, Priorities& priorities) {
+  PathPoint point;
+  point.lambda = path_.lambda();
+  point.C = config_.C;
+  point.objective = converged.objective;
+  point.gap = converged.columns[2];
+  point.relative_gap = converged.columns[3];
+  point.nonzeros = static_cast<std::size_t>(converged.columns[0]);
+  point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  point.w.assign(w_.data(), w_.data() + w_.size());
+  path_.record(std::move(point), constant_feature(config_));
+  if (path_.done()) return;
+  set_C(path_.C());
+  // What the evaluations at the last lambda taught holds no more: its dual values, gaps and iterates.
+  best_dual_ = -std::numeric_limits<double>::infinity();
+  full_gap_ = std::numeric_limits<double>::infinity();
+  scoped_evaluations_ = 0;
+  iterates_.clear();
+  objective_ = objective(w_, summed.loss);
+  start_outer_iteration(summed, priorities);
+  initial_optimality_ = optimality();
+  // The working set is chosen again at the new lambda: from this evaluation when it was full, else at
+  // the next, which is.
+  next_scope_ = scope_.empty() ? working_set() : std::vector<ParamIndex>{};
+  rescope_ = !(scope_.empty() && next_scope_.empty());
+}
+
 Logreg::Saved Logreg::Coordinator::save() const {
   Saved saved;
   saved.C = config_.C;
   saved.penalty = static_cast<std::uint8_t>(penalty_);
+  saved.l1_ratio = config_.l1_ratio;
   saved.bias = config_.bias ? 1 : 0;
   saved.fit_intercept = config_.fit_intercept ? 1 : 0;
   saved.positive_label = config_.positive_label;
@@ -982,6 +1165,7 @@ Logreg::Saved Logreg::Coordinator::save() const {
 }
 
 Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
+  if (path_.active()) throw std::runtime_error("a path (--path) does not resume from a checkpoint");
   // Without the flag the rows labelled 1 are the positive ones (other labels are refused while loading),
   // so "not given" and "1" label the rows alike.
   const auto same_label = [](const std::string& a, const std::string& b) {
@@ -991,13 +1175,15 @@ Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
     return positive(a) == positive(b);
   };
   if (saved.C != config_.C || saved.penalty != static_cast<std::uint8_t>(penalty_) ||
-      saved.bias != (config_.bias ? 1 : 0) || saved.fit_intercept != (config_.fit_intercept ? 1 : 0) ||
+      saved.l1_ratio != config_.l1_ratio || saved.bias != (config_.bias ? 1 : 0) ||
+      saved.fit_intercept != (config_.fit_intercept ? 1 : 0) ||
       !same_label(saved.positive_label, config_.positive_label)) {
-    throw std::runtime_error("the checkpoint was made with --C " + label_text(saved.C) + " --penalty " +
-                             (saved.penalty == static_cast<std::uint8_t>(Penalty::kL1) ? "l1" : "l2") +
-                             " --bias=" + (saved.bias != 0 ? "true" : "false") + " --fit_intercept=" +
-                             (saved.fit_intercept != 0 ? "true" : "false") + " --positive_label " +
-                             (saved.positive_label.empty() ? "not given" : "'" + saved.positive_label + "'"));
+    throw std::runtime_error(
+        "the checkpoint was made with --C " + label_text(saved.C) + " --penalty " +
+        (saved.penalty == static_cast<std::uint8_t>(Penalty::kL1) ? "l1" : "l2") + " --l1_ratio " +
+        label_text(saved.l1_ratio) + " --bias=" + (saved.bias != 0 ? "true" : "false") +
+        " --fit_intercept=" + (saved.fit_intercept != 0 ? "true" : "false") + " --positive_label " +
+        (saved.positive_label.empty() ? "not given" : "'" + saved.positive_label + "'"));
   }
   if (saved.w.size() != static_cast<std::size_t>(w_.size()) || saved.parallel == 0)
     throw std::runtime_error("the checkpoint does not fit this data");
@@ -1016,16 +1202,22 @@ Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
 }
 
 std::vector<double> Logreg::Coordinator::result() const {
+  if (config_.fold >= 0) {
+    std::vector<double> result{path_.test_weight()};
+    const std::vector<PathPoint>& points = path_.points();
+    // glmnet's binomial deviance: twice the mean log-loss.
+    for (std::size_t k = 0; k < path_.lambdas().size(); ++k)
+      result.push_back(k < points.size() ? 2 * points[k].test_log_loss
+                                         : std::numeric_limits<double>::quiet_NaN());
+    return result;
+  }
   if (!config_.silent) return {};
   std::vector<double> result{final_report_.objective, final_report_.columns[3], final_report_.columns[0]};
   result.insert(result.end(), w_.data(), w_.data() + w_.size());
   return result;
 }
 
-void Logreg::Coordinator::finish(const Summary& summary) {
-  final_report_ = summary.last;
-  if (config_.silent) return;
-  const auto nonzeros = static_cast<long long>(summary.last.columns[0]);
+void Logreg::Coordinator::write_model(const std::vector<double>& w) const {
   // Labels as the data wrote them; liblinear's decision is "first label when w . x > 0".
   std::string positive = "1", negative = zero_labels_ > 0 ? "0" : "-1";
   if (!config_.positive_label.empty()) {
@@ -1033,17 +1225,61 @@ void Logreg::Coordinator::finish(const Summary& summary) {
     positive = label_text(label);
     negative = label == -1 ? "1" : "-1";
   }
-  if (!config_.output.empty()) {
-    // liblinear's format has no intercept of its own: it is the bias feature's weight, the same in
-    // predictions whether or not it was penalised.
-    LinearModel model;
-    model.label_texts = {positive, negative};
-    model.labels = {*label_number(positive), *label_number(negative)};
-    model.w.assign(w_.data(), w_.data() + w_.size());
-    model.features = model.w.size() - (constant_feature(config_) ? 1 : 0);
-    model.bias = constant_feature(config_) ? 1 : -1;
-    write_liblinear_model(config_.output, penalty_ == Penalty::kL1 ? "L1R_LR" : "L2R_LR", model);
+  // liblinear's format has no intercept of its own: it is the bias feature's weight, the same in
+  // predictions whether or not it was penalised.
+  LinearModel model;
+  model.label_texts = {positive, negative};
+  model.labels = {*label_number(positive), *label_number(negative)};
+  model.w = w;
+  model.features = model.w.size() - (constant_feature(config_) ? 1 : 0);
+  model.bias = constant_feature(config_) ? 1 : -1;
+  write_liblinear_model(config_.output, solver_type(config_), model);
+}
+
+void Logreg::Coordinator::finish_path(const Summary& summary) {
+  const std::vector<PathPoint>& points = path_.points();
+  std::printf("schmp-logreg: %s after %llu rounds, %.3f s: %zu of %zu lambdas solved\n",
+              summary.stopped_by.c_str(), static_cast<unsigned long long>(summary.rounds), summary.seconds,
+              points.size(),
+              path_.cross_validation() ? path_.cross_validation()->best + 1 : path_.lambdas().size());
+  path_.print();
+  if (!config_.path_table.empty()) {
+    path_.write_table(config_.path_table);
+    std::printf("path table: %s\n", config_.path_table.c_str());
   }
+  if (!config_.path_models.empty()) {
+    std::ostringstream header;
+    header << std::setprecision(17) << "# schmp-logreg path: minimises a ||w||_1 + (1 - a)/2 ||w||^2 + C L(w)"
+           << (config_.fit_intercept ? ", the intercept unpenalised" : "") << ", a = " << config_.l1_ratio
+           << ", C = 1 / (lambda sum_i c_i)\n# data " << config_.data << "\n# lambda_max " << lambda_max_
+           << " lambdas " << path_.lambdas().size() << " solved " << points.size() << "\n";
+    if (const auto& cv = path_.cross_validation()) {
+      header << "# cv " << config_.cv << " folds: lambda_min " << cv->lambdas[cv->best] << " lambda_1se "
+             << cv->lambdas[cv->one_se] << " (the last model is lambda_min's)\n";
+    }
+    header << "# features " << w_.size() - (constant_feature(config_) ? 1 : 0)
+           << (constant_feature(config_) ? " (the constant feature's weight is the next index)" : "")
+           << "\n# each model: lambda L C c, then index value (1-based, nonzero weights only)\n";
+    path_.write_models(config_.path_models, header.str());
+    std::printf("path models: %s\n", config_.path_models.c_str());
+  }
+  if (!config_.output.empty() && !points.empty()) {
+    write_model(points.back().w);
+    std::printf("model (lambda %.8g): %s\n", points.back().lambda, config_.output.c_str());
+  }
+  if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());
+  std::fflush(stdout);
+}
+
+void Logreg::Coordinator::finish(const Summary& summary) {
+  final_report_ = summary.last;
+  if (config_.silent || config_.fold >= 0) return;
+  if (path_.active()) {
+    finish_path(summary);
+    return;
+  }
+  const auto nonzeros = static_cast<long long>(summary.last.columns[0]);
+  if (!config_.output.empty()) write_model(std::vector<double>(w_.data(), w_.data() + w_.size()));
   std::printf("schmp-logreg: %s after %llu rounds, %.3f s\n", summary.stopped_by.c_str(),
               static_cast<unsigned long long>(summary.rounds), summary.seconds);
   const std::vector<double>& columns = summary.last.columns;

@@ -1,7 +1,15 @@
 // Binary logistic regression as a SchMP program: minimise
 //   F(w, b) = R(w) + C L(w, b),  L = sum_i l(y_i (w . x_i + b)),  l(z) = log(1 + exp(-z)),
 // with R(w) = ||w||_1 (--penalty l1) or ||w||^2 / 2 (l2): liblinear's objectives (-s 6 and -s 0), with
-// the intercept b unpenalised (--fit_intercept; liblinear's -B 1 penalises it: --bias).
+// the intercept b unpenalised (--fit_intercept; liblinear's -B 1 penalises it: --bias). The elastic net
+// (--l1_ratio a < 1 with l1) is scikit-learn's: R(w) = a ||w||_1 + (1 - a)/2 ||w||^2.
+//
+// The elastic net is solved as F / a: the L1 penalty of weight 1, the loss weighted C / a, and a ridge
+// term mu/2 ||w||^2, mu = (1 - a)/a, that the coordinator adds to the smooth part: mu w_j to each
+// gradient, mu to each curvature and to the Hessian's diagonal. The workers see no difference. The dual
+// point is the margins' alpha scaled by the t that maximises the dual value, whose penalty term is the
+// elastic net's conjugate sum_j (t |v_j| - 1)_+^2 / (2 mu), v = C/a X'(alpha y); objectives and gaps
+// are reported times a, on scikit-learn's scale.
 //
 // Row weights c_i (--weights) make the loss sum_i c_i l(...), as scikit-learn's sample_weight does: the
 // kernel weighs each row's derivatives, curvature and loss change by c_i, and the dual variables of
@@ -59,6 +67,7 @@
 
 #include <Eigen/Core>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -67,6 +76,8 @@
 #include <string>
 #include <vector>
 
+#include "path.hpp"
+#include "schmp/cross_validation.hpp"
 #include "schmp/io.hpp"
 #include "schmp/kernels/column_kernel.hpp"
 #include "schmp/kernels/correlation_filter.hpp"
@@ -83,6 +94,7 @@ struct Config {
   std::string weights;         // one weight per row (plain text); none: every row weighs 1
   std::string penalty = "l1";  // l1 or l2
   double C = 1;
+  double l1_ratio = 1;         // a: the L1 share of an l1 penalty (below 1: the elastic net; 0: l2)
   bool bias = false;           // append a constant feature 1 (liblinear -B 1), penalised
   bool fit_intercept = true;   // an unpenalised intercept (not with bias)
   std::string positive_label;  // a number naming the positive class; empty: labels +1/-1 or 1/0
@@ -102,11 +114,23 @@ struct Config {
   std::string newton_steps = "auto";  // auto, rounds or hessian (StepWays)
   std::string test;                   // held-out rows, scored at every evaluation (LIBSVM or MatrixMarket)
   std::string test_labels;            // labels of a MatrixMarket test matrix
-  std::string output;                 // model file, liblinear's format
+  std::string output;                 // model file, liblinear's format (a path's: its last model)
   std::string trace;                  // named in the closing message only
+  // A path (path.hpp): this many lambdas from lambda_max down to lambda_min_ratio times it (0: glmnet's
+  // default), each solved to tol from the last; none when path is 0.
+  std::uint64_t path = 0;
+  double lambda_min_ratio = 0;
+  std::string path_table;   // the path's table (CSV)
+  std::string path_models;  // every model of the path
+  // Cross-validation: cv folds of the rows by seed. A fold's job (fold >= 0) solves the path on the
+  // other folds and scores its own; the refit is given the folds' results.
+  std::uint64_t cv = 0;
+  std::uint64_t seed = 0;
+  std::int64_t fold = -1;
+  std::vector<std::vector<double>> fold_results;
 
   io::RunFiles files() const {
-    return {{{"--output", output}},
+    return {{{"--output", output}, {"--path_table", path_table}, {"--path_models", path_models}},
             {{"--data", data},
              {"--labels", labels},
              {"--weights", weights},
@@ -122,6 +146,11 @@ void check_config(const Config& config);
 // Whether the parameter after the data's columns is a constant feature 1: --bias or --fit_intercept.
 inline bool constant_feature(const Config& config) { return config.bias || config.fit_intercept; }
 Penalty penalty_of(const Config& config);
+// liblinear's name of the model's solver: L1R_LR with an L1 share (liblinear has no elastic net; its
+// predictions are the same), else L2R_LR.
+inline const char* solver_type(const Config& config) {
+  return penalty_of(config) == Penalty::kL1 ? "L1R_LR" : "L2R_LR";
+}
 // A label written as text (a model file's, a flag's), as a number: none unless the whole text is one
 // finite number.
 std::optional<double> label_number(const std::string& text);
@@ -131,6 +160,12 @@ double positive_label_of(const std::string& flag);
 // A label as messages and model files show it: the shortest decimal that reads back as it (1, -1, 0,
 // 2.5, 1234567), so that "1.0" on the command line is written 1, as liblinear's integer labels are.
 std::string label_text(double label);
+
+// glmnet's lambda_max, the smallest lambda at which w = 0 is optimal, for the L1 share `l1_ratio`: the
+// largest |dL/dw_j| at w = 0 (the intercept at its optimum, with `fit_intercept`) over the rows' weight,
+// from the class sums of c_i x_ij and the classes' weights.
+double lambda_max_of(const std::vector<double>& positive_sums, const std::vector<double>& negative_sums,
+                     double positive_weight, double negative_weight, bool fit_intercept, double l1_ratio);
 
 // The class (+1 or -1) of a label read from `file` at `source` (schmp/io.hpp): +1/-1 or 1/0 unless
 // `positive_label` (not NaN) names the positive class, in which case every other label is negative. Throws
@@ -201,9 +236,13 @@ struct Logreg {
     double weight_sum = 0;  // sum_i c_i: rows without --weights
     double positives = 0;
     double zero_labels = 0;  // rows labelled 0 (with 1/0 labels)
+    // For a path's lambda_max: sum_i c_i x_ij over the positive rows, and their weight.
+    std::vector<double> positive_sums;
+    double positive_weight = 0;
     template <class V>
     void visit(V& v) {
-      v(gradient, column_norms, column_counts, rows, weight_sum, positives, zero_labels);
+      v(gradient, column_norms, column_counts, rows, weight_sum, positives, zero_labels, positive_sums,
+        positive_weight);
     }
   };
   struct Stats {
@@ -266,6 +305,7 @@ struct Logreg {
   struct Saved {
     double C = 0;
     std::uint8_t penalty = 0;
+    double l1_ratio = 1;
     std::uint8_t bias = 0;
     std::uint8_t fit_intercept = 0;
     std::string positive_label;  // as --positive_label gave it: another labels the rows otherwise
@@ -274,7 +314,7 @@ struct Logreg {
     std::uint64_t parallel = 0;     // coordinates that may move per round (after interference)
     template <class V>
     void visit(V& v) {
-      v(C, penalty, bias, fit_intercept, positive_label, w, initial_optimality, parallel);
+      v(C, penalty, l1_ratio, bias, fit_intercept, positive_label, w, initial_optimality, parallel);
     }
   };
 
@@ -294,6 +334,7 @@ struct Logreg {
     io::SparseRows rows_;  // released once the kernel holds the data
     std::size_t columns_in_data_ = 0;
     bool constant_ = false;        // a constant feature after the data's columns
+    bool path_ = false;            // the setup sums what lambda_max needs
     double zero_labels_ = 0;       // rows labelled 0
     Eigen::VectorXd y_;            // +1 or -1
     Eigen::VectorXd row_weights_;  // c_i of its rows; empty without --weights (every c_i = 1)
@@ -302,6 +343,7 @@ struct Logreg {
     std::vector<ParamIndex> scope_;           // what evaluations cover (empty: all_)
     std::vector<ParamIndex> model_;           // what their Hessian covers (empty: none)
     std::vector<double> column_counts_;       // nonzeros per column, for the setup
+    std::vector<double> positive_sums_;       // the setup's, with a path (made before the rows go)
     mutable std::vector<double> full_alpha_;  // alpha at the last full evaluation (evaluate() keeps it)
     double moved_ = 0;                        // how far the margins have moved along the current direction
   };
@@ -316,7 +358,8 @@ struct Logreg {
     bool wants_evaluation() const { return evaluate_now_; }
     void finish(const Summary& summary);
     // A silent job's: the objective, the relative gap, the nonzeros, then w (the constant feature's
-    // weight last, when there is one).
+    // weight last, when there is one). A fold's: its held-out weight, then its held-out deviance at
+    // each lambda (NaN where it stopped short).
     std::vector<double> result() const;
     Saved save() const;
     Commit restore(const Saved& saved, Priorities& priorities);
@@ -336,6 +379,16 @@ struct Logreg {
     };
     // Coordinate j's penalty: none for the intercept.
     Penalty penalty_at(ParamIndex j) const { return j == intercept_ ? Penalty::kNone : penalty_; }
+    // The elastic net's ridge weight on coordinate j (none on the intercept, 0 without the elastic net).
+    double ridge_at(ParamIndex j) const { return j == intercept_ ? 0.0 : ridge_; }
+    // The coordinate step and the violation of j at x, given the loss's derivatives g and h there (C/a
+    // times the data's): the ridge's are added here.
+    double step_at(ParamIndex j, double x, double g, double h) const {
+      return coordinate_step(penalty_at(j), x, g + ridge_at(j) * x, h + ridge_at(j));
+    }
+    double violation_at(ParamIndex j, double x, double g) const {
+      return violation(penalty_at(j), x, g + ridge_at(j) * x);
+    }
     // R(w): the intercept's weight is not penalised.
     double penalty_value(const Eigen::VectorXd& w) const;
     // The model's coordinate step for j at the current d, from (X'DX d)_j.
@@ -384,10 +437,24 @@ struct Logreg {
     void abandon_direction();
     // Appends test log-loss, accuracy and AUC of the current w to a trace row.
     void score_test(std::vector<double>& columns) const;
+    // Sets the path up from the setup's sums (a fold's from the whole data's), and C to its first.
+    void start_path(const Setup& setup, std::size_t num_params);
+    // A new C: the loss's derivatives scale with it.
+    void set_C(double C);
+    // Records the path's point just converged (the evaluation `summed` at w) and, unless it was the
+    // last, starts the next lambda's first Newton step at w.
+    void next_lambda(const Report& converged, const Stats& summed, Priorities& priorities);
+    void finish_path(const Summary& summary);
+    void write_model(const std::vector<double>& w) const;  // to --output, liblinear's format
 
     Config config_;
     Report final_report_;  // as finish() was given it, for result()
     Penalty penalty_;
+    // The problem solved is F / a (the top of this file): the loss's weight C / a, the ridge's mu, and a
+    // itself, by which objectives and gaps are reported (1 and 0 without the elastic net).
+    double c_;
+    double ridge_;
+    double scale_;
     // The intercept's coordinate (the last), or none (the largest index) without --fit_intercept.
     ParamIndex intercept_ = std::numeric_limits<ParamIndex>::max();
     double n_;           // rows, by which work is measured
@@ -451,6 +518,9 @@ struct Logreg {
 
     io::SparseRows test_;  // held-out rows (empty without --test)
     std::vector<bool> test_positive_;
+    Path path_;
+    double lambda_max_ = 0;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   };
 
   // The dependency filter: |cos(x_j, x_k)| < rho for every pair in a block (kernels/correlation_filter.hpp).

@@ -29,6 +29,9 @@ SCHMP_FLAG(string, weights, "", any(),
            "C sum_i w_i l(y_i (w . x_i + b))");
 SCHMP_FLAG(string, penalty, "l1", schmp::one_of({"l1", "l2"}),
            "l1: ||w||_1 (liblinear -s 6); l2: ||w||^2 / 2 (liblinear -s 0)");
+SCHMP_FLAG(double, l1_ratio, kDefaults.l1_ratio, schmp::between(0, 1),
+           "With --penalty l1, its L1 share a: the penalty a ||w||_1 + (1 - a)/2 ||w||^2 (scikit-learn's "
+           "elastic net; 0 is --penalty l2)");
 SCHMP_FLAG(double, C, kDefaults.C, schmp::positive(),
            "Weight of the summed logistic loss against the penalty (liblinear -c)");
 SCHMP_FLAG(bool, bias, kDefaults.bias, any(),
@@ -58,7 +61,23 @@ SCHMP_FLAG(
     string, output, "", any(),
     "Training: the model, in liblinear's text format. predict: the positive label's probability per row");
 SCHMP_FLAG(string, model, "", any(), "predict: the model to apply (liblinear's text format)");
+SCHMP_FLAG(uint64, path, kDefaults.path, any(),
+           "Solve a path of this many lambdas from lambda_max down to --lambda_min_ratio times it, each "
+           "warm-started from the last, at C = 1 / (lambda sum_i w_i) (glmnet's lambda; 0: one C)");
+SCHMP_FLAG(double, lambda_min_ratio, kDefaults.lambda_min_ratio, any(),
+           "The path's last lambda over lambda_max (0: glmnet's, 1e-4 with more rows than features, else "
+           "1e-2)");
+SCHMP_FLAG(uint64, cv, kDefaults.cv, any(),
+           "Cross-validate the path (--path, 100 lambdas unless given) on this many folds of the rows, "
+           "assigned by --seed, side by side on the ranks; then refit on all rows down to lambda_min");
+SCHMP_FLAG(string, path_table, "", any(),
+           "Write the path's table here (CSV: lambda, C, objective, gap, nonzeros, seconds, test log-loss "
+           "and accuracy, CV deviance)");
+SCHMP_FLAG(string, path_models, "", any(),
+           "Write every model of the path here ('lambda L C c', then 'index value' per nonzero weight); "
+           "--output gets the last (with --cv: lambda_min's)");
 DECLARE_string(trace);
+DECLARE_uint64(seed);
 
 namespace {
 
@@ -108,11 +127,30 @@ int one_vs_rest(schmp::Job& job, schmp::logreg::Config config) {
   if (!job.first_rank()) return 0;
   const auto fits = schmp::logreg::class_fits(classes, each.results);
   if (!config.output.empty()) {
-    write_liblinear_model(config.output, config.penalty == "l1" ? "L1R_LR" : "L2R_LR",
+    write_liblinear_model(config.output, schmp::logreg::solver_type(config),
                           schmp::logreg::one_vs_rest_model(config, fits));
   }
   schmp::logreg::print_one_vs_rest(config, fits);
   return 0;
+}
+
+// --cv K: the folds' paths side by side on the ranks, then the refit on every row down to lambda_min,
+// which writes the model and the table with the folds' mean held-out deviance.
+int cross_validate(schmp::Job& job, schmp::logreg::Config config) {
+  std::vector<schmp::logreg::Config> folds;
+  for (std::uint64_t k = 0; k < config.cv; ++k) {
+    schmp::logreg::Config fold = config;
+    fold.fold = static_cast<std::int64_t>(k);
+    fold.output.clear();
+    fold.path_table.clear();
+    fold.path_models.clear();
+    folds.push_back(fold);
+  }
+  schmp::EachRun each = job.run_each<schmp::logreg::Logreg>(folds);
+  schmp::forget_kept_rows();
+  if (each.status != 0) return each.status;
+  config.fold_results = std::move(each.results);
+  return job.run<schmp::logreg::Logreg>(config);
 }
 
 }  // namespace
@@ -147,6 +185,7 @@ int main(int argc, char** argv) {
   config.weights = FLAGS_weights;
   config.penalty = FLAGS_penalty;
   config.C = FLAGS_C;
+  config.l1_ratio = FLAGS_l1_ratio;
   config.bias = FLAGS_bias;
   // --bias asks for liblinear's penalised constant feature instead of the intercept on by default.
   config.fit_intercept =
@@ -161,6 +200,23 @@ int main(int argc, char** argv) {
   config.output = FLAGS_output;
   config.trace = FLAGS_trace;
   config.multiclass = FLAGS_multiclass;
+  config.path = FLAGS_path;
+  config.lambda_min_ratio = FLAGS_lambda_min_ratio;
+  config.path_table = FLAGS_path_table;
+  config.path_models = FLAGS_path_models;
+  config.cv = FLAGS_cv;
+  config.seed = FLAGS_seed;
+  if ((config.path > 0 || config.cv > 0) && !gflags::GetCommandLineFlagInfoOrDie("C").is_default)
+    return job.refuse("--path and --cv set C from each lambda: drop --C");
+  if (config.cv > 0) {
+    if (config.path == 0) config.path = 100;
+    try {
+      schmp::logreg::check_config(config);
+    } catch (const std::exception& e) {
+      return job.refuse(e.what());
+    }
+    return cross_validate(job, config);
+  }
   if (config.multiclass) {
     try {
       schmp::logreg::check_config(config);

@@ -149,19 +149,21 @@ double area_under_curve(const std::vector<double>& scores, const std::vector<boo
   return (positive_ranks - positives * (positives + 1) / 2) / (positives * negatives);
 }
 
-PredictionReport classification_quality(const std::vector<double>& scores,
-                                        const std::vector<bool>& positive) {
+PredictionReport classification_quality(const std::vector<double>& scores, const std::vector<bool>& positive,
+                                        const std::vector<double>& weights) {
   PredictionReport report;
   report.rows = scores.size();
-  double correct = 0, loss = 0;
+  double correct = 0, loss = 0, total = 0;
   for (std::size_t r = 0; r < scores.size(); ++r) {
+    const double c = weights.empty() ? 1.0 : weights[r];
     const double z = positive[r] ? scores[r] : -scores[r];  // the true class's margin
-    if (z > 0 || (z == 0 && !positive[r])) ++correct;       // liblinear: label[0] only when w . x > 0
-    loss += logistic_loss(z);
+    if (z > 0 || (z == 0 && !positive[r])) correct += c;    // liblinear: label[0] only when w . x > 0
+    loss += c * logistic_loss(z);
+    total += c;
   }
-  const double rows = static_cast<double>(std::max<std::size_t>(1, scores.size()));
-  report.accuracy = correct / rows;
-  report.log_loss = loss / rows;
+  if (!(total > 0)) total = 1;  // no rows (or no weight): 0, not NaN
+  report.accuracy = correct / total;
+  report.log_loss = loss / total;
   report.auc = area_under_curve(scores, positive);
   return report;
 }

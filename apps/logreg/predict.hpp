@@ -52,8 +52,10 @@ struct PredictionReport {
   std::size_t classes = 2;
 };
 
-// How well decision values w . x_r separate rows whose true class is positive or not.
-PredictionReport classification_quality(const std::vector<double>& scores, const std::vector<bool>& positive);
+// How well decision values w . x_r separate rows whose true class is positive or not; accuracy and
+// log-loss weigh each row by `weights` (empty: 1 each).
+PredictionReport classification_quality(const std::vector<double>& scores, const std::vector<bool>& positive,
+                                        const std::vector<double>& weights = {});
 
 // The probabilities of a one-vs-rest model's classes at its decision values `scores` (one per class),
 // as liblinear's: each class's logistic probability, normalised to sum to 1.

@@ -1,13 +1,16 @@
-#include "cv.hpp"
+#include "schmp/cross_validation.hpp"
 
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
-namespace schmp::lasso {
+#include "schmp/dataset.hpp"
+
+namespace schmp {
 
 namespace {
 
@@ -50,13 +53,43 @@ WeightedRows fold_rows(const WeightedRows& all, const std::vector<std::uint32_t>
   return subset;
 }
 
-const WeightedRows& kept_rows(const std::string& key, const std::function<WeightedRows()>& read) {
+WeightedRows read_weighted_rows(const RowsSource& source, Peers& peers) {
+  WeightedRows read;
+  read.rows = io::read_rows_part(source.data, source.labels, peers);
+  if (!source.weights.empty()) read.weights = io::read_row_weights(source.weights, read.rows.rows(), peers);
+  return read;
+}
+
+const WeightedRows& kept_rows(const RowsSource& source, Peers& peers) {
+  const std::string key = source.data + '\n' + source.labels + '\n' + source.weights + '\n' +
+                          std::to_string(peers.index()) + '/' + std::to_string(peers.count());
   if (!kept || kept_key != key) {
     kept.reset();
-    kept = read();
+    kept = read_weighted_rows(source, peers);
     kept_key = key;
   }
   return *kept;
+}
+
+WeightedRows training_rows(const RowsSource& source, Peers& peers, const WeightedRows& all,
+                           std::uint32_t folds, std::uint64_t seed, std::uint32_t fold) {
+  // Where this worker's rows start among the data's: the workers' counts, summed in place.
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(peers.count()), 0);
+  counts[static_cast<std::size_t>(peers.index())] = all.rows.rows();
+  peers.sum(counts);
+  const std::uint64_t first =
+      std::accumulate(counts.begin(), counts.begin() + peers.index(), std::uint64_t{0});
+  const std::uint64_t rows = std::accumulate(counts.begin(), counts.end(), std::uint64_t{0});
+  if (rows < folds) {
+    throw std::runtime_error("--cv " + std::to_string(folds) + " needs as many rows, and " + source.data +
+                             " has " + std::to_string(rows));
+  }
+  return fold_rows(all, folds_of_rows(rows, folds, seed), first, fold, false);
+}
+
+WeightedRows held_out_rows(const WeightedRows& all, std::uint32_t folds, std::uint64_t seed,
+                           std::uint32_t fold) {
+  return fold_rows(all, folds_of_rows(all.rows.rows(), folds, seed), 0, fold, true);
 }
 
 void forget_kept_rows() { kept.reset(); }
@@ -98,4 +131,4 @@ CrossValidation::CrossValidation(std::vector<double> lambdas, const std::vector<
   }
 }
 
-}  // namespace schmp::lasso
+}  // namespace schmp

@@ -1,0 +1,99 @@
+#include "path.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <limits>
+#include <numeric>
+
+#include "predict.hpp"
+#include "schmp/output.hpp"
+
+namespace schmp::logreg {
+
+Path::Path(std::size_t count, double lambda_max, double min_ratio, double weight_sum)
+    : weight_sum_(weight_sum), solved_(count) {
+  lambdas_.resize(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    const double share = static_cast<double>(k) / static_cast<double>(count - 1);
+    lambdas_[k] = lambda_max * std::pow(min_ratio, share);
+  }
+}
+
+void Path::cross_validated(const CrossValidation& cv) {
+  cv_ = cv;
+  solved_ = cv.best + 1;
+}
+
+double Path::test_weight() const {
+  if (test_.weights.empty()) return static_cast<double>(test_.rows.rows());
+  return std::accumulate(test_.weights.begin(), test_.weights.end(), 0.0);
+}
+
+void Path::record(PathPoint point, bool constant) {
+  point.test_log_loss = point.test_accuracy = std::numeric_limits<double>::quiet_NaN();
+  if (test_.rows.rows() > 0) {
+    const PredictionReport quality = classification_quality(
+        decision_values(point.w, constant ? 1.0 : -1.0, test_.rows), test_.positive, test_.weights);
+    point.test_log_loss = quality.log_loss;
+    point.test_accuracy = quality.accuracy;
+  }
+  points_.push_back(std::move(point));
+}
+
+void Path::print() const {
+  const bool test = test_.rows.rows() > 0;
+  std::printf("%-14s %-14s %-16s %-10s %-9s %-10s%s%s\n", "lambda", "C", "objective", "rel_gap", "nonzeros",
+              "seconds", test ? " test_logloss test_accuracy" : "", cv_ ? " cv_deviance     cv_se" : "");
+  for (std::size_t k = 0; k < points_.size(); ++k) {
+    const PathPoint& p = points_[k];
+    std::printf("%-14.8g %-14.8g %-16.10g %-10.3g %-9zu %-10.4g", p.lambda, p.C, p.objective, p.relative_gap,
+                p.nonzeros, p.seconds);
+    if (test) std::printf(" %-12.8g %.6f", p.test_log_loss, p.test_accuracy);
+    if (cv_) std::printf(" %-15.8g %.4g", cv_->mean[k], cv_->se[k]);
+    std::printf("\n");
+  }
+  if (cv_) {
+    std::printf("lambda_min %.8g (cv_deviance %.8g)  lambda_1se %.8g (cv_deviance %.8g)\n",
+                cv_->lambdas[cv_->best], cv_->mean[cv_->best], cv_->lambdas[cv_->one_se],
+                cv_->mean[cv_->one_se]);
+  }
+}
+
+void Path::write_table(const std::string& path) const {
+  const bool test = test_.rows.rows() > 0;
+  io::write_file_atomically(path, [&](std::ostream& out) {
+    out << "lambda,C,objective,duality_gap,relative_gap,nnz,seconds"
+        << (test ? ",test_logloss,test_accuracy" : "") << (cv_ ? ",cv_deviance,cv_se" : "") << "\n"
+        << std::setprecision(17);
+    // With the folds' results, every lambda of the path: those past lambda_min were solved on the folds
+    // only, and leave the refit's fields empty.
+    const std::size_t rows = cv_ ? lambdas_.size() : points_.size();
+    for (std::size_t k = 0; k < rows; ++k) {
+      if (k < points_.size()) {
+        const PathPoint& p = points_[k];
+        out << p.lambda << ',' << p.C << ',' << p.objective << ',' << p.gap << ',' << p.relative_gap << ','
+            << p.nonzeros << ',' << p.seconds;
+        if (test) out << ',' << p.test_log_loss << ',' << p.test_accuracy;
+      } else {
+        out << lambdas_[k] << ',' << 1 / (lambdas_[k] * weight_sum_) << ",,,,," << (test ? ",," : "");
+      }
+      if (cv_) out << ',' << cv_->mean[k] << ',' << cv_->se[k];
+      out << '\n';
+    }
+  });
+}
+
+void Path::write_models(const std::string& path, const std::string& header) const {
+  io::write_file_atomically(path, [&](std::ostream& out) {
+    out << header << std::setprecision(17);
+    for (const PathPoint& p : points_) {
+      out << "lambda " << p.lambda << " C " << p.C << '\n';
+      for (std::size_t j = 0; j < p.w.size(); ++j) {
+        if (p.w[j] != 0) out << j + 1 << ' ' << p.w[j] << '\n';
+      }
+    }
+  });
+}
+
+}  // namespace schmp::logreg
