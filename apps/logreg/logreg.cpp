@@ -105,6 +105,18 @@ void check_config(const Config& config) {
     throw std::runtime_error("--path_table and --path_models are a path's (--path N)");
 }
 
+Eigen::VectorXd unit_scales(const std::vector<double>& sums, const std::vector<double>& squares,
+                            double weight, bool about_mean) {
+  Eigen::VectorXd unit(static_cast<Eigen::Index>(sums.size()));
+  for (std::size_t j = 0; j < sums.size(); ++j) {
+    const double mean = about_mean ? sums[j] / weight : 0.0;
+    const double variance = squares[j] / weight - mean * mean;
+    // A constant column has nothing to scale: it keeps its own.
+    unit[static_cast<Eigen::Index>(j)] = variance > 0 ? 1 / std::sqrt(variance) : 1.0;
+  }
+  return unit;
+}
+
 double lambda_max_of(const std::vector<double>& positive_sums, const std::vector<double>& negative_sums,
                      double positive_weight, double negative_weight, bool fit_intercept, double l1_ratio) {
   // The loss's gradient is -sum_i c_i y_i alpha_i x_i, alpha_i = 1 / (1 + exp(y_i b)): 1/2 at b = 0, and
@@ -304,7 +316,10 @@ double entropy_at(double t, const std::vector<double>& sums) {
 // ---------------------------------------------------------------------------------------------- worker
 
 Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
-    : gpu_(kernels::pick_gpu(context)), constant_(constant_feature(config)), path_(config.path > 0) {
+    : gpu_(kernels::pick_gpu(context)),
+      constant_(constant_feature(config)),
+      path_(config.path > 0),
+      standardize_(config.standardize) {
   check_config(config);
   Peers& peers = peers_of(context);
   const RowsSource source{config.data, config.labels, config.weights};
@@ -361,13 +376,22 @@ void Logreg::Worker::start(std::size_t num_params) {
   }
   column_counts_.assign(num_params, 0.0);
   for (const std::uint32_t j : rows_.index) ++column_counts_[j];
-  if (path_) {
-    positive_sums_.assign(num_params, 0.0);
-    for (std::size_t r = 0; r + 1 < rows_.row_start.size(); ++r) {
-      if (y_[static_cast<Eigen::Index>(r)] < 0) continue;
-      const double c = row_weights_.size() > 0 ? row_weights_[static_cast<Eigen::Index>(r)] : 1.0;
-      for (std::size_t e = rows_.row_start[r]; e < rows_.row_start[r + 1]; ++e)
-        positive_sums_[rows_.index[e]] += c * rows_.value[e];
+  if (path_) positive_sums_.assign(num_params, 0.0);
+  if (standardize_) {
+    column_sums_.assign(num_params, 0.0);
+    column_squares_.assign(num_params, 0.0);
+  }
+  for (std::size_t r = 0; r + 1 < rows_.row_start.size() && (path_ || standardize_); ++r) {
+    const double c = row_weights_.size() > 0 ? row_weights_[static_cast<Eigen::Index>(r)] : 1.0;
+    const bool positive = y_[static_cast<Eigen::Index>(r)] > 0;
+    for (std::size_t e = rows_.row_start[r]; e < rows_.row_start[r + 1]; ++e) {
+      const std::uint32_t j = rows_.index[e];
+      const double x = rows_.value[e];
+      if (path_ && positive) positive_sums_[j] += c * x;
+      if (standardize_) {
+        column_sums_[j] += c * x;
+        column_squares_[j] += c * x * x;
+      }
     }
   }
   kernel_ = kernels::make_column_kernel(gpu_, rows_, num_params);
@@ -390,6 +414,8 @@ Logreg::Setup Logreg::Worker::setup() const {
   setup.weight_sum = row_weights_.size() > 0 ? row_weights_.sum() : setup.rows;
   setup.positives = static_cast<double>((y_.array() > 0).count());
   setup.positive_sums = positive_sums_;
+  setup.column_sums = column_sums_;
+  setup.column_squares = column_squares_;
   for (Eigen::Index i = 0; i < y_.size(); ++i) {
     if (y_[i] > 0) setup.positive_weight += row_weights_.size() > 0 ? row_weights_[i] : 1.0;
   }
@@ -495,6 +521,14 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
                                                       static_cast<Eigen::Index>(num_params))) {
   if (n_ < 1) throw std::runtime_error(config.data + ": no data rows");
   if (config.fit_intercept) intercept_ = static_cast<ParamIndex>(num_params - 1);
+  unit_ = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(num_params));
+  if (config.standardize) {
+    unit_ = unit_scales(setup.column_sums, setup.column_squares, weight_sum_, config.fit_intercept);
+    // The constant feature keeps its scale.
+    if (constant_feature(config)) unit_[unit_.size() - 1] = 1;
+    gradient_ = gradient_.cwiseProduct(unit_);
+    column_norms_ = column_norms_.cwiseProduct(unit_.cwiseAbs2());
+  }
   if (config.positive_label.empty() && zero_labels_ > 0 && zero_labels_ + setup.positives < n_) {
     // Found from the workers' counts alone: the labels are read again for the line by which both were
     // seen, the same at every rank count.
@@ -680,10 +714,10 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
   for (std::size_t k = 0; k < covered.size(); ++k) {
     const ParamIndex j = covered[k];
     in_scope_[j] = true;
-    gradient_[j] = c_ * summed.gradient[k];
+    gradient_[j] = c_ * summed.gradient[k] * unit_[j];
     // The smallest normal double keeps an all-zero column (curvature and gradient 0) from dividing by 0.
-    curvature_[j] = c_ * summed.curvature[k] + kCurvatureFloor * c_ * column_norms_[j] / 4 +
-                    std::numeric_limits<double>::min();
+    curvature_[j] = c_ * summed.curvature[k] * unit_[j] * unit_[j] +
+                    kCurvatureFloor * c_ * column_norms_[j] / 4 + std::numeric_limits<double>::min();
   }
   d_.setZero();
   direction_moved_ = false;
@@ -739,6 +773,10 @@ bool Logreg::Coordinator::solve_direction(const Stats& summed) {
   // The coordinates left out stay where they are: a Newton step on the others, which still descends.
   // They join the model at the next step if they are nonzero or near moving.
   Eigen::MatrixXd h = unpack_symmetric(summed.hessian, m, c_);
+  for (std::size_t a = 0; a < m; ++a) {
+    for (std::size_t b = 0; b < m; ++b)
+      h(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b)) *= unit_[model_[a]] * unit_[model_[b]];
+  }
   Eigen::VectorXd w(static_cast<Eigen::Index>(m)), g(static_cast<Eigen::Index>(m));
   for (std::size_t k = 0; k < m; ++k) {
     const auto i = static_cast<Eigen::Index>(k);
@@ -804,7 +842,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
   ways_.spend_round(schedule.round);
   ways_.spend(columns_work(schedule.params));  // the workers' (X'DX d)_j
   Commit commit;
-  if (std::exchange(restart_, false)) commit.restart_from.assign(w_.data(), w_.data() + w_.size());
+  if (std::exchange(restart_, false)) commit.restart_from = original_w();
   if (std::exchange(rescope_, false)) {
     commit.rescope = 1;
     commit.scope = next_scope_;
@@ -825,7 +863,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     for (Eigen::Index j = 0; j < d_.size(); ++j) {
       if (d_[j] == 0) continue;
       commit.params.push_back(static_cast<ParamIndex>(j));
-      commit.delta.push_back(d_[j]);
+      commit.delta.push_back(d_[j] * unit_[j]);
     }
     commit.step = 1;
     ways_.spend(columns_work(commit.params) + n_);
@@ -859,7 +897,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
       priorities.set(j, 0.0);
       continue;
     }
-    const double g = gradient_[j] + (direction_is_zero ? 0.0 : c_ * summed.hessian_d[k]);
+    const double g = gradient_[j] + (direction_is_zero ? 0.0 : c_ * summed.hessian_d[k] * unit_[j]);
     const Penalty penalty = penalty_at(j);
     const double x = w_[j] + d_[j];
     pass_violation_ = add_violation(penalty_, pass_violation_, violation_at(j, x, g));
@@ -874,7 +912,7 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     d_[j] += delta;
     direction_moved_ = true;
     commit.params.push_back(j);
-    commit.delta.push_back(delta);
+    commit.delta.push_back(delta * unit_[j]);
   }
   pass_updates_ += moving.size();
   ways_.spend(columns_work(commit.params));
@@ -903,7 +941,8 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
     throw std::logic_error("logreg: evaluation of the wrong length");
   // Kept at every full evaluation, as the workers keep their alpha: the two go together.
   if (scope_.empty())
-    full_gradient_ = c_ * Eigen::Map<const Eigen::VectorXd>(summed.gradient.data(), w_.size());
+    full_gradient_ =
+        c_ * Eigen::Map<const Eigen::VectorXd>(summed.gradient.data(), w_.size()).cwiseProduct(unit_);
   evaluate_now_ = false;
   ways_.spend(columns_work(evaluated()) + kRowWork * n_);
   switch (phase_) {
@@ -1057,8 +1096,7 @@ void Logreg::Coordinator::abandon_direction() {
 
 void Logreg::Coordinator::score_test(std::vector<double>& columns) const {
   if (config_.test.empty()) return;
-  const auto scores = decision_values({w_.data(), static_cast<std::size_t>(w_.size())},
-                                      constant_feature(config_) ? 1.0 : -1.0, test_);
+  const auto scores = decision_values(original_w(), constant_feature(config_) ? 1.0 : -1.0, test_);
   const PredictionReport quality = classification_quality(scores, test_positive_);
   columns.insert(columns.end(), {quality.log_loss, quality.accuracy, quality.auc});
 }
@@ -1070,6 +1108,7 @@ void Logreg::Coordinator::start_path(const Setup& setup, std::size_t num_params)
   double positive_weight = setup.positive_weight, negative_weight = setup.weight_sum - setup.positive_weight;
   double full_rows = n_;
   HeldOut held_out;
+  Eigen::VectorXd unit = unit_;  // the columns' scales: a fold's lambdas take the whole data's
   if (config_.fold >= 0) {
     // A fold's path takes the whole data's lambdas, and scores its held-out rows.
     Peers alone;
@@ -1079,16 +1118,25 @@ void Logreg::Coordinator::start_path(const Setup& setup, std::size_t num_params)
         positive_rows(all.rows, positive_label_of(config_.positive_label), labels);
     positive.assign(num_params, 0.0);
     negative.assign(num_params, 0.0);
+    std::vector<double> squares(num_params, 0.0);
     positive_weight = negative_weight = 0;
     for (std::size_t r = 0; r < all.rows.rows(); ++r) {
       const double c = all.weights.empty() ? 1.0 : all.weights[r];
       std::vector<double>& sums = is_positive[r] ? positive : negative;
-      for (std::size_t e = all.rows.row_start[r]; e < all.rows.row_start[r + 1]; ++e)
+      for (std::size_t e = all.rows.row_start[r]; e < all.rows.row_start[r + 1]; ++e) {
         sums[all.rows.index[e]] += c * all.rows.value[e];
+        squares[all.rows.index[e]] += c * all.rows.value[e] * all.rows.value[e];
+      }
       if (constant_feature(config_)) sums[num_params - 1] += c;
       (is_positive[r] ? positive_weight : negative_weight) += c;
     }
     full_rows = static_cast<double>(all.rows.rows());
+    if (config_.standardize) {
+      std::vector<double> sums(num_params);
+      for (std::size_t j = 0; j < num_params; ++j) sums[j] = positive[j] + negative[j];
+      unit = unit_scales(sums, squares, positive_weight + negative_weight, config_.fit_intercept);
+      if (constant_feature(config_)) unit[unit.size() - 1] = 1;
+    }
     WeightedRows rows = held_out_rows(all, static_cast<std::uint32_t>(config_.cv), config_.seed,
                                       static_cast<std::uint32_t>(config_.fold));
     held_out.positive = positive_rows(rows.rows, positive_label_of(config_.positive_label), labels);
@@ -1097,6 +1145,10 @@ void Logreg::Coordinator::start_path(const Setup& setup, std::size_t num_params)
   }
   if (!(positive_weight > 0 && negative_weight > 0))
     throw std::runtime_error(config_.data + ": a path needs rows of both classes, with weight");
+  for (std::size_t j = 0; j < num_params; ++j) {
+    positive[j] *= unit[static_cast<Eigen::Index>(j)];
+    negative[j] *= unit[static_cast<Eigen::Index>(j)];
+  }
   lambda_max_ = lambda_max_of(positive, negative, positive_weight, negative_weight, config_.fit_intercept,
                               config_.l1_ratio);
   if (!(lambda_max_ > 0))
@@ -1132,7 +1184,7 @@ void Logreg::Coordinator::next_lambda(const Report& converged, const Stats& summ
   point.relative_gap = converged.columns[3];
   point.nonzeros = static_cast<std::size_t>(converged.columns[0]);
   point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  point.w.assign(w_.data(), w_.data() + w_.size());
+  point.w = original_w();
   path_.record(std::move(point), constant_feature(config_));
   if (path_.done()) return;
   set_C(path_.C());
@@ -1157,6 +1209,7 @@ Logreg::Saved Logreg::Coordinator::save() const {
   saved.l1_ratio = config_.l1_ratio;
   saved.bias = config_.bias ? 1 : 0;
   saved.fit_intercept = config_.fit_intercept ? 1 : 0;
+  saved.standardize = config_.standardize ? 1 : 0;
   saved.positive_label = config_.positive_label;
   saved.w.assign(w_.data(), w_.data() + w_.size());
   saved.initial_optimality = initial_optimality_;
@@ -1177,13 +1230,15 @@ Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
   if (saved.C != config_.C || saved.penalty != static_cast<std::uint8_t>(penalty_) ||
       saved.l1_ratio != config_.l1_ratio || saved.bias != (config_.bias ? 1 : 0) ||
       saved.fit_intercept != (config_.fit_intercept ? 1 : 0) ||
+      saved.standardize != (config_.standardize ? 1 : 0) ||
       !same_label(saved.positive_label, config_.positive_label)) {
-    throw std::runtime_error(
-        "the checkpoint was made with --C " + label_text(saved.C) + " --penalty " +
-        (saved.penalty == static_cast<std::uint8_t>(Penalty::kL1) ? "l1" : "l2") + " --l1_ratio " +
-        label_text(saved.l1_ratio) + " --bias=" + (saved.bias != 0 ? "true" : "false") +
-        " --fit_intercept=" + (saved.fit_intercept != 0 ? "true" : "false") + " --positive_label " +
-        (saved.positive_label.empty() ? "not given" : "'" + saved.positive_label + "'"));
+    throw std::runtime_error("the checkpoint was made with --C " + label_text(saved.C) + " --penalty " +
+                             (saved.penalty == static_cast<std::uint8_t>(Penalty::kL1) ? "l1" : "l2") +
+                             " --l1_ratio " + label_text(saved.l1_ratio) +
+                             " --bias=" + (saved.bias != 0 ? "true" : "false") +
+                             " --fit_intercept=" + (saved.fit_intercept != 0 ? "true" : "false") +
+                             (saved.standardize != 0 ? " --standardize" : "") + " --positive_label " +
+                             (saved.positive_label.empty() ? "not given" : "'" + saved.positive_label + "'"));
   }
   if (saved.w.size() != static_cast<std::size_t>(w_.size()) || saved.parallel == 0)
     throw std::runtime_error("the checkpoint does not fit this data");
@@ -1193,12 +1248,17 @@ Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
   // The evaluation that opens the resumed run starts a Newton iteration at w, over every coordinate.
   phase_ = Phase::kStart;
   Commit commit;
-  commit.restart_from = saved.w;
+  commit.restart_from = original_w();
   commit.rescope = 1;
   scope_.clear();
   commit.remodel = 1;
   model_.clear();
   return commit;
+}
+
+std::vector<double> Logreg::Coordinator::original_w() const {
+  const Eigen::VectorXd w = w_.cwiseProduct(unit_);
+  return {w.data(), w.data() + w.size()};
 }
 
 std::vector<double> Logreg::Coordinator::result() const {
@@ -1213,7 +1273,8 @@ std::vector<double> Logreg::Coordinator::result() const {
   }
   if (!config_.silent) return {};
   std::vector<double> result{final_report_.objective, final_report_.columns[3], final_report_.columns[0]};
-  result.insert(result.end(), w_.data(), w_.data() + w_.size());
+  const std::vector<double> w = original_w();
+  result.insert(result.end(), w.begin(), w.end());
   return result;
 }
 
@@ -1279,7 +1340,7 @@ void Logreg::Coordinator::finish(const Summary& summary) {
     return;
   }
   const auto nonzeros = static_cast<long long>(summary.last.columns[0]);
-  if (!config_.output.empty()) write_model(std::vector<double>(w_.data(), w_.data() + w_.size()));
+  if (!config_.output.empty()) write_model(original_w());
   std::printf("schmp-logreg: %s after %llu rounds, %.3f s\n", summary.stopped_by.c_str(),
               static_cast<unsigned long long>(summary.rounds), summary.seconds);
   const std::vector<double>& columns = summary.last.columns;

@@ -57,6 +57,13 @@
 // before it), from which the coordinator minimises the model itself (schmp/quadratic_model.hpp) and ships the
 // step whole. Which way each step goes is StepWays's choice (schmp/step_ways.hpp).
 //
+// --standardize solves for the columns scaled to unit variance, x_j / sd_j (glmnet's meaning: the
+// rows' weighted standard deviation, about the mean with the intercept, about 0 without), without
+// touching X: the coordinator scales each column's gradient and curvature by 1 / sd_j, and its Hessian
+// entries by 1 / (sd_j sd_k), on the way in, and each weight's change by 1 / sd_j on the way out to the
+// workers, who see the original columns. w_ holds the scaled problem's weights; model files, test
+// scores and results the original scale's.
+//
 // Working sets (L1), as for Lasso: after a full evaluation the coordinator picks the coordinates likely
 // to matter (nonzero or free to move, and as many again of those nearest to moving), and the Newton
 // steps that follow evaluate the gradient and curvature of those only, the others held at zero, until
@@ -97,6 +104,7 @@ struct Config {
   double l1_ratio = 1;         // a: the L1 share of an l1 penalty (below 1: the elastic net; 0: l2)
   bool bias = false;           // append a constant feature 1 (liblinear -B 1), penalised
   bool fit_intercept = true;   // an unpenalised intercept (not with bias)
+  bool standardize = false;    // penalise the weights of columns scaled to unit variance
   std::string positive_label;  // a number naming the positive class; empty: labels +1/-1 or 1/0
   bool multiclass = false;     // one-vs-rest over every label (multiclass.hpp)
   // One class's job of a one-vs-rest fit (Job::run_each): finish() prints and writes nothing, and
@@ -160,6 +168,11 @@ double positive_label_of(const std::string& flag);
 // A label as messages and model files show it: the shortest decimal that reads back as it (1, -1, 0,
 // 2.5, 1234567), so that "1.0" on the command line is written 1, as liblinear's integer labels are.
 std::string label_text(double label);
+
+// 1 / sd_j of each column from its weighted sums and sums of squares over the rows' weight: the standard
+// deviation about the mean (`about_mean`) or about 0; 1 where it is 0.
+Eigen::VectorXd unit_scales(const std::vector<double>& sums, const std::vector<double>& squares,
+                            double weight, bool about_mean);
 
 // glmnet's lambda_max, the smallest lambda at which w = 0 is optimal, for the L1 share `l1_ratio`: the
 // largest |dL/dw_j| at w = 0 (the intercept at its optimum, with `fit_intercept`) over the rows' weight,
@@ -239,10 +252,13 @@ struct Logreg {
     // For a path's lambda_max: sum_i c_i x_ij over the positive rows, and their weight.
     std::vector<double> positive_sums;
     double positive_weight = 0;
+    // For --standardize: sum_i c_i x_ij and sum_i c_i x_ij^2.
+    std::vector<double> column_sums;
+    std::vector<double> column_squares;
     template <class V>
     void visit(V& v) {
       v(gradient, column_norms, column_counts, rows, weight_sum, positives, zero_labels, positive_sums,
-        positive_weight);
+        positive_weight, column_sums, column_squares);
     }
   };
   struct Stats {
@@ -308,13 +324,15 @@ struct Logreg {
     double l1_ratio = 1;
     std::uint8_t bias = 0;
     std::uint8_t fit_intercept = 0;
+    std::uint8_t standardize = 0;
     std::string positive_label;  // as --positive_label gave it: another labels the rows otherwise
     std::vector<double> w;
     double initial_optimality = 0;  // the yardstick of --tol
     std::uint64_t parallel = 0;     // coordinates that may move per round (after interference)
     template <class V>
     void visit(V& v) {
-      v(C, penalty, l1_ratio, bias, fit_intercept, positive_label, w, initial_optimality, parallel);
+      v(C, penalty, l1_ratio, bias, fit_intercept, standardize, positive_label, w, initial_optimality,
+        parallel);
     }
   };
 
@@ -335,15 +353,18 @@ struct Logreg {
     std::size_t columns_in_data_ = 0;
     bool constant_ = false;        // a constant feature after the data's columns
     bool path_ = false;            // the setup sums what lambda_max needs
+    bool standardize_ = false;     // the setup sums what the columns' deviations need
     double zero_labels_ = 0;       // rows labelled 0
     Eigen::VectorXd y_;            // +1 or -1
     Eigen::VectorXd row_weights_;  // c_i of its rows; empty without --weights (every c_i = 1)
     std::unique_ptr<kernels::ColumnKernel> kernel_;
-    std::vector<ParamIndex> all_;             // 0, 1, ..., num_params - 1
-    std::vector<ParamIndex> scope_;           // what evaluations cover (empty: all_)
-    std::vector<ParamIndex> model_;           // what their Hessian covers (empty: none)
-    std::vector<double> column_counts_;       // nonzeros per column, for the setup
-    std::vector<double> positive_sums_;       // the setup's, with a path (made before the rows go)
+    std::vector<ParamIndex> all_;        // 0, 1, ..., num_params - 1
+    std::vector<ParamIndex> scope_;      // what evaluations cover (empty: all_)
+    std::vector<ParamIndex> model_;      // what their Hessian covers (empty: none)
+    std::vector<double> column_counts_;  // nonzeros per column, for the setup
+    std::vector<double> positive_sums_;  // the setup's, with a path (made before the rows go)
+    std::vector<double> column_sums_;    // the setup's, with --standardize
+    std::vector<double> column_squares_;
     mutable std::vector<double> full_alpha_;  // alpha at the last full evaluation (evaluate() keeps it)
     double moved_ = 0;                        // how far the margins have moved along the current direction
   };
@@ -446,6 +467,8 @@ struct Logreg {
     void next_lambda(const Report& converged, const Stats& summed, Priorities& priorities);
     void finish_path(const Summary& summary);
     void write_model(const std::vector<double>& w) const;  // to --output, liblinear's format
+    // w on the data's scale: w_ times unit_.
+    std::vector<double> original_w() const;
 
     Config config_;
     Report final_report_;  // as finish() was given it, for result()
@@ -460,11 +483,14 @@ struct Logreg {
     double n_;           // rows, by which work is measured
     double weight_sum_;  // sum_i c_i: the rows without --weights
     double zero_labels_;
-    Eigen::VectorXd w_;          // the last accepted iterate
-    Eigen::VectorXd d_;          // the direction being built
-    Eigen::VectorXd gradient_;   // G at w, scaled by C
-    Eigen::VectorXd curvature_;  // H at w, scaled by C
-    Eigen::VectorXd column_norms_;
+    Eigen::VectorXd w_;             // the last accepted iterate
+    Eigen::VectorXd d_;             // the direction being built
+    Eigen::VectorXd gradient_;      // G at w, scaled by C
+    Eigen::VectorXd curvature_;     // H at w, scaled by C
+    Eigen::VectorXd column_norms_;  // of the columns solved for (scaled, with --standardize)
+    // 1 / sd_j of each column with --standardize (1 for constant and all-zero columns and for the
+    // constant feature), else 1.
+    Eigen::VectorXd unit_;
     std::vector<double> initial_changes_;
     double initial_optimality_ = 0;
 

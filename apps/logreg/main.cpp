@@ -38,6 +38,9 @@ SCHMP_FLAG(bool, bias, kDefaults.bias, any(),
            "Append a constant feature 1, penalised, as liblinear -B 1 does (turns --fit_intercept off)");
 SCHMP_FLAG(bool, fit_intercept, kDefaults.fit_intercept, any(),
            "Fit an unpenalised intercept (the weight of a constant feature 1 in the model file)");
+SCHMP_FLAG(bool, standardize, kDefaults.standardize, any(),
+           "Penalise the weights of columns scaled to unit variance (glmnet's standardize; X stays as it "
+           "is); the model is written on the data's scale");
 SCHMP_FLAG(string, positive_label, "", any(),
            "The label of the positive class; every other label is negative (training and predict)");
 SCHMP_FLAG(bool, multiclass, kDefaults.multiclass, any(),
@@ -191,6 +194,7 @@ int main(int argc, char** argv) {
   config.fit_intercept =
       FLAGS_fit_intercept && !(FLAGS_bias && gflags::GetCommandLineFlagInfoOrDie("fit_intercept").is_default);
   config.positive_label = FLAGS_positive_label;
+  config.standardize = FLAGS_standardize;
   config.tol = FLAGS_tol;
   config.rho = FLAGS_rho;
   config.newton_steps = FLAGS_newton_steps;
