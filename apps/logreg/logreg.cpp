@@ -324,7 +324,11 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
   Peers& peers = peers_of(context);
   const RowsSource source{config.data, config.labels, config.weights};
   WeightedRows mine;
-  if (config.fold < 0) {
+  if (config.silent) {
+    // One class of a one-vs-rest fit: the classes a process solves in turn read the data once.
+    mine = kept_rows(source, peers);
+    columns_in_data_ = mine.rows.columns();
+  } else if (config.fold < 0) {
     mine = read_weighted_rows(source, peers);
     columns_in_data_ = mine.rows.columns();
   } else {
@@ -1184,8 +1188,7 @@ void Logreg::Coordinator::next_lambda(const Report& converged, const Stats& summ
   point.relative_gap = converged.columns[3];
   point.nonzeros = static_cast<std::size_t>(converged.columns[0]);
   point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  point.w = original_w();
-  path_.record(std::move(point), constant_feature(config_));
+  path_.record(std::move(point), original_w(), constant_feature(config_));
   if (path_.done()) return;
   set_C(path_.C());
   // What the evaluations at the last lambda taught holds no more: its dual values, gaps and iterates.
@@ -1325,7 +1328,7 @@ void Logreg::Coordinator::finish_path(const Summary& summary) {
     std::printf("path models: %s\n", config_.path_models.c_str());
   }
   if (!config_.output.empty() && !points.empty()) {
-    write_model(points.back().w);
+    write_model(path_.weights(points.size() - 1));
     std::printf("model (lambda %.8g): %s\n", points.back().lambda, config_.output.c_str());
   }
   if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());

@@ -126,6 +126,7 @@ int one_vs_rest(schmp::Job& job, schmp::logreg::Config config) {
     return job.run<schmp::logreg::Logreg>(config);
   }
   const schmp::EachRun each = job.run_each<schmp::logreg::Logreg>(schmp::logreg::class_jobs(config, classes));
+  schmp::forget_kept_rows();
   if (each.status != 0) return each.status;
   if (!job.first_rank()) return 0;
   const auto fits = schmp::logreg::class_fits(classes, each.results);

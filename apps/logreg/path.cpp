@@ -30,15 +30,25 @@ double Path::test_weight() const {
   return std::accumulate(test_.weights.begin(), test_.weights.end(), 0.0);
 }
 
-void Path::record(PathPoint point, bool constant) {
+void Path::record(PathPoint point, const std::vector<double>& w, bool constant) {
+  size_ = w.size();
+  for (std::size_t j = 0; j < w.size(); ++j) {
+    if (w[j] != 0) point.nonzero.emplace_back(static_cast<ParamIndex>(j), w[j]);
+  }
   point.test_log_loss = point.test_accuracy = std::numeric_limits<double>::quiet_NaN();
   if (test_.rows.rows() > 0) {
     const PredictionReport quality = classification_quality(
-        decision_values(point.w, constant ? 1.0 : -1.0, test_.rows), test_.positive, test_.weights);
+        decision_values(w, constant ? 1.0 : -1.0, test_.rows), test_.positive, test_.weights);
     point.test_log_loss = quality.log_loss;
     point.test_accuracy = quality.accuracy;
   }
   points_.push_back(std::move(point));
+}
+
+std::vector<double> Path::weights(std::size_t k) const {
+  std::vector<double> w(size_, 0.0);
+  for (const auto& [j, value] : points_[k].nonzero) w[j] = value;
+  return w;
 }
 
 void Path::print() const {
@@ -89,9 +99,7 @@ void Path::write_models(const std::string& path, const std::string& header) cons
     out << header << std::setprecision(17);
     for (const PathPoint& p : points_) {
       out << "lambda " << p.lambda << " C " << p.C << '\n';
-      for (std::size_t j = 0; j < p.w.size(); ++j) {
-        if (p.w[j] != 0) out << j + 1 << ' ' << p.w[j] << '\n';
-      }
+      for (const auto& [j, value] : p.nonzero) out << j + 1 << ' ' << value << '\n';
     }
   });
 }

@@ -25,7 +25,8 @@ struct PathPoint {
   double seconds = 0;        // since the solve started
   double test_log_loss = 0;  // NaN without held-out rows (weighted by their weights, when given)
   double test_accuracy = 0;
-  std::vector<double> w;  // every weight, the constant feature's last when there is one
+  // The nonzero weights (0-based; the constant feature's index is the data's columns).
+  std::vector<std::pair<ParamIndex, double>> nonzero;
 };
 
 // Held-out rows and how a model scores on them.
@@ -57,9 +58,11 @@ class Path {
   // The held-out rows' weight: their count without weights.
   double test_weight() const;
 
-  // Records the solution at the current lambda (scored on the held-out rows; `constant` says whether
+  // Records the solution w at the current lambda (scored on the held-out rows; `constant` says whether
   // w's last weight is a constant feature's), and moves on to the next.
-  void record(PathPoint point, bool constant);
+  void record(PathPoint point, const std::vector<double>& w, bool constant);
+  // Point k's weights, every one.
+  std::vector<double> weights(std::size_t k) const;
 
   void print() const;                               // one line per lambda on stdout
   void write_table(const std::string& path) const;  // the same as CSV
@@ -70,6 +73,7 @@ class Path {
  private:
   std::vector<double> lambdas_;
   double weight_sum_ = 1;
+  std::size_t size_ = 0;  // weights per model
   std::size_t solved_ = 0;
   std::vector<PathPoint> points_;
   HeldOut test_;
