@@ -55,14 +55,15 @@ WeightedRows fold_rows(const WeightedRows& all, const std::vector<std::uint32_t>
 
 WeightedRows read_weighted_rows(const RowsSource& source, Peers& peers) {
   WeightedRows read;
-  read.rows = io::read_rows_part(source.data, source.labels, peers);
+  read.rows = io::read_rows_part(source.data, source.labels, peers, source.names);
   if (!source.weights.empty()) read.weights = io::read_row_weights(source.weights, read.rows.rows(), peers);
   return read;
 }
 
 const WeightedRows& kept_rows(const RowsSource& source, Peers& peers) {
-  const std::string key = source.data + '\n' + source.labels + '\n' + source.weights + '\n' +
-                          std::to_string(peers.index()) + '/' + std::to_string(peers.count());
+  std::string key = source.data + '\n' + source.labels + '\n' + source.weights + '\n' +
+                    std::to_string(peers.index()) + '/' + std::to_string(peers.count());
+  for (const std::string& name : source.names) key += '\n' + name;
   if (!kept || kept_key != key) {
     kept.reset();
     kept = read_weighted_rows(source, peers);

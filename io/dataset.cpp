@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -124,9 +125,10 @@ void append_rows(SparseRows& rows, const SparseRows& piece) {
 }
 
 // read_libsvm(path, range) on several threads.
-SparseRows read_libsvm_parallel(const std::string& path, std::uint64_t size, ByteRange range) {
+SparseRows read_libsvm_parallel(const std::string& path, std::uint64_t size, ByteRange range,
+                                const std::vector<std::string>& names) {
   std::vector<SparseRows> pieces = internal::parse_in_pieces<SparseRows>(
-      size, range, [&](ByteRange sub) { return read_libsvm(path, sub); });
+      size, range, [&](ByteRange sub) { return read_libsvm(path, sub, names); });
   if (pieces.size() == 1) return std::move(pieces.front());
   SparseRows rows;
   std::size_t row_count = 0;
@@ -146,7 +148,8 @@ SparseRows read_libsvm_parallel(const std::string& path, std::uint64_t size, Byt
 
 }  // namespace
 
-SparseRows read_rows_part(const std::string& data, const std::string& labels, Peers& peers) {
+SparseRows read_rows_part(const std::string& data, const std::string& labels, Peers& peers,
+                          const std::vector<std::string>& names) {
   const ByteRange range = worker_range(data, peers);
   const std::uint64_t size = file_size(data);
   if (size == 0) throw InputError(data, 0, "empty file");
@@ -157,7 +160,7 @@ SparseRows read_rows_part(const std::string& data, const std::string& labels, Pe
                      "labels in a file of their own are for a MatrixMarket matrix: " + data +
                          " is LIBSVM, whose rows carry their own");
   }
-  return read_libsvm_parallel(data, size, range);
+  return read_libsvm_parallel(data, size, range, names);
 }
 
 std::vector<double> read_row_weights(const std::string& weights, std::size_t rows, Peers& peers) {
@@ -281,9 +284,28 @@ std::vector<double> read_label_set(const std::string& data, const std::string& l
   return all;
 }
 
-SparseRows read_rows(const std::string& data, const std::string& labels) {
+SparseRows read_rows(const std::string& data, const std::string& labels,
+                     const std::vector<std::string>& names) {
   Peers alone;
-  return read_rows_part(data, labels, alone);
+  return read_rows_part(data, labels, alone, names);
+}
+
+std::vector<std::string> read_label_names(const std::string& data) {
+  if (is_matrix_market(data)) return {};
+  std::set<std::string> words;
+  bool all_numbers = true;
+  internal::LineStream lines(data, internal::kChunkBytes);
+  while (const auto line = lines.next()) {
+    internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
+    const auto label = tokens.next();
+    if (!label) continue;
+    if (label->find(':') != std::string_view::npos)
+      line->where().fail("missing label before " + internal::quoted(*label));
+    words.emplace(*label);
+    all_numbers = all_numbers && internal::is_number(*label);
+  }
+  if (all_numbers) return {};
+  return {words.begin(), words.end()};
 }
 
 }  // namespace schmp::io

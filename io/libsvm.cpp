@@ -52,11 +52,19 @@ void sort_row(SparseRows& rows, std::size_t begin, const Where& where,
   }
 }
 
+// The index of the word `token` in the sorted `names`.
+double label_index(std::string_view token, const std::vector<std::string>& names, const Where& where) {
+  const auto found = std::lower_bound(names.begin(), names.end(), token);
+  if (found == names.end() || *found != token)
+    where.fail("label " + internal::quoted(token) + " is not one of the classes");
+  return static_cast<double>(found - names.begin());
+}
+
 }  // namespace
 
 namespace internal {
 
-SparseRows parse_libsvm(const RangeText& text, ByteRange lines_in) {
+SparseRows parse_libsvm(const RangeText& text, ByteRange lines_in, const std::vector<std::string>& names) {
   SparseRows rows;
   // Every entry holds a ':' and every row ends in a newline (but perhaps the last): counting them
   // first sizes the arrays once, where growing them would copy each several times over.
@@ -81,7 +89,8 @@ SparseRows parse_libsvm(const RangeText& text, ByteRange lines_in) {
     if (label_token->find(':') != std::string_view::npos) {
       where.fail("missing label before " + internal::quoted(*label_token));
     }
-    const double label = internal::parse_finite(*label_token, "label", where);
+    const double label = names.empty() ? internal::parse_finite(*label_token, "label", where)
+                                       : label_index(*label_token, names, where);
 
     const std::size_t row_begin = rows.index.size();
     bool increasing = true;
@@ -102,8 +111,8 @@ SparseRows parse_libsvm(const RangeText& text, ByteRange lines_in) {
 
 }  // namespace internal
 
-SparseRows read_libsvm(const std::string& path, ByteRange range) {
-  return internal::parse_libsvm(internal::read_range(path, range));
+SparseRows read_libsvm(const std::string& path, ByteRange range, const std::vector<std::string>& names) {
+  return internal::parse_libsvm(internal::read_range(path, range), {}, names);
 }
 
 }  // namespace schmp::io

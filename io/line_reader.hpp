@@ -262,6 +262,8 @@ inline constexpr double kLargestDataValue = 1e100;
 // ("non-numeric value 'abc'", "value is not finite: nan"). A leading '+' is accepted because LIBSVM
 // labels are often written "+1".
 double parse_finite(std::string_view token, std::string_view what, const Where& where);
+// Whether the whole token reads as a number, as parse_finite reads it (finite or not).
+bool is_number(std::string_view token);
 
 // A whole number written in decimal, for integer MatrixMarket values.
 double parse_integer_value(std::string_view token, const Where& where);

@@ -88,6 +88,14 @@ std::optional<double> short_decimal(std::string_view digits) {
 
 }  // namespace
 
+bool is_number(std::string_view token) {
+  const std::string_view digits = without_plus(token);
+  double value = 0;
+  const auto [end, error] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), value, std::chars_format::general);
+  return !digits.empty() && error != std::errc::invalid_argument && end == digits.data() + digits.size();
+}
+
 double parse_finite(std::string_view token, std::string_view what, const Where& where) {
   if (token.empty()) where.fail("missing " + std::string(what));
   const std::string_view digits = without_plus(token);

@@ -34,7 +34,8 @@ ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std:
 
 // read_libsvm on lines already read (a chunk of a ChunkReader, or a range): those whose first byte lies
 // in `lines_in` (offsets into text.text()), so that threads can parse consecutive pieces of one text.
-SparseRows parse_libsvm(const RangeText& text, ByteRange lines_in = {});
+SparseRows parse_libsvm(const RangeText& text, ByteRange lines_in = {},
+                        const std::vector<std::string>& names = {});
 
 // The entries of a MatrixMarket coordinate file (of the lines of `range` past the header, as
 // read_matrix_market takes them) a chunk at a time: visit() gets each chunk's entries with the header's

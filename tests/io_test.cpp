@@ -330,6 +330,29 @@ TEST_F(IoTest, LibsvmLabelOnlyRowsHaveNoEntries) {
   EXPECT_EQ(only_labels.columns(), 0u);
 }
 
+// Labels that are words: read_label_names gives them sorted (none when every label is a number), and
+// rows read with them are labelled by their word's place; a word not among them is refused at its line,
+// as are words read without names.
+TEST_F(IoTest, LibsvmLabelsThatAreWords) {
+  const std::string words =
+      write("words.svm", "setosa 1:5.1\n# a comment\nvirginica 1:6.3\nsetosa 1:4.9\n2.5 1:1\n");
+  const std::vector<std::string> names = schmp::io::read_label_names(words);
+  EXPECT_EQ(names, (std::vector<std::string>{"2.5", "setosa", "virginica"}));
+  const SparseRows rows = schmp::io::read_libsvm(words, {}, names);
+  EXPECT_EQ(rows.labels, (std::vector<double>{1, 2, 1, 0}));
+  schmp::Peers alone;
+  EXPECT_EQ(schmp::io::read_rows_part(words, "", alone, names).labels, rows.labels);
+  EXPECT_TRUE(schmp::io::read_label_names(write("numbers.svm", "+1 1:1\n-1 2:1\n3.5\n")).empty());
+  EXPECT_TRUE(FailsWith(
+      [&] {
+        schmp::io::read_libsvm(words, {}, {"setosa", "virginica"});
+      },
+      words, 5, "label '2.5' is not one of the classes"));
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_libsvm(words); }, words, 1, "non-numeric label 'setosa'"));
+  EXPECT_TRUE(FailsWith([&] { schmp::io::read_label_names(write("bad.svm", "a 1:1\n1:2\n")); },
+                        missing("bad.svm"), 2, "missing label before '1:2'"));
+}
+
 TEST_F(IoTest, LibsvmEmptyFile) {
   for (const char* content : {"", "\n\n", "# only a comment\n"}) {
     const SparseRows rows = schmp::io::read_libsvm(write("empty.svm", content));

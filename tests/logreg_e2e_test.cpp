@@ -845,6 +845,56 @@ TEST_F(LogregEndToEnd, MulticlassMistakesAreOneLine) {
   }
 }
 
+// Classes by name: labels that are words fit the models the numbers they replace fit, of three classes
+// (the model's labels the names, sorted) and of two (the later name positive); predict reads the words,
+// and refuses a word the model does not know at its line.
+TEST_F(LogregEndToEnd, ClassesByNameFitAsClassesByNumber) {
+  const auto rename = [&](const std::string& from, const std::string& to,
+                          const std::vector<std::pair<std::string, std::string>>& names) {
+    std::istringstream in(testing::read_text(from));
+    std::ofstream out(to);
+    for (std::string line; std::getline(in, line);) {
+      for (const auto& [number, name] : names) {
+        if (line.rfind(number + " ", 0) == 0) line = name + line.substr(number.size());
+      }
+      out << line << '\n';
+    }
+  };
+  const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm",
+                    words = scratch("wine-words.svm"), model = scratch("words.model");
+  rename(wine, words, {{"1", "barolo"}, {"2", "grignolino"}, {"3", "barbera"}});
+  const Output numbers = train(3, wine, 1, true, "--multiclass");
+  const Output named = train(3, words, 1, true, "--multiclass --output " + model + " --test " + words);
+  ASSERT_EQ(named.status, 0) << named.text;
+  for (const auto& [number, name] : std::vector<std::pair<std::string, std::string>>{
+           {"1", "barolo"}, {"2", "grignolino"}, {"3", "barbera"}}) {
+    std::smatch a, b;
+    ASSERT_TRUE(std::regex_search(numbers.text, a, std::regex("\n" + number + " +([^ ]+) ")));
+    ASSERT_TRUE(std::regex_search(named.text, b, std::regex("\n" + name + " +([^ ]+) ")));
+    EXPECT_NEAR(std::stod(a[1]), std::stod(b[1]), 1e-6 * std::stod(a[1])) << name;
+  }
+  EXPECT_NE(testing::read_text(model).find("\nlabel barbera barolo grignolino\n"), std::string::npos);
+  const Output predicted =
+      run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + model + " --data " + words);
+  ASSERT_EQ(predicted.status, 0) << predicted.text;
+  EXPECT_NE(named.text.find("accuracy 0.9888"), std::string::npos) << named.text;
+  EXPECT_NE(predicted.text.find("accuracy 0.988764"), std::string::npos) << predicted.text;
+  const std::string stranger = scratch("stranger.svm");
+  std::ofstream(stranger) << "barolo 1:14\nnebbiolo 1:13\n";
+  testing::expect_clean_failure(
+      run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + model + " --data " + stranger),
+      "schmp-logreg: error: " + stranger + ":2: label 'nebbiolo' is not one of the classes");
+
+  const std::string sick = scratch("heart-words.svm"), binary = scratch("heart-words.model");
+  rename(heart(), sick, {{"+1", "sick"}, {"-1", "healthy"}});
+  const Output two = train(3, sick, 1, true, "--multiclass --output " + binary);
+  ASSERT_EQ(two.status, 0) << two.text;
+  EXPECT_NEAR(objective_of(two), reference_objective(heart(), 1, true), 1e-6 * objective_of(two)) << two.text;
+  EXPECT_NE(testing::read_text(binary).find("\nlabel sick healthy\n"), std::string::npos);
+  const Output scored = run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + binary + " --data " + sick);
+  ASSERT_EQ(scored.status, 0) << scored.text;
+}
+
 // predict: the probabilities are those of the model's weights, and the metrics are those of the
 // probabilities; where liblinear-tools is installed, liblinear-predict -b 1 gives the same numbers.
 TEST_F(LogregEndToEnd, PredictAppliesTheModel) {

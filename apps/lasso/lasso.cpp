@@ -132,7 +132,7 @@ Lasso::Setup sums_of(const io::SparseRows& rows, const std::vector<double>& weig
   return sums;
 }
 
-RowsSource source_of(const Config& config) { return {config.data, config.labels, config.weights}; }
+RowsSource source_of(const Config& config) { return {config.data, config.labels, config.weights, {}}; }
 
 // A fold job's held-out rows (those of its fold, with their weights) and the whole data's sums.
 struct FoldRows {

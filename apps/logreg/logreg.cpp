@@ -158,6 +158,10 @@ double positive_label_of(const std::string& flag) {
   return *label;
 }
 
+std::string class_text(const Config& config, double label) {
+  return config.label_names.empty() ? label_text(label) : config.label_names[static_cast<std::size_t>(label)];
+}
+
 bool is_binary(double label) { return label == 1 || label == -1 || label == 0; }
 
 namespace {
@@ -322,7 +326,7 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
       standardize_(config.standardize) {
   check_config(config);
   Peers& peers = peers_of(context);
-  const RowsSource source{config.data, config.labels, config.weights};
+  const RowsSource source = rows_source(config);
   WeightedRows mine;
   if (config.silent) {
     // One class of a one-vs-rest fit: the classes a process solves in turn read the data once.
@@ -546,7 +550,7 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
   }
   if (!config.output.empty()) io::check_writable(config.output);
   if (!config.test.empty()) {
-    test_ = io::read_rows(config.test, config.test_labels);
+    test_ = io::read_rows(config.test, config.test_labels, config.label_names);
     if (test_.rows() == 0) throw io::InputError(config.test, 0, "no data rows");
     test_positive_ = positive_rows(test_, positive_label_of(config.positive_label),
                                    config.test_labels.empty() ? config.test : config.test_labels);
@@ -1116,7 +1120,7 @@ void Logreg::Coordinator::start_path(const Setup& setup, std::size_t num_params)
   if (config_.fold >= 0) {
     // A fold's path takes the whole data's lambdas, and scores its held-out rows.
     Peers alone;
-    const WeightedRows& all = kept_rows({config_.data, config_.labels, config_.weights}, alone);
+    const WeightedRows& all = kept_rows(rows_source(config_), alone);
     const std::string& labels = config_.labels.empty() ? config_.data : config_.labels;
     const std::vector<bool> is_positive =
         positive_rows(all.rows, positive_label_of(config_.positive_label), labels);
@@ -1294,6 +1298,11 @@ void Logreg::Coordinator::write_model(const std::vector<double>& w) const {
   LinearModel model;
   model.label_texts = {positive, negative};
   model.labels = {*label_number(positive), *label_number(negative)};
+  if (config_.label_names.size() == 2) {
+    // Two classes by name (--multiclass): the positive is the second, as predict numbers them.
+    model.label_texts = {config_.label_names[1], config_.label_names[0]};
+    model.labels = {1, 0};
+  }
   model.w = w;
   model.features = model.w.size() - (constant_feature(config_) ? 1 : 0);
   model.bias = constant_feature(config_) ? 1 : -1;

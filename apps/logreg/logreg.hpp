@@ -106,7 +106,9 @@ struct Config {
   bool fit_intercept = true;   // an unpenalised intercept (not with bias)
   bool standardize = false;    // penalise the weights of columns scaled to unit variance
   std::string positive_label;  // a number naming the positive class; empty: labels +1/-1 or 1/0
-  bool multiclass = false;     // one-vs-rest over every label (multiclass.hpp)
+  // Classes by name (labels that are words, --multiclass): each row's label is its word's index here.
+  std::vector<std::string> label_names;
+  bool multiclass = false;  // one-vs-rest over every label (multiclass.hpp)
   // One class's job of a one-vs-rest fit (Job::run_each): finish() prints and writes nothing, and
   // result() gives the model.
   bool silent = false;
@@ -151,6 +153,12 @@ struct Config {
 
 // Throws std::runtime_error naming the flag when a setting is out of range.
 void check_config(const Config& config);
+// The class `label` as the data writes it: its name, with label_names, else the number.
+std::string class_text(const Config& config, double label);
+// Where the rows of `config` come from.
+inline RowsSource rows_source(const Config& config) {
+  return {config.data, config.labels, config.weights, config.label_names};
+}
 // Whether the parameter after the data's columns is a constant feature 1: --bias or --fit_intercept.
 inline bool constant_feature(const Config& config) { return config.bias || config.fit_intercept; }
 Penalty penalty_of(const Config& config);

@@ -110,11 +110,14 @@ int one_vs_rest(schmp::Job& job, schmp::logreg::Config config) {
     schmp::io::refuse_overwriting({{"--output", config.output}},
                                   {{"--data", config.data}, {"--test", config.test}});
     if (!config.output.empty()) schmp::io::check_writable(config.output);
-    classes = schmp::io::read_label_set(config.data, config.labels);
+    // Classes by name are numbered in the names' order; classes by number are their labels.
+    config.label_names = schmp::io::read_label_names(config.data);
+    for (std::size_t c = 0; c < config.label_names.size(); ++c) classes.push_back(static_cast<double>(c));
+    if (config.label_names.empty()) classes = schmp::io::read_label_set(config.data, config.labels);
     if (classes.size() < 2) {
       throw std::runtime_error(
           config.data + ": one class only (label " +
-          (classes.empty() ? std::string("none") : schmp::logreg::label_text(classes[0])) +
+          (classes.empty() ? std::string("none") : schmp::logreg::class_text(config, classes[0])) +
           "): nothing to tell apart");
     }
   } catch (const std::exception& e) {
@@ -129,7 +132,7 @@ int one_vs_rest(schmp::Job& job, schmp::logreg::Config config) {
   schmp::forget_kept_rows();
   if (each.status != 0) return each.status;
   if (!job.first_rank()) return 0;
-  const auto fits = schmp::logreg::class_fits(classes, each.results);
+  const auto fits = schmp::logreg::class_fits(config, classes, each.results);
   if (!config.output.empty()) {
     write_liblinear_model(config.output, schmp::logreg::solver_type(config),
                           schmp::logreg::one_vs_rest_model(config, fits));

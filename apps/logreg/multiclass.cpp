@@ -23,13 +23,13 @@ std::vector<Config> class_jobs(const Config& config, const std::vector<double>& 
   return jobs;
 }
 
-std::vector<ClassFit> class_fits(const std::vector<double>& classes,
+std::vector<ClassFit> class_fits(const Config& config, const std::vector<double>& classes,
                                  const std::vector<std::vector<double>>& results) {
   std::vector<ClassFit> fits;
   for (std::size_t c = 0; c < classes.size(); ++c) {
     const std::vector<double>& result = results[c];
-    fits.push_back(
-        {classes[c], result[0], result[1], result[2], std::vector<double>(result.begin() + 3, result.end())});
+    fits.push_back({classes[c], class_text(config, classes[c]), result[0], result[1], result[2],
+                    std::vector<double>(result.begin() + 3, result.end())});
   }
   return fits;
 }
@@ -37,7 +37,7 @@ std::vector<ClassFit> class_fits(const std::vector<double>& classes,
 LinearModel one_vs_rest_model(const Config& config, const std::vector<ClassFit>& fits) {
   LinearModel model;
   for (const ClassFit& fit : fits) {
-    model.label_texts.push_back(label_text(fit.label));
+    model.label_texts.push_back(fit.text);
     model.labels.push_back(fit.label);
   }
   const std::size_t rows = fits.front().w.size();
@@ -53,12 +53,13 @@ void print_one_vs_rest(const Config& config, const std::vector<ClassFit>& fits) 
   std::printf("schmp-logreg: one-vs-rest over %zu classes\n", fits.size());
   std::printf("%-10s %-18s %-10s %s\n", "class", "objective", "rel_gap", "nonzeros");
   for (const ClassFit& fit : fits) {
-    std::printf("%-10s %-18.12g %-10.3g %.0f\n", label_text(fit.label).c_str(), fit.objective,
-                fit.relative_gap, fit.nonzeros);
+    std::printf("%-10s %-18.12g %-10.3g %.0f\n", fit.text.c_str(), fit.objective, fit.relative_gap,
+                fit.nonzeros);
   }
   if (!config.test.empty()) {
     const LinearModel model = one_vs_rest_model(config, fits);
-    const PredictionReport report = predict_classes(model, config.test, io::read_libsvm(config.test), "");
+    const PredictionReport report =
+        predict_classes(model, config.test, io::read_libsvm(config.test, {}, config.label_names), "");
     std::printf("test log-loss %.6g  accuracy %.4f  (%zu rows)\n", report.log_loss, report.accuracy,
                 report.rows);
   }

@@ -18,12 +18,13 @@ std::vector<Config> class_jobs(const Config& config, const std::vector<double>& 
 // What each class's job found (Coordinator::result()).
 struct ClassFit {
   double label = 0;
+  std::string text;  // as the data writes it (class_text)
   double objective = 0;
   double relative_gap = 0;
   double nonzeros = 0;
   std::vector<double> w;  // the constant feature's weight last, with --bias or --fit_intercept
 };
-std::vector<ClassFit> class_fits(const std::vector<double>& classes,
+std::vector<ClassFit> class_fits(const Config& config, const std::vector<double>& classes,
                                  const std::vector<std::vector<double>>& results);
 
 // The model of the classes' fits: liblinear's of more than two classes, a column of weights per class.

@@ -61,13 +61,19 @@ LinearModel read_liblinear_model(const std::string& path) {
         throw io::InputError(path, number, "expected 2 classes or more");
     } else if (key == "label") {
       if (classes < 2) throw io::InputError(path, number, "the label line comes after nr_class");
-      for (std::string text; fields >> text;) {
+      for (std::string text; fields >> text;) model.label_texts.push_back(text);
+      // Labels are numbers, or all words (classes by name): then each is numbered by its place among
+      // them sorted, as the data's rows are read (io::read_libsvm).
+      const std::vector<std::string> names = label_names(model);
+      for (const std::string& text : model.label_texts) {
         const std::optional<double> label = label_number(text);
-        if (!label) throw io::InputError(path, number, "label '" + text + "' is not a number");
-        if (std::find(model.labels.begin(), model.labels.end(), *label) != model.labels.end())
+        const double value =
+            names.empty()
+                ? *label
+                : static_cast<double>(std::lower_bound(names.begin(), names.end(), text) - names.begin());
+        if (std::find(model.labels.begin(), model.labels.end(), value) != model.labels.end())
           throw io::InputError(path, number, "label " + text + " is there twice");
-        model.label_texts.push_back(text);
-        model.labels.push_back(*label);
+        model.labels.push_back(value);
       }
       if (model.labels.size() != static_cast<std::size_t>(classes)) {
         throw io::InputError(path, number,
@@ -114,6 +120,15 @@ std::vector<double> LinearModel::column(std::size_t c) const {
   std::vector<double> weights;
   for (std::size_t k = c; k < w.size(); k += columns()) weights.push_back(w[k]);
   return weights;
+}
+
+std::vector<std::string> label_names(const LinearModel& model) {
+  const bool words = std::any_of(model.label_texts.begin(), model.label_texts.end(),
+                                 [](const std::string& text) { return !label_number(text); });
+  if (!words) return {};
+  std::vector<std::string> names = model.label_texts;
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::vector<double> decision_values(std::span<const double> w, double bias, const io::SparseRows& rows) {
@@ -237,7 +252,7 @@ PredictionReport predict(const std::string& model_path, const std::string& data_
                              " (the first of its label line)");
   }
   if (!output_path.empty()) io::check_writable(output_path);
-  const io::SparseRows rows = io::read_libsvm(data_path);
+  const io::SparseRows rows = io::read_libsvm(data_path, {}, label_names(model));
   if (rows.rows() == 0) throw io::InputError(data_path, 0, "no data rows");
   if (model.labels.size() > 2) return predict_classes(model, data_path, rows, output_path);
   std::vector<bool> positive(rows.rows());

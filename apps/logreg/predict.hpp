@@ -34,6 +34,10 @@ LinearModel read_liblinear_model(const std::string& path);
 // (L1R_LR or L2R_LR).
 void write_liblinear_model(const std::string& path, const std::string& solver, const LinearModel& model);
 
+// The model's labels sorted, when they are words (classes by name), as the data's rows are read with
+// them (io::read_libsvm); empty when they are numbers.
+std::vector<std::string> label_names(const LinearModel& model);
+
 // w . x_r for every row of `rows`, with weights w as a model file lists them: one per feature, then
 // the bias weight when bias >= 0 (the constant feature's value, as liblinear's -B). Features beyond the
 // model's are ignored, as liblinear-predict does.

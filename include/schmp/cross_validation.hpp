@@ -24,11 +24,13 @@ struct WeightedRows {
   std::vector<double> weights;
 };
 
-// Where rows come from: the data, the labels of a MatrixMarket matrix, the weights (empty: none).
+// Where rows come from: the data, the labels of a MatrixMarket matrix, the weights (empty: none), and
+// the classes' names when the labels are words (io::read_libsvm).
 struct RowsSource {
   std::string data;
   std::string labels;
   std::string weights;
+  std::vector<std::string> names;
 };
 
 // This worker's part of the rows (io::read_rows_part), with their weights.

@@ -17,7 +17,9 @@ namespace schmp::io {
 // (recognised by its banner) takes its labels from `labels` (see read_dense_vector, read whole by every
 // worker) and is split by row blocks: its entries may come in any order, so each goes from the worker
 // that read it to the one whose block holds its row (Peers::route; 32 bytes per entry on the way).
-SparseRows read_rows_part(const std::string& data, const std::string& labels, Peers& peers);
+// `names`: labels written as words, as read_libsvm reads them (LIBSVM files only).
+SparseRows read_rows_part(const std::string& data, const std::string& labels, Peers& peers,
+                          const std::vector<std::string>& names = {});
 
 // The weights of the rows this worker holds (read_rows_part's `rows` rows, in order), from `weights`:
 // plain text, one number per row of the data in its order (`#` comments and blank lines skipped). Every
@@ -31,12 +33,17 @@ std::vector<double> read_row_weights(const std::string& weights, std::size_t row
 void check_columns_fit(const std::string& data, const SparseRows& rows, double bytes_per_column);
 
 // Every row of the data, in one process.
-SparseRows read_rows(const std::string& data, const std::string& labels);
+SparseRows read_rows(const std::string& data, const std::string& labels,
+                     const std::vector<std::string>& names = {});
 
 // The distinct labels of the data, in increasing order: of a LIBSVM file, read a chunk at a time (each
 // line's first number: a label refused at its line as read_libsvm refuses it, the rest of the line
 // unread); of a MatrixMarket matrix, from `labels`.
 std::vector<double> read_label_set(const std::string& data, const std::string& labels);
+
+// The distinct labels of a LIBSVM file as words, sorted, when some label is not a number (classes by
+// name); empty when every label is one (read_label_set's case) and for a MatrixMarket matrix.
+std::vector<std::string> read_label_names(const std::string& data);
 
 // Every row of a data set with only the entries of some columns: what a scheduler keeps to test the
 // columns it owns.

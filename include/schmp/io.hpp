@@ -119,7 +119,11 @@ struct SparseRows {
 // Rejected: index 0 or beyond 2^32 - 2, a missing or non-numeric label or value, NaN or infinity or a
 // number beyond 1e100 in magnitude (as everywhere in data: its square would make sums of squares overflow),
 // text after a value, a duplicate index.
-SparseRows read_libsvm(const std::string& path, ByteRange range = {});
+//
+// Labels written as words (classes by name: `setosa 1:5.1 ...`) are read as the index of their word in
+// `names` (sorted, with every word of the file: read_label_names); without names they are refused.
+SparseRows read_libsvm(const std::string& path, ByteRange range = {},
+                       const std::vector<std::string>& names = {});
 
 // The entries of a MatrixMarket `matrix coordinate` file (real, integer or pattern; general).
 struct Coordinates {
