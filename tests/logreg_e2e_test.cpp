@@ -547,6 +547,7 @@ std::vector<std::map<std::size_t, double>> path_models(const std::string& path) 
       models.emplace_back();
       continue;
     }
+    if (models.empty()) continue;  // the header's labels, nr_feature and bias lines
     std::istringstream entry(line);
     std::size_t index = 0;
     double value = 0;
@@ -607,6 +608,16 @@ TEST_F(LogregEndToEnd, PathSolvesEveryLambdaAsTheReference) {
     ASSERT_TRUE(std::regex_search(predicted.text, scores, std::regex("accuracy ([^ ]+)  log-loss ([^ ]+)")));
     EXPECT_NEAR(written.rows[5][7], std::stod(scores[2]), 1e-5 * written.rows[5][7]);
     EXPECT_NEAR(written.rows[5][8], std::stod(scores[1]), 1e-6);
+    // predict picks a model of the path by its lambda, and scores it as the table did.
+    const Output picked = run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + models + " --data " +
+                              heart() + " --lambda " + testing::number(written.rows[2][0] * 1.01));
+    ASSERT_EQ(picked.status, 0) << picked.text;
+    ASSERT_TRUE(std::regex_search(picked.text, scores,
+                                  std::regex("lambda ([^ ]+) .*\n.*accuracy ([^ ]+)  log-loss ([^ ]+)")))
+        << picked.text;
+    EXPECT_NEAR(std::stod(scores[1]), written.rows[2][0], 1e-8 * written.rows[2][0]);
+    EXPECT_NEAR(std::stod(scores[3]), written.rows[2][7], 1e-5 * written.rows[2][7]);
+    EXPECT_NEAR(std::stod(scores[2]), written.rows[2][8], 1e-6);
   }
 }
 

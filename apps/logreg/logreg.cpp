@@ -1285,7 +1285,7 @@ std::vector<double> Logreg::Coordinator::result() const {
   return result;
 }
 
-void Logreg::Coordinator::write_model(const std::vector<double>& w) const {
+LinearModel Logreg::Coordinator::model_of(const std::vector<double>& w) const {
   // Labels as the data wrote them; liblinear's decision is "first label when w . x > 0".
   std::string positive = "1", negative = zero_labels_ > 0 ? "0" : "-1";
   if (!config_.positive_label.empty()) {
@@ -1304,9 +1304,13 @@ void Logreg::Coordinator::write_model(const std::vector<double>& w) const {
     model.labels = {1, 0};
   }
   model.w = w;
-  model.features = model.w.size() - (constant_feature(config_) ? 1 : 0);
+  model.features = static_cast<std::size_t>(w_.size()) - (constant_feature(config_) ? 1 : 0);
   model.bias = constant_feature(config_) ? 1 : -1;
-  write_liblinear_model(config_.output, solver_type(config_), model);
+  return model;
+}
+
+void Logreg::Coordinator::write_model(const std::vector<double>& w) const {
+  write_liblinear_model(config_.output, solver_type(config_), model_of(w));
 }
 
 void Logreg::Coordinator::finish_path(const Summary& summary) {
@@ -1330,9 +1334,11 @@ void Logreg::Coordinator::finish_path(const Summary& summary) {
       header << "# cv " << config_.cv << " folds: lambda_min " << cv->lambdas[cv->best] << " lambda_1se "
              << cv->lambdas[cv->one_se] << " (the last model is lambda_min's)\n";
     }
-    header << "# features " << w_.size() - (constant_feature(config_) ? 1 : 0)
-           << (constant_feature(config_) ? " (the constant feature's weight is the next index)" : "")
-           << "\n# each model: lambda L C c, then index value (1-based, nonzero weights only)\n";
+    const LinearModel model = model_of({});
+    header << "# each model: lambda L C c, then index value (1-based, nonzero weights only; the bias "
+              "feature's index is nr_feature + 1)\nlabels "
+           << model.label_texts[0] << ' ' << model.label_texts[1] << "\nnr_feature " << model.features
+           << "\nbias " << model.bias << "\n";
     path_.write_models(config_.path_models, header.str());
     std::printf("path models: %s\n", config_.path_models.c_str());
   }

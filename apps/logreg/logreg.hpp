@@ -84,6 +84,7 @@
 #include <vector>
 
 #include "path.hpp"
+#include "predict.hpp"
 #include "schmp/cross_validation.hpp"
 #include "schmp/io.hpp"
 #include "schmp/kernels/column_kernel.hpp"
@@ -474,7 +475,8 @@ struct Logreg {
     // last, starts the next lambda's first Newton step at w.
     void next_lambda(const Report& converged, const Stats& summed, Priorities& priorities);
     void finish_path(const Summary& summary);
-    void write_model(const std::vector<double>& w) const;  // to --output, liblinear's format
+    LinearModel model_of(const std::vector<double>& w) const;  // with its labels, as the model files write it
+    void write_model(const std::vector<double>& w) const;      // to --output, liblinear's format
     // w on the data's scale: w_ times unit_.
     std::vector<double> original_w() const;
 

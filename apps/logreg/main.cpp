@@ -63,7 +63,10 @@ SCHMP_FLAG(string, test_labels, "", any(), "Labels of a MatrixMarket --test matr
 SCHMP_FLAG(
     string, output, "", any(),
     "Training: the model, in liblinear's text format. predict: the positive label's probability per row");
-SCHMP_FLAG(string, model, "", any(), "predict: the model to apply (liblinear's text format)");
+SCHMP_FLAG(string, model, "", any(),
+           "predict: the model to apply (liblinear's text format, or a path's --path_models file)");
+SCHMP_FLAG(double, lambda, 0, schmp::at_least(0),
+           "predict: of a path's models, the one whose lambda is nearest this (0: the last)");
 SCHMP_FLAG(uint64, path, kDefaults.path, any(),
            "Solve a path of this many lambdas from lambda_max down to --lambda_min_ratio times it, each "
            "warm-started from the last, at C = 1 / (lambda sum_i w_i) (glmnet's lambda; 0: one C)");
@@ -94,7 +97,10 @@ int predict() {
                                 {{"--data", FLAGS_data}, {"--model", FLAGS_model}});
   std::optional<double> positive_label;
   if (!FLAGS_positive_label.empty()) positive_label = schmp::logreg::positive_label_of(FLAGS_positive_label);
-  const auto report = schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output, positive_label);
+  double lambda = 0;
+  const auto report =
+      schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output, positive_label, FLAGS_lambda, lambda);
+  if (lambda > 0) std::printf("lambda %.9g (of a path)\n", lambda);
   std::printf("rows %zu  accuracy %.6f  log-loss %.6g", report.rows, report.accuracy, report.log_loss);
   if (report.classes == 2) std::printf("  AUC %.6f", report.auc);
   std::printf("\n");
@@ -184,7 +190,7 @@ int main(int argc, char** argv) {
                  "coordinate descent.\n"
                  "usage: mpirun -np N schmp-logreg --data FILE [--penalty l1|l2] [--C C] [--bias] "
                  "[--test HELD_OUT] [--output MODEL] [--trace FILE]");
-  if (const std::string unread = schmp::unread_flag({"model"}, "in training"); !unread.empty())
+  if (const std::string unread = schmp::unread_flag({"model", "lambda"}, "in training"); !unread.empty())
     return job.refuse(unread);
   schmp::logreg::Config config;
   config.data = FLAGS_data;

@@ -66,8 +66,9 @@ class Path {
 
   void print() const;                               // one line per lambda on stdout
   void write_table(const std::string& path) const;  // the same as CSV
-  // Every model: 'lambda L C c', then 'index value' per nonzero weight (1-based; the constant feature's
-  // index is the data's columns plus one), after `header` (comment lines).
+  // Every model after `header` (comment lines, then the models' 'labels P N', 'nr_feature F' and
+  // 'bias B' lines): 'lambda L C c', then 'index value' per nonzero weight (1-based; the constant
+  // feature's index is nr_feature + 1).
   void write_models(const std::string& path, const std::string& header) const;
 
  private:

@@ -15,6 +15,75 @@
 
 namespace schmp::logreg {
 
+namespace {
+
+// The model of a path's models file (Path::write_models) whose lambda is nearest `lambda` (the last
+// when it is 0); `chosen` gets its lambda.
+LinearModel read_path_model(const std::string& path, double lambda, double& chosen) {
+  std::ifstream in(path);
+  if (!in) throw io::InputError(path, 0, "cannot open");
+  LinearModel model;
+  std::vector<double> w;
+  double best = std::numeric_limits<double>::infinity();
+  bool choosing = false;  // the model being read is the nearest so far
+  std::string line;
+  for (std::uint64_t number = 1; io::read_whole_line(in, line, path, number); ++number) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string key;
+    fields >> key;
+    if (key == "labels") {
+      for (std::string text; fields >> text;) {
+        const std::optional<double> label = label_number(text);
+        if (!label) throw io::InputError(path, number, "label '" + text + "' is not a number");
+        model.label_texts.push_back(text);
+        model.labels.push_back(*label);
+      }
+      if (model.labels.size() != 2) throw io::InputError(path, number, "expected two labels");
+    } else if (key == "nr_feature") {
+      if (!(fields >> model.features)) throw io::InputError(path, number, "expected a feature count");
+    } else if (key == "bias") {
+      if (!(fields >> model.bias) || model.labels.empty())
+        throw io::InputError(path, number, "expected the bias value, after the labels");
+      w.assign(model.features + (model.bias >= 0 ? 1 : 0), 0.0);
+    } else if (key == "lambda") {
+      double value = 0;
+      if (!(fields >> value) || !(value > 0) || w.empty())
+        throw io::InputError(path, number, "expected 'lambda L C c' after the bias line");
+      const double distance = lambda > 0 ? std::abs(std::log(value / lambda)) : 0.0;
+      choosing = distance <= best;
+      if (choosing) {
+        best = distance;
+        chosen = value;
+        std::fill(w.begin(), w.end(), 0.0);
+      }
+    } else {
+      std::size_t index = 0;
+      double value = 0;
+      std::istringstream entry(line);
+      if (!(entry >> index >> value) || index < 1 || index > w.size() || !std::isfinite(value) || chosen == 0)
+        throw io::InputError(path, number,
+                             "expected 'index value' of a model, index 1 to " + std::to_string(w.size()));
+      if (choosing) w[index - 1] = value;
+    }
+  }
+  if (chosen == 0) throw io::InputError(path, 0, "no model (no 'lambda' line)");
+  model.w = std::move(w);
+  return model;
+}
+
+}  // namespace
+
+LinearModel read_model(const std::string& path, double lambda, double& chosen) {
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  chosen = 0;
+  if (first.rfind("# schmp-logreg path", 0) == 0) return read_path_model(path, lambda, chosen);
+  if (lambda > 0) throw io::InputError(path, 0, "--lambda picks a model of a path; this is one model");
+  return read_liblinear_model(path);
+}
+
 LinearModel read_liblinear_model(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw io::InputError(path, 0, "cannot open");
@@ -237,8 +306,9 @@ PredictionReport predict_classes(const LinearModel& model, const std::string& da
 }
 
 PredictionReport predict(const std::string& model_path, const std::string& data_path,
-                         const std::string& output_path, std::optional<double> positive_label) {
-  const LinearModel model = read_liblinear_model(model_path);
+                         const std::string& output_path, std::optional<double> positive_label, double lambda,
+                         double& chosen) {
+  const LinearModel model = read_model(model_path, lambda, chosen);
   if (positive_label && model.labels.size() > 2) {
     throw io::InputError(model_path, 0,
                          "--positive_label is for a model of two classes; this one has " +

@@ -30,6 +30,10 @@ struct LinearModel {
 // logistic regression model.
 LinearModel read_liblinear_model(const std::string& path);
 
+// A liblinear model file, or of a path's models file (--path_models) the model whose lambda is nearest
+// `lambda` (the last when it is 0), whose lambda `chosen` gets (0 for a liblinear file).
+LinearModel read_model(const std::string& path, double lambda, double& chosen);
+
 // Writes `model` in liblinear's text format, as liblinear-train does, with solver_type `solver`
 // (L1R_LR or L2R_LR).
 void write_liblinear_model(const std::string& path, const std::string& solver, const LinearModel& model);
@@ -76,7 +80,9 @@ PredictionReport predict_classes(const LinearModel& model, const std::string& da
 // (compared as numbers: "+1" is 1), unless `positive_label` is given: then, as in training with
 // --positive_label, rows with that label are positive and every other row is negative. A model of more
 // classes writes a line of its labels, then per row the predicted class and each class's probability.
+// `model_path` may be a path's models file: `lambda` and `chosen` are read_model's.
 PredictionReport predict(const std::string& model_path, const std::string& data_path,
-                         const std::string& output_path, std::optional<double> positive_label = std::nullopt);
+                         const std::string& output_path, std::optional<double> positive_label, double lambda,
+                         double& chosen);
 
 }  // namespace schmp::logreg
