@@ -16,13 +16,15 @@ at --count lambdas from lambda_max = ||X^T (y01 - 1/2)||_inf / n down to --min_r
   lambdas, standardize=FALSE and fdev = 0, devmax = 1, so that it solves every lambda.
 - Each solver runs the whole path at tolerances 1e-2, 1e-3, ... 1e-10 (schmp: --tol; glmnet: thresh), a
   fresh run each, stopped after --limit seconds; the ladder ends there, or once two tolerances in a row
-  give the same objectives (within 1e-12) at every lambda. A peer's time is its fits' (glmnet's:
+  give the same objectives (within 1e-12) at every lambda, within 1e-9 of the other solvers' lowest. A peer's time is its fits' (glmnet's:
   system.time of glmnet()); schmp's is the solve's, the last row of its path table. None of them
-  includes loading the data. Each peer first runs the path once untimed, at 1e-2 (numba compiles).
+  includes loading the data. Each peer first runs the path once untimed, at 1e-2 (numba compiles,
+  the first call's costs).
 - Every objective is computed here from the coefficients, the same way for every solver. The optimum at
   each lambda is the lowest objective any run reached there. A run's path reaches a target when every
   lambda's relative suboptimality is at most it; a solver's time to the target is the time of its
   loosest tolerance that reaches it.
+- glmnet runs first, then schmp, then the Python peers.
 - schmp-logreg works out its own lambdas; a warning goes to stderr when they differ from the ones here.
 
 Prints one JSON object: per solver the seconds to each target and the worst lambda's relative
@@ -64,13 +66,16 @@ def objectives(X, y, coefs, lambdas):
             for w, lam in zip(coefs, lambdas)]
 
 
-def settled(fits):
-    """Whether the last two runs' objectives agree within 1e-12 at every lambda: tighter tolerances would
-    change nothing that the targets can see, so the ladder ends there."""
-    if len(fits) < 2:
+def settled(fits, others):
+    """Whether a solver's ladder can end: its last two runs' objectives agree within 1e-12 at every lambda,
+    and are within 1e-9 of the lowest any other solver's runs reached so far. Tighter tolerances would
+    then change nothing that the targets can see."""
+    if len(fits) < 2 or not others:
         return False
     a, b = np.array(fits[-2][2]), np.array(fits[-1][2])
-    return bool(np.all(np.isfinite(a)) and np.all(np.abs(a - b) <= 1e-12 * np.abs(b)))
+    lowest = np.min(others, axis=0)
+    return bool(np.all(np.isfinite(a)) and np.all(np.abs(a - b) <= 1e-12 * np.abs(b)) and
+                np.all(b - lowest <= 1e-9 * lowest))
 
 
 def liblinear_model(C, tol):
@@ -116,8 +121,10 @@ a <- commandArgs(TRUE)
 x <- as(readMM(a[1]), "CsparseMatrix"); if (a[6] == "dense") x <- as.matrix(x)
 y <- scan(a[2], quiet=TRUE); lambda <- scan(a[3], quiet=TRUE)
 glmnet.control(fdev=0, devmax=1)
+thresholds <- scan(a[4], quiet=TRUE)
+fit <- glmnet(x, y, family="binomial", lambda=lambda, intercept=FALSE, standardize=FALSE, thresh=thresholds[1])
 cat("loaded\n"); flush(stdout())
-for (thresh in scan(a[4], quiet=TRUE)) {
+for (thresh in thresholds) {
   t <- system.time(fit <- glmnet(x, y, family="binomial", lambda=lambda, intercept=FALSE, standardize=FALSE,
                                  thresh=thresh, maxit=1e8))[["elapsed"]]
   b <- summary(fit$beta)
@@ -188,16 +195,18 @@ def schmp_path(command, data, count, min_ratio, tol, scratch, limit, features):
         rows = list(csv.DictReader(f))
     lambdas = [float(r["lambda"]) for r in rows]
     seconds = [float(r["seconds"]) for r in rows]
-    coefs = []
+    coefs, sign = [], 1.0
     for line in open(models):
-        if line.startswith("#"):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
             continue
-        if line.startswith("lambda "):
+        if fields[0] == "lambda":
             coefs.append(np.zeros(features))
-        elif line.strip():
-            j, value = line.split()
-            if int(j) <= features:  # index features + 1 would be an intercept
-                coefs[-1][int(j) - 1] = float(value)
+        elif fields[0] == "labels":
+            sign = 1.0 if float(fields[1]) > 0 else -1.0  # the weights are the first label's
+        elif len(fields) == 2 and fields[0].isdigit() and coefs:
+            if int(fields[0]) <= features:  # index features + 1 would be an intercept or bias
+                coefs[-1][int(fields[0]) - 1] = sign * float(fields[1])
     coefs += [None] * (count - len(coefs))
     return seconds[-1], lambdas, coefs, seconds
 
@@ -229,6 +238,35 @@ def main():
     runs = {}  # solver -> [(tol, seconds, objectives)] by tolerance, loosest first
     schmp_seconds = {}  # tol -> schmp's cumulative seconds at each lambda
     peers = args.peers.split(",")
+
+    def others(solver):
+        return [values for name, fits in runs.items() if name != solver for _, _, values in fits]
+
+    with tempfile.TemporaryDirectory() as scratch:
+        if "glmnet" in peers:
+            fits = glmnet_paths(X, y01, lambdas, args.limit, scratch)
+            if fits:
+                runs["glmnet"] = [(tol, seconds, objectives(X, y, coefs, lambdas))
+                                  for tol, (seconds, coefs) in zip(TOLS, fits)]
+            else:
+                log("  glmnet: no result (is R's glmnet installed?), left out")
+        runs["schmp"] = []
+        for tol in TOLS:
+            result = schmp_path([args.schmp], args.data, args.count, args.min_ratio, tol, scratch, args.limit,
+                                features)
+            if result is None:
+                log(f"  schmp: stopped at tol {tol:g} after {args.limit:g} s")
+                break
+            seconds, theirs, coefs, cumulative = result
+            if len(runs["schmp"]) == 0 and theirs:
+                k = min(len(theirs), len(lambdas))
+                differ = float(np.max(np.abs(np.array(theirs[:k]) - lambdas[:k]) / lambdas[:k]))
+                if differ > 1e-9:
+                    log(f"  warning: schmp-logreg's lambdas differ from these by up to {differ:.3g} (relative)")
+            runs["schmp"].append((tol, seconds, objectives(X, y, coefs, lambdas)))
+            schmp_seconds[tol] = cumulative
+            if settled(runs["schmp"], others("schmp")):
+                break
     for peer in peers:
         if peer == "glmnet":
             continue
@@ -247,32 +285,7 @@ def main():
                 log(f"  {peer}: stopped at tol {tol:g} after {args.limit:g} s")
                 break
             runs[peer].append((tol, result[0], objectives(X, y, result[1], lambdas)))
-            if settled(runs[peer]):
-                break
-    with tempfile.TemporaryDirectory() as scratch:
-        if "glmnet" in peers:
-            fits = glmnet_paths(X, y01, lambdas, args.limit, scratch)
-            if fits:
-                runs["glmnet"] = [(tol, seconds, objectives(X, y, coefs, lambdas))
-                                  for tol, (seconds, coefs) in zip(TOLS, fits)]
-            else:
-                log("  glmnet: no result (is R's glmnet installed?), left out")
-        runs["schmp"] = []
-        for tol in TOLS:
-            result = schmp_path([args.schmp], args.data, args.count, args.min_ratio, tol, scratch, args.limit,
-                                features)
-            if result is None:
-                log(f"  schmp: stopped at tol {tol:g} after {args.limit:g} s")
-                break
-            seconds, theirs, coefs, cumulative = result
-            if theirs:
-                k = min(len(theirs), len(lambdas))
-                differ = float(np.max(np.abs(np.array(theirs[:k]) - lambdas[:k]) / lambdas[:k]))
-                if differ > 1e-9:
-                    log(f"  warning: schmp-logreg's lambdas differ from these by up to {differ:.3g} (relative)")
-            runs["schmp"].append((tol, seconds, objectives(X, y, coefs, lambdas)))
-            schmp_seconds[tol] = cumulative
-            if settled(runs["schmp"]):
+            if settled(runs[peer], others(peer)):
                 break
 
     best = np.min([values for fits in runs.values() for _, _, values in fits], axis=0)

@@ -36,7 +36,7 @@ for set in heart_scale_logreg/heart_scale.svm dna_splice_logreg/dna_splice_logre
   spamassassin_binary/spamassassin.svm; do
   if [[ -f $shared/logreg/$set ]]; then sets+=("$shared/logreg/$set"); else log "skipped $set: not found"; fi
 done
-sets+=("$(generate_once "$cache/logreg_5000x20000.svm" logreg --rows 5000 --cols 20000 --density 0.01 \
+sets+=("$(generate_once "$cache/logreg_2000x10000.svm" logreg --rows 2000 --cols 10000 --density 0.01 \
   --support 100)")
 
 results=$cache/logreg_path_vs_peers.jsonl

@@ -306,6 +306,13 @@ Job::Job(int& argc, char**& argv, const std::string& usage) {
 
 bool Job::first_rank() const { return launcher_rank() == 0; }
 
+int Job::ranks() const {
+  if (!launcher_rank_text()) return 1;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
 int Job::refuse(const std::string& message) const {
   if (launcher_rank() == 0) std::fprintf(stderr, "%s: error: %s\n", name_.c_str(), message.c_str());
   return 1;

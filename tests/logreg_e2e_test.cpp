@@ -662,18 +662,23 @@ std::pair<std::vector<double>, std::vector<double>> reference_cv(const io::Spars
 TEST_F(LogregEndToEnd, CrossValidationMatchesARefitPerFold) {
   const io::SparseRows rows = io::read_libsvm(heart());
   constexpr std::uint32_t kFolds = 3;
-  const std::string table = scratch("cv.csv");
-  std::vector<double> mean, se;
+  const std::string table = scratch("cv.csv"), model = scratch("cv.model");
+  std::vector<double> mean, se, first_model;
   std::size_t best = 0, one_se = 0;
   for (const int ranks : {1, 2, 5}) {
     SCOPED_TRACE("np " + std::to_string(ranks));
     const Output out =
         run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --layout all --data " + heart() +
             " --cv 3 --seed 5 --path 8 --lambda_min_ratio 0.001 --tol 1e-10 --progress_seconds 0" +
-            " --path_table " + table);
+            " --path_table " + table + " --output " + model);
     ASSERT_EQ(out.status, 0) << out.text;
     const testing::Trace written = testing::read_trace(table);
     EXPECT_EQ(written.header, "lambda,C,objective,duality_gap,relative_gap,nnz,seconds,cv_deviance,cv_se");
+    // lambda_min's model, whether the refit followed the folds (one rank) or ran beside them.
+    const std::vector<double> w = model_weights(model);
+    if (first_model.empty()) first_model = w;
+    ASSERT_EQ(w.size(), first_model.size());
+    for (std::size_t j = 0; j < w.size(); ++j) EXPECT_NEAR(w[j], first_model[j], 1e-6) << "weight " << j;
     ASSERT_EQ(written.rows.size(), 8u);
     if (mean.empty()) {
       std::vector<double> lambdas;

@@ -1098,6 +1098,12 @@ Lasso::Commit Lasso::Coordinator::restore(const Saved& saved, Priorities& priori
 }
 
 std::vector<double> Lasso::Coordinator::result() const {
+  if (config_.refit_beside) {
+    std::vector<double> result{lambda_max_, static_cast<double>(beta_.size())};
+    const std::vector<double> path = path_.serialised();
+    result.insert(result.end(), path.begin(), path.end());
+    return result;
+  }
   if (config_.fold < 0) return {};
   std::vector<double> result{path_.test_weight()};
   const std::vector<PathPoint>& points = path_.points();
@@ -1107,7 +1113,8 @@ std::vector<double> Lasso::Coordinator::result() const {
 }
 
 void Lasso::Coordinator::finish(const Summary& summary) {
-  if (config_.fold >= 0) return;  // a fold job says nothing: its result() goes to the refit
+  // A fold job, or a refit beside the folds, says nothing: its result() goes to main().
+  if (config_.fold >= 0 || config_.refit_beside) return;
   const double gap = summary.last.columns[0];
   const double relative = summary.last.columns[1];
   const auto nonzeros = static_cast<long long>(summary.last.columns[2]);
@@ -1117,7 +1124,7 @@ void Lasso::Coordinator::finish(const Summary& summary) {
   }
   if (!config_.output.empty()) {
     io::write_file_atomically(config_.output, [&](std::ostream& out) {
-      out << "# schmp-lasso model: minimises " << objective_text() << "\n"
+      out << "# schmp-lasso model: minimises " << objective_text(config_) << "\n"
           << std::setprecision(17) << "# lambda " << lambda_ << " (" << lambda_ / lambda_max_
           << " lambda_max)\n";
       if (config_.l1_ratio != 1) out << "# l1_ratio a " << config_.l1_ratio << "\n";
@@ -1151,42 +1158,47 @@ void Lasso::Coordinator::finish(const Summary& summary) {
   std::fflush(stdout);
 }
 
-std::string Lasso::Coordinator::objective_text() const {
-  std::string text = config_.weights.empty() ? "(1/2n)||y - X beta - b||^2"
-                                             : "sum_i w_i (y_i - x_i beta - b)^2 / (2 sum_i w_i)";
-  text += config_.l1_ratio == 1 ? " + lambda ||beta||_1" : " + lambda (a ||beta||_1 + (1 - a)/2 ||beta||^2)";
-  if (!config_.fit_intercept) text += ", b = 0 (no intercept)";
-  if (config_.standardize) text += ", the penalty on sd_j beta_j (--standardize)";
-  text += "\n# data " + config_.data;
-  if (!config_.weights.empty()) text += "\n# weights " + config_.weights;
+std::string objective_text(const Config& config) {
+  std::string text = config.weights.empty() ? "(1/2n)||y - X beta - b||^2"
+                                            : "sum_i w_i (y_i - x_i beta - b)^2 / (2 sum_i w_i)";
+  text += config.l1_ratio == 1 ? " + lambda ||beta||_1" : " + lambda (a ||beta||_1 + (1 - a)/2 ||beta||^2)";
+  if (!config.fit_intercept) text += ", b = 0 (no intercept)";
+  if (config.standardize) text += ", the penalty on sd_j beta_j (--standardize)";
+  text += "\n# data " + config.data;
+  if (!config.weights.empty()) text += "\n# weights " + config.weights;
   return text;
 }
 
-void Lasso::Coordinator::finish_path(const Summary& summary) {
-  const std::size_t solved = path_.points().size();
-  std::printf("schmp-lasso: %s after %llu rounds, %.3f s: %zu of %zu lambdas solved\n",
-              summary.stopped_by.c_str(), static_cast<unsigned long long>(summary.rounds), summary.seconds,
-              solved, path_.size());
-  path_.print();
-  if (!config_.path_table.empty()) {
-    path_.write_table(config_.path_table);
-    std::printf("path table: %s\n", config_.path_table.c_str());
+void write_path(const Config& config, const Path& path, double lambda_max, std::size_t features) {
+  const std::size_t solved = path.points().size();
+  path.print();
+  if (!config.path_table.empty()) {
+    path.write_table(config.path_table);
+    std::printf("path table: %s\n", config.path_table.c_str());
   }
-  if (!config_.output.empty()) {
+  if (!config.output.empty()) {
     std::ostringstream header;
-    header << std::setprecision(17) << "# schmp-lasso path: minimises " << objective_text()
+    header << std::setprecision(17) << "# schmp-lasso path: minimises " << objective_text(config)
            << " at each lambda\n"
-           << "# lambda_max " << lambda_max_ << " lambdas " << path_.size() << " solved " << solved << "\n";
-    if (config_.l1_ratio != 1) header << "# l1_ratio a " << config_.l1_ratio << "\n";
-    if (const auto& cv = path_.cross_validation()) {
-      header << "# cv " << config_.cv << " folds: lambda_min " << cv->lambdas[cv->best] << " lambda_1se "
+           << "# lambda_max " << lambda_max << " lambdas " << path.size() << " solved " << solved << "\n";
+    if (config.l1_ratio != 1) header << "# l1_ratio a " << config.l1_ratio << "\n";
+    if (const auto& cv = path.cross_validation()) {
+      header << "# cv " << config.cv << " folds: lambda_min " << cv->lambdas[cv->best] << " lambda_1se "
              << cv->lambdas[cv->one_se] << " (the last model is lambda_min's)\n";
     }
-    header << "# features " << beta_.size() << "\n"
+    header << "# features " << features << "\n"
            << "# each model: lambda L, intercept b, then index value (1-based, nonzero coefficients only)\n";
-    path_.write_models(config_.output, header.str());
-    std::printf("models: %s\n", config_.output.c_str());
+    path.write_models(config.output, header.str());
+    std::printf("models: %s\n", config.output.c_str());
   }
+  std::fflush(stdout);
+}
+
+void Lasso::Coordinator::finish_path(const Summary& summary) {
+  std::printf("schmp-lasso: %s after %llu rounds, %.3f s: %zu of %zu lambdas solved\n",
+              summary.stopped_by.c_str(), static_cast<unsigned long long>(summary.rounds), summary.seconds,
+              path_.points().size(), path_.size());
+  write_path(config_, path_, lambda_max_, static_cast<std::size_t>(beta_.size()));
   if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());
   std::fflush(stdout);
 }

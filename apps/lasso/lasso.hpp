@@ -126,6 +126,9 @@ struct Config {
   std::int64_t fold = -1;
   // The refit on the whole data after the folds: each fold job's result(). Its path stops at lambda_min.
   std::vector<std::vector<double>> fold_results;
+  // The refit played beside the folds (Job::run_each) instead: it solves the whole path and says
+  // nothing; its result() is lambda_max, the features, then the path (Path::serialised).
+  bool refit_beside = false;
 
   io::RunFiles files() const {
     return {{{"--output", output}, {"--path_table", path_table}},
@@ -143,6 +146,10 @@ inline constexpr std::size_t kExtrapolationDepth = 6;
 
 // Throws std::runtime_error naming the flag when a setting is out of range.
 void check_config(const Config& config);
+// The model file's words on the objective, then its lines naming the data (and the weights).
+std::string objective_text(const Config& config);
+// What a path's run says and writes: its table on stdout and in --path_table, every model in --output.
+void write_path(const Config& config, const Path& path, double lambda_max, std::size_t features);
 
 struct Lasso {
   using Config = lasso::Config;
@@ -279,15 +286,14 @@ struct Lasso {
     Commit aggregate(const Schedule& schedule, const Partial& summed, Priorities& priorities);
     Report report(const Stats& summed, Priorities& priorities);
     void finish(const Summary& summary);
-    // A fold job's: the held-out weight (its rows without --weights), then the MSE at each lambda.
+    // A fold job's: the held-out weight (its rows without --weights), then the MSE at each lambda. A
+    // refit beside the folds: see Config::refit_beside.
     std::vector<double> result() const;
     Saved save() const;
     Commit restore(const Saved& saved, Priorities& priorities);
 
    private:
-    // The model file's words on the objective, then its lines naming the data (and the weights).
-    std::string objective_text() const;
-    // finish() for a path: the table, and the file of every lambda's model.
+    // finish() for a path: its closing line, write_path, the trace.
     void finish_path(const Summary& summary);
     // A feasible dual point theta = r / s and what the gap and the screening need of it.
     struct DualPoint {

@@ -89,19 +89,38 @@ int predict() {
 // which writes the model and the table with the folds' mean held-out MSE.
 int cross_validate(schmp::Job& job, schmp::lasso::Config config) {
   if (config.path == 0) config.path = 100;
-  std::vector<schmp::lasso::Config> folds;
+  std::vector<schmp::lasso::Config> jobs;
   for (std::uint64_t k = 0; k < config.cv; ++k) {
     schmp::lasso::Config fold = config;
     fold.fold = static_cast<std::int64_t>(k);
     fold.output.clear();
     fold.path_table.clear();
-    folds.push_back(fold);
+    jobs.push_back(fold);
   }
-  schmp::EachRun each = job.run_each<schmp::lasso::Lasso>(folds);
+  // On several ranks the refit runs beside the folds, on the whole path: it fills a group's turn that
+  // would otherwise wait. In one process it follows them, and stops at lambda_min.
+  const bool beside = job.ranks() > 1;
+  if (beside) {
+    schmp::lasso::Config refit = config;
+    refit.refit_beside = true;
+    jobs.push_back(refit);
+  }
+  schmp::EachRun each = job.run_each<schmp::lasso::Lasso>(jobs);
   schmp::forget_kept_rows();
   if (each.status != 0) return each.status;
-  config.fold_results = std::move(each.results);
-  return job.run<schmp::lasso::Lasso>(config);
+  if (!beside) {
+    config.fold_results = std::move(each.results);
+    return job.run<schmp::lasso::Lasso>(config);
+  }
+  if (!job.first_rank()) return 0;
+  const std::vector<double> refit = std::move(each.results.back());
+  each.results.pop_back();
+  schmp::lasso::Path path = schmp::lasso::Path::deserialised({refit.data() + 2, refit.size() - 2});
+  path.cross_validated(schmp::CrossValidation(path.lambdas(), each.results));
+  std::printf("schmp-lasso: %llu folds and the refit beside them: %zu of %zu lambdas solved\n",
+              static_cast<unsigned long long>(config.cv), path.points().size(), path.size());
+  schmp::lasso::write_path(config, path, refit[0], static_cast<std::size_t>(refit[1]));
+  return 0;
 }
 
 }  // namespace

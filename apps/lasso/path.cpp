@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 
 #include "predict.hpp"
 #include "schmp/output.hpp"
@@ -27,6 +28,44 @@ void Path::hold_out(io::SparseRows rows, std::vector<double> weights) {
 void Path::cross_validated(const CrossValidation& cv) {
   cv_ = cv;
   solved_ = cv.best + 1;
+  if (points_.size() > solved_) points_.resize(solved_);
+}
+
+std::vector<double> Path::serialised() const {
+  std::vector<double> numbers{static_cast<double>(lambdas_.size())};
+  numbers.insert(numbers.end(), lambdas_.begin(), lambdas_.end());
+  numbers.push_back(static_cast<double>(points_.size()));
+  for (const PathPoint& p : points_) {
+    numbers.insert(numbers.end(), {p.lambda, p.objective, p.gap, p.relative_gap, p.seconds, p.intercept,
+                                   static_cast<double>(p.beta.size())});
+    for (const auto& [j, value] : p.beta) numbers.insert(numbers.end(), {static_cast<double>(j), value});
+  }
+  return numbers;
+}
+
+Path Path::deserialised(std::span<const double> numbers) {
+  Path path;
+  std::size_t at = 0;
+  const auto next = [&] {
+    if (at >= numbers.size()) throw std::logic_error("lasso: a serialised path cut short");
+    return numbers[at++];
+  };
+  path.lambdas_.resize(static_cast<std::size_t>(next()));
+  for (double& lambda : path.lambdas_) lambda = next();
+  path.solved_ = path.lambdas_.size();
+  path.points_.resize(static_cast<std::size_t>(next()));
+  for (PathPoint& p : path.points_) {
+    for (double* field : {&p.lambda, &p.objective, &p.gap, &p.relative_gap, &p.seconds, &p.intercept})
+      *field = next();
+    p.test_mse = std::numeric_limits<double>::quiet_NaN();
+    p.beta.resize(static_cast<std::size_t>(next()));
+    for (auto& [j, value] : p.beta) {
+      j = static_cast<ParamIndex>(next());
+      value = next();
+    }
+    p.nonzeros = p.beta.size();
+  }
+  return path;
 }
 
 double Path::test_weight() const {

@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,8 +36,12 @@ class Path {
 
   // Rows whose MSE each point reports (weighted by `weights` unless it is empty).
   void hold_out(io::SparseRows rows, std::vector<double> weights);
-  // The folds' results at these lambdas: shown beside the points, the path solved down to lambda_min.
+  // The folds' results at these lambdas: shown beside the points, the path solved down to lambda_min
+  // (the points past it, of a path solved beside the folds, let go).
   void cross_validated(const CrossValidation& cv);
+  // The lambdas and the points as numbers (a job's result(), which has no held-out rows), and back.
+  std::vector<double> serialised() const;
+  static Path deserialised(std::span<const double> numbers);
 
   bool active() const { return !lambdas_.empty(); }
   double lambda() const { return lambdas_[points_.size()]; }  // the one being solved

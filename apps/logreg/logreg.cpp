@@ -1269,6 +1269,14 @@ std::vector<double> Logreg::Coordinator::original_w() const {
 }
 
 std::vector<double> Logreg::Coordinator::result() const {
+  if (config_.refit_beside) {
+    const LinearModel shape = model_of({});
+    std::vector<double> result{lambda_max_, static_cast<double>(shape.features), shape.bias, shape.labels[0],
+                               shape.labels[1]};
+    const std::vector<double> path = path_.serialised();
+    result.insert(result.end(), path.begin(), path.end());
+    return result;
+  }
   if (config_.fold >= 0) {
     std::vector<double> result{path_.test_weight()};
     const std::vector<PathPoint>& points = path_.points();
@@ -1313,46 +1321,53 @@ void Logreg::Coordinator::write_model(const std::vector<double>& w) const {
   write_liblinear_model(config_.output, solver_type(config_), model_of(w));
 }
 
-void Logreg::Coordinator::finish_path(const Summary& summary) {
-  const std::vector<PathPoint>& points = path_.points();
-  std::printf("schmp-logreg: %s after %llu rounds, %.3f s: %zu of %zu lambdas solved\n",
-              summary.stopped_by.c_str(), static_cast<unsigned long long>(summary.rounds), summary.seconds,
-              points.size(),
-              path_.cross_validation() ? path_.cross_validation()->best + 1 : path_.lambdas().size());
-  path_.print();
-  if (!config_.path_table.empty()) {
-    path_.write_table(config_.path_table);
-    std::printf("path table: %s\n", config_.path_table.c_str());
+void write_path(const Config& config, const Path& path, double lambda_max, const LinearModel& shape) {
+  const std::vector<PathPoint>& points = path.points();
+  path.print();
+  if (!config.path_table.empty()) {
+    path.write_table(config.path_table);
+    std::printf("path table: %s\n", config.path_table.c_str());
   }
-  if (!config_.path_models.empty()) {
+  if (!config.path_models.empty()) {
     std::ostringstream header;
     header << std::setprecision(17) << "# schmp-logreg path: minimises a ||w||_1 + (1 - a)/2 ||w||^2 + C L(w)"
-           << (config_.fit_intercept ? ", the intercept unpenalised" : "") << ", a = " << config_.l1_ratio
-           << ", C = 1 / (lambda sum_i c_i)\n# data " << config_.data << "\n# lambda_max " << lambda_max_
-           << " lambdas " << path_.lambdas().size() << " solved " << points.size() << "\n";
-    if (const auto& cv = path_.cross_validation()) {
-      header << "# cv " << config_.cv << " folds: lambda_min " << cv->lambdas[cv->best] << " lambda_1se "
+           << (config.fit_intercept ? ", the intercept unpenalised" : "") << ", a = " << config.l1_ratio
+           << ", C = 1 / (lambda sum_i c_i)\n# data " << config.data << "\n# lambda_max " << lambda_max
+           << " lambdas " << path.lambdas().size() << " solved " << points.size() << "\n";
+    if (const auto& cv = path.cross_validation()) {
+      header << "# cv " << config.cv << " folds: lambda_min " << cv->lambdas[cv->best] << " lambda_1se "
              << cv->lambdas[cv->one_se] << " (the last model is lambda_min's)\n";
     }
-    const LinearModel model = model_of({});
     header << "# each model: lambda L C c, then index value (1-based, nonzero weights only; the bias "
               "feature's index is nr_feature + 1)\nlabels "
-           << model.label_texts[0] << ' ' << model.label_texts[1] << "\nnr_feature " << model.features
-           << "\nbias " << model.bias << "\n";
-    path_.write_models(config_.path_models, header.str());
-    std::printf("path models: %s\n", config_.path_models.c_str());
+           << shape.label_texts[0] << ' ' << shape.label_texts[1] << "\nnr_feature " << shape.features
+           << "\nbias " << shape.bias << "\n";
+    path.write_models(config.path_models, header.str());
+    std::printf("path models: %s\n", config.path_models.c_str());
   }
-  if (!config_.output.empty() && !points.empty()) {
-    write_model(path_.weights(points.size() - 1));
-    std::printf("model (lambda %.8g): %s\n", points.back().lambda, config_.output.c_str());
+  if (!config.output.empty() && !points.empty()) {
+    LinearModel model = shape;
+    model.w = path.weights(points.size() - 1);
+    write_liblinear_model(config.output, solver_type(config), model);
+    std::printf("model (lambda %.8g): %s\n", points.back().lambda, config.output.c_str());
   }
+  std::fflush(stdout);
+}
+
+void Logreg::Coordinator::finish_path(const Summary& summary) {
+  std::printf("schmp-logreg: %s after %llu rounds, %.3f s: %zu of %zu lambdas solved\n",
+              summary.stopped_by.c_str(), static_cast<unsigned long long>(summary.rounds), summary.seconds,
+              path_.points().size(),
+              path_.cross_validation() ? path_.cross_validation()->best + 1 : path_.lambdas().size());
+  write_path(config_, path_, lambda_max_, model_of({}));
   if (!config_.trace.empty()) std::printf("trace: %s\n", config_.trace.c_str());
   std::fflush(stdout);
 }
 
 void Logreg::Coordinator::finish(const Summary& summary) {
   final_report_ = summary.last;
-  if (config_.silent || config_.fold >= 0) return;
+  // A class's job, a fold's, or a refit beside the folds, says nothing: its result() goes to main().
+  if (config_.silent || config_.fold >= 0 || config_.refit_beside) return;
   if (path_.active()) {
     finish_path(summary);
     return;

@@ -139,6 +139,10 @@ struct Config {
   std::uint64_t seed = 0;
   std::int64_t fold = -1;
   std::vector<std::vector<double>> fold_results;
+  // The refit played beside the folds (Job::run_each) instead: it solves the whole path and says
+  // nothing; its result() is lambda_max, nr_feature, bias, the two labels, then the path
+  // (Path::serialised).
+  bool refit_beside = false;
 
   io::RunFiles files() const {
     return {{{"--output", output}, {"--path_table", path_table}, {"--path_models", path_models}},
@@ -154,6 +158,9 @@ struct Config {
 
 // Throws std::runtime_error naming the flag when a setting is out of range.
 void check_config(const Config& config);
+// What a path's run says and writes: its table on stdout and in --path_table, its models in
+// --path_models, the last in --output; `shape` holds the models' labels, nr_feature and bias.
+void write_path(const Config& config, const Path& path, double lambda_max, const LinearModel& shape);
 // The class `label` as the data writes it: its name, with label_names, else the number.
 std::string class_text(const Config& config, double label);
 // Where the rows of `config` come from.

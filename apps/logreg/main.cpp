@@ -150,20 +150,47 @@ int one_vs_rest(schmp::Job& job, schmp::logreg::Config config) {
 // --cv K: the folds' paths side by side on the ranks, then the refit on every row down to lambda_min,
 // which writes the model and the table with the folds' mean held-out deviance.
 int cross_validate(schmp::Job& job, schmp::logreg::Config config) {
-  std::vector<schmp::logreg::Config> folds;
+  std::vector<schmp::logreg::Config> jobs;
   for (std::uint64_t k = 0; k < config.cv; ++k) {
     schmp::logreg::Config fold = config;
     fold.fold = static_cast<std::int64_t>(k);
     fold.output.clear();
     fold.path_table.clear();
     fold.path_models.clear();
-    folds.push_back(fold);
+    jobs.push_back(fold);
   }
-  schmp::EachRun each = job.run_each<schmp::logreg::Logreg>(folds);
+  // On several ranks the refit runs beside the folds, on the whole path: it fills a group's turn that
+  // would otherwise wait. In one process it follows them, and stops at lambda_min.
+  const bool beside = job.ranks() > 1;
+  if (beside) {
+    schmp::logreg::Config refit = config;
+    refit.refit_beside = true;
+    jobs.push_back(refit);
+  }
+  schmp::EachRun each = job.run_each<schmp::logreg::Logreg>(jobs);
   schmp::forget_kept_rows();
   if (each.status != 0) return each.status;
-  config.fold_results = std::move(each.results);
-  return job.run<schmp::logreg::Logreg>(config);
+  if (!beside) {
+    config.fold_results = std::move(each.results);
+    return job.run<schmp::logreg::Logreg>(config);
+  }
+  if (!job.first_rank()) return 0;
+  const std::vector<double> refit = std::move(each.results.back());
+  each.results.pop_back();
+  constexpr std::size_t kShape = 5;  // lambda_max, nr_feature, bias, the two labels
+  schmp::logreg::Path path =
+      schmp::logreg::Path::deserialised({refit.data() + kShape, refit.size() - kShape});
+  path.cross_validated(schmp::CrossValidation(path.lambdas(), each.results));
+  schmp::logreg::LinearModel shape;
+  shape.features = static_cast<std::size_t>(refit[1]);
+  shape.bias = refit[2];
+  shape.labels = {refit[3], refit[4]};
+  shape.label_texts = {schmp::logreg::label_text(refit[3]), schmp::logreg::label_text(refit[4])};
+  std::printf("schmp-logreg: %llu folds and the refit beside them: %zu of %zu lambdas solved\n",
+              static_cast<unsigned long long>(config.cv), path.points().size(),
+              path.cross_validation()->best + 1);
+  schmp::logreg::write_path(config, path, refit[0], shape);
+  return 0;
 }
 
 }  // namespace

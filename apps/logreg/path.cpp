@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 
 #include "predict.hpp"
 #include "schmp/output.hpp"
@@ -23,6 +24,47 @@ Path::Path(std::size_t count, double lambda_max, double min_ratio, double weight
 void Path::cross_validated(const CrossValidation& cv) {
   cv_ = cv;
   solved_ = cv.best + 1;
+  if (points_.size() > solved_) points_.resize(solved_);
+}
+
+std::vector<double> Path::serialised() const {
+  std::vector<double> numbers{static_cast<double>(lambdas_.size())};
+  numbers.insert(numbers.end(), lambdas_.begin(), lambdas_.end());
+  numbers.insert(numbers.end(),
+                 {weight_sum_, static_cast<double>(size_), static_cast<double>(points_.size())});
+  for (const PathPoint& p : points_) {
+    numbers.insert(numbers.end(), {p.lambda, p.C, p.objective, p.gap, p.relative_gap, p.seconds,
+                                   static_cast<double>(p.nonzeros), static_cast<double>(p.nonzero.size())});
+    for (const auto& [j, value] : p.nonzero) numbers.insert(numbers.end(), {static_cast<double>(j), value});
+  }
+  return numbers;
+}
+
+Path Path::deserialised(std::span<const double> numbers) {
+  Path path;
+  std::size_t at = 0;
+  const auto next = [&] {
+    if (at >= numbers.size()) throw std::logic_error("logreg: a serialised path cut short");
+    return numbers[at++];
+  };
+  path.lambdas_.resize(static_cast<std::size_t>(next()));
+  for (double& lambda : path.lambdas_) lambda = next();
+  path.weight_sum_ = next();
+  path.size_ = static_cast<std::size_t>(next());
+  path.solved_ = path.lambdas_.size();
+  path.points_.resize(static_cast<std::size_t>(next()));
+  for (PathPoint& p : path.points_) {
+    for (double* field : {&p.lambda, &p.C, &p.objective, &p.gap, &p.relative_gap, &p.seconds})
+      *field = next();
+    p.nonzeros = static_cast<std::size_t>(next());
+    p.test_log_loss = p.test_accuracy = std::numeric_limits<double>::quiet_NaN();
+    p.nonzero.resize(static_cast<std::size_t>(next()));
+    for (auto& [j, value] : p.nonzero) {
+      j = static_cast<ParamIndex>(next());
+      value = next();
+    }
+  }
+  return path;
 }
 
 double Path::test_weight() const {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,8 +46,12 @@ class Path {
 
   // Rows whose log-loss and accuracy each point reports.
   void hold_out(HeldOut held_out) { test_ = std::move(held_out); }
-  // The folds' results at these lambdas: shown beside the points, the path solved down to lambda_min.
+  // The folds' results at these lambdas: shown beside the points, the path solved down to lambda_min
+  // (the points past it, of a path solved beside the folds, let go).
   void cross_validated(const CrossValidation& cv);
+  // The lambdas and the points as numbers (a job's result(); held-out rows are not kept), and back.
+  std::vector<double> serialised() const;
+  static Path deserialised(std::span<const double> numbers);
 
   bool active() const { return !lambdas_.empty(); }
   double lambda() const { return lambdas_[points_.size()]; }  // the one being solved

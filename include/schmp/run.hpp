@@ -57,6 +57,8 @@ class Job {
   // Whether this process is the job's first rank: the one to print and write what main() adds after
   // its jobs (a model made of run_each's results).
   bool first_rank() const;
+  // The job's ranks (1 in a process started without mpirun): run_each splits them into groups.
+  int ranks() const;
 
   // Plays this rank's roles of program P (program.hpp or rotation.hpp) and returns the exit status.
   template <DynamicProgram P>
