@@ -16,15 +16,15 @@ at --count lambdas from lambda_max = ||X^T (y01 - 1/2)||_inf / n down to --min_r
   lambdas, standardize=FALSE and fdev = 0, devmax = 1, so that it solves every lambda.
 - Each solver runs the whole path at tolerances 1e-2, 1e-3, ... 1e-10 (schmp: --tol; glmnet: thresh), a
   fresh run each, stopped after --limit seconds; the ladder ends there, or once two tolerances in a row
-  give the same objectives (within 1e-12) at every lambda, within 1e-9 of the other solvers' lowest. A peer's time is its fits' (glmnet's:
-  system.time of glmnet()); schmp's is the solve's, the last row of its path table. None of them
-  includes loading the data. Each peer first runs the path once untimed, at 1e-2 (numba compiles,
-  the first call's costs).
+  give the same objectives (within 1e-12) at every lambda, within 1e-9 of the other solvers' lowest.
+  A peer's time is its fits' (glmnet's: system.time of glmnet()); schmp's is the solve's, the last row
+  of its path table. None of them includes loading the data.
+- glmnet runs first, then schmp, then the Python peers. glmnet first fits the path once untimed; each
+  Python peer fits every tenth lambda untimed at 1e-6, so that numba has compiled what skglm needs.
 - Every objective is computed here from the coefficients, the same way for every solver. The optimum at
   each lambda is the lowest objective any run reached there. A run's path reaches a target when every
   lambda's relative suboptimality is at most it; a solver's time to the target is the time of its
   loosest tolerance that reaches it.
-- glmnet runs first, then schmp, then the Python peers.
 - schmp-logreg works out its own lambdas; a warning goes to stderr when they differ from the ones here.
 
 Prints one JSON object: per solver the seconds to each target and the worst lambda's relative
@@ -275,9 +275,9 @@ def main():
         except ImportError:
             log(f"  {peer}: not installed, left out")
             continue
-        # Warm-up: the whole path, as numba compiles some of skglm's code only once coefficients move;
-        # the forks inherit what it compiled.
-        peer_path(peer, X, X_cols, y, lambdas, TOLS[0])
+        # Warm-up, inherited by the forks: numba compiles some of skglm's code only when a fit gets far
+        # enough to use it, so every tenth lambda at 1e-6 (a child's compiles are lost with it).
+        peer_path(peer, X, X_cols, y, lambdas[::10], 1e-6)
         runs[peer] = []
         for tol in TOLS:
             result = run_within(args.limit, lambda: peer_path(peer, X, X_cols, y, lambdas, tol))

@@ -53,6 +53,15 @@ WeightedRows fold_rows(const WeightedRows& all, const std::vector<std::uint32_t>
   return subset;
 }
 
+std::vector<double> path_lambdas(std::size_t count, double lambda_max, double min_ratio) {
+  std::vector<double> lambdas(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    const double share = count > 1 ? static_cast<double>(k) / static_cast<double>(count - 1) : 0.0;
+    lambdas[k] = lambda_max * std::pow(min_ratio, share);
+  }
+  return lambdas;
+}
+
 WeightedRows read_weighted_rows(const RowsSource& source, Peers& peers) {
   WeightedRows read;
   read.rows = io::read_rows_part(source.data, source.labels, peers, source.names);

@@ -257,27 +257,40 @@ ColumnBlock read_column_block(const std::string& data, std::uint32_t begin, std:
   return internal::read_column_block(data, begin, end, internal::kChunkBytes);
 }
 
+namespace {
+
+// Visits the label token of each row of the LIBSVM file `data`, a chunk at a time, with its line's place;
+// a row without one is refused at its line.
+template <class Visit>
+void visit_label_tokens(const std::string& data, Visit visit) {
+  internal::LineStream lines(data, internal::kChunkBytes);
+  while (const auto line = lines.next()) {
+    internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
+    const auto label = tokens.next();
+    if (!label) continue;
+    if (label->find(':') != std::string_view::npos)
+      line->where().fail("missing label before " + internal::quoted(*label));
+    visit(*label, line->where());
+  }
+}
+
+}  // namespace
+
 std::vector<double> read_label_set(const std::string& data, const std::string& labels) {
   std::vector<double> all;
   if (is_matrix_market(data)) {
     all = read_dense_vector(labels);
   } else {
-    internal::LineStream lines(data, internal::kChunkBytes);
     std::size_t distinct_at = 1024;  // the size at which the labels read are next made distinct
-    while (const auto line = lines.next()) {
-      internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
-      const auto label = tokens.next();
-      if (!label) continue;
-      if (label->find(':') != std::string_view::npos)
-        line->where().fail("missing label before " + internal::quoted(*label));
-      all.push_back(internal::parse_finite(*label, "label", line->where()));
+    visit_label_tokens(data, [&](std::string_view label, const internal::Where& where) {
+      all.push_back(internal::parse_finite(label, "label", where));
       // Few distinct labels among many rows: made distinct as they come, so that memory stays small.
       if (all.size() >= distinct_at) {
         std::sort(all.begin(), all.end());
         all.erase(std::unique(all.begin(), all.end()), all.end());
         distinct_at = 2 * all.size() + 1024;
       }
-    }
+    });
   }
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
@@ -292,18 +305,12 @@ SparseRows read_rows(const std::string& data, const std::string& labels,
 
 std::vector<std::string> read_label_names(const std::string& data) {
   if (is_matrix_market(data)) return {};
-  std::set<std::string> words;
+  std::set<std::string, std::less<>> words;
   bool all_numbers = true;
-  internal::LineStream lines(data, internal::kChunkBytes);
-  while (const auto line = lines.next()) {
-    internal::Tokenizer tokens(internal::before_comment(line->text, '#'));
-    const auto label = tokens.next();
-    if (!label) continue;
-    if (label->find(':') != std::string_view::npos)
-      line->where().fail("missing label before " + internal::quoted(*label));
-    words.emplace(*label);
-    all_numbers = all_numbers && internal::is_number(*label);
-  }
+  visit_label_tokens(data, [&](std::string_view label, const internal::Where&) {
+    if (words.find(label) == words.end()) words.emplace(label);
+    all_numbers = all_numbers && internal::is_number(label);
+  });
   if (all_numbers) return {};
   return {words.begin(), words.end()};
 }

@@ -2,6 +2,7 @@
 // library's, and the rows of one fold or of the others.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -39,6 +40,21 @@ io::SparseRows rows_where(const io::SparseRows& rows, Keep keep) {
     kept.row_start.push_back(kept.index.size());
   }
   return kept;
+}
+
+// The folds' mean loss, each fold weighing its held-out weight, and its standard error: the square root
+// of the folds' weighted variance over K - 1 (glmnet's).
+inline std::pair<double, double> fold_mean_se(const std::vector<double>& loss,
+                                              const std::vector<double>& held) {
+  double total = 0, sum = 0;
+  for (std::size_t k = 0; k < loss.size(); ++k) {
+    total += held[k];
+    sum += held[k] * loss[k];
+  }
+  const double mean = sum / total;
+  double spread = 0;
+  for (std::size_t k = 0; k < loss.size(); ++k) spread += held[k] * (loss[k] - mean) * (loss[k] - mean);
+  return {mean, std::sqrt(spread / total / static_cast<double>(loss.size() - 1))};
 }
 
 }  // namespace schmp::testing

@@ -655,7 +655,6 @@ std::pair<std::vector<double>, std::vector<double>> reference_cv(const io::Spars
   const auto weight = [&](std::size_t r) { return weights.empty() ? 1.0 : weights[r]; };
   for (const double lambda : lambdas) {
     std::vector<double> mse(folds, 0.0), held(folds, 0.0);
-    double total = 0, sum = 0;
     for (std::uint32_t k = 0; k < folds; ++k) {
       std::vector<std::size_t> training;
       for (std::size_t r = 0; r < rows.rows(); ++r) {
@@ -677,13 +676,10 @@ std::pair<std::vector<double>, std::vector<double>> reference_cv(const io::Spars
         held[k] += weight(r);
       }
       mse[k] /= held[k];
-      total += held[k];
-      sum += held[k] * mse[k];
     }
-    mean.push_back(sum / total);
-    double spread = 0;
-    for (std::uint32_t k = 0; k < folds; ++k) spread += held[k] * std::pow(mse[k] - mean.back(), 2);
-    se.push_back(std::sqrt(spread / total / (folds - 1)));
+    const auto [fold_mean, fold_se] = testing::fold_mean_se(mse, held);
+    mean.push_back(fold_mean);
+    se.push_back(fold_se);
   }
   return {mean, se};
 }

@@ -631,7 +631,6 @@ std::pair<std::vector<double>, std::vector<double>> reference_cv(const io::Spars
   std::vector<double> mean, se;
   for (const double lambda : lambdas) {
     std::vector<double> deviance(folds, 0.0), held(folds, 0.0);
-    double total = 0, sum = 0;
     for (std::uint32_t k = 0; k < folds; ++k) {
       const io::SparseRows training = testing::rows_where(rows, [&](std::size_t r) { return fold[r] != k; });
       const testing::LogregSolution solution = testing::solve_logreg_reference(
@@ -645,13 +644,10 @@ std::pair<std::vector<double>, std::vector<double>> reference_cv(const io::Spars
         held[k] += 1;
       }
       deviance[k] /= held[k];
-      total += held[k];
-      sum += held[k] * deviance[k];
     }
-    mean.push_back(sum / total);
-    double spread = 0;
-    for (std::uint32_t k = 0; k < folds; ++k) spread += held[k] * std::pow(deviance[k] - mean.back(), 2);
-    se.push_back(std::sqrt(spread / total / (folds - 1)));
+    const auto [fold_mean, fold_se] = testing::fold_mean_se(deviance, held);
+    mean.push_back(fold_mean);
+    se.push_back(fold_se);
   }
   return {mean, se};
 }

@@ -12,13 +12,8 @@
 
 namespace schmp::lasso {
 
-Path::Path(std::size_t count, double lambda_max, double min_ratio) : solved_(count) {
-  lambdas_.resize(count);
-  for (std::size_t k = 0; k < count; ++k) {
-    const double share = static_cast<double>(k) / static_cast<double>(count - 1);
-    lambdas_[k] = lambda_max * std::pow(min_ratio, share);
-  }
-}
+Path::Path(std::size_t count, double lambda_max, double min_ratio)
+    : lambdas_(path_lambdas(count, lambda_max, min_ratio)), solved_(count) {}
 
 void Path::hold_out(io::SparseRows rows, std::vector<double> weights) {
   test_ = std::move(rows);

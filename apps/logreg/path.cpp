@@ -13,13 +13,7 @@
 namespace schmp::logreg {
 
 Path::Path(std::size_t count, double lambda_max, double min_ratio, double weight_sum)
-    : weight_sum_(weight_sum), solved_(count) {
-  lambdas_.resize(count);
-  for (std::size_t k = 0; k < count; ++k) {
-    const double share = static_cast<double>(k) / static_cast<double>(count - 1);
-    lambdas_[k] = lambda_max * std::pow(min_ratio, share);
-  }
-}
+    : lambdas_(path_lambdas(count, lambda_max, min_ratio)), weight_sum_(weight_sum), solved_(count) {}
 
 void Path::cross_validated(const CrossValidation& cv) {
   cv_ = cv;

@@ -57,6 +57,10 @@ WeightedRows training_rows(const RowsSource& source, Peers& peers, const Weighte
 WeightedRows held_out_rows(const WeightedRows& all, std::uint32_t folds, std::uint64_t seed,
                            std::uint32_t fold);
 
+// glmnet's lambdas of a path: `count` values from lambda_max down to min_ratio * lambda_max, evenly spaced
+// on a log scale.
+std::vector<double> path_lambdas(std::size_t count, double lambda_max, double min_ratio);
+
 // The folds' held-out loss along the path, and what glmnet picks from them.
 struct CrossValidation {
   std::vector<double> lambdas;
