@@ -684,6 +684,29 @@ std::pair<std::vector<double>, std::vector<double>> reference_cv(const io::Spars
   return {mean, se};
 }
 
+// A path stopped part way resumes from its checkpoint, on another rank count: the lambdas solved before
+// are kept as they were, and the rest are solved as an uninterrupted run solves them.
+TEST_F(LassoEndToEnd, PathResumesFromItsCheckpoint) {
+  const std::string checkpoint = (scratch_ / "path.checkpoint").string(),
+                    whole = (scratch_ / "whole.csv").string(), resumed = (scratch_ / "resumed.csv").string();
+  const std::string flags = std::string(SCHMP_LASSO_BIN) + " --layout all --data " + diabetes().path +
+                            " --path 20 --tol 1e-10 --progress_seconds 0";
+  ASSERT_EQ(run(mpirun(2) + flags + " --path_table " + whole).status, 0);
+  const Output stopped = run(mpirun(2) + flags + " --max_rounds 300 --checkpoint " + checkpoint);
+  ASSERT_EQ(stopped.status, 0) << stopped.text;
+  ASSERT_NE(stopped.text.find("max_rounds"), std::string::npos) << stopped.text;
+  const Output out = run(mpirun(3) + flags + " --resume " + checkpoint + " --path_table " + resumed);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const testing::Trace expected = testing::read_trace(whole), found = testing::read_trace(resumed);
+  ASSERT_EQ(found.rows.size(), expected.rows.size());
+  for (std::size_t k = 0; k < found.rows.size(); ++k)
+    EXPECT_NEAR(found.rows[k][1], expected.rows[k][1], 1e-9 * expected.rows[k][1]) << "lambda " << k;
+  testing::expect_clean_failure(
+      run(mpirun(2) + std::string(SCHMP_LASSO_BIN) + " --data " + diabetes().path + " --resume " +
+          checkpoint),
+      "schmp-lasso: error: " + checkpoint + ": the checkpoint is of a path: give --path");
+}
+
 // --cv K: at every lambda of the path, the folds' mean held-out MSE and its standard error are those of
 // the reference solved on each fold's complement (folds fixed by the seed), and lambda_min and
 // lambda_1se are glmnet's picks from them; the refit's models end at lambda_min. At 1, 2 and 5 ranks:

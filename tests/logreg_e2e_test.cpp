@@ -621,6 +621,28 @@ TEST_F(LogregEndToEnd, PathSolvesEveryLambdaAsTheReference) {
   }
 }
 
+// A path stopped part way resumes from its checkpoint, on another rank count: the lambdas solved before
+// are kept as they were, and the rest are solved as an uninterrupted run solves them.
+TEST_F(LogregEndToEnd, PathResumesFromItsCheckpoint) {
+  const std::string checkpoint = scratch("path.checkpoint"), whole = scratch("whole.csv"),
+                    resumed = scratch("resumed.csv");
+  const std::string flags = std::string(SCHMP_LOGREG_BIN) + " --layout all --data " + generated() +
+                            " --path 10 --tol 1e-10 --progress_seconds 0";
+  ASSERT_EQ(run(mpirun(2) + flags + " --path_table " + whole).status, 0);
+  const Output stopped = run(mpirun(2) + flags + " --max_rounds 400 --checkpoint " + checkpoint);
+  ASSERT_EQ(stopped.status, 0) << stopped.text;
+  ASSERT_NE(stopped.text.find("max_rounds"), std::string::npos) << stopped.text;
+  const Output out = run(mpirun(3) + flags + " --resume " + checkpoint + " --path_table " + resumed);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const testing::Trace expected = testing::read_trace(whole), found = testing::read_trace(resumed);
+  ASSERT_EQ(found.rows.size(), expected.rows.size());
+  for (std::size_t k = 0; k < found.rows.size(); ++k)
+    EXPECT_NEAR(found.rows[k][2], expected.rows[k][2], 1e-8 * expected.rows[k][2]) << "lambda " << k;
+  testing::expect_clean_failure(
+      run(mpirun(2) + std::string(SCHMP_LOGREG_BIN) + " --data " + generated() + " --resume " + checkpoint),
+      "schmp-logreg: error: " + checkpoint + ": the checkpoint is of a path: give --path");
+}
+
 // The reference's cross-validation of a path: at each lambda, the folds' mean held-out binomial deviance
 // (twice the log-loss), each fold weighing its rows, and its standard error; each fold solved at C =
 // 1 / (lambda times its training rows).

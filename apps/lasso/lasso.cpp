@@ -1053,11 +1053,24 @@ Lasso::Saved Lasso::Coordinator::save() const {
   for (std::size_t j = 0; j < retired_.size(); ++j) {
     if (retired_[j]) saved.retired.push_back(static_cast<ParamIndex>(j));
   }
+  if (path_.active()) saved.path = path_.serialised();
   return saved;
 }
 
 Lasso::Commit Lasso::Coordinator::restore(const Saved& saved, Priorities& priorities) {
-  if (path_.active()) throw std::runtime_error("a path (--path) does not resume from a checkpoint");
+  if (path_.active() != !saved.path.empty()) {
+    throw std::runtime_error(saved.path.empty() ? "the checkpoint is of one lambda: drop --path"
+                                                : "the checkpoint is of a path: give --path");
+  }
+  if (path_.active()) {
+    // The solved lambdas are kept, and the solve goes on at the one it was at; the seconds go on too.
+    path_.resume(Path::deserialised(saved.path));
+    set_lambda(path_.lambda());
+    if (!path_.points().empty()) {
+      start_ -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(path_.points().back().seconds));
+    }
+  }
   // lambda_max is a sum over workers, so it may differ in its last bits with another rank count.
   if (saved.standardize != (config_.standardize ? 1 : 0))
     throw std::runtime_error(std::string("the checkpoint was fitted ") +

@@ -226,9 +226,10 @@ struct Lasso {
     std::uint64_t standardize = 0;
     std::vector<double> beta;  // of the problem solved: the scaled columns' with --standardize
     std::vector<ParamIndex> retired;
+    std::vector<double> path;  // a path's points so far (Path::serialised); empty for one lambda
     template <class V>
     void visit(V& v) {
-      v(lambda, l1_ratio, standardize, beta, retired);
+      v(lambda, l1_ratio, standardize, beta, retired, path);
     }
   };
 

@@ -31,11 +31,23 @@ std::vector<double> Path::serialised() const {
   numbers.insert(numbers.end(), lambdas_.begin(), lambdas_.end());
   numbers.push_back(static_cast<double>(points_.size()));
   for (const PathPoint& p : points_) {
-    numbers.insert(numbers.end(), {p.lambda, p.objective, p.gap, p.relative_gap, p.seconds, p.intercept,
-                                   static_cast<double>(p.beta.size())});
+    numbers.insert(numbers.end(), {p.lambda, p.objective, p.gap, p.relative_gap, p.seconds, p.test_mse,
+                                   p.intercept, static_cast<double>(p.beta.size())});
     for (const auto& [j, value] : p.beta) numbers.insert(numbers.end(), {static_cast<double>(j), value});
   }
   return numbers;
+}
+
+void Path::resume(const Path& saved) {
+  bool same = saved.lambdas_.size() == lambdas_.size() && saved.points_.size() < solved_;
+  for (std::size_t k = 0; same && k < lambdas_.size(); ++k)
+    same = std::abs(saved.lambdas_[k] - lambdas_[k]) <= 1e-9 * lambdas_[k];
+  if (!same) {
+    throw std::runtime_error(
+        "the checkpoint's path does not fit this run: its lambdas differ, or it is solved "
+        "to the end already");
+  }
+  points_ = saved.points_;
 }
 
 Path Path::deserialised(std::span<const double> numbers) {
@@ -50,9 +62,9 @@ Path Path::deserialised(std::span<const double> numbers) {
   path.solved_ = path.lambdas_.size();
   path.points_.resize(static_cast<std::size_t>(next()));
   for (PathPoint& p : path.points_) {
-    for (double* field : {&p.lambda, &p.objective, &p.gap, &p.relative_gap, &p.seconds, &p.intercept})
+    for (double* field :
+         {&p.lambda, &p.objective, &p.gap, &p.relative_gap, &p.seconds, &p.test_mse, &p.intercept})
       *field = next();
-    p.test_mse = std::numeric_limits<double>::quiet_NaN();
     p.beta.resize(static_cast<std::size_t>(next()));
     for (auto& [j, value] : p.beta) {
       j = static_cast<ParamIndex>(next());

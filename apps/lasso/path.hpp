@@ -39,9 +39,12 @@ class Path {
   // The folds' results at these lambdas: shown beside the points, the path solved down to lambda_min
   // (the points past it, of a path solved beside the folds, let go).
   void cross_validated(const CrossValidation& cv);
-  // The lambdas and the points as numbers (a job's result(), which has no held-out rows), and back.
+  // The lambdas and the points as numbers (a job's result(), a checkpoint's), and back.
   std::vector<double> serialised() const;
   static Path deserialised(std::span<const double> numbers);
+  // Takes the points of `saved` (a checkpoint's path), whose lambdas must be these; throws
+  // std::runtime_error otherwise.
+  void resume(const Path& saved);
 
   bool active() const { return !lambdas_.empty(); }
   double lambda() const { return lambdas_[points_.size()]; }  // the one being solved

@@ -1221,11 +1221,24 @@ Logreg::Saved Logreg::Coordinator::save() const {
   saved.w.assign(w_.data(), w_.data() + w_.size());
   saved.initial_optimality = initial_optimality_;
   saved.parallel = parallel_;
+  if (path_.active()) saved.path = path_.serialised();
   return saved;
 }
 
 Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
-  if (path_.active()) throw std::runtime_error("a path (--path) does not resume from a checkpoint");
+  if (path_.active() != !saved.path.empty()) {
+    throw std::runtime_error(saved.path.empty() ? "the checkpoint is of one C: drop --path"
+                                                : "the checkpoint is of a path: give --path");
+  }
+  if (path_.active()) {
+    // The solved lambdas are kept, and the solve goes on at the one it was at; the seconds go on too.
+    path_.resume(Path::deserialised(saved.path));
+    set_C(path_.C());
+    if (!path_.points().empty()) {
+      start_ -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(path_.points().back().seconds));
+    }
+  }
   // Without the flag the rows labelled 1 are the positive ones (other labels are refused while loading),
   // so "not given" and "1" label the rows alike.
   const auto same_label = [](const std::string& a, const std::string& b) {
@@ -1234,9 +1247,11 @@ Logreg::Commit Logreg::Coordinator::restore(const Saved& saved, Priorities&) {
     };
     return positive(a) == positive(b);
   };
-  if (saved.C != config_.C || saved.penalty != static_cast<std::uint8_t>(penalty_) ||
-      saved.l1_ratio != config_.l1_ratio || saved.bias != (config_.bias ? 1 : 0) ||
-      saved.fit_intercept != (config_.fit_intercept ? 1 : 0) ||
+  // A path's C is its lambda's, which the path's check has matched (to rounding: lambda_max is a sum).
+  const bool same_C =
+      path_.active() ? std::abs(saved.C - config_.C) <= 1e-9 * config_.C : saved.C == config_.C;
+  if (!same_C || saved.penalty != static_cast<std::uint8_t>(penalty_) || saved.l1_ratio != config_.l1_ratio ||
+      saved.bias != (config_.bias ? 1 : 0) || saved.fit_intercept != (config_.fit_intercept ? 1 : 0) ||
       saved.standardize != (config_.standardize ? 1 : 0) ||
       !same_label(saved.positive_label, config_.positive_label)) {
     throw std::runtime_error("the checkpoint was made with --C " + label_text(saved.C) + " --penalty " +

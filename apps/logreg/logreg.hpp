@@ -345,10 +345,11 @@ struct Logreg {
     std::vector<double> w;
     double initial_optimality = 0;  // the yardstick of --tol
     std::uint64_t parallel = 0;     // coordinates that may move per round (after interference)
+    std::vector<double> path;       // a path's points so far (Path::serialised); empty for one C
     template <class V>
     void visit(V& v) {
       v(C, penalty, l1_ratio, bias, fit_intercept, standardize, positive_label, w, initial_optimality,
-        parallel);
+        parallel, path);
     }
   };
 

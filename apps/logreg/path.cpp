@@ -27,11 +27,25 @@ std::vector<double> Path::serialised() const {
   numbers.insert(numbers.end(),
                  {weight_sum_, static_cast<double>(size_), static_cast<double>(points_.size())});
   for (const PathPoint& p : points_) {
-    numbers.insert(numbers.end(), {p.lambda, p.C, p.objective, p.gap, p.relative_gap, p.seconds,
-                                   static_cast<double>(p.nonzeros), static_cast<double>(p.nonzero.size())});
+    numbers.insert(numbers.end(),
+                   {p.lambda, p.C, p.objective, p.gap, p.relative_gap, p.seconds, p.test_log_loss,
+                    p.test_accuracy, static_cast<double>(p.nonzeros), static_cast<double>(p.nonzero.size())});
     for (const auto& [j, value] : p.nonzero) numbers.insert(numbers.end(), {static_cast<double>(j), value});
   }
   return numbers;
+}
+
+void Path::resume(const Path& saved) {
+  bool same = saved.lambdas_.size() == lambdas_.size() && saved.points_.size() < solved_;
+  for (std::size_t k = 0; same && k < lambdas_.size(); ++k)
+    same = std::abs(saved.lambdas_[k] - lambdas_[k]) <= 1e-9 * lambdas_[k];
+  if (!same) {
+    throw std::runtime_error(
+        "the checkpoint's path does not fit this run: its lambdas differ, or it is solved "
+        "to the end already");
+  }
+  points_ = saved.points_;
+  size_ = saved.size_;
 }
 
 Path Path::deserialised(std::span<const double> numbers) {
@@ -48,10 +62,10 @@ Path Path::deserialised(std::span<const double> numbers) {
   path.solved_ = path.lambdas_.size();
   path.points_.resize(static_cast<std::size_t>(next()));
   for (PathPoint& p : path.points_) {
-    for (double* field : {&p.lambda, &p.C, &p.objective, &p.gap, &p.relative_gap, &p.seconds})
+    for (double* field : {&p.lambda, &p.C, &p.objective, &p.gap, &p.relative_gap, &p.seconds,
+                          &p.test_log_loss, &p.test_accuracy})
       *field = next();
     p.nonzeros = static_cast<std::size_t>(next());
-    p.test_log_loss = p.test_accuracy = std::numeric_limits<double>::quiet_NaN();
     p.nonzero.resize(static_cast<std::size_t>(next()));
     for (auto& [j, value] : p.nonzero) {
       j = static_cast<ParamIndex>(next());
