@@ -595,7 +595,7 @@ TEST_F(LogregEndToEnd, PathSolvesEveryLambdaAsTheReference) {
       for (const double w : reference[k].w) largest = std::max(largest, std::abs(w));
       for (std::size_t j = 0; j < reference[k].w.size(); ++j) {
         const double ours = found[k].count(j) ? found[k].at(j) : 0.0;
-        EXPECT_NEAR(ours, reference[k].w[j], 1e-5 * largest) << "lambda " << k << " weight " << j;
+        EXPECT_NEAR(ours, reference[k].w[j], 3e-5 * largest) << "lambda " << k << " weight " << j;
         if (k == 0 && j + 1 < reference[k].w.size()) {
           EXPECT_LT(std::abs(ours), 1e-12) << "weight " << j;
         }

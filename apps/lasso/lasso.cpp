@@ -440,7 +440,7 @@ void Lasso::Coordinator::next_lambda(const Report& converged) {
   // iterates for extrapolation, its working set and the rounds' pace there.
   best_dual_ = -std::numeric_limits<double>::infinity();
   full_gap_ = std::numeric_limits<double>::infinity();
-  rent_gap_ = std::numeric_limits<double>::infinity();
+  pace_from_next_ = true;
   at_floor_ = false;
   last_objective_ = std::numeric_limits<double>::infinity();
   last_beta_ = beta_;
@@ -953,11 +953,13 @@ double Lasso::Coordinator::rounds_remaining(double gap) {
   // change meanwhile: the step's solve moves coefficients in and out of it.
   const bool same_scope = scope_ == rent_scope_;
   rent_scope_ = scope_;
-  if (!same_scope) restart_pace(gap);
+  if (!same_scope || std::exchange(pace_from_next_, false)) restart_pace(gap);
   ++rent_evaluations_;
-  if (!(gap > config_.tol) || rent_evaluations_ < 3) return 0;
+  if (!(gap > config_.tol)) return 0;
+  if (rent_evaluations_ < 3) return std::isnan(path_pace_) ? 0.0 : std::log10(gap / config_.tol) * path_pace_;
   const double digits = std::log10(rent_gap_ / gap);
   if (!(digits > 0)) return std::numeric_limits<double>::infinity();
+  if (path_.active()) path_pace_ = rented_ / digits;
   return std::log10(gap / config_.tol) * rented_ / digits;
 }
 

@@ -445,6 +445,14 @@ struct Lasso {
     // Infinite until the first change of scope (the first working set): no pace is known before it.
     double rent_gap_ = std::numeric_limits<double>::infinity();
     std::vector<ParamIndex> rent_scope_;
+    // On a path: the rounds' work per digit of the gap last measured, which estimates the next lambda's
+    // until its own pace is known (NaN: none yet). Without it a lambda's few evaluations end before
+    // the estimate, and steps from the Gram matrix, whose columns the cache keeps from lambda to
+    // lambda, would never be taken.
+    double path_pace_ = std::numeric_limits<double>::quiet_NaN();
+    // A new lambda's pace is measured from its first evaluation: its support is the last lambda's, near
+    // its own, so the rule that waits for the first working set does not apply.
+    bool pace_from_next_ = false;
     std::uint64_t last_round_ = std::numeric_limits<std::uint64_t>::max();
   };
 

@@ -1200,6 +1200,10 @@ void Logreg::Coordinator::next_lambda(const Report& converged, const Stats& summ
   full_gap_ = std::numeric_limits<double>::infinity();
   scoped_evaluations_ = 0;
   iterates_.clear();
+  // The step that just ended was scored at the last lambda; at this one its violations would read as
+  // lost digits, and StepWays would give up the way that took it.
+  for (const ParamIndex j : step_covered_) step_violations_[j] = NAN;
+  step_covered_.clear();
   objective_ = objective(w_, summed.loss);
   start_outer_iteration(summed, priorities);
   initial_optimality_ = optimality();

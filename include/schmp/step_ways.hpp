@@ -69,6 +69,9 @@ class StepWays {
     if (mode_ != Mode::kAuto) return mode_ == Mode::kHessian;
     if (last_ == kHessian) return std::isnan(score_[kRounds]) || score_[kHessian] >= score_[kRounds];
     if (rounds_digits_.size() < kWindow) return false;
+    // The Hessian's last step did better per unit of work than the rounds' last: back to it, creeping
+    // or not (on a path each lambda's rounds gain many digits from a warm start, yet cost more).
+    if (score_[kHessian] > score_[kRounds]) return true;
     if (!std::isnan(score_[kHessian]) && same_in_a_row_ < kRetryAfter) return false;
     const double mean = std::accumulate(rounds_digits_.begin(), rounds_digits_.end(), 0.0) / kWindow;
     return mean < kCreeping;
