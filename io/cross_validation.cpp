@@ -62,6 +62,18 @@ std::vector<double> path_lambdas(std::size_t count, double lambda_max, double mi
   return lambdas;
 }
 
+void check_resumable_path(const std::vector<double>& saved_lambdas, std::size_t saved_points,
+                          const std::vector<double>& lambdas, std::size_t solved) {
+  bool same = saved_lambdas.size() == lambdas.size() && saved_points < solved;
+  for (std::size_t k = 0; same && k < lambdas.size(); ++k)
+    same = std::abs(saved_lambdas[k] - lambdas[k]) <= 1e-9 * lambdas[k];
+  if (!same) {
+    throw std::runtime_error(
+        "the checkpoint's path does not fit this run: its lambdas differ, or it is solved to the end "
+        "already");
+  }
+}
+
 WeightedRows read_weighted_rows(const RowsSource& source, Peers& peers) {
   WeightedRows read;
   read.rows = io::read_rows_part(source.data, source.labels, peers, source.names);

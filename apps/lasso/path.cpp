@@ -39,14 +39,7 @@ std::vector<double> Path::serialised() const {
 }
 
 void Path::resume(const Path& saved) {
-  bool same = saved.lambdas_.size() == lambdas_.size() && saved.points_.size() < solved_;
-  for (std::size_t k = 0; same && k < lambdas_.size(); ++k)
-    same = std::abs(saved.lambdas_[k] - lambdas_[k]) <= 1e-9 * lambdas_[k];
-  if (!same) {
-    throw std::runtime_error(
-        "the checkpoint's path does not fit this run: its lambdas differ, or it is solved "
-        "to the end already");
-  }
+  check_resumable_path(saved.lambdas_, saved.points_.size(), lambdas_, solved_);
   points_ = saved.points_;
 }
 

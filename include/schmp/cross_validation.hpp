@@ -57,6 +57,12 @@ WeightedRows training_rows(const RowsSource& source, Peers& peers, const Weighte
 WeightedRows held_out_rows(const WeightedRows& all, std::uint32_t folds, std::uint64_t seed,
                            std::uint32_t fold);
 
+// Throws std::runtime_error unless a checkpoint's path (its lambdas, and `saved_points` of them solved)
+// fits a run's path of `lambdas` that solves `solved` of them: the same lambdas to rounding (lambda_max is
+// a sum over workers), and one left to solve at least.
+void check_resumable_path(const std::vector<double>& saved_lambdas, std::size_t saved_points,
+                          const std::vector<double>& lambdas, std::size_t solved);
+
 // glmnet's lambdas of a path: `count` values from lambda_max down to min_ratio * lambda_max, evenly spaced
 // on a log scale.
 std::vector<double> path_lambdas(std::size_t count, double lambda_max, double min_ratio);
