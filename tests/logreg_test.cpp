@@ -585,6 +585,23 @@ TEST(StepWays, RoundsUntilTheyCreepThenTheHessianWhileItDoesBetter) {
   EXPECT_FALSE(ways.hessian_next());
 }
 
+// After rounds that no longer creep (a path's warm starts), the Hessian is taken again at once when its
+// last step did better per unit of work than the rounds' last.
+TEST(StepWays, BackToTheHessianWhenItsLastStepDidBetter) {
+  StepWays ways;
+  auto step = [&](StepWays::Way way, double work, double digits) {
+    ways.spend(work);
+    ways.step_ended(way, digits);
+  };
+  for (int k = 0; k < 4; ++k) step(StepWays::kRounds, 100, 0.1);
+  ASSERT_TRUE(ways.hessian_next());
+  step(StepWays::kHessian, 100, 3);    // 0.03 digits a unit
+  step(StepWays::kRounds, 1000, 0.9);  // taken anyway (a model too large): 0.0009, and 0.3 digits a step
+  EXPECT_TRUE(ways.hessian_next());
+  step(StepWays::kHessian, 10000, 0.1);  // 0.00001: worse than the rounds' last
+  EXPECT_FALSE(ways.hessian_next());
+}
+
 // The dual value from the grid of scales: below the exact sum of entropies wherever t falls, and close.
 TEST(LogregDual, TheChordOfTheGridBoundsTheEntropySumFromBelow) {
   std::mt19937_64 random(3);
