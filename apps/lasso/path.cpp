@@ -16,7 +16,20 @@ Path::Path(std::size_t count, double lambda_max, double min_ratio)
     : lambdas_(path_lambdas(count, lambda_max, min_ratio)), solved_(count) {}
 
 void Path::hold_out(io::SparseRows rows, std::vector<double> weights) {
-  test_ = std::move(rows);
+  test_column_start_.assign(rows.columns() + std::size_t{1}, 0);
+  for (std::uint32_t j : rows.index) ++test_column_start_[j + std::size_t{1}];
+  std::partial_sum(test_column_start_.begin(), test_column_start_.end(), test_column_start_.begin());
+  std::vector<std::uint64_t> next(test_column_start_.begin(), test_column_start_.end() - 1);
+  test_row_.resize(rows.index.size());
+  test_value_.resize(rows.index.size());
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+      const std::uint64_t at = next[rows.index[e]]++;
+      test_row_[at] = static_cast<std::uint32_t>(r);
+      test_value_[at] = rows.value[e];
+    }
+  }
+  test_labels_ = std::move(rows.labels);
   test_weights_ = std::move(weights);
 }
 
@@ -69,27 +82,32 @@ Path Path::deserialised(std::span<const double> numbers) {
 }
 
 double Path::test_weight() const {
-  if (test_weights_.empty()) return static_cast<double>(test_.rows());
+  if (test_weights_.empty()) return static_cast<double>(test_labels_.size());
   return std::accumulate(test_weights_.begin(), test_weights_.end(), 0.0);
 }
 
-double Path::mse(const Eigen::VectorXd& beta, double intercept) const {
+double Path::mse(const PathPoint& point) const {
   if (!has_test()) return std::numeric_limits<double>::quiet_NaN();
-  const LinearModel model{0, intercept, std::vector<double>(beta.data(), beta.data() + beta.size())};
-  const std::vector<double> predicted = predictions(model, test_);
-  if (test_weights_.empty()) return regression_quality(predicted, test_.labels).mse;
+  std::vector<double> predicted(test_labels_.size(), point.intercept);
+  const std::size_t columns = test_column_start_.size() - 1;
+  for (const auto& [j, value] : point.beta) {
+    if (j >= columns) continue;  // a feature no held-out row has
+    for (std::uint64_t e = test_column_start_[j]; e < test_column_start_[j + 1]; ++e)
+      predicted[test_row_[e]] += value * test_value_[e];
+  }
+  if (test_weights_.empty()) return regression_quality(predicted, test_labels_).mse;
   double sse = 0;
   for (std::size_t r = 0; r < predicted.size(); ++r)
-    sse += test_weights_[r] * (test_.labels[r] - predicted[r]) * (test_.labels[r] - predicted[r]);
+    sse += test_weights_[r] * (test_labels_[r] - predicted[r]) * (test_labels_[r] - predicted[r]);
   return sse / test_weight();
 }
 
 void Path::record(PathPoint point, const Eigen::VectorXd& beta) {
-  point.test_mse = mse(beta, point.intercept);
   for (Eigen::Index j = 0; j < beta.size(); ++j) {
     if (beta[j] != 0) point.beta.emplace_back(static_cast<ParamIndex>(j), beta[j]);
   }
   point.nonzeros = point.beta.size();
+  point.test_mse = mse(point);
   points_.push_back(std::move(point));
 }
 

@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,7 +49,7 @@ class Path {
 
   bool active() const { return !lambdas_.empty(); }
   double lambda() const { return lambdas_[points_.size()]; }  // the one being solved
-  bool has_test() const { return test_.rows() > 0; }
+  bool has_test() const { return !test_labels_.empty(); }
   std::size_t size() const { return solved_; }  // the lambdas to solve
   const std::vector<double>& lambdas() const { return lambdas_; }
   const std::optional<CrossValidation>& cross_validation() const { return cv_; }
@@ -68,12 +69,17 @@ class Path {
   void write_models(const std::string& path, const std::string& header) const;
 
  private:
-  double mse(const Eigen::VectorXd& beta, double intercept) const;
+  double mse(const PathPoint& point) const;
 
   std::vector<double> lambdas_;
   std::size_t solved_ = 0;
   std::vector<PathPoint> points_;
-  io::SparseRows test_;
+  // The held-out rows by column: a point's predictions then cost its nonzeros' entries, not every
+  // entry (a wide fold holds many more entries than a sparse model touches).
+  std::vector<double> test_labels_;
+  std::vector<std::uint64_t> test_column_start_{0};
+  std::vector<std::uint32_t> test_row_;
+  std::vector<double> test_value_;
   std::vector<double> test_weights_;
   std::optional<CrossValidation> cv_;
 };
