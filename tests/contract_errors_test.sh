@@ -30,6 +30,8 @@ expect "P::Dependency is made as Dependency(const Config&, ParamRange owned, con
   -DDEPENDENCY_WITHOUT_DATA
 expect "Partial: a program that names its Partial returns it from Worker::update" -DPARTIAL=float
 expect "finish: the optional Coordinator::finish is void finish(const Summary&)" -DFINISH_WITHOUT_SUMMARY
+expect "pacing: the optional Coordinator::evaluation_size is std::size_t evaluation_size() const" \
+  -DEVALUATION_SIZE_NOT_CONST
 program="$source/tests/contract/rotation.inc"
 expect "Shared: a rotation program with a Shared message needs Shared Worker::share()" -DSHARED_MESSAGE
 expect "Shared: a rotation program with a Shared message needs Shared Worker::share()" -DWORKER_SHARES

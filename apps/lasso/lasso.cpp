@@ -862,6 +862,18 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
   return report;
 }
 
+std::size_t Lasso::Coordinator::evaluation_size() const {
+  // A working set's evaluation waits for about four sweeps over it (celer checks its inner gap every ten
+  // epochs): after one, its gap has often fallen just far enough to call for a full evaluation that
+  // finds little solved (on the generated 10,000 x 50,000 path, 1.08 s against 0.80). A full evaluation
+  // comes as the engine paces it for every live coefficient: on a path nothing is retired, and on
+  // correlated sets that held the working set's evaluations back 60 sweeps (leukemia's path 0.37 s
+  // against 0.15).
+  constexpr std::size_t kSweepsPerEvaluation = 4;
+  const std::vector<ParamIndex>& next = rescope_ ? next_scope_ : scope_;
+  return next.empty() ? active_.size() : std::min(active_.size(), kSweepsPerEvaluation * next.size());
+}
+
 std::vector<ParamIndex> Lasso::Coordinator::working_set(const std::vector<double>& gradient, double s) const {
   // As celer grows its working sets: the coefficients nonzero or about to move, then as many again (at
   // least kSmallest in all) of the others, nearest first to moving: |x_j . theta| nearest 1, in units

@@ -286,6 +286,9 @@ struct Lasso {
     std::vector<double> initial_changes() const;
     Commit aggregate(const Schedule& schedule, const Partial& summed, Priorities& priorities);
     Report report(const Stats& summed, Priorities& priorities);
+    // What the next evaluation covers, which paces the evaluations (program.hpp): a working set's
+    // cost little, so they come sooner than full ones.
+    std::size_t evaluation_size() const;
     void finish(const Summary& summary);
     // A fold job's: the held-out weight (its rows without --weights), then the MSE at each lambda. A
     // refit beside the folds: see Config::refit_beside.

@@ -136,7 +136,8 @@ class DynamicLoop final : public RoundLoop {
       return program_.wants_evaluation() || (options_.eval_every > 0 && rounds >= options_.eval_every);
     }
     if (options_.eval_every > 0) return rounds >= options_.eval_every;
-    const std::uint64_t every = auto_eval_every(live_params_, options_.schedule_size, cyclic_);
+    const std::uint64_t every =
+        auto_eval_every(program_.evaluation_size(live_params_), options_.schedule_size, cyclic_);
     if (!cyclic_) return rounds >= every;
     // At a sweep's end, so that the evaluations see iterates of one fixed map once the sweeps keep
     // their length: the first after that many rounds, or the first whose summed changes fell to a tenth

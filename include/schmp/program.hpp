@@ -46,6 +46,9 @@
 //   pacing      bool Coordinator::wants_evaluation() const: asked after every round, for programs with
 //               outer iterations. Default: every --eval_every rounds, or (0) an eighth of a sweep over
 //               the live parameters.
+//   evaluation  std::size_t Coordinator::evaluation_size() const: how many parameters the next
+//               evaluation covers (a working set's), which sets that default pace: an evaluation of a
+//               small set costs little, so it may come often. Default: the live parameters.
 //   Dependency  class P::Dependency, made as Dependency(const Config&, ParamRange owned, const
 //               DataColumns&) with bool interferes(ParamIndex, ParamIndex) const, or with void clear()
 //               and bool admit(ParamIndex), a filter of the block being built. Default: NoDependency.

@@ -93,6 +93,13 @@ constexpr bool check_dynamic_program() {
           },
       "pacing: the optional Coordinator::wants_evaluation is bool wants_evaluation() const (program.hpp)");
   static_assert(
+      !SCHMP_NAMES(Coordinator, evaluation_size) ||
+          requires(const Coordinator& c) {
+            { c.evaluation_size() } -> std::convertible_to<std::size_t>;
+          },
+      "pacing: the optional Coordinator::evaluation_size is std::size_t evaluation_size() const "
+      "(program.hpp)");
+  static_assert(
       !requires(const typename P::Config& config) { DependencyOf<P>::takes_columns(config); } ||
           HoldsRows<Worker>,
       "rows: a Dependency with takes_columns() is handed the rows of Worker::rows(), which the "
@@ -262,6 +269,13 @@ class TypedCoordinator final : public CoordinatorRole {
       return coordinator_->wants_evaluation();
     } else {
       return false;
+    }
+  }
+  std::size_t evaluation_size(std::size_t live) const override {
+    if constexpr (requires { coordinator_->evaluation_size(); }) {
+      return coordinator_->evaluation_size();
+    } else {
+      return live;
     }
   }
   bool saves() const override { return kSaves; }

@@ -51,6 +51,8 @@ class CoordinatorRole {
   // Whether the program paces evaluations itself (see program.hpp), and whether it asks for one now.
   virtual bool paces_evaluations() const = 0;
   virtual bool wants_evaluation() const = 0;
+  // How many parameters the next evaluation covers: the program's evaluation_size(), else `live`.
+  virtual std::size_t evaluation_size(std::size_t live) const = 0;
   virtual void finish(const Summary& summary) = 0;
   virtual std::vector<double> result() const = 0;  // the program's optional result(), after finish()
   // Checkpoints, for programs with a Saved message: the model as bytes, and back; restore() returns
