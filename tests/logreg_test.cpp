@@ -573,10 +573,10 @@ TEST(StepWays, RoundsUntilTheyCreepThenTheHessianWhileItDoesBetter) {
   step(Ways::kHessian, 1000, 0.5);  // 0.0005: worse than the rounds
   EXPECT_FALSE(ways.hessian_next());
   for (int k = 0; k < 7; ++k) {
-    step(Ways::kRounds, 100, 0.1);
+    step(Ways::kRounds, 400, 0.25);  // 0.000625 digits a unit: better than the Hessian's last
     EXPECT_FALSE(ways.hessian_next()) << "step " << k;  // the Hessian waits 8 steps
   }
-  step(Ways::kRounds, 100, 0.1);
+  step(Ways::kRounds, 400, 0.25);
   EXPECT_TRUE(ways.hessian_next());
   step(Ways::kRounds, 100, 0.9);
   step(Ways::kRounds, 100, 0.9);
@@ -600,6 +600,33 @@ TEST(StepWays, BackToTheHessianWhenItsLastStepDidBetter) {
   EXPECT_TRUE(ways.hessian_next());
   step(StepWays::kHessian, 10000, 0.1);  // 0.00001: worse than the rounds' last
   EXPECT_FALSE(ways.hessian_next());
+}
+
+// A Hessian step many times as costly as the rounds' is tried again only once the rounds have spent
+// twice what it cost, and the rounds are judged over their last four steps, not by one cut short.
+TEST(StepWays, RetriesACostlyHessianOnlyAfterTwiceItsCost) {
+  StepWays ways;
+  auto step = [&](StepWays::Way way, double work, double digits) {
+    ways.spend(work);
+    ways.step_ended(way, digits);
+  };
+  for (int k = 0; k < 4; ++k) step(StepWays::kRounds, 100, 0.1);
+  ASSERT_TRUE(ways.hessian_next());
+  step(StepWays::kHessian, 10000, 0.5);  // 0.00005 digits a unit, against the rounds' 0.001
+  EXPECT_FALSE(ways.hessian_next());
+  int retried = 0;
+  for (int k = 1; k <= 300 && retried == 0; ++k) {
+    // One step in four loses digits; the window still scores the rounds at 0.00075 a unit.
+    step(StepWays::kRounds, 100, k % 4 == 0 ? -0.1 : 0.1);
+    if (ways.hessian_next()) retried = k;
+  }
+  EXPECT_EQ(retried, 200);  // 200 steps of 100: twice the Hessian's 10000
+}
+
+// A model's dense arithmetic: cheap while its matrix fits a core's cache, a worker's rate beyond.
+TEST(StepWays, DenseWorkCostsMoreOnceTheMatrixSpillsTheCache) {
+  EXPECT_DOUBLE_EQ(StepWays::dense_work(1e6, 100), StepWays::kDenseWork * 1e6);
+  EXPECT_DOUBLE_EQ(StepWays::dense_work(1e6, 2000), 1e6);
 }
 
 // The dual value from the grid of scales: below the exact sum of entropies wherever t falls, and close.

@@ -820,7 +820,8 @@ bool Logreg::Coordinator::solve_direction(const Stats& summed) {
   }
   for (Eigen::Index k = 0; k < f; ++k) d_[model_[static_cast<std::size_t>(k)]] = solution.d[k];
   if (free) d_[intercept_] = -(g[f] + free_column.dot(solution.d)) / h(f, f);
-  ways_.spend(summed.hessian_products + StepWays::kDenseWork * (static_cast<double>(m * m) + solution.work));
+  ways_.spend(summed.hessian_products +
+              StepWays::dense_work(static_cast<double>(m * m) + solution.work, static_cast<std::size_t>(m)));
   return true;
 }
 
