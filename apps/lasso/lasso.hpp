@@ -358,6 +358,9 @@ struct Lasso {
     // At the convergence of a path's lambda: records it and sets the next one up, its solve to start
     // afresh from the coefficients found.
     void next_lambda(const Report& converged);
+    // After next_lambda(), from the full evaluation that solved the last lambda (x_j . r = `gradient`
+    // over active_, with ||r||^2 = rr and y . r = yr): the new lambda's working set, gap and priorities.
+    void start_lambda(double rr, double yr, const std::vector<double>& gradient, Priorities& priorities);
     // beta on the data's own scale.
     Eigen::VectorXd original_beta() const { return beta_.cwiseProduct(unit_); }
     // The best intercept for `beta`: mean(y - X beta), 0 without --fit_intercept.
@@ -422,6 +425,7 @@ struct Lasso {
     // Working sets. scope_ is what the next evaluation covers, as shipped (empty: every live one).
     std::vector<ParamIndex> scope_;
     std::vector<ParamIndex> next_scope_;  // to ship with the next commit, when rescope_
+    std::size_t checked_scope_ = 0;       // the working set a full evaluation is to check, if any
     bool rescope_ = false;
     std::size_t scoped_evaluations_ = 0;                         // since the last full evaluation
     double full_gap_ = std::numeric_limits<double>::infinity();  // relative, at the last full evaluation
