@@ -867,7 +867,46 @@ TEST_F(LogregEndToEnd, MulticlassFitsEachClassAgainstTheRest) {
   EXPECT_NEAR(accuracy(model), accuracy(theirs), 0.5);
 }
 
-// --multiclass on data of one class, or with a positive class named: one line on every rank.
+// --multiclass --cv: each class's folds and refit side by side; each class gets the lambda_min, the
+// lambda_1se and the model at its lambda_min that its own binary --cv picks (itself checked against a
+// refit per fold above), at one, three and five ranks.
+TEST_F(LogregEndToEnd, MulticlassCrossValidationPicksEachClasssLambda) {
+  const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm", model = scratch("wine-cv.model");
+  const std::string flags = " --layout all --data " + wine +
+                            " --cv 4 --path 12 --seed 3 --tol 1e-10 --progress_seconds 0 --output ";
+  const std::regex binary_line("lambda_min ([^ ]+) \\(cv_deviance ([^ ]+)\\)  lambda_1se ([^ ]+) ");
+  std::vector<std::array<double, 3>> choices;  // per class: lambda_min, its deviance, lambda_1se
+  std::vector<std::vector<double>> weights;    // per class, with the intercept last
+  for (const std::string label : {"1", "2", "3"}) {
+    const std::string binary = scratch("wine-cv-" + label + ".model");
+    const Output out = run(std::string(SCHMP_LOGREG_BIN) + " --positive_label " + label + flags + binary);
+    ASSERT_EQ(out.status, 0) << out.text;
+    std::smatch found;
+    ASSERT_TRUE(std::regex_search(out.text, found, binary_line)) << out.text;
+    choices.push_back({std::stod(found[1]), std::stod(found[2]), std::stod(found[3])});
+    weights.push_back(model_weights(binary));
+  }
+  for (const int ranks : {1, 3, 5}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    const Output out = run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --multiclass" + flags + model);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const std::vector<double> w = model_weights(model);
+    ASSERT_EQ(w.size(), 3 * weights[0].size());
+    for (std::size_t c = 0; c < 3; ++c) {
+      const std::regex line(std::string("\n") + static_cast<char>('1' + c) + " +([^ ]+) +([^ ]+) +([^ ]+) ");
+      std::smatch found;
+      ASSERT_TRUE(std::regex_search(out.text, found, line)) << out.text;
+      EXPECT_NEAR(std::stod(found[1]), choices[c][0], 1e-7 * choices[c][0]) << "class " << c + 1;
+      EXPECT_NEAR(std::stod(found[2]), choices[c][2], 1e-7 * choices[c][2]) << "class " << c + 1;
+      EXPECT_NEAR(std::stod(found[3]), choices[c][1], 1e-7 * choices[c][1]) << "class " << c + 1;
+      for (std::size_t j = 0; j < weights[c].size(); ++j)
+        EXPECT_NEAR(w[3 * j + c], weights[c][j], 1e-6) << "class " << c + 1 << " weight " << j;
+    }
+  }
+}
+
+// --multiclass on data of one class, with a positive class named, with a path but no --cv, or with a
+// path table under --cv: one line on every rank.
 TEST_F(LogregEndToEnd, MulticlassMistakesAreOneLine) {
   const std::string one = scratch("one-class.svm");
   std::ofstream(one) << "2 1:1\n2 1:3 2:1\n";
@@ -877,6 +916,14 @@ TEST_F(LogregEndToEnd, MulticlassMistakesAreOneLine) {
     testing::expect_clean_failure(train(ranks, heart(), 1, true, "--multiclass --positive_label 1"),
                                   "schmp-logreg: error: --multiclass fits each class against the rest");
   }
+  const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm";
+  testing::expect_clean_failure(
+      run(mpirun(3) + SCHMP_LOGREG_BIN + " --data " + wine + " --multiclass --path 5"),
+      "schmp-logreg: error: --path fits two classes: drop --multiclass (--cv takes it)");
+  testing::expect_clean_failure(
+      run(mpirun(3) + SCHMP_LOGREG_BIN + " --data " + wine + " --multiclass --cv 3 --path_table " +
+          scratch("table.csv")),
+      "schmp-logreg: error: --multiclass --cv writes each class's model at its lambda_min (--output) only");
 }
 
 // Classes by name: labels that are words fit the models the numbers they replace fit, of three classes

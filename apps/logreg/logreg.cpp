@@ -97,8 +97,10 @@ void check_config(const Config& config) {
         "--path and --cv need an L1 share (--penalty l1, --l1_ratio above 0): an L2 penalty has no "
         "lambda_max");
   }
-  if (config.path > 0 && config.multiclass)
-    throw std::runtime_error("--path and --cv fit two classes: drop --multiclass");
+  if (config.path > 0 && config.multiclass && config.cv == 0)
+    throw std::runtime_error("--path fits two classes: drop --multiclass (--cv takes it)");
+  if (config.multiclass && config.cv > 0 && !(config.path_table.empty() && config.path_models.empty()))
+    throw std::runtime_error("--multiclass --cv writes each class's model at its lambda_min (--output) only");
   if (config.lambda_min_ratio != 0 && !(config.lambda_min_ratio > 0 && config.lambda_min_ratio < 1))
     throw std::runtime_error("--lambda_min_ratio must be in (0, 1)");
   if (config.path == 0 && !(config.path_table.empty() && config.path_models.empty()))
@@ -328,18 +330,18 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
   Peers& peers = peers_of(context);
   const RowsSource source = rows_source(config);
   WeightedRows mine;
-  if (config.silent) {
-    // One class of a one-vs-rest fit: the classes a process solves in turn read the data once.
-    mine = kept_rows(source, peers);
-    columns_in_data_ = mine.rows.columns();
-  } else if (config.fold < 0) {
-    mine = read_weighted_rows(source, peers);
-    columns_in_data_ = mine.rows.columns();
-  } else {
+  if (config.fold >= 0) {
     const WeightedRows& all = kept_rows(source, peers);
     columns_in_data_ = all.rows.columns();
     mine = training_rows(source, peers, all, static_cast<std::uint32_t>(config.cv), config.seed,
                          static_cast<std::uint32_t>(config.fold));
+  } else if (config.silent) {
+    // One class of a one-vs-rest fit: the classes a process solves in turn read the data once.
+    mine = kept_rows(source, peers);
+    columns_in_data_ = mine.rows.columns();
+  } else {
+    mine = read_weighted_rows(source, peers);
+    columns_in_data_ = mine.rows.columns();
   }
   rows_ = std::move(mine.rows);
   // Memory per feature on the first rank (docs/memory.md): the coordinator's (w, the direction, gradient,

@@ -110,22 +110,30 @@ int predict() {
 
 // --multiclass: the data's classes, a binary problem each (two classes: the larger label positive),
 // then the model of them all.
+// The data's classes, increasing (classes by name: their names' indices, the names into `config`);
+// std::runtime_error for data of one class, or an --output that cannot be written.
+std::vector<double> data_classes(schmp::logreg::Config& config) {
+  schmp::io::refuse_overwriting({{"--output", config.output}},
+                                {{"--data", config.data}, {"--test", config.test}});
+  if (!config.output.empty()) schmp::io::check_writable(config.output);
+  // Classes by name are numbered in the names' order; classes by number are their labels.
+  std::vector<double> classes;
+  config.label_names = schmp::io::read_label_names(config.data);
+  for (std::size_t c = 0; c < config.label_names.size(); ++c) classes.push_back(static_cast<double>(c));
+  if (config.label_names.empty()) classes = schmp::io::read_label_set(config.data, config.labels);
+  if (classes.size() < 2) {
+    throw std::runtime_error(
+        config.data + ": one class only (label " +
+        (classes.empty() ? std::string("none") : schmp::logreg::class_text(config, classes[0])) +
+        "): nothing to tell apart");
+  }
+  return classes;
+}
+
 int one_vs_rest(schmp::Job& job, schmp::logreg::Config config) {
   std::vector<double> classes;
   try {
-    schmp::io::refuse_overwriting({{"--output", config.output}},
-                                  {{"--data", config.data}, {"--test", config.test}});
-    if (!config.output.empty()) schmp::io::check_writable(config.output);
-    // Classes by name are numbered in the names' order; classes by number are their labels.
-    config.label_names = schmp::io::read_label_names(config.data);
-    for (std::size_t c = 0; c < config.label_names.size(); ++c) classes.push_back(static_cast<double>(c));
-    if (config.label_names.empty()) classes = schmp::io::read_label_set(config.data, config.labels);
-    if (classes.size() < 2) {
-      throw std::runtime_error(
-          config.data + ": one class only (label " +
-          (classes.empty() ? std::string("none") : schmp::logreg::class_text(config, classes[0])) +
-          "): nothing to tell apart");
-    }
+    classes = data_classes(config);
   } catch (const std::exception& e) {
     return job.refuse(e.what());
   }
@@ -149,7 +157,8 @@ int one_vs_rest(schmp::Job& job, schmp::logreg::Config config) {
 
 // --cv K: the folds' paths side by side on the ranks, then the refit on every row down to lambda_min,
 // which writes the model and the table with the folds' mean held-out deviance.
-int cross_validate(schmp::Job& job, schmp::logreg::Config config) {
+// The jobs of `config`'s folds.
+std::vector<schmp::logreg::Config> fold_jobs(const schmp::logreg::Config& config) {
   std::vector<schmp::logreg::Config> jobs;
   for (std::uint64_t k = 0; k < config.cv; ++k) {
     schmp::logreg::Config fold = config;
@@ -159,6 +168,11 @@ int cross_validate(schmp::Job& job, schmp::logreg::Config config) {
     fold.path_models.clear();
     jobs.push_back(fold);
   }
+  return jobs;
+}
+
+int cross_validate(schmp::Job& job, schmp::logreg::Config config) {
+  std::vector<schmp::logreg::Config> jobs = fold_jobs(config);
   // On several ranks the refit runs beside the folds, on the whole path: it fills a group's turn that
   // would otherwise wait. In one process it follows them, and stops at lambda_min.
   const bool beside = job.ranks() > 1;
@@ -190,6 +204,44 @@ int cross_validate(schmp::Job& job, schmp::logreg::Config config) {
               static_cast<unsigned long long>(config.cv), path.points().size(),
               path.cross_validation()->best + 1);
   schmp::logreg::write_path(config, path, refit[0], shape);
+  return 0;
+}
+
+// --multiclass --cv K: each class's folds and its refit beside them, all side by side on the ranks (in
+// one process, one after another); each class's model is its refit's at its own lambda_min, as
+// scikit-learn's LogisticRegressionCV picks C per class one-vs-rest.
+int cross_validate_classes(schmp::Job& job, schmp::logreg::Config config) {
+  std::vector<double> classes;
+  try {
+    classes = data_classes(config);
+  } catch (const std::exception& e) {
+    return job.refuse(e.what());
+  }
+  config.multiclass = false;
+  if (classes.size() == 2) {
+    config.positive_label = schmp::logreg::label_text(classes[1]);
+    return cross_validate(job, config);
+  }
+  std::vector<schmp::logreg::Config> jobs;
+  for (schmp::logreg::Config& positive : schmp::logreg::class_jobs(config, classes)) {
+    const std::vector<schmp::logreg::Config> folds = fold_jobs(positive);
+    jobs.insert(jobs.end(), folds.begin(), folds.end());
+    positive.refit_beside = true;
+    jobs.push_back(positive);
+  }
+  schmp::EachRun each = job.run_each<schmp::logreg::Logreg>(jobs);
+  schmp::forget_kept_rows();
+  if (each.status != 0) return each.status;
+  if (!job.first_rank()) return 0;
+  std::vector<schmp::logreg::ClassCv> fits;
+  const std::size_t per_class = config.cv + 1;
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    const auto first = each.results.begin() + static_cast<std::ptrdiff_t>(c * per_class);
+    fits.push_back(schmp::logreg::class_cv(config, classes[c],
+                                           {first, first + static_cast<std::ptrdiff_t>(config.cv)},
+                                           *(first + static_cast<std::ptrdiff_t>(config.cv))));
+  }
+  schmp::logreg::write_class_cv(config, fits);
   return 0;
 }
 
@@ -256,7 +308,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       return job.refuse(e.what());
     }
-    return cross_validate(job, config);
+    return config.multiclass ? cross_validate_classes(job, config) : cross_validate(job, config);
   }
   if (config.multiclass) {
     try {

@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <iomanip>
 
+#include "path.hpp"
 #include "predict.hpp"
+#include "schmp/cross_validation.hpp"
 #include "schmp/dataset.hpp"
 
 namespace schmp::logreg {
@@ -62,6 +64,47 @@ void print_one_vs_rest(const Config& config, const std::vector<ClassFit>& fits) 
         predict_classes(model, config.test, io::read_libsvm(config.test, {}, config.label_names), "");
     std::printf("test log-loss %.6g  accuracy %.4f  (%zu rows)\n", report.log_loss, report.accuracy,
                 report.rows);
+  }
+  if (!config.output.empty()) std::printf("model: %s\n", config.output.c_str());
+  std::fflush(stdout);
+}
+
+ClassCv class_cv(const Config& config, double label, const std::vector<std::vector<double>>& folds,
+                 const std::vector<double>& refit) {
+  constexpr std::size_t kShape = 5;  // lambda_max, nr_feature, bias, the two labels
+  Path path = Path::deserialised({refit.data() + kShape, refit.size() - kShape});
+  const CrossValidation cv(path.lambdas(), folds);
+  path.cross_validated(cv);
+  const PathPoint& chosen = path.points().at(cv.best);
+  const auto features = static_cast<std::size_t>(refit[1]);
+  std::vector<double> w(features + (refit[2] > 0 ? 1 : 0), 0.0);
+  for (const auto& [j, value] : chosen.nonzero) w.at(j) = value;
+  ClassCv result;
+  result.fit = {label,
+                class_text(config, label),
+                chosen.objective,
+                chosen.relative_gap,
+                static_cast<double>(chosen.nonzeros),
+                std::move(w)};
+  result.lambda_min = cv.lambdas[cv.best];
+  result.lambda_1se = cv.lambdas[cv.one_se];
+  result.deviance = cv.mean[cv.best];
+  result.se = cv.se[cv.best];
+  return result;
+}
+
+void write_class_cv(const Config& config, const std::vector<ClassCv>& classes) {
+  std::vector<ClassFit> fits;
+  for (const ClassCv& c : classes) fits.push_back(c.fit);
+  if (!config.output.empty())
+    write_liblinear_model(config.output, solver_type(config), one_vs_rest_model(config, fits));
+  std::printf("schmp-logreg: one-vs-rest over %zu classes, %llu folds each\n", classes.size(),
+              static_cast<unsigned long long>(config.cv));
+  std::printf("%-10s %-14s %-14s %-14s %-10s %s\n", "class", "lambda_min", "lambda_1se", "cv_deviance",
+              "cv_se", "nonzeros");
+  for (const ClassCv& c : classes) {
+    std::printf("%-10s %-14.8g %-14.8g %-14.8g %-10.4g %.0f\n", c.fit.text.c_str(), c.lambda_min,
+                c.lambda_1se, c.deviance, c.se, c.fit.nonzeros);
   }
   if (!config.output.empty()) std::printf("model: %s\n", config.output.c_str());
   std::fflush(stdout);

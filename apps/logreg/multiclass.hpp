@@ -33,4 +33,17 @@ LinearModel one_vs_rest_model(const Config& config, const std::vector<ClassFit>&
 // One line per class on stdout, then the held-out accuracy and log-loss with --test.
 void print_one_vs_rest(const Config& config, const std::vector<ClassFit>& fits);
 
+// A class's cross-validation (--multiclass --cv): its fit at its own lambda_min, and the folds' choice.
+struct ClassCv {
+  ClassFit fit;
+  double lambda_min = 0, lambda_1se = 0;
+  double deviance = 0, se = 0;  // the folds' mean held-out deviance at lambda_min, and its SE
+};
+// From the class's fold results and its refit's result (Config::refit_beside).
+ClassCv class_cv(const Config& config, double label, const std::vector<std::vector<double>>& folds,
+                 const std::vector<double>& refit);
+
+// One line per class on stdout, and the model of the classes' fits to --output.
+void write_class_cv(const Config& config, const std::vector<ClassCv>& classes);
+
 }  // namespace schmp::logreg
