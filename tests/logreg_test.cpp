@@ -552,16 +552,21 @@ TEST(LogregCoordinator, AHessianGivesTheNewtonStepInOneCommit) {
   }
 }
 
+// A StepWays and a step of it: `work` spent, `digits` gained.
+class StepWaysTest : public ::testing::Test {
+ protected:
+  void step(StepWays::Way way, double work, double digits) {
+    ways.spend(work);
+    ways.step_ended(way, digits);
+  }
+  StepWays ways;
+};
+
 // The choice between steps by rounds and steps from the Hessian: rounds while they gain enough digits a
 // step, the Hessian once they creep and for as long as it does better per unit of work, and a way given
 // up not tried again for 8 steps.
-TEST(StepWays, RoundsUntilTheyCreepThenTheHessianWhileItDoesBetter) {
+TEST_F(StepWaysTest, RoundsUntilTheyCreepThenTheHessianWhileItDoesBetter) {
   using Ways = StepWays;
-  Ways ways;
-  auto step = [&](Ways::Way way, double work, double digits) {
-    ways.spend(work);
-    ways.step_ended(way, digits);
-  };
   for (int k = 0; k < 3; ++k) {
     step(Ways::kRounds, 100, 0.1);
     EXPECT_FALSE(ways.hessian_next()) << "step " << k;  // too few steps to judge
@@ -587,12 +592,7 @@ TEST(StepWays, RoundsUntilTheyCreepThenTheHessianWhileItDoesBetter) {
 
 // After rounds that no longer creep (a path's warm starts), the Hessian is taken again at once when its
 // last step did better per unit of work than the rounds' last.
-TEST(StepWays, BackToTheHessianWhenItsLastStepDidBetter) {
-  StepWays ways;
-  auto step = [&](StepWays::Way way, double work, double digits) {
-    ways.spend(work);
-    ways.step_ended(way, digits);
-  };
+TEST_F(StepWaysTest, BackToTheHessianWhenItsLastStepDidBetter) {
   for (int k = 0; k < 4; ++k) step(StepWays::kRounds, 100, 0.1);
   ASSERT_TRUE(ways.hessian_next());
   step(StepWays::kHessian, 100, 3);    // 0.03 digits a unit
@@ -604,12 +604,7 @@ TEST(StepWays, BackToTheHessianWhenItsLastStepDidBetter) {
 
 // A Hessian step many times as costly as the rounds' is tried again only once the rounds have spent
 // twice what it cost, and the rounds are judged over their last four steps, not by one cut short.
-TEST(StepWays, RetriesACostlyHessianOnlyAfterTwiceItsCost) {
-  StepWays ways;
-  auto step = [&](StepWays::Way way, double work, double digits) {
-    ways.spend(work);
-    ways.step_ended(way, digits);
-  };
+TEST_F(StepWaysTest, RetriesACostlyHessianOnlyAfterTwiceItsCost) {
   for (int k = 0; k < 4; ++k) step(StepWays::kRounds, 100, 0.1);
   ASSERT_TRUE(ways.hessian_next());
   step(StepWays::kHessian, 10000, 0.5);  // 0.00005 digits a unit, against the rounds' 0.001

@@ -108,8 +108,6 @@ int predict() {
   return 0;
 }
 
-// --multiclass: the data's classes, a binary problem each (two classes: the larger label positive),
-// then the model of them all.
 // The data's classes, increasing (classes by name: their names' indices, the names into `config`);
 // std::runtime_error for data of one class, or an --output that cannot be written.
 std::vector<double> data_classes(schmp::logreg::Config& config) {
@@ -130,18 +128,8 @@ std::vector<double> data_classes(schmp::logreg::Config& config) {
   return classes;
 }
 
-int one_vs_rest(schmp::Job& job, schmp::logreg::Config config) {
-  std::vector<double> classes;
-  try {
-    classes = data_classes(config);
-  } catch (const std::exception& e) {
-    return job.refuse(e.what());
-  }
-  config.multiclass = false;
-  if (classes.size() == 2) {
-    config.positive_label = schmp::logreg::label_text(classes[1]);
-    return job.run<schmp::logreg::Logreg>(config);
-  }
+// --multiclass without --cv: a binary problem per class, then the model of them all.
+int one_vs_rest(schmp::Job& job, const schmp::logreg::Config& config, const std::vector<double>& classes) {
   const schmp::EachRun each = job.run_each<schmp::logreg::Logreg>(schmp::logreg::class_jobs(config, classes));
   schmp::forget_kept_rows();
   if (each.status != 0) return each.status;
@@ -210,18 +198,8 @@ int cross_validate(schmp::Job& job, schmp::logreg::Config config) {
 // --multiclass --cv K: each class's folds and its refit beside them, all side by side on the ranks (in
 // one process, one after another); each class's model is its refit's at its own lambda_min, as
 // scikit-learn's LogisticRegressionCV picks C per class one-vs-rest.
-int cross_validate_classes(schmp::Job& job, schmp::logreg::Config config) {
-  std::vector<double> classes;
-  try {
-    classes = data_classes(config);
-  } catch (const std::exception& e) {
-    return job.refuse(e.what());
-  }
-  config.multiclass = false;
-  if (classes.size() == 2) {
-    config.positive_label = schmp::logreg::label_text(classes[1]);
-    return cross_validate(job, config);
-  }
+int cross_validate_classes(schmp::Job& job, const schmp::logreg::Config& config,
+                           const std::vector<double>& classes) {
   std::vector<schmp::logreg::Config> jobs;
   for (schmp::logreg::Config& positive : schmp::logreg::class_jobs(config, classes)) {
     const std::vector<schmp::logreg::Config> folds = fold_jobs(positive);
@@ -243,6 +221,23 @@ int cross_validate_classes(schmp::Job& job, schmp::logreg::Config config) {
   }
   schmp::logreg::write_class_cv(config, fits);
   return 0;
+}
+
+// --multiclass: one-vs-rest over the data's classes, cross-validated with --cv. Two classes are the
+// binary problem, the later one positive.
+int multiclass(schmp::Job& job, schmp::logreg::Config config) {
+  std::vector<double> classes;
+  try {
+    classes = data_classes(config);
+  } catch (const std::exception& e) {
+    return job.refuse(e.what());
+  }
+  config.multiclass = false;
+  if (classes.size() == 2) {
+    config.positive_label = schmp::logreg::label_text(classes[1]);
+    return config.cv > 0 ? cross_validate(job, config) : job.run<schmp::logreg::Logreg>(config);
+  }
+  return config.cv > 0 ? cross_validate_classes(job, config, classes) : one_vs_rest(job, config, classes);
 }
 
 }  // namespace
@@ -308,7 +303,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       return job.refuse(e.what());
     }
-    return config.multiclass ? cross_validate_classes(job, config) : cross_validate(job, config);
+    return config.multiclass ? multiclass(job, config) : cross_validate(job, config);
   }
   if (config.multiclass) {
     try {
@@ -316,7 +311,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       return job.refuse(e.what());
     }
-    return one_vs_rest(job, config);
+    return multiclass(job, config);
   }
   return job.run<schmp::logreg::Logreg>(config);
 }
