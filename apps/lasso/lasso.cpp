@@ -454,20 +454,26 @@ void Lasso::Coordinator::start_lambda(double rr, double yr, const std::vector<do
   // That evaluation covered every live coefficient at the point the new lambda starts from: a second
   // full one there would say the same (on the generated 10,000 x 50,000 path, half the full ones).
   const DualPoint dual = dual_point(rr, yr, gradient);
-  const double rounding = n_ * std::numeric_limits<double>::epsilon() * (rr / n_ + std::abs(yr) / n_);
+  const double rounding = rounding_of(rr, yr);
   best_dual_ = dual.value - rounding;
   const double primal = rr / (2 * n_) + l1_ * beta_.lpNorm<1>();
   full_gap_ = primal > 0 ? std::max(rounding, primal - best_dual_) / primal : 0.0;
-  const double scaled_lambda = n_ * l1_;
   for (std::size_t k = 0; k < active_.size(); ++k) {
-    const ParamIndex j = active_[k];
-    const double norm = column_norms_[j];
-    if (retired_[j] || !(norm > 0)) continue;
-    const double step = soft_threshold(beta_[j] * norm + gradient[k], scaled_lambda) / norm - beta_[j];
-    priorities.set(j, fitted_change(j, step));
+    if (!retired_[active_[k]]) reprioritise(active_[k], gradient[k], priorities);
   }
   next_scope_ = working_set(gradient, dual.s);
   rescope_ = !next_scope_.empty();
+}
+
+double Lasso::Coordinator::rounding_of(double rr, double yr) const {
+  return n_ * std::numeric_limits<double>::epsilon() * (rr / n_ + std::abs(yr) / n_);
+}
+
+void Lasso::Coordinator::reprioritise(ParamIndex j, double gradient, Priorities& priorities) const {
+  const double norm = column_norms_[j];
+  if (!(norm > 0)) return;
+  const double step = soft_threshold(beta_[j] * norm + gradient, n_ * l1_) / norm - beta_[j];
+  priorities.set(j, fitted_change(j, step));
 }
 
 std::vector<std::string> Lasso::Coordinator::trace_columns() const {
@@ -805,8 +811,7 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
   }
   // Sums over n rows carry a rounding error of up to n ulps of their terms' total, in the primal and in
   // the dual: a gap within it proves nothing, and the reported gap never falls below it.
-  const double rounding =
-      n_ * std::numeric_limits<double>::epsilon() * (summed.rr / n_ + std::abs(summed.yr) / n_);
+  const double rounding = rounding_of(summed.rr, summed.yr);
   best_dual_ = std::max(best_dual_, (full ? dual : whole).value - rounding);
   if (full && ridge_ > 0 && !go_back_) best_dual_ = std::max(best_dual_, conjugate_dual(summed) - rounding);
   const double gap = std::max(rounding, primal - best_dual_ + rounding);
@@ -837,11 +842,7 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
       priorities.retire(j);
       continue;
     }
-    const double norm = column_norms_[j];
-    if (norm > 0) {
-      const double step = soft_threshold(beta_[j] * norm + (*gradient)[k], scaled_lambda) / norm - beta_[j];
-      priorities.set(j, fitted_change(j, step));
-    }
+    reprioritise(j, (*gradient)[k], priorities);
   }
   receive_gram(evaluated);
   // The gap over the coefficients evaluated: between full evaluations the pace of the rounds on the

@@ -361,6 +361,11 @@ struct Lasso {
     // After next_lambda(), from the full evaluation that solved the last lambda (x_j . r = `gradient`
     // over active_, with ||r||^2 = rr and y . r = yr): the new lambda's working set, gap and priorities.
     void start_lambda(double rr, double yr, const std::vector<double>& gradient, Priorities& priorities);
+    // The rounding error of sums over n rows with ||r||^2 = rr and y . r = yr: up to n ulps of their
+    // terms' total, in the primal and in the dual. A gap within it proves nothing.
+    double rounding_of(double rr, double yr) const;
+    // Sets coefficient j's priority to the step it would take now, x_j . r being `gradient`.
+    void reprioritise(ParamIndex j, double gradient, Priorities& priorities) const;
     // beta on the data's own scale.
     Eigen::VectorXd original_beta() const { return beta_.cwiseProduct(unit_); }
     // The best intercept for `beta`: mean(y - X beta), 0 without --fit_intercept.
