@@ -1290,6 +1290,20 @@ std::vector<double> Logreg::Coordinator::original_w() const {
   return {w.data(), w.data() + w.size()};
 }
 
+// A refit's result: lambda_max, nr_feature, bias, the two labels, then its path.
+constexpr std::size_t kRefitShape = 5;
+
+Refit refit_of(const std::vector<double>& result) {
+  Refit refit;
+  refit.lambda_max = result.at(0);
+  refit.shape.features = static_cast<std::size_t>(result.at(1));
+  refit.shape.bias = result.at(2);
+  refit.shape.labels = {result.at(3), result.at(4)};
+  refit.shape.label_texts = {label_text(result[3]), label_text(result[4])};
+  refit.path = Path::deserialised({result.data() + kRefitShape, result.size() - kRefitShape});
+  return refit;
+}
+
 std::vector<double> Logreg::Coordinator::result() const {
   if (config_.refit_beside) {
     const LinearModel shape = model_of({});

@@ -161,6 +161,14 @@ void check_config(const Config& config);
 // What a path's run says and writes: its table on stdout and in --path_table, its models in
 // --path_models, the last in --output; `shape` holds the models' labels, nr_feature and bias.
 void write_path(const Config& config, const Path& path, double lambda_max, const LinearModel& shape);
+// What a refit beside the folds found (its Coordinator::result(), Config::refit_beside): its path, and
+// the lambda_max and shape write_path needs.
+struct Refit {
+  double lambda_max = 0;
+  LinearModel shape;  // labels, nr_feature and bias; no weights
+  Path path;
+};
+Refit refit_of(const std::vector<double>& result);
 // The class `label` as the data writes it: its name, with label_names, else the number.
 std::string class_text(const Config& config, double label);
 // Where the rows of `config` come from.

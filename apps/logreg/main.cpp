@@ -179,19 +179,13 @@ int cross_validate(schmp::Job& job, schmp::logreg::Config config) {
   if (!job.first_rank()) return 0;
   const std::vector<double> refit = std::move(each.results.back());
   each.results.pop_back();
-  constexpr std::size_t kShape = 5;  // lambda_max, nr_feature, bias, the two labels
-  schmp::logreg::Path path =
-      schmp::logreg::Path::deserialised({refit.data() + kShape, refit.size() - kShape});
+  schmp::logreg::Refit found = schmp::logreg::refit_of(refit);
+  schmp::logreg::Path& path = found.path;
   path.cross_validated(schmp::CrossValidation(path.lambdas(), each.results));
-  schmp::logreg::LinearModel shape;
-  shape.features = static_cast<std::size_t>(refit[1]);
-  shape.bias = refit[2];
-  shape.labels = {refit[3], refit[4]};
-  shape.label_texts = {schmp::logreg::label_text(refit[3]), schmp::logreg::label_text(refit[4])};
   std::printf("schmp-logreg: %llu folds and the refit beside them: %zu of %zu lambdas solved\n",
               static_cast<unsigned long long>(config.cv), path.points().size(),
               path.cross_validation()->best + 1);
-  schmp::logreg::write_path(config, path, refit[0], shape);
+  schmp::logreg::write_path(config, path, found.lambda_max, found.shape);
   return 0;
 }
 

@@ -71,13 +71,11 @@ void print_one_vs_rest(const Config& config, const std::vector<ClassFit>& fits) 
 
 ClassCv class_cv(const Config& config, double label, const std::vector<std::vector<double>>& folds,
                  const std::vector<double>& refit) {
-  constexpr std::size_t kShape = 5;  // lambda_max, nr_feature, bias, the two labels
-  Path path = Path::deserialised({refit.data() + kShape, refit.size() - kShape});
-  const CrossValidation cv(path.lambdas(), folds);
-  path.cross_validated(cv);
-  const PathPoint& chosen = path.points().at(cv.best);
-  const auto features = static_cast<std::size_t>(refit[1]);
-  std::vector<double> w(features + (refit[2] > 0 ? 1 : 0), 0.0);
+  Refit found = refit_of(refit);
+  const CrossValidation cv(found.path.lambdas(), folds);
+  found.path.cross_validated(cv);
+  const PathPoint& chosen = found.path.points().at(cv.best);
+  std::vector<double> w(found.shape.features + (found.shape.bias > 0 ? 1 : 0), 0.0);
   for (const auto& [j, value] : chosen.nonzero) w.at(j) = value;
   ClassCv result;
   result.fit = {label,
