@@ -905,6 +905,107 @@ TEST_F(LogregEndToEnd, MulticlassCrossValidationPicksEachClasssLambda) {
   }
 }
 
+// Four classes of Gaussian rows, each the argmax of a sparse linear score plus noise.
+std::string four_classes(const std::string& path) {
+  std::mt19937 random(11);
+  std::normal_distribution<double> normal;
+  constexpr int kRows = 240, kColumns = 12, kClasses = 4;
+  std::array<std::array<double, kColumns>, kClasses> truth{};
+  for (auto& w : truth) {
+    for (int j = 0; j < kColumns; j += 3) w[static_cast<std::size_t>(j)] = normal(random);
+  }
+  std::ofstream out(path);
+  for (int i = 0; i < kRows; ++i) {
+    std::array<double, kColumns> x{};
+    for (double& v : x) v = normal(random);
+    std::array<double, kClasses> score{};
+    for (std::size_t l = 0; l < kClasses; ++l) {
+      for (std::size_t j = 0; j < kColumns; ++j) score[l] += truth[l][j] * x[j];
+      score[l] += normal(random);
+    }
+    out << std::max_element(score.begin(), score.end()) - score.begin() + 1;
+    for (std::size_t j = 0; j < kColumns; ++j) out << ' ' << j + 1 << ':' << x[j];
+    out << '\n';
+  }
+  return path;
+}
+
+// The softmax of `data` fitted by schmp-logreg at `ranks` ranks matches the reference's objective and
+// weights (its zeros among them), and the intercepts up to the shift common to all classes, which the
+// softmax does not see.
+void expect_reference_softmax(int ranks, const std::string& data, std::size_t columns, double C,
+                              double l1_ratio, const std::string& model) {
+  SCOPED_TRACE(data + " at np " + std::to_string(ranks));
+  const io::SparseRows rows = io::read_libsvm(data);
+  const testing::MultinomialSolution reference =
+      testing::solve_multinomial_reference(rows, columns, C, true, l1_ratio);
+  const std::size_t classes = reference.w.size();
+  std::ostringstream command;
+  command << mpirun(ranks) << SCHMP_LOGREG_BIN << " --layout all --data " << data << " --C " << C
+          << " --l1_ratio " << l1_ratio << " --multinomial --tol 1e-8 --progress_seconds 0 --output "
+          << model;
+  const Output out = run(command.str());
+  ASSERT_EQ(out.status, 0) << out.text;
+  std::smatch found;
+  ASSERT_TRUE(std::regex_search(out.text, found, std::regex("objective ([^ ]+)  relative gap ([^ \n]+)")))
+      << out.text;
+  EXPECT_NEAR(std::stod(found[1]), reference.objective, 1e-6 * reference.objective);
+  EXPECT_LE(std::stod(found[2]), 1e-8);
+  const std::vector<double> w = model_weights(model);
+  ASSERT_EQ(w.size(), classes * (columns + 1));
+  double mean_intercept = 0;
+  for (std::size_t l = 0; l < classes; ++l)
+    mean_intercept += reference.w[l][columns] / static_cast<double>(classes);
+  for (std::size_t l = 0; l < classes; ++l) {
+    for (std::size_t j = 0; j < columns; ++j) {
+      const double expected = reference.w[l][j];
+      EXPECT_NEAR(w[j * classes + l], expected, 1e-4 * std::max(1.0, std::abs(expected)))
+          << "class " << l << " weight " << j;
+      EXPECT_EQ(w[j * classes + l] == 0, std::abs(expected) < 1e-9) << "class " << l << " weight " << j;
+    }
+    EXPECT_NEAR(w[columns * classes + l], reference.w[l][columns] - mean_intercept, 1e-3)
+        << "class " << l << " intercept";
+  }
+}
+
+// --multinomial: the softmax over wine's three cultivars at one and three ranks, and over four generated
+// classes with the elastic net, against a reference that runs coordinate descent on the softmax itself.
+// predict --multinomial gives the softmax of each row's scores.
+TEST_F(LogregEndToEnd, MultinomialMatchesTheSoftmaxReference) {
+  const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm", model = scratch("wine-mn.model");
+  expect_reference_softmax(1, wine, 13, 0.5, 1, model);
+  expect_reference_softmax(3, wine, 13, 0.5, 1, model);
+  expect_reference_softmax(1, four_classes(scratch("four.svm")), 12, 1, 0.5, scratch("four.model"));
+  const std::string predictions = scratch("wine-mn.p");
+  const Output applied = run(std::string(SCHMP_LOGREG_BIN) + " predict --multinomial --model " + model +
+                             " --data " + wine + " --output " + predictions);
+  ASSERT_EQ(applied.status, 0) << applied.text;
+  // The softmax of the scores w_l . x + b_l of wine's first row.
+  const std::vector<double> w = model_weights(model);
+  const io::SparseRows rows = io::read_libsvm(wine);
+  std::array<double, 3> score{};
+  for (std::size_t l = 0; l < 3; ++l) {
+    score[l] = w[13 * 3 + l];
+    for (std::size_t e = rows.row_start[0]; e < rows.row_start[1]; ++e)
+      score[l] += w[rows.index[e] * 3 + l] * rows.value[e];
+  }
+  double sum = 0;
+  for (const double s : score) sum += std::exp(s);
+  std::ifstream in(predictions);
+  std::string labels;
+  std::getline(in, labels);
+  double label = 0;
+  std::array<double, 3> p{};
+  in >> label >> p[0] >> p[1] >> p[2];
+  for (std::size_t l = 0; l < 3; ++l) EXPECT_NEAR(p[l], std::exp(score[l]) / sum, 1e-8) << "class " << l;
+}
+
+// The same at five ranks on two cores, where every class step waits on ranks that share a core.
+TEST_F(LogregEndToEnd, MultinomialAtFiveRanks) {
+  expect_reference_softmax(5, std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm", 13, 0.5, 1,
+                           scratch("wine-mn5.model"));
+}
+
 // --multiclass on data of one class, with a positive class named, with a path but no --cv, or with a
 // path table under --cv: one line on every rank.
 TEST_F(LogregEndToEnd, MulticlassMistakesAreOneLine) {
@@ -915,6 +1016,12 @@ TEST_F(LogregEndToEnd, MulticlassMistakesAreOneLine) {
                                   "schmp-logreg: error: " + one + ": one class only (label 2)");
     testing::expect_clean_failure(train(ranks, heart(), 1, true, "--multiclass --positive_label 1"),
                                   "schmp-logreg: error: --multiclass fits each class against the rest");
+    testing::expect_clean_failure(
+        train(ranks, heart(), 1, true, "--multinomial --positive_label 1"),
+        "schmp-logreg: error: --multinomial fits every class: drop --positive_label");
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --data " + heart() + " --multinomial --cv 3"),
+        "schmp-logreg: error: --multinomial fits one C: drop --path and --cv");
   }
   const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm";
   testing::expect_clean_failure(

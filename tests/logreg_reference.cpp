@@ -134,4 +134,135 @@ LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t co
   return solution;
 }
 
+namespace {
+
+// Each row's class: the index of its label among the sorted distinct labels.
+std::vector<std::size_t> class_indices(const io::SparseRows& rows, std::size_t& classes) {
+  std::vector<double> labels = rows.labels;
+  std::sort(labels.begin(), labels.end());
+  labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
+  classes = labels.size();
+  std::vector<std::size_t> y;
+  for (const double label : rows.labels)
+    y.push_back(
+        static_cast<std::size_t>(std::lower_bound(labels.begin(), labels.end(), label) - labels.begin()));
+  return y;
+}
+
+// log sum_l exp(z_l).
+double log_sum_exp(const std::vector<double>& z) {
+  const double top = *std::max_element(z.begin(), z.end());
+  double sum = 0;
+  for (const double v : z) sum += std::exp(v - top);
+  return top + std::log(sum);
+}
+
+}  // namespace
+
+double multinomial_objective(const io::SparseRows& rows, std::size_t columns,
+                             const std::vector<std::vector<double>>& w, double C, bool intercept,
+                             double l1_ratio) {
+  std::size_t classes = 0;
+  const std::vector<std::size_t> y = class_indices(rows, classes);
+  if (w.size() != classes) throw std::invalid_argument("multinomial_objective: a weight vector per class");
+  double loss = 0, penalty = 0;
+  std::vector<double> z(classes);
+  for (std::size_t i = 0; i < rows.rows(); ++i) {
+    for (std::size_t l = 0; l < classes; ++l) {
+      z[l] = intercept ? w[l].at(columns) : 0.0;
+      for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e)
+        z[l] += w[l].at(rows.index[e]) * rows.value[e];
+    }
+    loss += log_sum_exp(z) - z[y[i]];
+  }
+  for (const std::vector<double>& weights : w) {
+    for (std::size_t j = 0; j < columns; ++j) penalty += regularizer(weights[j], shares_of(true, l1_ratio));
+  }
+  return penalty + C * loss;
+}
+
+MultinomialSolution solve_multinomial_reference(const io::SparseRows& rows, std::size_t columns, double C,
+                                                bool intercept, double l1_ratio) {
+  const Shares shares = shares_of(true, l1_ratio);
+  std::size_t classes = 0;
+  const std::vector<std::size_t> y = class_indices(rows, classes);
+  const std::size_t n = rows.rows(), weights = columns + (intercept ? 1 : 0);
+  std::vector<std::vector<std::pair<std::size_t, double>>> by_column(weights);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t e = rows.row_start[i]; e < rows.row_start[i + 1]; ++e)
+      by_column[rows.index[e]].emplace_back(i, rows.value[e]);
+    if (intercept) by_column[columns].emplace_back(i, 1.0);
+  }
+  std::vector<std::vector<double>> w(classes, std::vector<double>(weights, 0.0));
+  // The scores z_il and probabilities p_il, kept in step with w.
+  std::vector<std::vector<double>> z(n, std::vector<double>(classes, 0.0)), p = z;
+  const auto probabilities = [&](std::size_t i) {
+    const double lse = log_sum_exp(z[i]);
+    for (std::size_t l = 0; l < classes; ++l) p[i][l] = std::exp(z[i][l] - lse);
+  };
+  for (std::size_t i = 0; i < n; ++i) probabilities(i);
+  const auto penalised = [&](std::size_t j) { return j < columns; };
+  const auto gradient = [&](std::size_t l, std::size_t j) {
+    double g = 0;
+    for (const auto& [i, x] : by_column[j]) g += x * (p[i][l] - (y[i] == l ? 1.0 : 0.0));
+    return C * g;
+  };
+  const auto residual = [&] {
+    double worst = 0;
+    for (std::size_t l = 0; l < classes; ++l) {
+      for (std::size_t j = 0; j < weights; ++j) {
+        const double g = gradient(l, j) + (penalised(j) ? shares.r * w[l][j] : 0.0);
+        const double v = !penalised(j)  ? std::abs(g)
+                         : w[l][j] != 0 ? std::abs(g + std::copysign(shares.a, w[l][j]))
+                                        : std::max(0.0, std::abs(g) - shares.a);
+        worst = std::max(worst, v);
+      }
+    }
+    return worst;
+  };
+  const double tolerance = 1e-10 * std::max(1.0, residual());
+  for (int sweep = 0; sweep < 100000 && residual() > tolerance; ++sweep) {
+    for (std::size_t l = 0; l < classes; ++l) {
+      for (std::size_t j = 0; j < weights; ++j) {
+        if (by_column[j].empty()) continue;
+        double g = 0, h = 0;
+        for (const auto& [i, x] : by_column[j]) {
+          g += x * (p[i][l] - (y[i] == l ? 1.0 : 0.0));
+          h += x * x * p[i][l] * (1 - p[i][l]);
+        }
+        g *= C;
+        h = C * h + 1e-12;
+        const double x0 = w[l][j];
+        const double gr = penalised(j) ? g + shares.r * x0 : g, hr = penalised(j) ? h + shares.r : h;
+        const double a = shares.a;
+        double d = !penalised(j)       ? -g / h
+                   : gr + a <= hr * x0 ? -(gr + a) / hr
+                   : gr - a >= hr * x0 ? -(gr - a) / hr
+                                       : -x0;
+        // Backtracking on the exact change: row i's loss moves by log(1 + p_il expm1(d x)) - d x [y_i = l].
+        bool accepted = false;
+        for (int halving = 0; halving < 60 && d != 0 && !accepted; ++halving) {
+          const double penalty_change =
+              penalised(j) ? regularizer(x0 + d, shares) - regularizer(x0, shares) : 0.0;
+          double loss_change = 0;
+          for (const auto& [i, x] : by_column[j])
+            loss_change += std::log1p(p[i][l] * std::expm1(d * x)) - (y[i] == l ? d * x : 0.0);
+          accepted = penalty_change + C * loss_change <= 0.01 * (g * d + penalty_change);
+          if (!accepted) d /= 2;
+        }
+        if (!accepted) continue;
+        w[l][j] += d;
+        for (const auto& [i, x] : by_column[j]) {
+          z[i][l] += d * x;
+          probabilities(i);
+        }
+      }
+    }
+  }
+  MultinomialSolution solution;
+  solution.objective = multinomial_objective(rows, columns, w, C, intercept, l1_ratio);
+  solution.w = std::move(w);
+  return solution;
+}
+
 }  // namespace schmp::testing

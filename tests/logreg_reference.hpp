@@ -25,4 +25,18 @@ double logreg_objective(const io::SparseRows& rows, std::size_t columns, const s
 LogregSolution solve_logreg_reference(const io::SparseRows& rows, std::size_t columns, double C, bool l1,
                                       bool intercept = false, double l1_ratio = 1);
 
+// The softmax objective of K classes, sum_l R(w_l) + C sum_i (log sum_l exp(w_l . x_i) - w_{y_i} . x_i),
+// R as above, with the classes the sorted distinct labels of `rows`, and w[l] class l's weights (one
+// more, the unpenalised intercept, with `intercept`).
+struct MultinomialSolution {
+  std::vector<std::vector<double>> w;
+  double objective = 0;
+};
+double multinomial_objective(const io::SparseRows& rows, std::size_t columns,
+                             const std::vector<std::vector<double>>& w, double C, bool intercept,
+                             double l1_ratio = 1);
+// Cyclic coordinate descent over every class's weights, a backtracked Newton step per coordinate.
+MultinomialSolution solve_multinomial_reference(const io::SparseRows& rows, std::size_t columns, double C,
+                                                bool intercept, double l1_ratio = 1);
+
 }  // namespace schmp::testing

@@ -28,6 +28,43 @@ TEST(LogisticLoss, IsStableAtBothEnds) {
   EXPECT_NEAR(logreg::logistic_loss(1.5), std::log1p(std::exp(-1.5)), 1e-15);
 }
 
+// A row's softmax terms against their definitions: the loss log sum exp(z) - z_y, the gradient
+// c (p - e) x per class, the class sums, and the entropy of e + t (p - e) at every dual scale t.
+TEST(SoftmaxSums, AddARowAsDefined) {
+  const std::vector<double> z = {0.3, -1.2, 2.5, 0.0};
+  const std::size_t y = 1, classes = z.size(), params = 3;
+  const double c = 1.5;
+  const std::vector<std::uint32_t> index = {0, 2};
+  const std::vector<double> value = {2.0, -0.5};
+  logreg::SoftmaxSums sums;
+  sums.resize(classes, params);
+  sums.add_row(z, y, c, index, value);
+  double total = 0;
+  for (const double v : z) total += std::exp(v);
+  std::vector<double> p;
+  for (const double v : z) p.push_back(std::exp(v) / total);
+  EXPECT_NEAR(sums.loss, c * (std::log(total) - z[y]), 1e-12);
+  for (std::size_t l = 0; l < classes; ++l) {
+    const double u = c * (p[l] - (l == y ? 1.0 : 0.0));
+    EXPECT_NEAR(sums.gradient[l * params + 0], u * 2.0, 1e-12);
+    EXPECT_EQ(sums.gradient[l * params + 1], 0.0);
+    EXPECT_NEAR(sums.gradient[l * params + 2], u * -0.5, 1e-12);
+    EXPECT_NEAR(sums.class_sums[y * classes + l], u, 1e-12);
+    EXPECT_NEAR(sums.class_squares[y * classes + l], u * u, 1e-12);
+    EXPECT_NEAR(sums.class_gradient[(y * classes + l) * params + 2], u * -0.5, 1e-12);
+    EXPECT_EQ(sums.class_sums[((y + 1) % classes) * classes + l], 0.0);
+  }
+  for (std::size_t k = 0; k < logreg::kDualScales.size(); ++k) {
+    const double t = logreg::kDualScales[k];
+    double entropy = 0;
+    for (std::size_t l = 0; l < classes; ++l) {
+      const double q = (l == y ? 1.0 : 0.0) + t * (p[l] - (l == y ? 1.0 : 0.0));
+      if (q > 0) entropy -= q * std::log(q);
+    }
+    EXPECT_NEAR(sums.entropy[y * logreg::kDualScales.size() + k], c * entropy, 1e-12) << "t " << t;
+  }
+}
+
 TEST(BinaryLabel, AcceptsPlusMinusOneAndOneZero) {
   EXPECT_EQ(logreg::binary_label(1, NAN, "f", 1), 1.0);
   EXPECT_EQ(logreg::binary_label(-1, NAN, "f", 1), -1.0);

@@ -1,5 +1,6 @@
 #include "logreg.hpp"
 
+#include <Eigen/SVD>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -67,6 +68,37 @@ constexpr double kRowWork = 100;
 // A step that leaves no violation gained all the digits a double has.
 constexpr double kMostDigits = 16;
 
+// The size of a multinomial step's offset terms in the dual (none otherwise).
+double offset_size(const Logreg::Stats& summed) {
+  double size = 0;
+  for (const double sum : summed.offset_sums) size += std::abs(sum);
+  return size;
+}
+
+// The dual value entropy(t) less the penalty's conjugate at the dual point scaled by t, at the best
+// t found, given bounds on each penalised |v_j| at t = 1 (the loss's weighted X' alpha): for L1, t
+// makes every |t v_j| at most 1; the elastic net's conjugate (ridge mu) charges each |t v_j| above 1
+// instead, so the best t lies between that one and 1, and any t gives a bound.
+template <class Entropy>
+double scaled_dual(const Entropy& entropy, const std::vector<double>& bounds, double ridge) {
+  const double largest = bounds.empty() ? 0.0 : *std::max_element(bounds.begin(), bounds.end());
+  const double feasible = largest > 1 ? 1 / largest : 1.0;
+  if (ridge == 0) return entropy(feasible);
+  const auto conjugate = [&](double t) {
+    double sum = 0;
+    for (const double b : bounds) {
+      const double over = t * b - 1;
+      if (over > 0) sum += over * over;
+    }
+    return sum / (2 * ridge);
+  };
+  double best = entropy(feasible);
+  for (const double t : kDualScales) {
+    if (t > feasible) best = std::max(best, entropy(t) - conjugate(t));
+  }
+  return best;
+}
+
 }  // namespace
 
 void check_config(const Config& config) {
@@ -86,6 +118,10 @@ void check_config(const Config& config) {
     throw std::runtime_error(
         "--l1_ratio mixes a ridge term into --penalty l1; --penalty l2 is --l1_ratio 0 already");
   }
+  if (config.multinomial && !config.positive_label.empty())
+    throw std::runtime_error("--multinomial fits every class: drop --positive_label");
+  if (config.multinomial && (config.path > 0 || config.cv > 0))
+    throw std::runtime_error("--multinomial fits one C: drop --path and --cv");
   if (config.multiclass && !config.positive_label.empty())
     throw std::runtime_error("--multiclass fits each class against the rest: drop --positive_label");
   if (config.cv == 1) throw std::runtime_error("--cv needs at least 2 folds");
@@ -319,13 +355,59 @@ double entropy_at(double t, const std::vector<double>& sums) {
   return t / kDualScales.back() * sums.back();  // the chord from t = 0, where the sum is 0
 }
 
+void SoftmaxSums::resize(std::size_t classes, std::size_t params) {
+  gradient.assign(classes * params, 0.0);
+  class_sums.assign(classes * classes, 0.0);
+  class_squares.assign(classes * classes, 0.0);
+  entropy.assign(classes * kDualScales.size(), 0.0);
+  if (classes * classes * params <= kExactGradient) class_gradient.assign(classes * classes * params, 0.0);
+}
+
+void SoftmaxSums::add_row(std::span<const double> z, std::size_t y, double c,
+                          std::span<const std::uint32_t> index, std::span<const double> value) {
+  const std::size_t classes = z.size(), params = gradient.size() / classes;
+  const double top = *std::max_element(z.begin(), z.end());
+  double sum = 0;
+  for (const double score : z) sum += std::exp(score - top);
+  const double log_sum = top + std::log(sum);
+  loss += c * (log_sum - z[y]);
+  // The rest's share a = 1 - p_y and b = sum_{l != y} p_l log p_l give the entropy of
+  // e + t (p - e) = (1 - t a at y, t p_l elsewhere) at every t: -(1 - t a) log(1 - t a) - t a log t - t b.
+  double rest = 0, rest_log = 0;
+  for (std::size_t l = 0; l < classes; ++l) {
+    const double log_p = z[l] - log_sum, p = std::exp(log_p);
+    const double u = c * (p - (l == y ? 1.0 : 0.0));
+    class_sums[y * classes + l] += u;
+    class_squares[y * classes + l] += u * u;
+    double* row = gradient.data() + l * params;
+    for (std::size_t e = 0; e < index.size(); ++e) row[index[e]] += u * value[e];
+    if (!class_gradient.empty()) {
+      double* own = class_gradient.data() + (y * classes + l) * params;
+      for (std::size_t e = 0; e < index.size(); ++e) own[index[e]] += u * value[e];
+    }
+    if (l == y) continue;
+    rest += p;
+    if (p > 0) rest_log += p * log_p;
+  }
+  if (!(rest > 0) || c == 0) return;
+  double* terms = entropy.data() + y * kDualScales.size();
+  for (std::size_t k = 0; k < kDualScales.size(); ++k) {
+    const double t = kDualScales[k], share = t * rest;
+    const double own = share < 1 ? -(1 - share) * std::log1p(-share) : 0.0;  // 0 log 0 = 0
+    terms[k] += c * (own - share * std::log(t) - t * rest_log);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- worker
 
 Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
     : gpu_(kernels::pick_gpu(context)),
       constant_(constant_feature(config)),
       path_(config.path > 0),
-      standardize_(config.standardize) {
+      standardize_(config.standardize),
+      block_(config.block),
+      classes_(config.classes),
+      class_weights_(config.class_weights) {
   check_config(config);
   Peers& peers = peers_of(context);
   const RowsSource source = rows_source(config);
@@ -404,12 +486,54 @@ void Logreg::Worker::start(std::size_t num_params) {
       }
     }
   }
+  const Eigen::VectorXd margins = block_ >= 0 ? start_block(num_params) : Eigen::VectorXd();
   kernel_ = kernels::make_column_kernel(gpu_, rows_, num_params);
   kernel_->set_row_weights({row_weights_.data(), static_cast<std::size_t>(row_weights_.size())});
   kernel_->set_labels({y_.data(), static_cast<std::size_t>(y_.size())});  // margins start at 0
+  if (block_ >= 0) {
+    kernel_->set_vector({margins.data(), static_cast<std::size_t>(margins.size())});
+    kernel_->clear_direction();
+    kernel_->step_along_direction(0);  // the loss's derivatives follow the margins
+  }
   rows_ = io::SparseRows{};
   all_.resize(num_params);
   std::iota(all_.begin(), all_.end(), ParamIndex{0});
+}
+
+Eigen::VectorXd Logreg::Worker::start_block(std::size_t num_params) {
+  const std::size_t classes = classes_.size(), block = static_cast<std::size_t>(block_);
+  class_weights_.resize(classes);
+  for (std::vector<double>& w : class_weights_) w.resize(num_params, 0.0);
+  softmax_.resize(classes, num_params);
+  const auto n = static_cast<Eigen::Index>(y_.size());
+  Eigen::VectorXd margins(n);
+  offsets_.resize(n);
+  std::vector<double> z(classes);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto r = static_cast<std::size_t>(i);
+    const std::size_t first = rows_.row_start[r], count = rows_.row_start[r + 1] - first;
+    const std::span<const std::uint32_t> index(rows_.index.data() + first, count);
+    const std::span<const double> value(rows_.value.data() + first, count);
+    double top = -std::numeric_limits<double>::infinity();
+    for (std::size_t l = 0; l < classes; ++l) {
+      z[l] = 0;
+      for (std::size_t e = 0; e < count; ++e) z[l] += class_weights_[l][index[e]] * value[e];
+      if (l != block) top = std::max(top, z[l]);
+    }
+    double rest = 0;
+    for (std::size_t l = 0; l < classes; ++l) {
+      if (l != block) rest += std::exp(z[l] - top);
+    }
+    offsets_[i] = top + std::log(rest);
+    margins[i] = z[block] - offsets_[i];
+    const double c = row_weights_.size() > 0 ? row_weights_[i] : 1.0;
+    block_loss_ += c * logistic_loss(y_[i] * margins[i]);
+    const auto y = static_cast<std::size_t>(
+        std::lower_bound(classes_.begin(), classes_.end(), rows_.labels[r]) - classes_.begin());
+    softmax_.add_row(z, y, c, index, value);
+  }
+  class_weights_ = {};
+  return margins;
 }
 
 Logreg::Setup Logreg::Worker::setup() const {
@@ -430,6 +554,8 @@ Logreg::Setup Logreg::Worker::setup() const {
     if (y_[i] > 0) setup.positive_weight += row_weights_.size() > 0 ? row_weights_[i] : 1.0;
   }
   setup.zero_labels = zero_labels_;
+  setup.block_loss = block_loss_;
+  setup.softmax = softmax_;
   return setup;
 }
 
@@ -451,6 +577,7 @@ Logreg::Stats Logreg::Worker::evaluate() const {
   stats.entropy.assign(2 * kScales, 0.0);
   stats.alpha_sums.assign(2, 0.0);
   stats.alpha_squares.assign(2, 0.0);
+  if (offsets_.size() > 0) stats.offset_sums.assign(2, 0.0);
   for (Eigen::Index i = 0; i < y_.size(); ++i) {
     const double z = y_[i] * margins[i];
     const MarginTerms row = margin_terms(z);
@@ -467,6 +594,7 @@ Logreg::Stats Logreg::Worker::evaluate() const {
     const std::size_t negative = y_[i] > 0 ? 0 : 1;
     stats.alpha_sums[negative] += c * row.alpha;
     stats.alpha_squares[negative] += c * row.alpha * c * row.alpha;
+    if (offsets_.size() > 0) stats.offset_sums[negative] += c * row.alpha * y_[i] * offsets_[i];
     if (!(row.alpha > 0) || c == 0) continue;
     double* entropy = stats.entropy.data() + negative * kScales;
     for (std::size_t k = 0; k < kScales; ++k)
@@ -494,7 +622,12 @@ void Logreg::Worker::apply(const Commit& commit) {
     // Margins X w from w itself: a direction that blew up cannot be walked back along.
     kernel_->clear_direction();
     kernel_->add_to_direction(all_, commit.restart_from);
-    kernel_->set_vector(std::vector<double>(kernel_->rows(), 0.0));
+    if (offsets_.size() > 0) {
+      const Eigen::VectorXd start = -offsets_;
+      kernel_->set_vector({start.data(), static_cast<std::size_t>(start.size())});
+    } else {
+      kernel_->set_vector(std::vector<double>(kernel_->rows(), 0.0));
+    }
     kernel_->step_along_direction(1);
     kernel_->clear_direction();
     moved_ = 0;
@@ -557,7 +690,18 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
     test_positive_ = positive_rows(test_, positive_label_of(config.positive_label),
                                    config.test_labels.empty() ? config.test : config.test_labels);
   }
-  // At w = 0 every row has l'' = 1/4: the first block's steps are known before any evaluation.
+  if (config.block >= 0) {
+    // A multinomial step starts from its class's weights, where the workers' margins are.
+    config_.class_weights.resize(config.classes.size());  // a class not yet solved is all zero
+    for (std::vector<double>& w : config_.class_weights) w.resize(num_params, 0.0);
+    const std::vector<double>& start = config_.class_weights.at(static_cast<std::size_t>(config.block));
+    w_ = Eigen::Map<const Eigen::VectorXd>(start.data(), w_.size()).cwiseQuotient(unit_);
+    block_start_ = {scale_ * objective(w_, setup.block_loss), softmax_primal(setup.softmax),
+                    softmax_dual(setup.softmax)};
+    config_.class_weights = {};
+  }
+  // At w = 0 every row has l'' = 1/4, and never more: the first block's steps are known (or bounded)
+  // before any evaluation.
   curvature_ = c_ * column_norms_ / 4;
   if (config.path > 0) start_path(setup, num_params);
   initial_changes_.resize(num_params);
@@ -636,7 +780,10 @@ double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
   const std::vector<double> positives(summed.entropy.begin(), summed.entropy.begin() + kScales);
   const std::vector<double> negatives(summed.entropy.begin() + kScales, summed.entropy.end());
   const auto entropy = [&](double t) {
-    return c_ * (entropy_at(t * scale[0], positives) + entropy_at(t * scale[1], negatives));
+    double value = entropy_at(t * scale[0], positives) + entropy_at(t * scale[1], negatives);
+    if (!summed.offset_sums.empty())
+      value += t * (scale[0] * summed.offset_sums[0] + scale[1] * summed.offset_sums[1]);
+    return c_ * value;
   };
   const double shift = c_ * moved;
   if (penalty_ == Penalty::kL2) {
@@ -667,24 +814,88 @@ double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
       bounds.push_back(std::abs(full_gradient_[j]) + std::sqrt(column_norms_[j]) * far);
     }
   }
-  const double largest = bounds.empty() ? 0.0 : *std::max_element(bounds.begin(), bounds.end());
-  const double feasible = largest > 1 ? 1 / largest : 1.0;
-  if (ridge_ == 0) return entropy(feasible);  // the L1 dual: t alpha must be feasible
-  // The elastic net's conjugate charges each |t v_j| above 1 instead: the best t lies between the
-  // feasible one and 1, and any t gives a bound.
-  const auto conjugate = [&](double t) {
-    double sum = 0;
-    for (const double b : bounds) {
-      const double over = t * b - 1;
-      if (over > 0) sum += over * over;
-    }
-    return sum / (2 * ridge_);
+  return scaled_dual(entropy, bounds, ridge_);
+}
+
+double Logreg::Coordinator::softmax_primal(const SoftmaxSums& sums) const {
+  double penalty = 0;
+  for (const std::vector<double>& w : config_.class_weights)
+    penalty += penalty_value(Eigen::Map<const Eigen::VectorXd>(w.data(), w_.size()).cwiseQuotient(unit_));
+  return scale_ * (penalty + c_ * sums.loss);
+}
+
+double Logreg::Coordinator::softmax_dual(const SoftmaxSums& sums) const {
+  // The dual point is u_i = t g_{y_i} (p_i - e_i) (multinomial.hpp): the scales g of the classes' rows
+  // make sum_i c_i u_il = 0 for every l, as the intercepts need; they move each G_lj by at most
+  // ||x_j|| shift_l.
+  const auto classes = static_cast<Eigen::Index>(config_.classes.size());
+  const auto at = [classes](Eigen::Index a, Eigen::Index b) {
+    return static_cast<std::size_t>(a * classes + b);
   };
-  double best = entropy(feasible);
-  for (const double t : kDualScales) {
-    if (t > feasible) best = std::max(best, entropy(t) - conjugate(t));
+  Eigen::VectorXd g = Eigen::VectorXd::Ones(classes);
+  if (config_.fit_intercept) {
+    Eigen::MatrixXd sums_by_class(classes, classes);  // (l, y): class y's rows' sum of c_i u_il
+    for (Eigen::Index y = 0; y < classes; ++y) {
+      for (Eigen::Index l = 0; l < classes; ++l) sums_by_class(l, y) = sums.class_sums[at(y, l)];
+    }
+    const Eigen::JacobiSVD<Eigen::MatrixXd> svd(sums_by_class, Eigen::ComputeFullV);
+    g = svd.matrixV().col(classes - 1);
+    if (g.sum() < 0) g = -g;
+    if (!(g.minCoeff() > 0)) return -std::numeric_limits<double>::infinity();  // no such point near
+    g /= g.maxCoeff();
   }
-  return best;
+  const Eigen::Index params = w_.size();
+  const bool exact = !sums.class_gradient.empty();
+  Eigen::VectorXd shift = Eigen::VectorXd::Zero(classes);
+  for (Eigen::Index l = 0; l < classes && !exact; ++l) {
+    for (Eigen::Index y = 0; y < classes; ++y)
+      shift[l] += (1 - g[y]) * (1 - g[y]) * sums.class_squares[at(y, l)];
+  }
+  shift = c_ * shift.cwiseSqrt();
+  constexpr std::size_t kScales = kDualScales.size();
+  std::vector<std::vector<double>> entropies;
+  for (Eigen::Index y = 0; y < classes; ++y) {
+    const auto first =
+        sums.entropy.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(y) * kScales);
+    entropies.emplace_back(first, first + kScales);
+  }
+  const auto entropy = [&](double t) {
+    double sum = 0;
+    for (Eigen::Index y = 0; y < classes; ++y)
+      sum += entropy_at(t * g[y], entropies[static_cast<std::size_t>(y)]);
+    return c_ * sum;
+  };
+  // C X_j' u_l at t = 1 (scaled): exact from the classes' terms, else at g = 1, within ||x_j|| shift_l.
+  const auto gradient = [&](Eigen::Index l, Eigen::Index j) {
+    if (!exact) return c_ * unit_[j] * sums.gradient[static_cast<std::size_t>(l * params + j)];
+    double sum = 0;
+    for (Eigen::Index y = 0; y < classes; ++y)
+      sum += g[y] * sums.class_gradient[static_cast<std::size_t>(at(y, l) * static_cast<std::size_t>(params) +
+                                                                 static_cast<std::size_t>(j))];
+    return c_ * unit_[j] * sum;
+  };
+  if (penalty_ == Penalty::kL2) {
+    double value = entropy(1);
+    for (Eigen::Index l = 0; l < classes; ++l) {
+      double norm = 0, frobenius = 0;
+      for (Eigen::Index j = 0; j < params; ++j) {
+        if (static_cast<ParamIndex>(j) == intercept_) continue;
+        norm += gradient(l, j) * gradient(l, j);
+        frobenius += column_norms_[j];
+      }
+      const double bound = std::sqrt(norm) + shift[l] * std::sqrt(frobenius);
+      value -= 0.5 * bound * bound;
+    }
+    return scale_ * value;
+  }
+  std::vector<double> bounds;
+  for (Eigen::Index l = 0; l < classes; ++l) {
+    for (Eigen::Index j = 0; j < params; ++j) {
+      if (static_cast<ParamIndex>(j) != intercept_)
+        bounds.push_back(std::abs(gradient(l, j)) + std::sqrt(column_norms_[j]) * shift[l]);
+    }
+  }
+  return scale_ * scaled_dual(entropy, bounds, ridge_);
 }
 
 double Logreg::Coordinator::penalty_term_change(Eigen::Index j, double step) const {
@@ -1011,8 +1222,9 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
   // gradient_.
   // Sums over n rows carry a rounding error of up to n ulps of their terms' total, in the loss and in the
   // entropies: a gap within it proves nothing, and the reported gap never falls below it.
-  const double rounding = n_ * std::numeric_limits<double>::epsilon() * c_ *
-                          (summed.loss + summed.entropy[0] + summed.entropy[kDualScales.size()]);
+  const double rounding =
+      n_ * std::numeric_limits<double>::epsilon() * c_ *
+      (summed.loss + summed.entropy[0] + summed.entropy[kDualScales.size()] + offset_size(summed));
   const bool full = scope_.empty();
   best_dual_ = std::max(best_dual_, dual_value(summed, true) - rounding);
   const double gap = std::max(rounding, objective_ - best_dual_ + rounding);
@@ -1074,21 +1286,28 @@ std::vector<ParamIndex> Logreg::Coordinator::working_set() const {
   return choose_working_set(std::move(scope), std::move(others), live);
 }
 
-void Logreg::Coordinator::try_extrapolation() {
-  iterates_.push_back(w_);
-  if (iterates_.size() < kExtrapolationDepth) return;
-  Extrapolation extrapolation(iterates_.size());
-  for (std::size_t k = 0; k < iterates_.size(); ++k) {
+std::optional<Eigen::VectorXd> anderson_point(const std::vector<Eigen::VectorXd>& iterates) {
+  Extrapolation extrapolation(iterates.size());
+  for (std::size_t k = 0; k < iterates.size(); ++k) {
     std::vector<double> row;
-    for (std::size_t i = 0; i <= k; ++i) row.push_back(iterates_[k].dot(iterates_[i]));
+    for (std::size_t i = 0; i <= k; ++i) row.push_back(iterates[k].dot(iterates[i]));
     extrapolation.push(row);
   }
   const std::vector<double> weights = extrapolation.weights();
-  Eigen::VectorXd extrapolated = Eigen::VectorXd::Zero(w_.size());
-  for (std::size_t k = 0; k < weights.size(); ++k) extrapolated += weights[k] * iterates_[k];
+  if (weights.empty()) return std::nullopt;
+  Eigen::VectorXd point = Eigen::VectorXd::Zero(iterates.back().size());
+  for (std::size_t k = 0; k < weights.size(); ++k) point += weights[k] * iterates[k];
+  if (!point.allFinite() || point == iterates.back()) return std::nullopt;
+  return point;
+}
+
+void Logreg::Coordinator::try_extrapolation() {
+  iterates_.push_back(w_);
+  if (iterates_.size() < kExtrapolationDepth) return;
+  const std::optional<Eigen::VectorXd> extrapolated = anderson_point(iterates_);
   iterates_.clear();
-  if (weights.empty() || !extrapolated.allFinite() || extrapolated == w_) return;
-  d_ = extrapolated - w_;
+  if (!extrapolated) return;
+  d_ = *extrapolated - w_;
   phase_ = Phase::kExtrapolation;
 }
 
@@ -1324,6 +1543,10 @@ std::vector<double> Logreg::Coordinator::result() const {
   }
   if (!config_.silent) return {};
   std::vector<double> result{final_report_.objective, final_report_.columns[3], final_report_.columns[0]};
+  if (config_.block >= 0) {
+    result.insert(result.end(), block_start_.begin(), block_start_.end());
+    result.insert(result.end(), unit_.begin(), unit_.end());  // before w, of the same length
+  }
   const std::vector<double> w = original_w();
   result.insert(result.end(), w.begin(), w.end());
   return result;

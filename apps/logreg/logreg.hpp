@@ -80,6 +80,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -109,7 +110,15 @@ struct Config {
   std::string positive_label;  // a number naming the positive class; empty: labels +1/-1 or 1/0
   // Classes by name (labels that are words, --multiclass): each row's label is its word's index here.
   std::vector<std::string> label_names;
-  bool multiclass = false;  // one-vs-rest over every label (multiclass.hpp)
+  bool multiclass = false;   // one-vs-rest over every label (multiclass.hpp)
+  bool multinomial = false;  // the softmax over every label (multinomial.hpp)
+  // One class's step of a multinomial fit (multinomial.hpp): the job solves the weights of class
+  // `block` of `classes` (the data's labels, increasing) with the other classes' weights held at
+  // `class_weights` (each as result() gives w; empty: all zero), silent. Its setup also sums the
+  // softmax objective and what its duality gap needs, at the weights it starts from.
+  std::int64_t block = -1;
+  std::vector<double> classes;
+  std::vector<std::vector<double>> class_weights;
   // One class's job of a one-vs-rest fit (Job::run_each): finish() prints and writes nothing, and
   // result() gives the model.
   bool silent = false;
@@ -193,6 +202,10 @@ double positive_label_of(const std::string& flag);
 // 2.5, 1234567), so that "1.0" on the command line is written 1, as liblinear's integer labels are.
 std::string label_text(double label);
 
+// The Anderson extrapolation (schmp/extrapolation.hpp) of `iterates`, oldest first, or none when it
+// fails or stays at the last.
+std::optional<Eigen::VectorXd> anderson_point(const std::vector<Eigen::VectorXd>& iterates);
+
 // 1 / sd_j of each column from its weighted sums and sums of squares over the rows' weight: the standard
 // deviation about the mean (`about_mean`) or about 0; 1 where it is 0.
 Eigen::VectorXd unit_scales(const std::vector<double>& sums, const std::vector<double>& squares,
@@ -253,6 +266,28 @@ inline constexpr std::array<double, 18> kDualScales = {1.0,
 // grid points around t, which lies below it since the sum is concave in t (0 at t = 0).
 double entropy_at(double t, const std::vector<double>& sums);
 
+// The softmax objective's terms at the weights W of K classes, summed over rows i with class scores
+// z_il = w_l . x_i, softmax p_i, class y_i and its indicator e_i, weight c_i (multinomial.hpp). Kept
+// as sums so that the workers' add up.
+struct SoftmaxSums {
+  double loss = 0;                    // sum_i c_i (log sum_l exp(z_il) - z_{i y_i})
+  std::vector<double> gradient;       // sum_i c_i (p_il - e_il) x_ij: class l's row of `params`, l by l
+  std::vector<double> class_sums;     // over the rows of class y, sum c_i (p_il - e_il): K x K, y by y
+  std::vector<double> class_squares;  // ... and sum (c_i (p_il - e_il))^2
+  // Over the rows of class y, sum c_i H(e_i + t (p_i - e_i)) at each t of kDualScales, H the entropy:
+  // K rows of kDualScales.size().
+  std::vector<double> entropy;
+  // The gradient's terms over the rows of each class y (K x K x params, y by y), when that is at most
+  // kExactGradient numbers: the dual point's X' u exactly, where it scales the classes' rows apart.
+  std::vector<double> class_gradient;
+  static constexpr std::size_t kExactGradient = std::size_t{1} << 18;
+
+  void resize(std::size_t classes, std::size_t params);
+  // Adds a row: its scores `z`, class `y` and weight `c`, and its entries (`index`, `value`).
+  void add_row(std::span<const double> z, std::size_t y, double c, std::span<const std::uint32_t> index,
+               std::span<const double> value);
+};
+
 // After an L1 run that did not converge: a line on why, when the weights have settled (`optimality`
 // at most `tol`) but the relative gap has not, and the squared column norms span six orders of
 // magnitude or more: the dual point is scaled down by the largest |G_j|, which a feature of huge scale
@@ -279,10 +314,15 @@ struct Logreg {
     // For --standardize: sum_i c_i x_ij and sum_i c_i x_ij^2.
     std::vector<double> column_sums;
     std::vector<double> column_squares;
+    // A multinomial step's (Config::block), at the weights it starts from: the block's own loss, and
+    // the softmax objective's terms (multinomial.hpp).
+    double block_loss = 0;
+    SoftmaxSums softmax;
     template <class V>
     void visit(V& v) {
       v(gradient, column_norms, column_counts, rows, weight_sum, positives, zero_labels, positive_sums,
-        positive_weight, column_sums, column_squares);
+        positive_weight, column_sums, column_squares, block_loss, softmax.loss, softmax.gradient,
+        softmax.class_sums, softmax.class_squares, softmax.entropy, softmax.class_gradient);
     }
   };
   struct Stats {
@@ -295,6 +335,9 @@ struct Logreg {
     std::vector<double> entropy;
     std::vector<double> alpha_sums;     // sum_i alpha_i over the positive rows, the negative ones
     std::vector<double> alpha_squares;  // sum_i alpha_i^2 likewise
+    // A multinomial step's: sum_i alpha_i y_i o_i likewise, o_i the row's margin offset. The loss
+    // l(y_i (w . x_i - o_i)) puts alpha_i y_i o_i into the dual objective beside h(alpha_i).
+    std::vector<double> offset_sums;
     // At an evaluation of a working set: ||alpha - alpha at the last full evaluation||^2, which bounds
     // how far the gradient of the coordinates left out has moved since.
     double alpha_shift = 0;
@@ -306,8 +349,8 @@ struct Logreg {
     double hessian_products = 0;  // the multiply-adds it took
     template <class V>
     void visit(V& v) {
-      v(gradient, curvature, loss, loss_change, correct, entropy, alpha_sums, alpha_squares, alpha_shift,
-        hessian, hessian_missing, hessian_products);
+      v(gradient, curvature, loss, loss_change, correct, entropy, alpha_sums, alpha_squares, offset_sums,
+        alpha_shift, hessian, hessian_missing, hessian_products);
     }
   };
   struct Partial {
@@ -392,6 +435,18 @@ struct Logreg {
     std::vector<double> column_squares_;
     mutable std::vector<double> full_alpha_;  // alpha at the last full evaluation (evaluate() keeps it)
     double moved_ = 0;                        // how far the margins have moved along the current direction
+    // A multinomial step's (Config::block): its class, the classes, and the weights it starts from,
+    // until start(); then each row's margin offset log sum_{l != block} exp(w_l . x_i), and the sums
+    // its setup returns.
+    std::int64_t block_ = -1;
+    std::vector<double> classes_;
+    std::vector<std::vector<double>> class_weights_;
+    Eigen::VectorXd offsets_;
+    SoftmaxSums softmax_;
+    double block_loss_ = 0;
+    // The margins w_block . x_i - o_i at the weights the step starts from, and the softmax sums there,
+    // from the rows (with the constant feature) before the kernel takes them.
+    Eigen::VectorXd start_block(std::size_t num_params);
   };
 
   class Coordinator {
@@ -450,6 +505,11 @@ struct Logreg {
     // working set's evaluation the others' gradients are bounded by their last full values and how far
     // alpha moved since.
     double dual_value(const Stats& summed, bool whole) const;
+    // A multinomial step's: the softmax objective of every class's weights it started from (the
+    // block's w_ then), and a dual value that bounds its optimum from below (multinomial.hpp); both on
+    // the reported scale.
+    double softmax_primal(const SoftmaxSums& sums) const;
+    double softmax_dual(const SoftmaxSums& sums) const;
     // The coordinates the next evaluations cover after a full one (empty: all).
     std::vector<ParamIndex> working_set() const;
     // The coordinates the evaluation being reported covered.
@@ -572,6 +632,9 @@ struct Logreg {
     std::vector<bool> test_positive_;
     Path path_;
     double lambda_max_ = 0;
+    // A multinomial step's (Config::block): its own objective where it started, and softmax_primal
+    // and softmax_dual there.
+    std::array<double, 3> block_start_{};
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   };
 

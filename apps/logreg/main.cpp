@@ -10,6 +10,7 @@
 
 #include "logreg.hpp"
 #include "multiclass.hpp"
+#include "multinomial.hpp"
 #include "predict.hpp"
 #include "schmp/dataset.hpp"
 #include "schmp/output.hpp"
@@ -46,6 +47,10 @@ SCHMP_FLAG(string, positive_label, "", any(),
 SCHMP_FLAG(bool, multiclass, kDefaults.multiclass, any(),
            "One-vs-rest over every label of the data (liblinear's multiclass): a binary problem per class, "
            "side by side on the ranks, and liblinear's multiclass model");
+SCHMP_FLAG(bool, multinomial, kDefaults.multinomial, any(),
+           "Training: the softmax over every label of the data (scikit-learn's multinomial), class by class "
+           "until its duality gap meets --tol; two classes are the binary model. predict: the model is a "
+           "multinomial fit's (its probabilities are the softmax of the classes' scores)");
 SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
            "Stop when the duality gap relative to the objective is at most this");
 SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
@@ -98,8 +103,8 @@ int predict() {
   std::optional<double> positive_label;
   if (!FLAGS_positive_label.empty()) positive_label = schmp::logreg::positive_label_of(FLAGS_positive_label);
   double lambda = 0;
-  const auto report =
-      schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output, positive_label, FLAGS_lambda, lambda);
+  const auto report = schmp::logreg::predict(FLAGS_model, FLAGS_data, FLAGS_output, positive_label,
+                                             FLAGS_lambda, lambda, FLAGS_multinomial);
   if (lambda > 0) std::printf("lambda %.9g (of a path)\n", lambda);
   std::printf("rows %zu  accuracy %.6f  log-loss %.6g", report.rows, report.accuracy, report.log_loss);
   if (report.classes == 2) std::printf("  AUC %.6f", report.auc);
@@ -217,8 +222,8 @@ int cross_validate_classes(schmp::Job& job, const schmp::logreg::Config& config,
   return 0;
 }
 
-// --multiclass: one-vs-rest over the data's classes, cross-validated with --cv. Two classes are the
-// binary problem, the later one positive.
+// --multiclass: one-vs-rest over the data's classes, cross-validated with --cv; --multinomial: the
+// softmax over them. Two classes are the binary problem, the later one positive.
 int multiclass(schmp::Job& job, schmp::logreg::Config config) {
   std::vector<double> classes;
   try {
@@ -228,9 +233,11 @@ int multiclass(schmp::Job& job, schmp::logreg::Config config) {
   }
   config.multiclass = false;
   if (classes.size() == 2) {
+    config.multinomial = false;
     config.positive_label = schmp::logreg::label_text(classes[1]);
     return config.cv > 0 ? cross_validate(job, config) : job.run<schmp::logreg::Logreg>(config);
   }
+  if (config.multinomial) return schmp::logreg::fit_multinomial(job, config, classes);
   return config.cv > 0 ? cross_validate_classes(job, config, classes) : one_vs_rest(job, config, classes);
 }
 
@@ -281,7 +288,8 @@ int main(int argc, char** argv) {
   config.test_labels = FLAGS_test_labels;
   config.output = FLAGS_output;
   config.trace = FLAGS_trace;
-  config.multiclass = FLAGS_multiclass;
+  config.multinomial = FLAGS_multinomial;
+  config.multiclass = FLAGS_multiclass || FLAGS_multinomial;
   config.path = FLAGS_path;
   config.lambda_min_ratio = FLAGS_lambda_min_ratio;
   config.path_table = FLAGS_path_table;

@@ -58,8 +58,11 @@ void print_one_vs_rest(const Config& config, const std::vector<ClassFit>& fits) 
     std::printf("%-10s %-18.12g %-10.3g %.0f\n", fit.text.c_str(), fit.objective, fit.relative_gap,
                 fit.nonzeros);
   }
+  print_held_out(config, one_vs_rest_model(config, fits));
+}
+
+void print_held_out(const Config& config, const LinearModel& model) {
   if (!config.test.empty()) {
-    const LinearModel model = one_vs_rest_model(config, fits);
     const PredictionReport report =
         predict_classes(model, config.test, io::read_libsvm(config.test, {}, config.label_names), "");
     std::printf("test log-loss %.6g  accuracy %.4f  (%zu rows)\n", report.log_loss, report.accuracy,

@@ -30,8 +30,10 @@ std::vector<ClassFit> class_fits(const Config& config, const std::vector<double>
 // The model of the classes' fits: liblinear's of more than two classes, a column of weights per class.
 LinearModel one_vs_rest_model(const Config& config, const std::vector<ClassFit>& fits);
 
-// One line per class on stdout, then the held-out accuracy and log-loss with --test.
+// One line per class on stdout, then print_held_out.
 void print_one_vs_rest(const Config& config, const std::vector<ClassFit>& fits);
+// The held-out accuracy and log-loss of a model of more classes with --test, and the --output line.
+void print_held_out(const Config& config, const LinearModel& model);
 
 // A class's cross-validation (--multiclass --cv): its fit at its own lambda_min, and the folds' choice.
 struct ClassCv {

@@ -252,10 +252,12 @@ PredictionReport classification_quality(const std::vector<double>& scores, const
   return report;
 }
 
-std::vector<double> class_probabilities(const std::vector<double>& scores) {
+std::vector<double> class_probabilities(const std::vector<double>& scores, bool softmax) {
   std::vector<double> p(scores.size());
+  const double top = *std::max_element(scores.begin(), scores.end());
   double sum = 0;
-  for (std::size_t c = 0; c < scores.size(); ++c) sum += p[c] = 1 / (1 + std::exp(-scores[c]));
+  for (std::size_t c = 0; c < scores.size(); ++c)
+    sum += p[c] = softmax ? std::exp(scores[c] - top) : 1 / (1 + std::exp(-scores[c]));
   for (double& value : p) value /= sum;
   return p;
 }
@@ -283,7 +285,7 @@ PredictionReport predict_classes(const LinearModel& model, const std::string& da
     // liblinear's decision: the largest w_c . x, the first class among ties.
     predicted[r] =
         static_cast<std::size_t>(std::max_element(row_scores.begin(), row_scores.end()) - row_scores.begin());
-    probabilities[r] = class_probabilities(row_scores);
+    probabilities[r] = class_probabilities(row_scores, model.softmax);
     if (model.labels[predicted[r]] == *truth) ++correct;
     loss -= std::log(std::max(probabilities[r][static_cast<std::size_t>(truth - model.labels.begin())],
                               std::numeric_limits<double>::min()));
@@ -307,8 +309,9 @@ PredictionReport predict_classes(const LinearModel& model, const std::string& da
 
 PredictionReport predict(const std::string& model_path, const std::string& data_path,
                          const std::string& output_path, std::optional<double> positive_label, double lambda,
-                         double& chosen) {
-  const LinearModel model = read_model(model_path, lambda, chosen);
+                         double& chosen, bool softmax) {
+  LinearModel model = read_model(model_path, lambda, chosen);
+  model.softmax = softmax;
   if (positive_label && model.labels.size() > 2) {
     throw io::InputError(model_path, 0,
                          "--positive_label is for a model of two classes; this one has " +

@@ -21,6 +21,9 @@ struct LinearModel {
   std::vector<double> w;     // row by row, columns() a row: nr_feature rows, then the bias row when bias >= 0
   std::size_t features = 0;  // nr_feature
   double bias = -1;          // the constant feature's value, or negative for none
+  // Of more than two classes: the probabilities are the softmax of the scores (a multinomial fit's),
+  // not the one-vs-rest's normalised logistic ones. liblinear's file does not say which.
+  bool softmax = false;
 
   std::size_t columns() const { return labels.size() > 2 ? labels.size() : 1; }
   std::vector<double> column(std::size_t c) const;  // the weights of column c
@@ -65,9 +68,10 @@ struct PredictionReport {
 PredictionReport classification_quality(const std::vector<double>& scores, const std::vector<bool>& positive,
                                         const std::vector<double>& weights = {});
 
-// The probabilities of a one-vs-rest model's classes at its decision values `scores` (one per class),
-// as liblinear's: each class's logistic probability, normalised to sum to 1.
-std::vector<double> class_probabilities(const std::vector<double>& scores);
+// The probabilities of a model's classes at its decision values `scores` (one per class): a one-vs-rest
+// model's as liblinear's (each class's logistic probability, normalised to sum to 1), a multinomial
+// one's (`softmax`) the softmax.
+std::vector<double> class_probabilities(const std::vector<double>& scores, bool softmax);
 
 // A one-vs-rest model of more than two classes applied to `rows` (read from `data_path`, which errors
 // name): each row's label must be one of the model's. Writes the labels, then per row the class and
@@ -80,9 +84,10 @@ PredictionReport predict_classes(const LinearModel& model, const std::string& da
 // (compared as numbers: "+1" is 1), unless `positive_label` is given: then, as in training with
 // --positive_label, rows with that label are positive and every other row is negative. A model of more
 // classes writes a line of its labels, then per row the predicted class and each class's probability.
-// `model_path` may be a path's models file: `lambda` and `chosen` are read_model's.
+// `model_path` may be a path's models file: `lambda` and `chosen` are read_model's. `softmax`: the
+// model of more classes is a multinomial fit's.
 PredictionReport predict(const std::string& model_path, const std::string& data_path,
                          const std::string& output_path, std::optional<double> positive_label, double lambda,
-                         double& chosen);
+                         double& chosen, bool softmax = false);
 
 }  // namespace schmp::logreg

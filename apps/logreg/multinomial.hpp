@@ -1,0 +1,54 @@
+// Multinomial (softmax) logistic regression over K classes: minimise
+//   F(W) = sum_l R(w_l) + C sum_i c_i (log sum_l exp(z_il) - z_{i y_i}),  z_il = w_l . x_i (+ b_l),
+// R the binary program's penalty (logreg.hpp), the intercepts b_l unpenalised.
+//
+// By block coordinate descent over the classes. With the other classes' weights held, F as a function
+// of class k's is exactly a binary logistic loss: row i's term is l(z_ik - o_i) if y_i = k, and
+// l(o_i - z_ik) plus a constant otherwise, l(z) = log(1 + exp(-z)), o_i = log sum_{l != k} exp(z_il).
+// So each class's step is the binary program's solve (Config::block) with the rows' margins offset by
+// o_i: every feature of the binary fit (intercept, elastic net, row weights, standardisation) holds,
+// and the data is read once per process.
+//
+// The fit stops when the softmax duality gap relative to F is at most --tol. Each step's workers sum,
+// at the weights it starts from, F and the terms of a dual point u_i = t g_{y_i} (p_i - e_i), p_i the
+// softmax of row i's scores and e_i its class's indicator: its value C sum_i c_i H(e_i + t g_{y_i}
+// (p_i - e_i)) (H the entropy, concave in t, so the chord of kDualScales bounds it from below) less the
+// penalty's conjugate at C X' u. The scale t makes C X' u feasible for L1, as in the binary dual. With
+// intercepts the dual also needs sum_i c_i u_il = 0 for every class l: the per-class scales g (the
+// largest 1) are the null vector of the K x K matrix of the classes' sums, which is 1 at the optimum.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "logreg.hpp"
+#include "multiclass.hpp"
+#include "schmp/run.hpp"
+
+namespace schmp::logreg {
+
+// The job of class k's step: `config` silent, solving class k of `classes` to relative gap `tol`
+// with every class's weights at `weights` (empty: all zero).
+Config block_job(const Config& config, const std::vector<double>& classes, std::size_t k,
+                 const std::vector<std::vector<double>>& weights, double tol);
+
+// What a step found (its Coordinator::result()).
+struct BlockResult {
+  double objective = 0;  // the block's binary objective at the end, and at the start
+  double start_objective = 0;
+  double softmax_objective = 0;  // F where the step started
+  double softmax_dual = 0;       // a lower bound on min F, from there
+  std::vector<double> unit;      // the columns' scale (logreg.hpp: 1 / sd_j with --standardize, else 1)
+  std::vector<double> w;         // class k's weights, the constant feature's last
+  // F where the step ended: only the block's terms changed.
+  double end_objective() const { return softmax_objective + objective - start_objective; }
+};
+BlockResult block_result(const std::vector<double>& result);
+
+// Fits the softmax over `classes` (the data's labels, increasing; more than two), then prints one line
+// per class and the fit's, scores --test and writes --output (liblinear's multiclass format: the
+// classes' weight columns; predict --multinomial reads its probabilities as the softmax). Returns the
+// exit status.
+int fit_multinomial(Job& job, const Config& config, const std::vector<double>& classes);
+
+}  // namespace schmp::logreg
