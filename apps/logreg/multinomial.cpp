@@ -16,8 +16,7 @@ namespace {
 // relative gap and nonzeros, then its objective, the softmax objective and the dual value where it
 // started.
 constexpr std::size_t kBlockFields = 6;
-// A step solves its block to this share of the softmax gap left (relative, at most kLoosest): a step
-// far tighter than the fit needs is wasted when the other classes move next.
+// A step solves its class to this share of the last sweep's gain (relative, at most kLoosest).
 constexpr double kStepShare = 0.1;
 constexpr double kLoosest = 0.1;
 // The most sweeps over the classes before the fit gives up.
@@ -216,12 +215,11 @@ int SoftmaxDescent::run() {
     objective_ -= centre_classes(weights_, unit_, config_);
     relative_gap_ = objective_ > 0 ? (objective_ - best_dual_) / objective_ : 0.0;
     jump = extrapolated();
-    // A sweep that closed little of the gap had steps too loose to move the classes against each
-    // other: the next solves each class tighter.
-    const double gained = sweep_start - objective_, left = objective_ - best_dual_;
-    tol_ = std::min(tol_, kStepShare * relative_gap_);
-    if (gained < kStepShare * left) tol_ *= kStepShare;
-    tol_ = std::max(tol_, kStepShare * config_.tol);
+    // The next steps solve each class to a tenth of what this sweep gained (or of the gap, when that is
+    // less): a step far tighter than the sweeps' progress is wasted when the other classes move next,
+    // and a sweep that gained nothing makes the next tight enough to move.
+    const double gained = std::isfinite(sweep_start) ? (sweep_start - objective_) / objective_ : 1.0;
+    tol_ = std::clamp(kStepShare * std::min(gained, relative_gap_), kStepShare * config_.tol, kLoosest);
   }
   return 0;
 }
