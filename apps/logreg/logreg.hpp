@@ -136,6 +136,7 @@ struct Config {
   std::string test_labels;            // labels of a MatrixMarket test matrix
   std::string output;                 // model file, liblinear's format (a path's: its last model)
   std::string trace;                  // named in the closing message only
+  double progress_seconds = 0;        // a multinomial fit's progress line on stderr, this often (0: none)
   // A path (path.hpp): this many lambdas from lambda_max down to lambda_min_ratio times it (0: glmnet's
   // default), each solved to tol from the last; none when path is 0.
   std::uint64_t path = 0;

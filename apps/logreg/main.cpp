@@ -89,6 +89,7 @@ SCHMP_FLAG(string, path_models, "", any(),
            "--output gets the last (with --cv: lambda_min's)");
 DECLARE_string(trace);
 DECLARE_uint64(seed);
+DECLARE_double(progress_seconds);
 
 namespace {
 
@@ -288,6 +289,7 @@ int main(int argc, char** argv) {
   config.test_labels = FLAGS_test_labels;
   config.output = FLAGS_output;
   config.trace = FLAGS_trace;
+  config.progress_seconds = FLAGS_progress_seconds;
   config.multinomial = FLAGS_multinomial;
   config.multiclass = FLAGS_multiclass || FLAGS_multinomial;
   config.path = FLAGS_path;

@@ -1,6 +1,7 @@
 #include "multinomial.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -136,6 +137,8 @@ class SoftmaxDescent {
   void take(std::size_t k, const BlockResult& block);
   // Every kDepth sweeps, the Anderson extrapolation of the sweeps' weights, or none.
   std::optional<std::vector<std::vector<double>>> extrapolated();
+  // A line on stderr from the first rank every --progress_seconds: a fit may take many steps.
+  void report_progress(std::size_t sweep);
 
   Job& job_;
   const Config& config_;
@@ -148,7 +151,18 @@ class SoftmaxDescent {
   std::size_t steps_ = 0;
   int status_ = 0;
   std::vector<Eigen::VectorXd> sweeps_;  // the weights after each sweep since the last extrapolation
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  double next_progress_ = 0;  // seconds
 };
+
+void SoftmaxDescent::report_progress(std::size_t sweep) {
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (!(config_.progress_seconds > 0) || seconds < next_progress_ || !job_.first_rank()) return;
+  next_progress_ = seconds + config_.progress_seconds;
+  std::fprintf(stderr, "schmp-logreg: sweep %zu  %.1f s  objective %.12g  relative gap %.3g\n", sweep + 1,
+               seconds, objective_, relative_gap_);
+  std::fflush(stderr);
+}
 
 std::optional<BlockResult> SoftmaxDescent::step(std::size_t k,
                                                 const std::vector<std::vector<double>>& start) {
@@ -215,6 +229,7 @@ int SoftmaxDescent::run() {
     objective_ -= centre_classes(weights_, unit_, config_);
     relative_gap_ = objective_ > 0 ? (objective_ - best_dual_) / objective_ : 0.0;
     jump = extrapolated();
+    report_progress(sweep);
     // The next steps solve each class to a tenth of what this sweep gained (or of the gap, when that is
     // less): a step far tighter than the sweeps' progress is wasted when the other classes move next,
     // and a sweep that gained nothing makes the next tight enough to move.
