@@ -1006,6 +1006,29 @@ TEST_F(LogregEndToEnd, MultinomialAtFiveRanks) {
                            scratch("wine-mn5.model"));
 }
 
+// --multinomial at the edges: more ranks than rows (workers without rows), a fit whose gap meets --tol
+// within the first sweep (classes not yet solved are zero), and a class whose rows weigh nothing (no
+// optimum: refused in one line).
+TEST_F(LogregEndToEnd, MultinomialAtTheEdges) {
+  const std::string tiny = scratch("tiny.svm"), model = scratch("tiny.model");
+  std::ofstream(tiny) << "1 1:1 2:0.5\n2 1:-1 3:2\n3 2:1 3:-1\n1 1:0.5 3:1\n2 2:-2\n3 1:1 2:1 3:1\n";
+  const Output few = run(mpirun(5) + SCHMP_LOGREG_BIN + " --layout all --data " + tiny +
+                         " --multinomial --tol 1e-6 --progress_seconds 0 --output " + model);
+  ASSERT_EQ(few.status, 0) << few.text;
+  EXPECT_NE(few.text.find("relative gap"), std::string::npos) << few.text;
+  const Output loose = run(mpirun(1) + SCHMP_LOGREG_BIN + " --data " + tiny +
+                           " --multinomial --C 1e-3 --tol 0.5 --progress_seconds 0 --output " + model);
+  ASSERT_EQ(loose.status, 0) << loose.text;
+  EXPECT_EQ(model_weights(model).size(), 3u * 4u);
+  const std::string weights = scratch("tiny.weights");
+  std::ofstream(weights) << "1\n1\n0\n1\n1\n0\n";
+  for (const int ranks : {1, 3}) {
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --data " + tiny + " --multinomial --weights " + weights),
+        "schmp-logreg: error: " + weights + ": the rows of class 3 weigh nothing");
+  }
+}
+
 // --multiclass on data of one class, with a positive class named, with a path but no --cv, or with a
 // path table under --cv: one line on every rank.
 TEST_F(LogregEndToEnd, MulticlassMistakesAreOneLine) {

@@ -67,12 +67,36 @@ constexpr double kNearMoving = 0.9;
 constexpr double kRowWork = 100;
 // A step that leaves no violation gained all the digits a double has.
 constexpr double kMostDigits = 16;
+// A multinomial step whose gap has not fallen below this share of its lowest in this many evaluations
+// has done what rounding allows (a tolerance too tight for it would otherwise keep it running): the
+// fit's own gap decides whether more steps are needed.
+constexpr double kStallShare = 0.999;
+constexpr std::size_t kStalledEvaluations = 20;
 
-// The size of a multinomial step's offset terms in the dual (none otherwise).
+// The scales g (the largest 1) of the classes' rows at which the dual point sum_i c_i g_{y_i} (p_i - e_i)
+// sums to 0 in every class: the null vector of the classes' sums, which is all ones at the optimum.
+// None when it is not positive (far from the optimum), or not one vector (a class whose rows weigh
+// nothing).
+std::optional<Eigen::VectorXd> class_scales(const SoftmaxSums& sums) {
+  const auto classes =
+      static_cast<Eigen::Index>(std::sqrt(static_cast<double>(sums.class_sums.size())) + 0.5);
+  Eigen::MatrixXd sums_by_class(classes, classes);  // (l, y): class y's rows' sum of c_i (p_il - e_il)
+  for (Eigen::Index y = 0; y < classes; ++y) {
+    for (Eigen::Index l = 0; l < classes; ++l)
+      sums_by_class(l, y) = sums.class_sums[static_cast<std::size_t>(y * classes + l)];
+  }
+  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(sums_by_class, Eigen::ComputeFullV);
+  const Eigen::VectorXd& singular = svd.singularValues();
+  if (classes > 1 && !(singular[classes - 2] > 0)) return std::nullopt;
+  Eigen::VectorXd g = svd.matrixV().col(classes - 1);
+  if (g.sum() < 0) g = -g;
+  if (!(g.minCoeff() > 0)) return std::nullopt;
+  return g / g.maxCoeff();
+}
+
+// The size of a multinomial step's offset terms in the dual, row by row (none otherwise).
 double offset_size(const Logreg::Stats& summed) {
-  double size = 0;
-  for (const double sum : summed.offset_sums) size += std::abs(sum);
-  return size;
+  return summed.offset_sums.empty() ? 0.0 : summed.offset_sums[2];
 }
 
 // The dual value entropy(t) less the penalty's conjugate at the dual point scaled by t, at the best
@@ -577,7 +601,7 @@ Logreg::Stats Logreg::Worker::evaluate() const {
   stats.entropy.assign(2 * kScales, 0.0);
   stats.alpha_sums.assign(2, 0.0);
   stats.alpha_squares.assign(2, 0.0);
-  if (offsets_.size() > 0) stats.offset_sums.assign(2, 0.0);
+  if (block_ >= 0) stats.offset_sums.assign(3, 0.0);
   for (Eigen::Index i = 0; i < y_.size(); ++i) {
     const double z = y_[i] * margins[i];
     const MarginTerms row = margin_terms(z);
@@ -594,7 +618,11 @@ Logreg::Stats Logreg::Worker::evaluate() const {
     const std::size_t negative = y_[i] > 0 ? 0 : 1;
     stats.alpha_sums[negative] += c * row.alpha;
     stats.alpha_squares[negative] += c * row.alpha * c * row.alpha;
-    if (offsets_.size() > 0) stats.offset_sums[negative] += c * row.alpha * y_[i] * offsets_[i];
+    if (block_ >= 0) {
+      const double term = c * row.alpha * y_[i] * offsets_[i];
+      stats.offset_sums[negative] += term;
+      stats.offset_sums[2] += std::abs(term);
+    }
     if (!(row.alpha > 0) || c == 0) continue;
     double* entropy = stats.entropy.data() + negative * kScales;
     for (std::size_t k = 0; k < kScales; ++k)
@@ -622,7 +650,7 @@ void Logreg::Worker::apply(const Commit& commit) {
     // Margins X w from w itself: a direction that blew up cannot be walked back along.
     kernel_->clear_direction();
     kernel_->add_to_direction(all_, commit.restart_from);
-    if (offsets_.size() > 0) {
+    if (block_ >= 0) {
       const Eigen::VectorXd start = -offsets_;
       kernel_->set_vector({start.data(), static_cast<std::size_t>(start.size())});
     } else {
@@ -682,6 +710,12 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
   if (!config.positive_label.empty() && setup.positives == 0) {
     throw std::runtime_error((config.labels.empty() ? config.data : config.labels) + ": no row is labelled " +
                              config.positive_label + " (--positive_label)");
+  }
+  // A class whose rows weigh nothing has no optimum: its intercept would fall without end.
+  if (config.block >= 0 && !(setup.positive_weight > 0)) {
+    throw std::runtime_error(config.weights + ": the rows of class " +
+                             class_text(config, config.classes.at(static_cast<std::size_t>(config.block))) +
+                             " weigh nothing");
   }
   if (!config.output.empty()) io::check_writable(config.output);
   if (!config.test.empty()) {
@@ -832,18 +866,10 @@ double Logreg::Coordinator::softmax_dual(const SoftmaxSums& sums) const {
   const auto at = [classes](Eigen::Index a, Eigen::Index b) {
     return static_cast<std::size_t>(a * classes + b);
   };
-  Eigen::VectorXd g = Eigen::VectorXd::Ones(classes);
-  if (config_.fit_intercept) {
-    Eigen::MatrixXd sums_by_class(classes, classes);  // (l, y): class y's rows' sum of c_i u_il
-    for (Eigen::Index y = 0; y < classes; ++y) {
-      for (Eigen::Index l = 0; l < classes; ++l) sums_by_class(l, y) = sums.class_sums[at(y, l)];
-    }
-    const Eigen::JacobiSVD<Eigen::MatrixXd> svd(sums_by_class, Eigen::ComputeFullV);
-    g = svd.matrixV().col(classes - 1);
-    if (g.sum() < 0) g = -g;
-    if (!(g.minCoeff() > 0)) return -std::numeric_limits<double>::infinity();  // no such point near
-    g /= g.maxCoeff();
-  }
+  const std::optional<Eigen::VectorXd> scales =
+      config_.fit_intercept ? class_scales(sums) : Eigen::VectorXd::Ones(classes).eval();
+  if (!scales) return -std::numeric_limits<double>::infinity();
+  const Eigen::VectorXd& g = *scales;
   const Eigen::Index params = w_.size();
   const bool exact = !sums.class_gradient.empty();
   Eigen::VectorXd shift = Eigen::VectorXd::Zero(classes);
@@ -886,7 +912,7 @@ double Logreg::Coordinator::softmax_dual(const SoftmaxSums& sums) const {
       const double bound = std::sqrt(norm) + shift[l] * std::sqrt(frobenius);
       value -= 0.5 * bound * bound;
     }
-    return scale_ * value;
+    return scale_ * (value - softmax_rounding(sums));
   }
   std::vector<double> bounds;
   for (Eigen::Index l = 0; l < classes; ++l) {
@@ -895,7 +921,13 @@ double Logreg::Coordinator::softmax_dual(const SoftmaxSums& sums) const {
         bounds.push_back(std::abs(gradient(l, j)) + std::sqrt(column_norms_[j]) * shift[l]);
     }
   }
-  return scale_ * scaled_dual(entropy, bounds, ridge_);
+  return scale_ * (scaled_dual(entropy, bounds, ridge_) - softmax_rounding(sums));
+}
+
+double Logreg::Coordinator::softmax_rounding(const SoftmaxSums& sums) const {
+  double terms = sums.loss;
+  for (std::size_t k = 0; k < sums.entropy.size(); k += kDualScales.size()) terms += sums.entropy[k];
+  return n_ * std::numeric_limits<double>::epsilon() * c_ * terms;
 }
 
 double Logreg::Coordinator::penalty_term_change(Eigen::Index j, double step) const {
@@ -1252,7 +1284,7 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
                     relative_gap,
                     summed.loss / weight_sum_,
                     summed.correct / weight_sum_};
-  report.converged = relative_gap <= config_.tol;
+  report.converged = relative_gap <= config_.tol || (config_.block >= 0 && block_stalled(relative_gap));
   score_test(report.columns);
   report.columns.push_back(static_cast<double>(covered));
   if (path_.active()) {
@@ -1264,6 +1296,15 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
   }
   last_report_ = report;
   return report;
+}
+
+bool Logreg::Coordinator::block_stalled(double relative_gap) {
+  if (relative_gap < kStallShare * lowest_gap_) {
+    lowest_gap_ = relative_gap;
+    stalled_evaluations_ = 0;
+    return false;
+  }
+  return ++stalled_evaluations_ >= kStalledEvaluations;
 }
 
 std::vector<ParamIndex> Logreg::Coordinator::working_set() const {

@@ -137,6 +137,7 @@ struct Config {
   std::string output;                 // model file, liblinear's format (a path's: its last model)
   std::string trace;                  // named in the closing message only
   double progress_seconds = 0;        // a multinomial fit's progress line on stderr, this often (0: none)
+  double max_seconds = 0;             // a multinomial fit's time limit, as a whole (0: none)
   // A path (path.hpp): this many lambdas from lambda_max down to lambda_min_ratio times it (0: glmnet's
   // default), each solved to tol from the last; none when path is 0.
   std::uint64_t path = 0;
@@ -336,8 +337,9 @@ struct Logreg {
     std::vector<double> entropy;
     std::vector<double> alpha_sums;     // sum_i alpha_i over the positive rows, the negative ones
     std::vector<double> alpha_squares;  // sum_i alpha_i^2 likewise
-    // A multinomial step's: sum_i alpha_i y_i o_i likewise, o_i the row's margin offset. The loss
-    // l(y_i (w . x_i - o_i)) puts alpha_i y_i o_i into the dual objective beside h(alpha_i).
+    // A multinomial step's: sum_i alpha_i y_i o_i likewise, o_i the row's margin offset (the loss
+    // l(y_i (w . x_i - o_i)) puts alpha_i y_i o_i into the dual objective beside h(alpha_i)), then
+    // sum_i |alpha_i o_i|, by which the sums' rounding is bounded.
     std::vector<double> offset_sums;
     // At an evaluation of a working set: ||alpha - alpha at the last full evaluation||^2, which bounds
     // how far the gradient of the coordinates left out has moved since.
@@ -511,6 +513,11 @@ struct Logreg {
     // the reported scale.
     double softmax_primal(const SoftmaxSums& sums) const;
     double softmax_dual(const SoftmaxSums& sums) const;
+    // The rounding of those sums over n rows, which the dual value is lowered by, as the binary's.
+    double softmax_rounding(const SoftmaxSums& sums) const;
+    // Whether a multinomial step's gap has stopped falling (kStalledEvaluations), given this
+    // evaluation's.
+    bool block_stalled(double relative_gap);
     // The coordinates the next evaluations cover after a full one (empty: all).
     std::vector<ParamIndex> working_set() const;
     // The coordinates the evaluation being reported covered.
@@ -636,6 +643,8 @@ struct Logreg {
     // A multinomial step's (Config::block): its own objective where it started, and softmax_primal
     // and softmax_dual there.
     std::array<double, 3> block_start_{};
+    double lowest_gap_ = std::numeric_limits<double>::infinity();
+    std::size_t stalled_evaluations_ = 0;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   };
 

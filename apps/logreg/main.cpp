@@ -90,6 +90,7 @@ SCHMP_FLAG(string, path_models, "", any(),
 DECLARE_string(trace);
 DECLARE_uint64(seed);
 DECLARE_double(progress_seconds);
+DECLARE_double(max_seconds);
 
 namespace {
 
@@ -290,6 +291,7 @@ int main(int argc, char** argv) {
   config.output = FLAGS_output;
   config.trace = FLAGS_trace;
   config.progress_seconds = FLAGS_progress_seconds;
+  config.max_seconds = FLAGS_max_seconds;
   config.multinomial = FLAGS_multinomial;
   config.multiclass = FLAGS_multiclass || FLAGS_multinomial;
   config.path = FLAGS_path;

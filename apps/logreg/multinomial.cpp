@@ -139,6 +139,9 @@ class SoftmaxDescent {
   std::optional<std::vector<std::vector<double>>> extrapolated();
   // A line on stderr from the first rank every --progress_seconds: a fit may take many steps.
   void report_progress(std::size_t sweep);
+  double seconds() const;  // since the fit began
+  // Whether --max_seconds, which bounds each step too, has passed for the whole fit.
+  bool out_of_time() const;
 
   Job& job_;
   const Config& config_;
@@ -155,8 +158,16 @@ class SoftmaxDescent {
   double next_progress_ = 0;  // seconds
 };
 
+double SoftmaxDescent::seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+bool SoftmaxDescent::out_of_time() const {
+  return config_.max_seconds > 0 && seconds() >= config_.max_seconds;
+}
+
 void SoftmaxDescent::report_progress(std::size_t sweep) {
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double seconds = this->seconds();
   if (!(config_.progress_seconds > 0) || seconds < next_progress_ || !job_.first_rank()) return;
   next_progress_ = seconds + config_.progress_seconds;
   std::fprintf(stderr, "schmp-logreg: sweep %zu  %.1f s  objective %.12g  relative gap %.3g\n", sweep + 1,
@@ -174,7 +185,8 @@ std::optional<BlockResult> SoftmaxDescent::step(std::size_t k,
 }
 
 void SoftmaxDescent::take(std::size_t k, const BlockResult& block) {
-  weights_.resize(classes_.size());
+  // A class not yet solved is all zero, as the steps take it.
+  if (weights_.empty()) weights_.assign(classes_.size(), std::vector<double>(block.w.size(), 0.0));
   weights_[k] = block.w;
   unit_ = block.unit;
   best_dual_ = std::max(best_dual_, block.softmax_dual);
@@ -205,7 +217,7 @@ std::optional<std::vector<std::vector<double>>> SoftmaxDescent::extrapolated() {
 
 int SoftmaxDescent::run() {
   std::optional<std::vector<std::vector<double>>> jump;
-  for (std::size_t sweep = 0; sweep < kMostSweeps && relative_gap_ > config_.tol; ++sweep) {
+  for (std::size_t sweep = 0; sweep < kMostSweeps && relative_gap_ > config_.tol && !out_of_time(); ++sweep) {
     const double sweep_start = steps_ == 0 ? std::numeric_limits<double>::infinity() : objective_;
     for (std::size_t k = 0; k < classes_.size() && relative_gap_ > config_.tol; ++k) {
       std::optional<BlockResult> block;
@@ -213,6 +225,7 @@ int SoftmaxDescent::run() {
         // The extrapolated point is taken when it is better than the sweeps' last; the step from it
         // shows which.
         block = step(k, *jump);
+        if (block) best_dual_ = std::max(best_dual_, block->softmax_dual);  // a bound wherever it was found
         if (block && block->softmax_objective < objective_) {
           weights_ = std::move(*jump);
         } else {
@@ -267,7 +280,7 @@ int fit_multinomial(Job& job, const Config& config, const std::vector<double>& c
   std::printf("%-10s %s\n", "class", "nonzeros");
   for (const ClassFit& fit : fits) std::printf("%-10s %.0f\n", fit.text.c_str(), fit.nonzeros);
   std::printf("objective %.12g  relative gap %.3g%s\n", objective, relative_gap,
-              relative_gap <= config.tol ? "" : "  (not converged: the sweeps ran out)");
+              relative_gap <= config.tol ? "" : "  (not converged: --max_seconds or the sweeps ran out)");
   print_held_out(config, model);
   return 0;
 }

@@ -34,8 +34,8 @@ Config block_job(const Config& config, const std::vector<double>& classes, std::
 
 // What a step found (its Coordinator::result()).
 struct BlockResult {
-  double objective = 0;  // the block's binary objective at the end, and at the start
-  double start_objective = 0;
+  double objective = 0;          // the block's binary objective where the step ended
+  double start_objective = 0;    // ... and where it started
   double softmax_objective = 0;  // F where the step started
   double softmax_dual = 0;       // a lower bound on min F, from there
   std::vector<double> unit;      // the columns' scale (logreg.hpp: 1 / sd_j with --standardize, else 1)
