@@ -135,6 +135,7 @@ class SoftmaxDescent {
   // Class k's step from `start`: its result, or none when the job failed (status_ says how).
   std::optional<BlockResult> step(std::size_t k, const std::vector<std::vector<double>>& start);
   void take(std::size_t k, const BlockResult& block);
+  void set_objective(double objective);  // and the relative gap to the best dual value
   // Every kDepth sweeps, the Anderson extrapolation of the sweeps' weights, or none.
   std::optional<std::vector<std::vector<double>>> extrapolated();
   // A line on stderr from the first rank every --progress_seconds: a fit may take many steps.
@@ -190,7 +191,11 @@ void SoftmaxDescent::take(std::size_t k, const BlockResult& block) {
   weights_[k] = block.w;
   unit_ = block.unit;
   best_dual_ = std::max(best_dual_, block.softmax_dual);
-  objective_ = block.end_objective();
+  set_objective(block.end_objective());
+}
+
+void SoftmaxDescent::set_objective(double objective) {
+  objective_ = objective;
   relative_gap_ = objective_ > 0 ? (objective_ - best_dual_) / objective_ : 0.0;
 }
 
@@ -239,8 +244,7 @@ int SoftmaxDescent::run() {
       take(k, *block);
     }
     if (relative_gap_ <= config_.tol) break;
-    objective_ -= centre_classes(weights_, unit_, config_);
-    relative_gap_ = objective_ > 0 ? (objective_ - best_dual_) / objective_ : 0.0;
+    set_objective(objective_ - centre_classes(weights_, unit_, config_));
     jump = extrapolated();
     report_progress(sweep);
     // The next steps solve each class to a tenth of what this sweep gained (or of the gap, when that is
@@ -257,15 +261,11 @@ int SoftmaxDescent::run() {
 int fit_multinomial(Job& job, const Config& config, const std::vector<double>& classes) {
   SoftmaxDescent descent(job, config, classes);
   const int status = descent.run();
-  if (status != 0) {
-    forget_kept_rows();
-    return status;
-  }
+  forget_kept_rows();
+  if (status != 0 || !job.first_rank()) return status;
   const std::vector<std::vector<double>>& weights = descent.weights();
   const double objective = descent.objective(), relative_gap = descent.relative_gap();
   const std::size_t steps = descent.steps();
-  forget_kept_rows();
-  if (!job.first_rank()) return 0;
   std::vector<ClassFit> fits;
   const double sweeps = static_cast<double>(steps) / static_cast<double>(classes.size());
   for (std::size_t k = 0; k < classes.size(); ++k) {
