@@ -144,8 +144,6 @@ void check_config(const Config& config) {
   }
   if (config.multinomial && !config.positive_label.empty())
     throw std::runtime_error("--multinomial fits every class: drop --positive_label");
-  if (config.multinomial && (config.path > 0 || config.cv > 0))
-    throw std::runtime_error("--multinomial fits one C: drop --path and --cv");
   if (config.multiclass && !config.positive_label.empty())
     throw std::runtime_error("--multiclass fits each class against the rest: drop --positive_label");
   if (config.cv == 1) throw std::runtime_error("--cv needs at least 2 folds");
@@ -157,9 +155,10 @@ void check_config(const Config& config) {
         "--path and --cv need an L1 share (--penalty l1, --l1_ratio above 0): an L2 penalty has no "
         "lambda_max");
   }
-  if (config.path > 0 && config.multiclass && config.cv == 0)
+  if (config.path > 0 && config.multiclass && !config.multinomial && config.cv == 0)
     throw std::runtime_error("--path fits two classes: drop --multiclass (--cv takes it)");
-  if (config.multiclass && config.cv > 0 && !(config.path_table.empty() && config.path_models.empty()))
+  if (config.multiclass && !config.multinomial && config.cv > 0 &&
+      !(config.path_table.empty() && config.path_models.empty()))
     throw std::runtime_error("--multiclass --cv writes each class's model at its lambda_min (--output) only");
   if (config.lambda_min_ratio != 0 && !(config.lambda_min_ratio > 0 && config.lambda_min_ratio < 1))
     throw std::runtime_error("--lambda_min_ratio must be in (0, 1)");
@@ -192,6 +191,35 @@ double lambda_max_of(const std::vector<double>& positive_sums, const std::vector
         std::max(largest, std::abs(negative_alpha * negative_sums[j] - positive_alpha * positive_sums[j]));
   }
   return largest / (l1_ratio * weight);
+}
+
+double softmax_lambda_max(const std::vector<double>& class_column_sums,
+                          const std::vector<double>& class_weights, const Eigen::VectorXd& unit,
+                          std::size_t penalised, bool fit_intercept, double l1_ratio) {
+  const std::size_t classes = class_weights.size(), params = static_cast<std::size_t>(unit.size());
+  const double weight = std::accumulate(class_weights.begin(), class_weights.end(), 0.0);
+  double largest = 0;
+  for (std::size_t j = 0; j < penalised; ++j) {
+    double sum = 0;  // sum_i c_i x_ij
+    for (std::size_t l = 0; l < classes; ++l) sum += class_column_sums[l * params + j];
+    for (std::size_t l = 0; l < classes; ++l) {
+      const double p = fit_intercept ? class_weights[l] / weight : 1 / static_cast<double>(classes);
+      const double gradient = p * sum - class_column_sums[l * params + j];
+      largest = std::max(largest, std::abs(gradient) * unit[static_cast<Eigen::Index>(j)]);
+    }
+  }
+  return largest / (l1_ratio * weight);
+}
+
+std::vector<double> Probe::serialised() const {
+  std::vector<double> numbers{lambda_max, rows, features};
+  numbers.insert(numbers.end(), class_weights.begin(), class_weights.end());
+  return numbers;
+}
+
+Probe Probe::deserialised(const std::vector<double>& numbers) {
+  if (numbers.size() < 3) throw std::logic_error("logreg: a probe's result is short");
+  return {numbers[0], numbers[1], numbers[2], {numbers.begin() + 3, numbers.end()}};
 }
 
 Penalty penalty_of(const Config& config) {
@@ -431,7 +459,8 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
       standardize_(config.standardize),
       block_(config.block),
       classes_(config.classes),
-      class_weights_(config.class_weights) {
+      class_weights_(config.class_weights),
+      probe_(config.probe) {
   check_config(config);
   Peers& peers = peers_of(context);
   const RowsSource source = rows_source(config);
@@ -529,6 +558,10 @@ Eigen::VectorXd Logreg::Worker::start_block(std::size_t num_params) {
   class_weights_.resize(classes);
   for (std::vector<double>& w : class_weights_) w.resize(num_params, 0.0);
   softmax_.resize(classes, num_params);
+  if (probe_) {
+    class_column_sums_.assign(classes * num_params, 0.0);
+    class_sizes_.assign(classes, 0.0);
+  }
   const auto n = static_cast<Eigen::Index>(y_.size());
   Eigen::VectorXd margins(n);
   offsets_.resize(n);
@@ -555,6 +588,10 @@ Eigen::VectorXd Logreg::Worker::start_block(std::size_t num_params) {
     const auto y = static_cast<std::size_t>(
         std::lower_bound(classes_.begin(), classes_.end(), rows_.labels[r]) - classes_.begin());
     softmax_.add_row(z, y, c, index, value);
+    if (probe_) {
+      class_sizes_[y] += c;
+      for (std::size_t e = 0; e < count; ++e) class_column_sums_[y * num_params + index[e]] += c * value[e];
+    }
   }
   class_weights_ = {};
   return margins;
@@ -580,6 +617,8 @@ Logreg::Setup Logreg::Worker::setup() const {
   setup.zero_labels = zero_labels_;
   setup.block_loss = block_loss_;
   setup.softmax = softmax_;
+  setup.class_column_sums = class_column_sums_;
+  setup.class_weights = class_sizes_;
   return setup;
 }
 
@@ -733,6 +772,15 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
     block_start_ = {scale_ * objective(w_, setup.block_loss), softmax_primal(setup.softmax),
                     softmax_dual(setup.softmax)};
     config_.class_weights = {};
+  }
+  if (config.probe) {
+    const std::size_t features = num_params - (constant_feature(config) ? 1 : 0);
+    const std::size_t penalised = num_params - (config.fit_intercept ? 1 : 0);
+    probe_ = Probe{softmax_lambda_max(setup.class_column_sums, setup.class_weights, unit_, penalised,
+                                      config.fit_intercept, config.l1_ratio),
+                   n_, static_cast<double>(features), setup.class_weights}
+                 .serialised();
+    evaluate_now_ = true;  // and stop there (report)
   }
   // At w = 0 every row has l'' = 1/4, and never more: the first block's steps are known (or bounded)
   // before any evaluation.
@@ -1284,7 +1332,8 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
                     relative_gap,
                     summed.loss / weight_sum_,
                     summed.correct / weight_sum_};
-  report.converged = relative_gap <= config_.tol || (config_.block >= 0 && block_stalled(relative_gap));
+  report.converged =
+      relative_gap <= config_.tol || (config_.block >= 0 && block_stalled(relative_gap)) || config_.probe;
   score_test(report.columns);
   report.columns.push_back(static_cast<double>(covered));
   if (path_.active()) {
@@ -1573,7 +1622,7 @@ std::vector<double> Logreg::Coordinator::result() const {
     result.insert(result.end(), path.begin(), path.end());
     return result;
   }
-  if (config_.fold >= 0) {
+  if (config_.fold >= 0 && config_.block < 0) {
     std::vector<double> result{path_.test_weight()};
     const std::vector<PathPoint>& points = path_.points();
     // glmnet's binomial deviance: twice the mean log-loss.
@@ -1582,6 +1631,7 @@ std::vector<double> Logreg::Coordinator::result() const {
                                          : std::numeric_limits<double>::quiet_NaN());
     return result;
   }
+  if (config_.probe) return probe_;
   if (!config_.silent) return {};
   std::vector<double> result{final_report_.objective, final_report_.columns[3], final_report_.columns[0]};
   if (config_.block >= 0) {
@@ -1631,6 +1681,7 @@ void write_path(const Config& config, const Path& path, double lambda_max, const
   if (!config.path_models.empty()) {
     std::ostringstream header;
     header << std::setprecision(17) << "# schmp-logreg path: minimises a ||w||_1 + (1 - a)/2 ||w||^2 + C L(w)"
+           << (shape.softmax ? " over every class's w, L the softmax loss" : "")
            << (config.fit_intercept ? ", the intercept unpenalised" : "") << ", a = " << config.l1_ratio
            << ", C = 1 / (lambda sum_i c_i)\n# data " << config.data << "\n# lambda_max " << lambda_max
            << " lambdas " << path.lambdas().size() << " solved " << points.size() << "\n";
@@ -1639,9 +1690,11 @@ void write_path(const Config& config, const Path& path, double lambda_max, const
              << cv->lambdas[cv->one_se] << " (the last model is lambda_min's)\n";
     }
     header << "# each model: lambda L C c, then index value (1-based, nonzero weights only; the bias "
-              "feature's index is nr_feature + 1)\nlabels "
-           << shape.label_texts[0] << ' ' << shape.label_texts[1] << "\nnr_feature " << shape.features
-           << "\nbias " << shape.bias << "\n";
+              "feature's index is nr_feature + 1)"
+           << (shape.softmax ? ", a value per class" : "") << "\nlabels";
+    for (const std::string& label : shape.label_texts) header << ' ' << label;
+    header << "\nnr_feature " << shape.features << "\nbias " << shape.bias << "\n"
+           << (shape.softmax ? "softmax\n" : "");
     path.write_models(config.path_models, header.str());
     std::printf("path models: %s\n", config.path_models.c_str());
   }

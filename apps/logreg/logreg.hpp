@@ -119,6 +119,9 @@ struct Config {
   std::int64_t block = -1;
   std::vector<double> classes;
   std::vector<std::vector<double>> class_weights;
+  // A probe before a multinomial path (with `block`, at all-zero weights): the job stops at its first
+  // evaluation, and its result() is what the path needs of the data (probe_result).
+  bool probe = false;
   // One class's job of a one-vs-rest fit (Job::run_each): finish() prints and writes nothing, and
   // result() gives the model.
   bool silent = false;
@@ -180,6 +183,22 @@ struct Refit {
   Path path;
 };
 Refit refit_of(const std::vector<double>& result);
+// What a probe (Config::probe) finds of the data for a softmax path over K classes.
+struct Probe {
+  double lambda_max = 0;  // softmax_lambda_max
+  double rows = 0;        // the rows, and the features (the constant one left out)
+  double features = 0;
+  std::vector<double> class_weights;  // each class's rows' weight sum_i c_i
+  std::vector<double> serialised() const;
+  static Probe deserialised(const std::vector<double>& numbers);
+};
+// The softmax's lambda_max: at W = 0, with the intercepts at their optimum (the log of each class's
+// weight share) under fit_intercept, the largest |sum_i c_i (p_il - e_il) x_ij| / sd_j over the
+// penalised j < `penalised` and every class l, over the L1 share times sum_i c_i: every weight is 0
+// from there up. `class_column_sums` is K x params (Setup), `unit` the columns' scales 1 / sd_j.
+double softmax_lambda_max(const std::vector<double>& class_column_sums,
+                          const std::vector<double>& class_weights, const Eigen::VectorXd& unit,
+                          std::size_t penalised, bool fit_intercept, double l1_ratio);
 // The class `label` as the data writes it: its name, with label_names, else the number.
 std::string class_text(const Config& config, double label);
 // Where the rows of `config` come from.
@@ -320,11 +339,16 @@ struct Logreg {
     // the softmax objective's terms (multinomial.hpp).
     double block_loss = 0;
     SoftmaxSums softmax;
+    // A probe's (Config::probe): sum_i c_i x_ij over the rows of each class (K x params, class by
+    // class), and the classes' weights sum_i c_i.
+    std::vector<double> class_column_sums;
+    std::vector<double> class_weights;
     template <class V>
     void visit(V& v) {
       v(gradient, column_norms, column_counts, rows, weight_sum, positives, zero_labels, positive_sums,
         positive_weight, column_sums, column_squares, block_loss, softmax.loss, softmax.gradient,
-        softmax.class_sums, softmax.class_squares, softmax.entropy, softmax.class_gradient);
+        softmax.class_sums, softmax.class_squares, softmax.entropy, softmax.class_gradient, class_column_sums,
+        class_weights);
     }
   };
   struct Stats {
@@ -447,6 +471,8 @@ struct Logreg {
     Eigen::VectorXd offsets_;
     SoftmaxSums softmax_;
     double block_loss_ = 0;
+    bool probe_ = false;
+    std::vector<double> class_column_sums_, class_sizes_;  // a probe's (Setup)
     // The margins w_block . x_i - o_i at the weights the step starts from, and the softmax sums there,
     // from the rows (with the constant feature) before the kernel takes them.
     Eigen::VectorXd start_block(std::size_t num_params);
@@ -643,6 +669,7 @@ struct Logreg {
     // A multinomial step's (Config::block): its own objective where it started, and softmax_primal
     // and softmax_dual there.
     std::array<double, 3> block_start_{};
+    std::vector<double> probe_;  // a probe's result
     double lowest_gap_ = std::numeric_limits<double>::infinity();
     std::size_t stalled_evaluations_ = 0;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

@@ -49,8 +49,9 @@ SCHMP_FLAG(bool, multiclass, kDefaults.multiclass, any(),
            "side by side on the ranks, and liblinear's multiclass model");
 SCHMP_FLAG(bool, multinomial, kDefaults.multinomial, any(),
            "Training: the softmax over every label of the data (scikit-learn's multinomial), class by class "
-           "until its duality gap meets --tol; two classes are the binary model. predict: the model is a "
-           "multinomial fit's (its probabilities are the softmax of the classes' scores)");
+           "until its duality gap meets --tol, or along --path and --cv; two classes are the binary model. "
+           "predict: the model is a multinomial fit's (its probabilities are the softmax of the classes' "
+           "scores; a multinomial path's models file says so itself)");
 SCHMP_FLAG(double, tol, kDefaults.tol, schmp::positive(),
            "Stop when the duality gap relative to the objective is at most this");
 SCHMP_FLAG(double, rho, kDefaults.rho, schmp::above_up_to(0, 1),
@@ -85,8 +86,8 @@ SCHMP_FLAG(string, path_table, "", any(),
            "Write the path's table here (CSV: lambda, C, objective, gap, nonzeros, seconds, test log-loss "
            "and accuracy, CV deviance)");
 SCHMP_FLAG(string, path_models, "", any(),
-           "Write every model of the path here ('lambda L C c', then 'index value' per nonzero weight); "
-           "--output gets the last (with --cv: lambda_min's)");
+           "Write every model of the path here ('lambda L C c', then 'index value' per nonzero weight, "
+           "of --multinomial a value per class); --output gets the last (with --cv: lambda_min's)");
 DECLARE_string(trace);
 DECLARE_uint64(seed);
 DECLARE_double(progress_seconds);

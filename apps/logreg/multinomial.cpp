@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include "schmp/dataset.hpp"
@@ -24,6 +26,11 @@ constexpr double kLoosest = 0.1;
 constexpr std::size_t kMostSweeps = 1000;
 // Sweeps from which an Anderson extrapolation is tried (schmp/extrapolation.hpp).
 constexpr std::size_t kDepth = 5;
+// A fit whose gap has not fallen below kStallShare of its lowest in kStalledSweeps sweeps stops: its
+// weights no longer move (on raw features of very different scales the dual bound stalls above the
+// objective's rounding, as the binary's does).
+constexpr double kStallShare = 0.999;
+constexpr std::size_t kStalledSweeps = 20;
 
 // The penalty a |v| + (1 - a)/2 v^2 summed over `values` moved by s, on the reported scale (a = 0: L2).
 double shifted_penalty(const std::vector<double>& values, double s, double a) {
@@ -33,7 +40,9 @@ double shifted_penalty(const std::vector<double>& values, double s, double a) {
 }
 
 // The s that minimises shifted_penalty (0 unless another is strictly lower): the penalty is convex and
-// piecewise quadratic in s, so its minimum is at a kink -v_l or at a piece's stationary point.
+// piecewise quadratic in s, so its minimum is at a kink -v_l or at a piece's stationary point. The L1
+// penalty alone (a = 1) is flat between the middle kinks of an even count of classes: there the kink
+// nearest the minimum found, which makes a weight zero.
 double best_shift(const std::vector<double>& values, double a) {
   const auto classes = static_cast<double>(values.size());
   double sum = 0;
@@ -52,7 +61,14 @@ double best_shift(const std::vector<double>& values, double a) {
       best = s;
     }
   }
-  return best;
+  if (a < 1 || std::find(candidates.begin(), candidates.end(), best) != candidates.end()) return best;
+  double kink = best;
+  for (const double s : candidates) {
+    if (shifted_penalty(values, s, a) <= lowest * (1 + 1e-15) &&
+        (kink == best || std::abs(s - best) < std::abs(kink - best)))
+      kink = s;
+  }
+  return kink;
 }
 
 // The softmax loss does not change when every class's weights move by one vector: the penalty alone
@@ -100,6 +116,11 @@ Config block_job(const Config& config, const std::vector<double>& classes, std::
   job.output.clear();
   job.test.clear();
   job.test_labels.clear();
+  // A path and its folds are the driver's (fit_multinomial): a step solves one C.
+  job.path = 0;
+  job.path_table.clear();
+  job.path_models.clear();
+  job.fold_results.clear();
   return job;
 }
 
@@ -118,77 +139,84 @@ BlockResult block_result(const std::vector<double>& result) {
 
 namespace {
 
-// The fit's state between steps: every class's weights, the objective there and the best dual value.
+// A softmax fit at one C as a sequence of class steps, played by whoever holds it (play): next() names
+// the job of the next step, take() hears what it found.
 class SoftmaxDescent {
  public:
-  SoftmaxDescent(Job& job, const Config& config, const std::vector<double>& classes)
-      : job_(job), config_(config), classes_(classes) {}
+  // From `start` (every class's weights; empty: all zero), until the gap meets --tol, the sweeps run
+  // out, or `deadline` passes.
+  SoftmaxDescent(const Config& config, const std::vector<double>& classes,
+                 std::vector<std::vector<double>> start, std::chrono::steady_clock::time_point deadline)
+      : config_(config), classes_(classes), weights_(std::move(start)), deadline_(deadline) {}
 
-  // Sweeps over the classes until the gap meets --tol (or the sweeps run out); the exit status.
-  int run();
+  // The next step's job, or none once the fit is done.
+  std::optional<Config> next();
+  void take(const BlockResult& block);
   const std::vector<std::vector<double>>& weights() const { return weights_; }
   double objective() const { return objective_; }
+  double gap() const { return objective_ - best_dual_; }
   double relative_gap() const { return relative_gap_; }
   std::size_t steps() const { return steps_; }
+  std::size_t sweeps() const { return sweep_; }
+  bool stalled() const { return stalled_sweeps_ >= kStalledSweeps; }
 
  private:
-  // Class k's step from `start`: its result, or none when the job failed (status_ says how).
-  std::optional<BlockResult> step(std::size_t k, const std::vector<std::vector<double>>& start);
-  void take(std::size_t k, const BlockResult& block);
-  void set_objective(double objective);  // and the relative gap to the best dual value
+  bool done() const;
+  void take_class(const BlockResult& block);  // class k_'s weights, and F and the gap from them
+  void set_objective(double objective);       // and the relative gap to the best dual value
+  void end_sweep();
   // Every kDepth sweeps, the Anderson extrapolation of the sweeps' weights, or none.
   std::optional<std::vector<std::vector<double>>> extrapolated();
-  // A line on stderr from the first rank every --progress_seconds: a fit may take many steps.
-  void report_progress(std::size_t sweep);
-  double seconds() const;  // since the fit began
-  // Whether --max_seconds, which bounds each step too, has passed for the whole fit.
-  bool out_of_time() const;
 
-  Job& job_;
-  const Config& config_;
+  Config config_;
   const std::vector<double>& classes_;
   std::vector<std::vector<double>> weights_;
+  std::chrono::steady_clock::time_point deadline_;
   std::vector<double> unit_;
   double best_dual_ = -std::numeric_limits<double>::infinity();
   double objective_ = 0, relative_gap_ = 1;
-  double tol_ = kLoosest;  // of the next step
-  std::size_t steps_ = 0;
-  int status_ = 0;
+  double sweep_start_ = std::numeric_limits<double>::infinity();  // F where the sweep began
+  double tol_ = kLoosest;                                         // of the next step
+  std::size_t steps_ = 0, sweep_ = 0, k_ = 0;                     // k_: the class stepped next
+  std::optional<std::vector<std::vector<double>>> jump_;          // an extrapolated point to try
+  bool from_jump_ = false;                                        // the step asked for starts at jump_
   std::vector<Eigen::VectorXd> sweeps_;  // the weights after each sweep since the last extrapolation
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  double next_progress_ = 0;  // seconds
+  double lowest_gap_ = std::numeric_limits<double>::infinity();
+  std::size_t stalled_sweeps_ = 0;  // since the gap last fell below kStallShare of its lowest
 };
 
-double SoftmaxDescent::seconds() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+bool SoftmaxDescent::done() const {
+  return relative_gap_ <= config_.tol ||
+         (k_ == 0 && (sweep_ >= kMostSweeps || stalled() || std::chrono::steady_clock::now() >= deadline_));
 }
 
-bool SoftmaxDescent::out_of_time() const {
-  return config_.max_seconds > 0 && seconds() >= config_.max_seconds;
+std::optional<Config> SoftmaxDescent::next() {
+  if (done()) return std::nullopt;
+  from_jump_ = k_ == 0 && jump_.has_value();
+  return block_job(config_, classes_, k_, from_jump_ ? *jump_ : weights_, tol_);
 }
 
-void SoftmaxDescent::report_progress(std::size_t sweep) {
-  const double seconds = this->seconds();
-  if (!(config_.progress_seconds > 0) || seconds < next_progress_ || !job_.first_rank()) return;
-  next_progress_ = seconds + config_.progress_seconds;
-  std::fprintf(stderr, "schmp-logreg: sweep %zu  %.1f s  objective %.12g  relative gap %.3g\n", sweep + 1,
-               seconds, objective_, relative_gap_);
-  std::fflush(stderr);
-}
-
-std::optional<BlockResult> SoftmaxDescent::step(std::size_t k,
-                                                const std::vector<std::vector<double>>& start) {
-  const EachRun each = job_.run_each<Logreg>({block_job(config_, classes_, k, start, tol_)});
+void SoftmaxDescent::take(const BlockResult& block) {
   ++steps_;
-  status_ = each.status;
-  if (status_ != 0) return std::nullopt;
-  return block_result(each.results.at(0));
+  if (from_jump_) {
+    // The extrapolated point is taken when it is better than the sweeps' last; the step from it shows
+    // which. Its dual value is a bound wherever it was found.
+    from_jump_ = false;
+    best_dual_ = std::max(best_dual_, block.softmax_dual);
+    const bool better = block.softmax_objective < objective_;
+    if (better) weights_ = std::move(*jump_);
+    jump_.reset();
+    if (!better) return;  // class 0 steps again, from the sweeps' point
+  }
+  take_class(block);
+  if (++k_ < classes_.size() || relative_gap_ <= config_.tol) return;
+  end_sweep();
 }
 
-void SoftmaxDescent::take(std::size_t k, const BlockResult& block) {
+void SoftmaxDescent::take_class(const BlockResult& block) {
   // A class not yet solved is all zero, as the steps take it.
   if (weights_.empty()) weights_.assign(classes_.size(), std::vector<double>(block.w.size(), 0.0));
-  weights_[k] = block.w;
+  weights_[k_] = block.w;
   unit_ = block.unit;
   best_dual_ = std::max(best_dual_, block.softmax_dual);
   set_objective(block.end_objective());
@@ -197,6 +225,25 @@ void SoftmaxDescent::take(std::size_t k, const BlockResult& block) {
 void SoftmaxDescent::set_objective(double objective) {
   objective_ = objective;
   relative_gap_ = objective_ > 0 ? (objective_ - best_dual_) / objective_ : 0.0;
+}
+
+void SoftmaxDescent::end_sweep() {
+  set_objective(objective_ - centre_classes(weights_, unit_, config_));
+  jump_ = extrapolated();
+  // The next steps solve each class to a tenth of what this sweep gained (or of the gap, when that is
+  // less): a step far tighter than the sweeps' progress is wasted when the other classes move next, and
+  // a sweep that gained nothing makes the next tight enough to move.
+  const double gained = std::isfinite(sweep_start_) ? (sweep_start_ - objective_) / objective_ : 1.0;
+  tol_ = std::clamp(kStepShare * std::min(gained, relative_gap_), kStepShare * config_.tol, kLoosest);
+  sweep_start_ = objective_;
+  k_ = 0;
+  ++sweep_;
+  if (relative_gap_ < kStallShare * lowest_gap_) {
+    lowest_gap_ = relative_gap_;
+    stalled_sweeps_ = 0;
+  } else {
+    ++stalled_sweeps_;
+  }
 }
 
 std::optional<std::vector<std::vector<double>>> SoftmaxDescent::extrapolated() {
@@ -220,47 +267,66 @@ std::optional<std::vector<std::vector<double>>> SoftmaxDescent::extrapolated() {
   return weights;
 }
 
-int SoftmaxDescent::run() {
-  std::optional<std::vector<std::vector<double>>> jump;
-  for (std::size_t sweep = 0; sweep < kMostSweeps && relative_gap_ > config_.tol && !out_of_time(); ++sweep) {
-    const double sweep_start = steps_ == 0 ? std::numeric_limits<double>::infinity() : objective_;
-    for (std::size_t k = 0; k < classes_.size() && relative_gap_ > config_.tol; ++k) {
-      std::optional<BlockResult> block;
-      if (k == 0 && jump) {
-        // The extrapolated point is taken when it is better than the sweeps' last; the step from it
-        // shows which.
-        block = step(k, *jump);
-        if (block) best_dual_ = std::max(best_dual_, block->softmax_dual);  // a bound wherever it was found
-        if (block && block->softmax_objective < objective_) {
-          weights_ = std::move(*jump);
-        } else {
-          block.reset();
-        }
-        jump.reset();
-        if (status_ != 0) return status_;
+// Plays the steps of `fits` (each with next() and take(), as SoftmaxDescent) side by side on the ranks
+// (Job::run_each) until none has one left, calling `between` after each turn; the exit status.
+template <class Fit>
+int play(Job& job, const std::vector<Fit*>& fits, const std::function<void()>& between) {
+  for (;;) {
+    std::vector<Config> jobs;
+    std::vector<Fit*> asking;
+    for (Fit* fit : fits) {
+      if (std::optional<Config> next = fit->next()) {
+        jobs.push_back(std::move(*next));
+        asking.push_back(fit);
       }
-      if (!block) block = step(k, weights_);
-      if (!block) return status_;
-      take(k, *block);
     }
-    if (relative_gap_ <= config_.tol) break;
-    set_objective(objective_ - centre_classes(weights_, unit_, config_));
-    jump = extrapolated();
-    report_progress(sweep);
-    // The next steps solve each class to a tenth of what this sweep gained (or of the gap, when that is
-    // less): a step far tighter than the sweeps' progress is wasted when the other classes move next,
-    // and a sweep that gained nothing makes the next tight enough to move.
-    const double gained = std::isfinite(sweep_start) ? (sweep_start - objective_) / objective_ : 1.0;
-    tol_ = std::clamp(kStepShare * std::min(gained, relative_gap_), kStepShare * config_.tol, kLoosest);
+    if (jobs.empty()) return 0;
+    const EachRun each = job.run_each<Logreg>(jobs);
+    if (each.status != 0) return each.status;
+    for (std::size_t f = 0; f < asking.size(); ++f) asking[f]->take(block_result(each.results.at(f)));
+    between();
   }
-  return 0;
 }
 
-}  // namespace
+std::chrono::steady_clock::time_point deadline_of(const Config& config) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!(config.max_seconds > 0)) return std::chrono::steady_clock::time_point::max();
+  return now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                   std::chrono::duration<double>(config.max_seconds));
+}
 
-int fit_multinomial(Job& job, const Config& config, const std::vector<double>& classes) {
-  SoftmaxDescent descent(job, config, classes);
-  const int status = descent.run();
+// A line on stderr every --progress_seconds from the first rank: a fit may take many steps.
+class Progress {
+ public:
+  Progress(const Job& job, const Config& config)
+      : speaks_(job.first_rank() && config.progress_seconds > 0), every_(config.progress_seconds) {}
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  // Whether a line is due (and then the next one's time is set).
+  bool due() {
+    if (!speaks_ || seconds() < next_) return false;
+    next_ = seconds() + every_;
+    return true;
+  }
+
+ private:
+  bool speaks_;
+  double every_;
+  double next_ = every_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// The softmax at --C: one descent, its classes' lines, --test and --output.
+int fit_one(Job& job, const Config& config, const std::vector<double>& classes) {
+  SoftmaxDescent descent(config, classes, {}, deadline_of(config));
+  Progress progress(job, config);
+  const int status = play<SoftmaxDescent>(job, {&descent}, [&] {
+    if (!progress.due()) return;
+    std::fprintf(stderr, "schmp-logreg: sweep %zu  %.1f s  objective %.12g  relative gap %.3g\n",
+                 descent.sweeps() + 1, progress.seconds(), descent.objective(), descent.relative_gap());
+    std::fflush(stderr);
+  });
   forget_kept_rows();
   if (status != 0 || !job.first_rank()) return status;
   const std::vector<std::vector<double>>& weights = descent.weights();
@@ -280,9 +346,285 @@ int fit_multinomial(Job& job, const Config& config, const std::vector<double>& c
   std::printf("%-10s %s\n", "class", "nonzeros");
   for (const ClassFit& fit : fits) std::printf("%-10s %.0f\n", fit.text.c_str(), fit.nonzeros);
   std::printf("objective %.12g  relative gap %.3g%s\n", objective, relative_gap,
-              relative_gap <= config.tol ? "" : "  (not converged: --max_seconds or the sweeps ran out)");
+              relative_gap <= config.tol ? ""
+              : descent.stalled()
+                  ? "  (not converged: the gap stalled, as on raw features of very different scales: try "
+                    "--standardize)"
+                  : "  (not converged: --max_seconds or the sweeps ran out)");
   print_held_out(config, model);
   return 0;
+}
+
+// The weights of `classes` at W = 0 with each intercept at the log of its class's weight (centred): the
+// solution at lambda_max. Without an intercept, all zero.
+std::vector<std::vector<double>> path_start(const Config& config, const Probe& probe) {
+  const std::size_t params = static_cast<std::size_t>(probe.features) + (constant_feature(config) ? 1 : 0);
+  std::vector<std::vector<double>> weights(probe.class_weights.size(), std::vector<double>(params, 0.0));
+  if (!config.fit_intercept) return weights;
+  double mean = 0;
+  for (const double c : probe.class_weights) mean += std::log(c) / static_cast<double>(weights.size());
+  for (std::size_t l = 0; l < weights.size(); ++l)
+    weights[l].back() = std::log(probe.class_weights[l]) - mean;
+  return weights;
+}
+
+// A softmax path: a descent per lambda, each from the last one's weights. Each lambda's solution goes
+// to `solved` (the lambda's index, its point, and the weights as a liblinear model lists them, row by
+// row).
+class SoftmaxPath {
+ public:
+  using Solved = std::function<void(std::size_t, PathPoint, const std::vector<double>&)>;
+  SoftmaxPath(const Config& config, const std::vector<double>& classes, const std::vector<double>& lambdas,
+              const Probe& probe, Solved solved)
+      : config_(config),
+        classes_(classes),
+        lambdas_(lambdas),
+        weight_sum_(std::accumulate(probe.class_weights.begin(), probe.class_weights.end(), 0.0)),
+        start_(path_start(config, probe)),
+        solved_(std::move(solved)),
+        deadline_(deadline_of(config)) {}
+
+  std::optional<Config> next();
+  void take(const BlockResult& block) { descent_->take(block); }
+  std::size_t solved() const { return at_; }
+  std::size_t steps() const { return steps_ + (descent_ ? descent_->steps() : 0); }
+
+ private:
+  void record();  // the current lambda's solution, to solved_
+
+  Config config_;
+  const std::vector<double>& classes_;
+  const std::vector<double>& lambdas_;
+  double weight_sum_;
+  std::vector<std::vector<double>> start_;  // of the next lambda's descent
+  Solved solved_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::optional<SoftmaxDescent> descent_;
+  std::size_t at_ = 0;     // the lambda being solved
+  std::size_t steps_ = 0;  // of the lambdas solved
+  std::chrono::steady_clock::time_point begun_ = std::chrono::steady_clock::now();
+};
+
+std::optional<Config> SoftmaxPath::next() {
+  while (at_ < lambdas_.size()) {
+    if (!descent_) {
+      if (std::chrono::steady_clock::now() >= deadline_)
+        return std::nullopt;  // --max_seconds: the path so far
+      Config at = config_;
+      at.C = 1 / (lambdas_[at_] * weight_sum_);
+      descent_.emplace(at, classes_, std::move(start_), deadline_);
+    }
+    if (std::optional<Config> job = descent_->next()) return job;
+    record();
+    steps_ += descent_->steps();
+    start_ = descent_->weights();
+    descent_.reset();
+    ++at_;
+  }
+  return std::nullopt;
+}
+
+void SoftmaxPath::record() {
+  const std::vector<std::vector<double>>& weights = descent_->weights();
+  PathPoint point;
+  point.lambda = lambdas_[at_];
+  point.C = 1 / (point.lambda * weight_sum_);
+  point.objective = descent_->objective();
+  point.gap = descent_->gap();
+  point.relative_gap = descent_->relative_gap();
+  point.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begun_).count();
+  const std::size_t classes = weights.size(), params = weights.front().size();
+  std::vector<double> rows(classes * params);
+  for (std::size_t l = 0; l < classes; ++l) {
+    point.nonzeros += static_cast<std::size_t>(nonzeros(weights[l], config_.fit_intercept));
+    for (std::size_t j = 0; j < params; ++j) rows[j * classes + l] = weights[l][j];
+  }
+  solved_(at_, std::move(point), rows);
+}
+
+// What the first rank scores the path's models with: the model's shape (labels, nr_feature, bias), the
+// --test rows, and each fold's held-out rows.
+struct Scoring {
+  LinearModel shape;
+  io::SparseRows test;
+  std::vector<WeightedRows> folds;
+  // Model `rows` (as SoftmaxPath::Solved has them) on `held`, weighted by `weights` (empty: 1 each).
+  PredictionReport score(const std::vector<double>& rows, const std::string& file, const io::SparseRows& held,
+                         const std::vector<double>& weights) const {
+    LinearModel model = shape;
+    model.w = rows;
+    return predict_classes(model, file, held, "", weights);
+  }
+};
+
+Scoring scoring_of(const Job& job, const Config& config, const std::vector<double>& classes,
+                   const Probe& probe) {
+  Scoring scoring;
+  if (!job.first_rank()) return scoring;
+  for (const double label : classes) {
+    scoring.shape.labels.push_back(label);
+    scoring.shape.label_texts.push_back(class_text(config, label));
+  }
+  scoring.shape.features = static_cast<std::size_t>(probe.features);
+  scoring.shape.bias = constant_feature(config) ? 1 : -1;
+  scoring.shape.softmax = true;
+  if (!config.test.empty()) scoring.test = io::read_libsvm(config.test, {}, config.label_names);
+  if (config.cv > 0) {
+    // The held-out rows come from the whole data, read here once for every fold.
+    Peers alone;
+    const WeightedRows all = read_weighted_rows(rows_source(config), alone);
+    for (std::uint64_t k = 0; k < config.cv; ++k) {
+      scoring.folds.push_back(held_out_rows(all, static_cast<std::uint32_t>(config.cv), config.seed,
+                                            static_cast<std::uint32_t>(k)));
+    }
+  }
+  return scoring;
+}
+
+// Why a probe's classes cannot be fitted (a class whose rows weigh nothing: its intercept would fall
+// without end), or empty.
+std::string unfit_classes(const Config& config, const std::vector<double>& classes, const Probe& probe,
+                          std::int64_t fold) {
+  for (std::size_t l = 0; l < classes.size(); ++l) {
+    if (probe.class_weights.at(l) > 0) continue;
+    if (fold < 0)
+      return config.weights + ": the rows of class " + class_text(config, classes[l]) + " weigh nothing";
+    return "--cv " + std::to_string(config.cv) + ": fold " + std::to_string(fold + 1) +
+           " holds out every row of class " + class_text(config, classes[l]) +
+           " with weight: use fewer folds";
+  }
+  return {};
+}
+
+// Probes the whole data and each fold's training rows, side by side: their findings into `found`, the
+// whole data's first. The exit status: a failed probe's, or a refusal's.
+int probe(Job& job, const Config& config, const std::vector<double>& classes, std::vector<Probe>& found) {
+  std::vector<Config> probes;
+  for (std::int64_t fold = -1; fold < static_cast<std::int64_t>(config.cv); ++fold) {
+    Config probe = block_job(config, classes, 0, {}, config.tol);
+    probe.probe = true;
+    probe.fold = fold;
+    probes.push_back(std::move(probe));
+  }
+  const EachRun probed = job.run_each<Logreg>(probes);
+  if (probed.status != 0) return probed.status;
+  for (std::size_t f = 0; f < probes.size(); ++f) {
+    found.push_back(Probe::deserialised(probed.results.at(f)));
+    if (const std::string why = unfit_classes(config, classes, found.back(), probes[f].fold); !why.empty())
+      return job.refuse(why);
+  }
+  if (!(found.front().lambda_max > 0))
+    return job.refuse(config.data + ": lambda_max is 0 (no feature tells the classes apart)");
+  return 0;
+}
+
+// The path on every row: on the first rank, each lambda's model into `path`, scored on --test.
+SoftmaxPath::Solved keep_in(Path& path, const Scoring& scoring, const Job& job, const Config& config) {
+  return [&path, &scoring, &job, &config](std::size_t, PathPoint point, const std::vector<double>& rows) {
+    if (!job.first_rank()) return;
+    if (scoring.test.rows() > 0) {
+      const PredictionReport tested = scoring.score(rows, config.test, scoring.test, {});
+      point.test_log_loss = tested.log_loss;
+      point.test_accuracy = tested.accuracy;
+    }
+    path.record(std::move(point), rows, constant_feature(config));
+  };
+}
+
+// Fold k's path: on the first rank, each lambda's deviance on the fold's held-out rows (glmnet's
+// multinomial deviance, twice the mean log-loss) into `result`, as CrossValidation takes it: the rows'
+// weight, then the deviance at each lambda (NaN where the path stopped short).
+SoftmaxPath::Solved score_fold(std::vector<double>& result, std::size_t lambdas, std::size_t k,
+                               const Scoring& scoring, const Job& job, const Config& config) {
+  result.assign(lambdas + 1, std::numeric_limits<double>::quiet_NaN());
+  return [&result, k, &scoring, &job, &config](std::size_t at, const PathPoint&,
+                                               const std::vector<double>& rows) {
+    if (!job.first_rank()) return;
+    const WeightedRows& held = scoring.folds[k];
+    result[0] = held.weights.empty() ? static_cast<double>(held.rows.rows())
+                                     : std::accumulate(held.weights.begin(), held.weights.end(), 0.0);
+    result[at + 1] = 2 * scoring.score(rows, config.data, held.rows, held.weights).log_loss;
+  };
+}
+
+// A line on stderr: the lambdas each path has solved.
+void report_paths(const Progress& progress, const std::vector<SoftmaxPath>& paths, std::size_t lambdas) {
+  std::fprintf(stderr, "schmp-logreg: %.1f s  lambdas solved: %zu of %zu", progress.seconds(),
+               paths.front().solved(), lambdas);
+  if (paths.size() > 1) {
+    std::fprintf(stderr, " (the folds':");
+    for (std::size_t f = 1; f < paths.size(); ++f) std::fprintf(stderr, " %zu", paths[f].solved());
+    std::fprintf(stderr, ")");
+  }
+  std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+// What a path's run prints and writes (write_path), after a line on its paths.
+void finish_path(const Config& config, const std::vector<SoftmaxPath>& paths, std::size_t lambdas,
+                 const Path& path, double lambda_max, const LinearModel& shape) {
+  std::size_t steps = 0;
+  for (const SoftmaxPath& p : paths) steps += p.steps();
+  std::printf("schmp-logreg: multinomial path over %zu classes, %zu of %zu lambdas solved",
+              shape.labels.size(), paths.front().solved(), lambdas);
+  if (config.cv > 0) std::printf(", with %llu folds beside", static_cast<unsigned long long>(config.cv));
+  std::printf(": %zu class steps\n", steps);
+  write_path(config, path, lambda_max, shape);
+  const auto loose = std::count_if(path.points().begin(), path.points().end(),
+                                   [&](const PathPoint& p) { return p.relative_gap > config.tol; });
+  if (loose > 0) {
+    std::printf(
+        "%lld lambdas stopped above --tol (rel_gap): the gap stalls on raw features of very different "
+        "scales (try --standardize), or --max_seconds ran out\n",
+        static_cast<long long>(loose));
+  }
+}
+
+// --multinomial --path N (and --cv K): the probes, then the path on every row and each fold's, side by
+// side, each fold's models scored on its held-out rows as they come.
+int fit_path(Job& job, const Config& config, const std::vector<double>& classes) {
+  std::vector<Probe> found;
+  if (const int status = probe(job, config, classes, found); status != 0) {
+    forget_kept_rows();
+    return status;
+  }
+  const Probe& whole = found.front();
+  // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2.
+  const double ratio = config.lambda_min_ratio > 0   ? config.lambda_min_ratio
+                       : whole.rows > whole.features ? 1e-4
+                                                     : 1e-2;
+  const std::vector<double> lambdas = path_lambdas(config.path, whole.lambda_max, ratio);
+  const Scoring scoring = scoring_of(job, config, classes, whole);
+  Path path(config.path, whole.lambda_max, ratio,
+            std::accumulate(whole.class_weights.begin(), whole.class_weights.end(), 0.0));
+  path.set_columns(classes.size(), scoring.test.rows() > 0);
+  std::vector<SoftmaxPath> paths;
+  paths.reserve(found.size());
+  paths.emplace_back(config, classes, lambdas, whole, keep_in(path, scoring, job, config));
+  std::vector<std::vector<double>> fold_results(config.cv);
+  for (std::size_t k = 0; k < config.cv; ++k) {
+    Config fold = config;
+    fold.fold = static_cast<std::int64_t>(k);
+    paths.emplace_back(fold, classes, lambdas, found[k + 1],
+                       score_fold(fold_results[k], lambdas.size(), k, scoring, job, config));
+  }
+  std::vector<SoftmaxPath*> playing;
+  for (SoftmaxPath& p : paths) playing.push_back(&p);
+  Progress progress(job, config);
+  const int status = play<SoftmaxPath>(job, playing, [&] {
+    if (progress.due()) report_paths(progress, paths, lambdas.size());
+  });
+  forget_kept_rows();
+  if (status != 0 || !job.first_rank()) return status;
+  if (config.cv > 0) path.cross_validated(CrossValidation(lambdas, fold_results));
+  finish_path(config, paths, lambdas.size(), path, whole.lambda_max, scoring.shape);
+  return 0;
+}
+
+}  // namespace
+
+int fit_multinomial(Job& job, const Config& config, const std::vector<double>& classes) {
+  return config.path > 0 ? fit_path(job, config, classes) : fit_one(job, config, classes);
 }
 
 }  // namespace schmp::logreg

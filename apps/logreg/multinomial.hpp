@@ -47,8 +47,10 @@ BlockResult block_result(const std::vector<double>& result);
 
 // Fits the softmax over `classes` (the data's labels, increasing; more than two), then prints one line
 // per class and the fit's, scores --test and writes --output (liblinear's multiclass format: the
-// classes' weight columns; predict --multinomial reads its probabilities as the softmax). Returns the
-// exit status.
+// classes' weight columns; predict --multinomial reads its probabilities as the softmax). With --path,
+// a fit per lambda from lambda_max down (softmax_lambda_max, found by a probe job), each from the last,
+// and with --cv each fold's path beside it: every path's class steps go to the ranks together
+// (Job::run_each). Returns the exit status.
 int fit_multinomial(Job& job, const Config& config, const std::vector<double>& classes);
 
 }  // namespace schmp::logreg

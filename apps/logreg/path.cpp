@@ -78,7 +78,7 @@ void Path::record(PathPoint point, const std::vector<double>& w, bool constant) 
   for (std::size_t j = 0; j < w.size(); ++j) {
     if (w[j] != 0) point.nonzero.emplace_back(static_cast<ParamIndex>(j), w[j]);
   }
-  point.test_log_loss = point.test_accuracy = std::numeric_limits<double>::quiet_NaN();
+  if (!tested_) point.test_log_loss = point.test_accuracy = std::numeric_limits<double>::quiet_NaN();
   if (test_.rows.rows() > 0) {
     const PredictionReport quality = classification_quality(
         decision_values(w, constant ? 1.0 : -1.0, test_.rows), test_.positive, test_.weights);
@@ -95,7 +95,7 @@ std::vector<double> Path::weights(std::size_t k) const {
 }
 
 void Path::print() const {
-  const bool test = test_.rows.rows() > 0;
+  const bool test = test_.rows.rows() > 0 || tested_;
   std::printf("%-14s %-14s %-16s %-10s %-9s %-10s%s%s\n", "lambda", "C", "objective", "rel_gap", "nonzeros",
               "seconds", test ? " test_logloss test_accuracy" : "", cv_ ? " cv_deviance     cv_se" : "");
   for (std::size_t k = 0; k < points_.size(); ++k) {
@@ -114,7 +114,7 @@ void Path::print() const {
 }
 
 void Path::write_table(const std::string& path) const {
-  const bool test = test_.rows.rows() > 0;
+  const bool test = test_.rows.rows() > 0 || tested_;
   io::write_file_atomically(path, [&](std::ostream& out) {
     out << "lambda,C,objective,duality_gap,relative_gap,nnz,seconds"
         << (test ? ",test_logloss,test_accuracy" : "") << (cv_ ? ",cv_deviance,cv_se" : "") << "\n"
@@ -142,7 +142,20 @@ void Path::write_models(const std::string& path, const std::string& header) cons
     out << header << std::setprecision(17);
     for (const PathPoint& p : points_) {
       out << "lambda " << p.lambda << " C " << p.C << '\n';
-      for (const auto& [j, value] : p.nonzero) out << j + 1 << ' ' << value << '\n';
+      if (columns_ == 1) {
+        for (const auto& [j, value] : p.nonzero) out << j + 1 << ' ' << value << '\n';
+        continue;
+      }
+      // The nonzeros come in index order: a row's are together.
+      for (std::size_t e = 0; e < p.nonzero.size();) {
+        const std::size_t row = p.nonzero[e].first / columns_;
+        std::vector<double> values(columns_, 0.0);
+        for (; e < p.nonzero.size() && p.nonzero[e].first / columns_ == row; ++e)
+          values[p.nonzero[e].first % columns_] = p.nonzero[e].second;
+        out << row + 1;
+        for (const double value : values) out << ' ' << value;
+        out << '\n';
+      }
     }
   });
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,10 +24,12 @@ struct PathPoint {
   double gap = 0;
   double relative_gap = 0;
   std::size_t nonzeros = 0;
-  double seconds = 0;        // since the solve started
-  double test_log_loss = 0;  // NaN without held-out rows (weighted by their weights, when given)
-  double test_accuracy = 0;
-  // The nonzero weights (0-based; the constant feature's index is the data's columns).
+  double seconds = 0;  // since the solve started
+  // NaN without held-out rows (weighted by their weights, when given)
+  double test_log_loss = std::numeric_limits<double>::quiet_NaN();
+  double test_accuracy = std::numeric_limits<double>::quiet_NaN();
+  // The nonzero weights, 0-based, as a liblinear model lists them: row by row (the constant feature's
+  // row last), a column per class (Path::columns).
   std::vector<std::pair<ParamIndex, double>> nonzero;
 };
 
@@ -46,6 +49,12 @@ class Path {
 
   // Rows whose log-loss and accuracy each point reports.
   void hold_out(HeldOut held_out) { test_ = std::move(held_out); }
+  // A multinomial path's: each row of weights holds a column per class (of `columns`), and the points
+  // come with their test scores when `tested` (record() keeps them).
+  void set_columns(std::size_t columns, bool tested) {
+    columns_ = columns;
+    tested_ = tested;
+  }
   // The folds' results at these lambdas: shown beside the points, the path solved down to lambda_min
   // (the points past it, of a path solved beside the folds, let go).
   void cross_validated(const CrossValidation& cv);
@@ -67,7 +76,7 @@ class Path {
   double test_weight() const;
 
   // Records the solution w at the current lambda (scored on the held-out rows; `constant` says whether
-  // w's last weight is a constant feature's), and moves on to the next.
+  // w's last weight is a constant feature's), and moves on to the next. w is row by row, as `nonzero`.
   void record(PathPoint point, const std::vector<double>& w, bool constant);
   // Point k's weights, every one.
   std::vector<double> weights(std::size_t k) const;
@@ -76,13 +85,15 @@ class Path {
   void write_table(const std::string& path) const;  // the same as CSV
   // Every model after `header` (comment lines, then the models' 'labels P N', 'nr_feature F' and
   // 'bias B' lines): 'lambda L C c', then 'index value' per nonzero weight (1-based; the constant
-  // feature's index is nr_feature + 1).
+  // feature's index is nr_feature + 1); of several columns, 'index v_1 ... v_K' per row with a nonzero.
   void write_models(const std::string& path, const std::string& header) const;
 
  private:
   std::vector<double> lambdas_;
   double weight_sum_ = 1;
   std::size_t size_ = 0;  // weights per model
+  std::size_t columns_ = 1;
+  bool tested_ = false;
   std::size_t solved_ = 0;
   std::vector<PathPoint> points_;
   HeldOut test_;

@@ -17,6 +17,25 @@ namespace schmp::logreg {
 
 namespace {
 
+// The labels of a model's label line (`fields`, after its key) into `model`: numbers, or all words
+// (classes by name), each then numbered by its place among them sorted, as the data's rows are read
+// (io::read_libsvm).
+void read_labels(std::istringstream& fields, LinearModel& model, const std::string& path,
+                 std::uint64_t number) {
+  for (std::string text; fields >> text;) model.label_texts.push_back(text);
+  const std::vector<std::string> names = label_names(model);
+  for (const std::string& text : model.label_texts) {
+    const std::optional<double> label = label_number(text);
+    const double value =
+        names.empty()
+            ? *label
+            : static_cast<double>(std::lower_bound(names.begin(), names.end(), text) - names.begin());
+    if (std::find(model.labels.begin(), model.labels.end(), value) != model.labels.end())
+      throw io::InputError(path, number, "label " + text + " is there twice");
+    model.labels.push_back(value);
+  }
+}
+
 // The model of a path's models file (Path::write_models) whose lambda is nearest `lambda` (the last
 // when it is 0); `chosen` gets its lambda.
 LinearModel read_path_model(const std::string& path, double lambda, double& chosen) {
@@ -33,19 +52,16 @@ LinearModel read_path_model(const std::string& path, double lambda, double& chos
     std::string key;
     fields >> key;
     if (key == "labels") {
-      for (std::string text; fields >> text;) {
-        const std::optional<double> label = label_number(text);
-        if (!label) throw io::InputError(path, number, "label '" + text + "' is not a number");
-        model.label_texts.push_back(text);
-        model.labels.push_back(*label);
-      }
-      if (model.labels.size() != 2) throw io::InputError(path, number, "expected two labels");
+      read_labels(fields, model, path, number);
+      if (model.labels.size() < 2) throw io::InputError(path, number, "expected two labels or more");
+    } else if (key == "softmax") {
+      model.softmax = true;
     } else if (key == "nr_feature") {
       if (!(fields >> model.features)) throw io::InputError(path, number, "expected a feature count");
     } else if (key == "bias") {
       if (!(fields >> model.bias) || model.labels.empty())
         throw io::InputError(path, number, "expected the bias value, after the labels");
-      w.assign(model.features + (model.bias >= 0 ? 1 : 0), 0.0);
+      w.assign((model.features + (model.bias >= 0 ? 1 : 0)) * model.columns(), 0.0);
     } else if (key == "lambda") {
       double value = 0;
       if (!(fields >> value) || !(value > 0) || w.empty())
@@ -58,13 +74,22 @@ LinearModel read_path_model(const std::string& path, double lambda, double& chos
         std::fill(w.begin(), w.end(), 0.0);
       }
     } else {
+      // 'index value', or of more classes 'index v_1 ... v_K': a row of the model's weights.
+      const std::size_t columns = model.columns(), rows = w.size() / std::max<std::size_t>(columns, 1);
       std::size_t index = 0;
-      double value = 0;
+      std::vector<double> values(columns);
       std::istringstream entry(line);
-      if (!(entry >> index >> value) || index < 1 || index > w.size() || !std::isfinite(value) || chosen == 0)
+      bool read = static_cast<bool>(entry >> index) && index >= 1 && index <= rows && chosen != 0;
+      for (double& value : values) read = read && entry >> value && std::isfinite(value);
+      std::string extra;
+      if (!read || entry >> extra) {
         throw io::InputError(path, number,
-                             "expected 'index value' of a model, index 1 to " + std::to_string(w.size()));
-      if (choosing) w[index - 1] = value;
+                             std::string("expected 'index ") + (columns == 1 ? "value" : "v_1 ... v_K") +
+                                 "' of a model, index 1 to " + std::to_string(rows));
+      }
+      if (choosing)
+        std::copy(values.begin(), values.end(),
+                  w.begin() + static_cast<std::ptrdiff_t>((index - 1) * columns));
     }
   }
   if (chosen == 0) throw io::InputError(path, 0, "no model (no 'lambda' line)");
@@ -130,20 +155,7 @@ LinearModel read_liblinear_model(const std::string& path) {
         throw io::InputError(path, number, "expected 2 classes or more");
     } else if (key == "label") {
       if (classes < 2) throw io::InputError(path, number, "the label line comes after nr_class");
-      for (std::string text; fields >> text;) model.label_texts.push_back(text);
-      // Labels are numbers, or all words (classes by name): then each is numbered by its place among
-      // them sorted, as the data's rows are read (io::read_libsvm).
-      const std::vector<std::string> names = label_names(model);
-      for (const std::string& text : model.label_texts) {
-        const std::optional<double> label = label_number(text);
-        const double value =
-            names.empty()
-                ? *label
-                : static_cast<double>(std::lower_bound(names.begin(), names.end(), text) - names.begin());
-        if (std::find(model.labels.begin(), model.labels.end(), value) != model.labels.end())
-          throw io::InputError(path, number, "label " + text + " is there twice");
-        model.labels.push_back(value);
-      }
+      read_labels(fields, model, path, number);
       if (model.labels.size() != static_cast<std::size_t>(classes)) {
         throw io::InputError(path, number,
                              "expected " + std::to_string(classes) + " labels (nr_class), found " +
@@ -263,7 +275,8 @@ std::vector<double> class_probabilities(const std::vector<double>& scores, bool 
 }
 
 PredictionReport predict_classes(const LinearModel& model, const std::string& data_path,
-                                 const io::SparseRows& rows, const std::string& output_path) {
+                                 const io::SparseRows& rows, const std::string& output_path,
+                                 const std::vector<double>& weights) {
   std::vector<std::vector<double>> scores;  // by class, then row
   for (std::size_t c = 0; c < model.columns(); ++c)
     scores.push_back(decision_values(model.column(c), model.bias, rows));
@@ -273,8 +286,10 @@ PredictionReport predict_classes(const LinearModel& model, const std::string& da
   report.auc = NAN;
   std::vector<std::size_t> predicted(rows.rows());
   std::vector<std::vector<double>> probabilities(rows.rows());
-  double correct = 0, loss = 0;
+  double correct = 0, loss = 0, weight = 0;
   for (std::size_t r = 0; r < rows.rows(); ++r) {
+    const double c = weights.empty() ? 1.0 : weights[r];
+    weight += c;
     const auto truth = std::find(model.labels.begin(), model.labels.end(), rows.labels[r]);
     if (truth == model.labels.end()) {
       throw io::InputError::at(data_path, rows.source[r],
@@ -286,12 +301,12 @@ PredictionReport predict_classes(const LinearModel& model, const std::string& da
     predicted[r] =
         static_cast<std::size_t>(std::max_element(row_scores.begin(), row_scores.end()) - row_scores.begin());
     probabilities[r] = class_probabilities(row_scores, model.softmax);
-    if (model.labels[predicted[r]] == *truth) ++correct;
-    loss -= std::log(std::max(probabilities[r][static_cast<std::size_t>(truth - model.labels.begin())],
-                              std::numeric_limits<double>::min()));
+    if (model.labels[predicted[r]] == *truth) correct += c;
+    loss -= c * std::log(std::max(probabilities[r][static_cast<std::size_t>(truth - model.labels.begin())],
+                                  std::numeric_limits<double>::min()));
   }
-  report.accuracy = correct / static_cast<double>(rows.rows());
-  report.log_loss = loss / static_cast<double>(rows.rows());
+  report.accuracy = correct / weight;
+  report.log_loss = loss / weight;
   if (!output_path.empty()) {
     io::write_file_atomically(output_path, [&](std::ostream& out) {
       out << "labels";
@@ -311,7 +326,7 @@ PredictionReport predict(const std::string& model_path, const std::string& data_
                          const std::string& output_path, std::optional<double> positive_label, double lambda,
                          double& chosen, bool softmax) {
   LinearModel model = read_model(model_path, lambda, chosen);
-  model.softmax = softmax;
+  model.softmax = model.softmax || softmax;  // a multinomial path's models file says so itself
   if (positive_label && model.labels.size() > 2) {
     throw io::InputError(model_path, 0,
                          "--positive_label is for a model of two classes; this one has " +

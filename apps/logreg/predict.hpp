@@ -73,11 +73,13 @@ PredictionReport classification_quality(const std::vector<double>& scores, const
 // one's (`softmax`) the softmax.
 std::vector<double> class_probabilities(const std::vector<double>& scores, bool softmax);
 
-// A one-vs-rest model of more than two classes applied to `rows` (read from `data_path`, which errors
-// name): each row's label must be one of the model's. Writes the labels, then per row the class and
-// the probabilities, to `output_path` unless it is empty.
+// A model of more than two classes applied to `rows` (read from `data_path`, which errors name): each
+// row's label must be one of the model's. Writes the labels, then per row the class and the
+// probabilities, to `output_path` unless it is empty. Accuracy and log-loss weigh each row by
+// `weights` (empty: 1 each).
 PredictionReport predict_classes(const LinearModel& model, const std::string& data_path,
-                                 const io::SparseRows& rows, const std::string& output_path);
+                                 const io::SparseRows& rows, const std::string& output_path,
+                                 const std::vector<double>& weights = {});
 
 // Applies the model at `model_path` to `data_path`; writes one probability of the positive label per
 // row to `output_path` unless it is empty. Every row's label must be one of the model's two labels
