@@ -1177,7 +1177,8 @@ TEST_F(LogregEndToEnd, MultinomialAtTheEdges) {
 // --lambda applies a model of the file as the softmax.
 TEST_F(LogregEndToEnd, MultinomialPathSolvesEveryLambdaAsTheReference) {
   const std::string data = four_classes(scratch("four-path.svm")), table = scratch("mn-path.csv"),
-                    models = scratch("mn-path.models"), model = scratch("mn-path.model");
+                    models = scratch("mn-path.models"), model = scratch("mn-path.model"),
+                    trace = scratch("mn-path.trace.csv");
   const io::SparseRows rows = io::read_libsvm(data);
   const double n = static_cast<double>(rows.rows());
   constexpr std::size_t kColumns = 12, kClasses = 4;
@@ -1208,9 +1209,26 @@ TEST_F(LogregEndToEnd, MultinomialPathSolvesEveryLambdaAsTheReference) {
     SCOPED_TRACE("np " + std::to_string(ranks));
     const Output out = run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --layout all --data " + data +
                            " --multinomial --path 5 --lambda_min_ratio 0.05 --tol 1e-8 --progress_seconds 0" +
-                           " --path_table " + table + " --path_models " + models + " --output " + model);
+                           " --path_table " + table + " --path_models " + models + " --output " + model +
+                           " --trace " + trace);
     ASSERT_EQ(out.status, 0) << out.text;
     const testing::Trace written = testing::read_trace(table);
+    // The trace: a row per sweep and one where each lambda meets --tol, there at the table's objective.
+    const testing::Trace traced = testing::read_trace(trace);
+    EXPECT_EQ(traced.header, "round,seconds,objective,relative_gap,nnz,sweep,lambda");
+    std::size_t solved = 0;
+    for (std::size_t r = 0; r < traced.rows.size(); ++r) {
+      const bool last = r + 1 == traced.rows.size() || traced.rows[r + 1][6] != traced.rows[r][6];
+      if (r > 0) {
+        EXPECT_GE(traced.rows[r][0], traced.rows[r - 1][0]) << "row " << r;
+      }
+      if (!last) continue;
+      ASSERT_LT(solved, written.rows.size());
+      EXPECT_EQ(traced.rows[r][6], written.rows[solved][0]) << "row " << r;
+      EXPECT_EQ(traced.rows[r][2], written.rows[solved][2]) << "row " << r;
+      ++solved;
+    }
+    EXPECT_EQ(solved, written.rows.size());
     const auto found = softmax_path_models(models, kClasses, kColumns + 1);
     ASSERT_EQ(written.rows.size(), 5u);
     ASSERT_EQ(found.size(), 5u);
@@ -1333,6 +1351,14 @@ TEST_F(LogregEndToEnd, MulticlassMistakesAreOneLine) {
     testing::expect_clean_failure(
         train(ranks, heart(), 1, true, "--multinomial --positive_label 1"),
         "schmp-logreg: error: --multinomial fits every class: drop --positive_label");
+    const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm";
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --data " + wine + " --multiclass --trace " + scratch("t.csv")),
+        "schmp-logreg: error: --trace is not read by --multiclass (--multinomial writes one)");
+    testing::expect_clean_failure(
+        run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --data " + wine + " --multinomial --checkpoint " +
+            scratch("c.ck")),
+        "schmp-logreg: error: --checkpoint is not read by --multinomial");
   }
   const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm";
   testing::expect_clean_failure(

@@ -119,9 +119,11 @@ int predict() {
 // The data's classes, increasing (classes by name: their names' indices, the names into `config`);
 // std::runtime_error for data of one class, or an --output that cannot be written.
 std::vector<double> data_classes(schmp::logreg::Config& config) {
-  schmp::io::refuse_overwriting({{"--output", config.output}},
+  schmp::io::refuse_overwriting({{"--output", config.output}, {"--trace", config.trace}},
                                 {{"--data", config.data}, {"--test", config.test}});
-  if (!config.output.empty()) schmp::io::check_writable(config.output);
+  for (const std::string& file : {config.output, config.trace}) {
+    if (!file.empty()) schmp::io::check_writable(file);
+  }
   // Classes by name are numbered in the names' order; classes by number are their labels.
   std::vector<double> classes;
   config.label_names = schmp::io::read_label_names(config.data);
@@ -240,6 +242,14 @@ int multiclass(schmp::Job& job, schmp::logreg::Config config) {
     config.positive_label = schmp::logreg::label_text(classes[1]);
     return config.cv > 0 ? cross_validate(job, config) : job.run<schmp::logreg::Logreg>(config);
   }
+  // Their fits are many quiet jobs: none is checkpointed, and one-vs-rest's classes have no common trace.
+  if (const std::string unread = schmp::unread_flag(
+          {"checkpoint", "resume"}, config.multinomial ? "by --multinomial" : "by --multiclass");
+      !unread.empty())
+    return job.refuse(unread);
+  if (const std::string unread = schmp::unread_flag({"trace"}, "by --multiclass (--multinomial writes one)");
+      !config.multinomial && !unread.empty())
+    return job.refuse(unread);
   if (config.multinomial) return schmp::logreg::fit_multinomial(job, config, classes);
   return config.cv > 0 ? cross_validate_classes(job, config, classes) : one_vs_rest(job, config, classes);
 }

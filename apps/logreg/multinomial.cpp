@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <iomanip>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -159,6 +161,9 @@ class SoftmaxDescent {
   std::size_t steps() const { return steps_; }
   std::size_t sweeps() const { return sweep_; }
   bool stalled() const { return stalled_sweeps_ >= kStalledSweeps; }
+  std::size_t nonzeros() const;  // of every class's weights, the intercepts left out
+  // `sweep` hears of each sweep's end, and of the step that meets --tol within one.
+  void on_sweep(std::function<void(const SoftmaxDescent&)> sweep) { on_sweep_ = std::move(sweep); }
 
  private:
   bool done() const;
@@ -183,7 +188,14 @@ class SoftmaxDescent {
   std::vector<Eigen::VectorXd> sweeps_;  // the weights after each sweep since the last extrapolation
   double lowest_gap_ = std::numeric_limits<double>::infinity();
   std::size_t stalled_sweeps_ = 0;  // since the gap last fell below kStallShare of its lowest
+  std::function<void(const SoftmaxDescent&)> on_sweep_;
 };
+
+std::size_t SoftmaxDescent::nonzeros() const {
+  double count = 0;
+  for (const std::vector<double>& w : weights_) count += logreg::nonzeros(w, config_.fit_intercept);
+  return static_cast<std::size_t>(count);
+}
 
 bool SoftmaxDescent::done() const {
   return relative_gap_ <= config_.tol ||
@@ -209,8 +221,13 @@ void SoftmaxDescent::take(const BlockResult& block) {
     if (!better) return;  // class 0 steps again, from the sweeps' point
   }
   take_class(block);
-  if (++k_ < classes_.size() || relative_gap_ <= config_.tol) return;
+  if (relative_gap_ <= config_.tol) {
+    if (on_sweep_) on_sweep_(*this);
+    return;
+  }
+  if (++k_ < classes_.size()) return;
   end_sweep();
+  if (on_sweep_) on_sweep_(*this);
 }
 
 void SoftmaxDescent::take_class(const BlockResult& block) {
@@ -317,9 +334,43 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// --trace of a softmax fit (first rank): a row per sweep over the classes, and one where the fit meets
+// --tol, each flushed. Its columns are the trace's first three (round: the class steps so far) and the
+// fit's own; schmp-trace reads it as any trace.
+class SoftmaxTrace {
+ public:
+  SoftmaxTrace(const Job& job, const Config& config, bool path) : path_(path) {
+    if (!job.first_rank() || config.trace.empty()) return;
+    out_.open(config.trace);
+    if (!out_) throw std::runtime_error(config.trace + ": cannot write the trace");
+    out_ << "round,seconds,objective,relative_gap,nnz,sweep" << (path ? ",lambda" : "") << '\n'
+         << std::setprecision(17);
+    out_.flush();
+  }
+  // `steps` counts the class steps before the descent's own; `lambda` is the path's.
+  void row(const SoftmaxDescent& descent, std::size_t steps, double lambda) {
+    if (!out_.is_open()) return;
+    out_ << steps + descent.steps() << ',' << seconds() << ',' << descent.objective() << ','
+         << descent.relative_gap() << ',' << descent.nonzeros() << ',' << descent.sweeps();
+    if (path_) out_ << ',' << lambda;
+    out_ << '\n';
+    out_.flush();
+  }
+
+ private:
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  bool path_;
+  std::ofstream out_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 // The softmax at --C: one descent, its classes' lines, --test and --output.
 int fit_one(Job& job, const Config& config, const std::vector<double>& classes) {
   SoftmaxDescent descent(config, classes, {}, deadline_of(config));
+  SoftmaxTrace trace(job, config, false);
+  descent.on_sweep([&trace](const SoftmaxDescent& at) { trace.row(at, 0, 0); });
   Progress progress(job, config);
   const int status = play<SoftmaxDescent>(job, {&descent}, [&] {
     if (!progress.due()) return;
@@ -352,6 +403,7 @@ int fit_one(Job& job, const Config& config, const std::vector<double>& classes) 
                     "--standardize)"
                   : "  (not converged: --max_seconds or the sweeps ran out)");
   print_held_out(config, model);
+  if (!config.trace.empty()) std::printf("trace: %s\n", config.trace.c_str());
   return 0;
 }
 
@@ -375,8 +427,9 @@ class SoftmaxPath {
  public:
   using Solved = std::function<void(std::size_t, PathPoint, const std::vector<double>&)>;
   SoftmaxPath(const Config& config, const std::vector<double>& classes, const std::vector<double>& lambdas,
-              const Probe& probe, Solved solved)
-      : config_(config),
+              const Probe& probe, Solved solved, SoftmaxTrace* trace = nullptr)
+      : trace_(trace),
+        config_(config),
         classes_(classes),
         lambdas_(lambdas),
         weight_sum_(std::accumulate(probe.class_weights.begin(), probe.class_weights.end(), 0.0)),
@@ -392,6 +445,7 @@ class SoftmaxPath {
  private:
   void record();  // the current lambda's solution, to solved_
 
+  SoftmaxTrace* trace_;  // the path on every row's, or none
   Config config_;
   const std::vector<double>& classes_;
   const std::vector<double>& lambdas_;
@@ -413,6 +467,10 @@ std::optional<Config> SoftmaxPath::next() {
       Config at = config_;
       at.C = 1 / (lambdas_[at_] * weight_sum_);
       descent_.emplace(at, classes_, std::move(start_), deadline_);
+      if (trace_) {
+        descent_->on_sweep(
+            [this](const SoftmaxDescent& sweep) { trace_->row(sweep, steps_, lambdas_[at_]); });
+      }
     }
     if (std::optional<Config> job = descent_->next()) return job;
     record();
@@ -570,6 +628,7 @@ void finish_path(const Config& config, const std::vector<SoftmaxPath>& paths, st
   if (config.cv > 0) std::printf(", with %llu folds beside", static_cast<unsigned long long>(config.cv));
   std::printf(": %zu class steps\n", steps);
   write_path(config, path, lambda_max, shape);
+  if (!config.trace.empty()) std::printf("trace: %s\n", config.trace.c_str());
   const auto loose = std::count_if(path.points().begin(), path.points().end(),
                                    [&](const PathPoint& p) { return p.relative_gap > config.tol; });
   if (loose > 0) {
@@ -600,7 +659,8 @@ int fit_path(Job& job, const Config& config, const std::vector<double>& classes)
   path.set_columns(classes.size(), scoring.test.rows() > 0);
   std::vector<SoftmaxPath> paths;
   paths.reserve(found.size());
-  paths.emplace_back(config, classes, lambdas, whole, keep_in(path, scoring, job, config));
+  SoftmaxTrace trace(job, config, true);
+  paths.emplace_back(config, classes, lambdas, whole, keep_in(path, scoring, job, config), &trace);
   std::vector<std::vector<double>> fold_results(config.cv);
   for (std::size_t k = 0; k < config.cv; ++k) {
     Config fold = config;
