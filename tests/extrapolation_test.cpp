@@ -1,13 +1,17 @@
 // Anderson extrapolation (schmp/extrapolation.hpp): the Gram matrix the two sides keep, and the weights,
-// against explicit sums and a fixed-point iteration whose limit is known.
+// against explicit sums and a fixed-point iteration whose limit is known. And the working sets' choice
+// (schmp/working_set.hpp) against a full sort.
 #include "schmp/extrapolation.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
+
+#include "schmp/working_set.hpp"
 
 namespace schmp {
 namespace {
@@ -114,3 +118,36 @@ TEST(Extrapolation, GivesNoWeightsFromTooFewOrDependentVectors) {
 
 }  // namespace
 }  // namespace schmp
+
+// choose_working_set: the moving parameters and the `more` nearest others, by distance and then by
+// index among equal distances, against a full sort; none when the set would be over a quarter.
+TEST(WorkingSet, TakesTheNearestOthersByDistanceThenIndex) {
+  std::mt19937 random(5);
+  for (const std::size_t live : {0u, 3u, 150u, 1000u, 5000u}) {
+    for (const std::size_t moving_count : {0u, 1u, 40u, 300u}) {
+      if (moving_count > live) continue;
+      std::vector<schmp::ParamIndex> moving;
+      std::vector<std::pair<double, schmp::ParamIndex>> others;
+      for (std::size_t j = 0; j < live; ++j) {
+        if (j < moving_count) {
+          moving.push_back(static_cast<schmp::ParamIndex>(live - 1 - j));
+        } else {
+          // Few distinct distances: ties are the rule.
+          others.emplace_back(static_cast<double>(random() % 7),
+                              static_cast<schmp::ParamIndex>(live - 1 - j));
+        }
+      }
+      std::vector<std::pair<double, schmp::ParamIndex>> sorted = others;
+      std::sort(sorted.begin(), sorted.end());
+      const std::size_t size = std::min(live, std::max<std::size_t>(2 * moving.size(), 100));
+      std::vector<schmp::ParamIndex> expected;
+      if (4 * size <= live) {
+        expected = moving;
+        for (std::size_t k = 0; k < size - moving.size(); ++k) expected.push_back(sorted[k].second);
+        std::sort(expected.begin(), expected.end());
+      }
+      EXPECT_EQ(schmp::choose_working_set(moving, others, live), expected)
+          << live << " live, " << moving_count << " moving";
+    }
+  }
+}

@@ -370,6 +370,8 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
     // A scale only (the priorities'): kept positive when y is constant.
     yy_ = std::max(columns.yy, std::numeric_limits<double>::min());
   }
+  y_length_ = std::sqrt(yy_);
+  column_lengths_ = column_norms_.cwiseSqrt();
   lambda_max_ = lambda_max_of(config, columns, n_);
   // A fold's path takes the lambdas of the whole data.
   std::optional<FoldRows> fold;
@@ -419,8 +421,11 @@ void Lasso::Coordinator::set_lambda(double lambda) {
   lambda_ = lambda;
   l1_ = lambda * config_.l1_ratio;
   const double ridge = n_ * lambda * (1 - config_.l1_ratio);
-  for (Eigen::Index j = 0; j < beta_.size(); ++j) {
-    if (column_norms_[j] > 0) column_norms_[j] += ridge - ridge_;
+  if (ridge != ridge_) {
+    for (Eigen::Index j = 0; j < beta_.size(); ++j) {
+      if (column_norms_[j] > 0) column_norms_[j] += ridge - ridge_;
+    }
+    column_lengths_ = column_norms_.cwiseSqrt();
   }
   ridge_ = ridge;
 }
@@ -487,7 +492,7 @@ std::vector<double> Lasso::Coordinator::initial_changes() const { return initial
 double Lasso::Coordinator::fitted_change(ParamIndex j, double delta) const {
   // Relative to ||y||, so that --eta means the same whatever the scale of X and y. (Square roots taken
   // apart: the ratio of the squares overflows when X's values are 1e77 times y's.)
-  return std::abs(delta) * std::sqrt(column_norms_[j]) / std::sqrt(yy_);
+  return std::abs(delta) * column_lengths_[j] / y_length_;
 }
 
 Lasso::Commit Lasso::Coordinator::aggregate(const Schedule& schedule, const Partial& summed,
@@ -686,8 +691,7 @@ double Lasso::Coordinator::left_out_bound(double shift) const {
     }
     // With the ridge, x_j . r also moves by m times beta_j's move.
     const double ridge_move = ridge_ > 0 ? ridge_ * std::abs(beta_[j] - full_beta_[j]) : 0.0;
-    largest =
-        std::max(largest, std::abs(full_gradient_[j]) + std::sqrt(column_norms_[j]) * moved + ridge_move);
+    largest = std::max(largest, std::abs(full_gradient_[j]) + column_lengths_[j] * moved + ridge_move);
   }
   return largest;
 }
@@ -836,7 +840,7 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
     const ParamIndex j = covered[k];
     if (retired_[j]) continue;
     if (full && !path_.active() && beta_[j] == 0 &&
-        std::abs((*dual.gradient)[k]) / dual.s + std::sqrt(column_norms_[j]) * radius < 1) {
+        std::abs((*dual.gradient)[k]) / dual.s + column_lengths_[j] * radius < 1) {
       retired_[j] = true;
       newly_retired_.push_back(j);
       priorities.retire(j);
@@ -909,7 +913,8 @@ std::vector<ParamIndex> Lasso::Coordinator::working_set(const std::vector<double
   // of ||x_j||.
   const double scaled_lambda = n_ * l1_;
   std::vector<ParamIndex> scope;
-  std::vector<std::pair<double, ParamIndex>> others;
+  std::vector<std::pair<double, ParamIndex>>& others = working_others_;
+  others.clear();
   std::size_t live = 0;
   for (std::size_t k = 0; k < active_.size(); ++k) {
     const ParamIndex j = active_[k];
@@ -918,10 +923,10 @@ std::vector<ParamIndex> Lasso::Coordinator::working_set(const std::vector<double
     if (beta_[j] != 0 || std::abs(gradient[k]) > scaled_lambda) {
       scope.push_back(j);
     } else {
-      others.emplace_back((s - std::abs(gradient[k])) / std::sqrt(column_norms_[j]), j);
+      others.emplace_back((s - std::abs(gradient[k])) / column_lengths_[j], j);
     }
   }
-  return choose_working_set(std::move(scope), std::move(others), live);
+  return choose_working_set(std::move(scope), others, live);
 }
 
 double Lasso::Coordinator::columns_work(std::span<const ParamIndex> cols) const {

@@ -404,6 +404,11 @@ struct Lasso {
     Eigen::VectorXd column_sums_;
     double y_sum_ = 0;
     Eigen::VectorXd column_norms_;
+    // Their square roots, and sqrt(yy_): taken once, not at every coefficient of every evaluation.
+    Eigen::VectorXd column_lengths_;
+    double y_length_ = 0;
+    // working_set()'s candidates, kept for their storage.
+    mutable std::vector<std::pair<double, ParamIndex>> working_others_;
     std::vector<double> initial_changes_;
     std::vector<ParamIndex> active_;  // not retired, in index order: the order of Stats::gradient
     std::vector<bool> retired_;

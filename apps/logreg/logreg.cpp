@@ -739,6 +739,8 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
     gradient_ = gradient_.cwiseProduct(unit_);
     column_norms_ = column_norms_.cwiseProduct(unit_.cwiseAbs2());
   }
+  column_lengths_ = column_norms_.cwiseSqrt();
+  margin_lengths_ = (column_norms_ / n_).cwiseSqrt();
   if (config.positive_label.empty() && zero_labels_ > 0 && zero_labels_ + setup.positives < n_) {
     // Found from the workers' counts alone: the labels are read again for the line by which both were
     // seen, the same at every rank count.
@@ -831,7 +833,7 @@ double Logreg::Coordinator::model_step(ParamIndex j, double hessian_d) const {
 }
 
 double Logreg::Coordinator::margin_change(ParamIndex j, double delta) const {
-  return std::abs(delta) * std::sqrt(column_norms_[j] / n_);
+  return std::abs(delta) * margin_lengths_[j];
 }
 
 double Logreg::Coordinator::optimality() const {
@@ -882,7 +884,7 @@ double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
   // Bounds on |v_j| = |C x_j . (alpha y)| at the dual point, over the penalised coordinates.
   std::vector<double> bounds;
   for (const ParamIndex j : evaluated()) {
-    if (j != intercept_) bounds.push_back(std::abs(gradient_[j]) + std::sqrt(column_norms_[j]) * shift);
+    if (j != intercept_) bounds.push_back(std::abs(gradient_[j]) + column_lengths_[j] * shift);
   }
   if (whole && !scope_.empty()) {
     // |x_j . (alpha y) - x_j . (alpha' y)| <= ||x_j|| ||alpha - alpha'||, for the coordinates left out.
@@ -893,7 +895,7 @@ double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
         ++next;
         continue;
       }
-      bounds.push_back(std::abs(full_gradient_[j]) + std::sqrt(column_norms_[j]) * far);
+      bounds.push_back(std::abs(full_gradient_[j]) + column_lengths_[j] * far);
     }
   }
   return scaled_dual(entropy, bounds, ridge_);
@@ -966,7 +968,7 @@ double Logreg::Coordinator::softmax_dual(const SoftmaxSums& sums) const {
   for (Eigen::Index l = 0; l < classes; ++l) {
     for (Eigen::Index j = 0; j < params; ++j) {
       if (static_cast<ParamIndex>(j) != intercept_)
-        bounds.push_back(std::abs(gradient(l, j)) + std::sqrt(column_norms_[j]) * shift[l]);
+        bounds.push_back(std::abs(gradient(l, j)) + column_lengths_[j] * shift[l]);
     }
   }
   return scale_ * (scaled_dual(entropy, bounds, ridge_) - softmax_rounding(sums));
@@ -1362,7 +1364,8 @@ std::vector<ParamIndex> Logreg::Coordinator::working_set() const {
   // For L2 every coordinate moves.
   if (penalty_ != Penalty::kL1) return {};
   std::vector<ParamIndex> scope;
-  std::vector<std::pair<double, ParamIndex>> others;
+  std::vector<std::pair<double, ParamIndex>>& others = working_others_;
+  others.clear();
   std::size_t live = 0;
   for (const ParamIndex j : all_) {
     if (!(column_norms_[j] > 0)) continue;
@@ -1370,10 +1373,10 @@ std::vector<ParamIndex> Logreg::Coordinator::working_set() const {
     if (j == intercept_ || w_[j] != 0 || std::abs(gradient_[j]) > 1) {
       scope.push_back(j);
     } else {
-      others.emplace_back((1 - std::abs(gradient_[j])) / std::sqrt(column_norms_[j]), j);
+      others.emplace_back((1 - std::abs(gradient_[j])) / column_lengths_[j], j);
     }
   }
-  return choose_working_set(std::move(scope), std::move(others), live);
+  return choose_working_set(std::move(scope), others, live);
 }
 
 std::optional<Eigen::VectorXd> anderson_point(const std::vector<Eigen::VectorXd>& iterates) {

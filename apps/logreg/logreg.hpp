@@ -608,6 +608,11 @@ struct Logreg {
     Eigen::VectorXd gradient_;      // G at w, scaled by C
     Eigen::VectorXd curvature_;     // H at w, scaled by C
     Eigen::VectorXd column_norms_;  // of the columns solved for (scaled, with --standardize)
+    // sqrt(column_norms_) and sqrt(column_norms_ / n): taken once, not at every coordinate of every
+    // evaluation.
+    Eigen::VectorXd column_lengths_, margin_lengths_;
+    // working_set()'s candidates, kept for their storage.
+    mutable std::vector<std::pair<double, ParamIndex>> working_others_;
     // 1 / sd_j of each column with --standardize (1 for constant and all-zero columns and for the
     // constant feature), else 1.
     Eigen::VectorXd unit_;

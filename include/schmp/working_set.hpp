@@ -15,15 +15,25 @@ namespace schmp {
 // The set after a full evaluation: every parameter of `moving` (nonzero or about to move), then as many
 // again (at least 100 in all) of `others`, nearest first by their distance to moving (the pair's first).
 // Empty when the set would hold more than a quarter of the `live` parameters: it then saves too little.
+// `others` is reordered: a caller may keep it to fill again, sparing an allocation per evaluation.
 inline std::vector<ParamIndex> choose_working_set(std::vector<ParamIndex> moving,
-                                                  std::vector<std::pair<double, ParamIndex>> others,
+                                                  std::vector<std::pair<double, ParamIndex>>& others,
                                                   std::size_t live) {
   constexpr std::size_t kSmallest = 100;
   const std::size_t size = std::min(live, std::max(2 * moving.size(), kSmallest));
   if (4 * size > live) return {};
   const std::size_t more = size - moving.size();
-  std::nth_element(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(more), others.end());
-  for (std::size_t k = 0; k < more; ++k) moving.push_back(others[k].second);
+  // The `more` least (by distance, then index) in a max-heap at the front: most candidates are
+  // turned away by one comparison with its top, where a selection would pass over them all again.
+  const auto least = others.begin() + static_cast<std::ptrdiff_t>(more);
+  std::make_heap(others.begin(), least);
+  for (auto candidate = least; more > 0 && candidate != others.end(); ++candidate) {
+    if (!(*candidate < others.front())) continue;
+    std::pop_heap(others.begin(), least);
+    *(least - 1) = *candidate;
+    std::push_heap(others.begin(), least);
+  }
+  for (auto chosen = others.begin(); chosen != least; ++chosen) moving.push_back(chosen->second);
   std::sort(moving.begin(), moving.end());
   return moving;
 }
