@@ -661,7 +661,8 @@ TEST(StepWays, DenseWorkCostsMoreOnceTheMatrixSpillsTheCache) {
   EXPECT_DOUBLE_EQ(StepWays::dense_work(1e6, 2000), 1e6);
 }
 
-// The dual value from the grid of scales: below the exact sum of entropies wherever t falls, and close.
+// The dual value from the grid of scales: below the exact sum of entropies wherever t falls, and close;
+// from a part of the grid, below the whole grid's.
 TEST(LogregDual, TheChordOfTheGridBoundsTheEntropySumFromBelow) {
   std::mt19937_64 random(3);
   std::normal_distribution<double> normal;
@@ -680,6 +681,19 @@ TEST(LogregDual, TheChordOfTheGridBoundsTheEntropySumFromBelow) {
     // Loose only far from 1, where t is early in a solve, when the gap is large anyway.
     if (t >= 0.01) {
       EXPECT_GE(bound, exact(t) * 0.95) << "t " << t;
+    }
+  }
+  // Summed at scales_near(t) only (NaN elsewhere), the chord is the full grid's where t falls, and
+  // still a bound, looser, where it has moved off them.
+  for (const double near : {1.0, 0.99, 0.5, 0.01, 1e-8}) {
+    std::vector<double> some(sums.size(), NAN);
+    for (const std::uint8_t k : logreg::scales_near({near, near * 0.9})) some[k] = sums[k];
+    EXPECT_EQ(some[0], sums[0]);
+    EXPECT_DOUBLE_EQ(logreg::entropy_at(near, some), logreg::entropy_at(near, sums)) << "t " << near;
+    for (double t : {1.0, 0.9999, 0.9, 0.5, 0.1, 1e-3, 1e-7}) {
+      EXPECT_LE(logreg::entropy_at(t, some), logreg::entropy_at(t, sums) * (1 + 1e-12))
+          << near << ", t " << t;
+      EXPECT_GE(logreg::entropy_at(t, some), 0) << near << ", t " << t;
     }
   }
   EXPECT_NEAR(logreg::binary_entropy(0.5, std::log(0.5)), std::log(2.0), 1e-15);

@@ -400,11 +400,35 @@ std::string lagging_gap_hint(double optimality, double relative_gap, double tol,
 double entropy_at(double t, const std::vector<double>& sums) {
   if (sums.size() != kDualScales.size()) throw std::logic_error("logreg: entropy sums of the wrong length");
   if (t >= kDualScales[0]) return sums[0];
-  for (std::size_t k = 0; k + 1 < kDualScales.size(); ++k) {
-    const double above = kDualScales[k], below = kDualScales[k + 1];
-    if (t >= below) return sums[k + 1] + (t - below) / (above - below) * (sums[k] - sums[k + 1]);
+  // The grid falls from 1: `above` ends as the summed point nearest t from above (the first always is).
+  std::size_t above = 0;
+  for (std::size_t k = 1; k < kDualScales.size(); ++k) {
+    if (std::isnan(sums[k])) continue;
+    if (kDualScales[k] >= t) {
+      above = k;
+      continue;
+    }
+    const double high = kDualScales[above], low = kDualScales[k];
+    return sums[k] + (t - low) / (high - low) * (sums[above] - sums[k]);
   }
-  return t / kDualScales.back() * sums.back();  // the chord from t = 0, where the sum is 0
+  return t / kDualScales[above] * sums[above];  // the chord from t = 0, where the sum is 0
+}
+
+std::vector<std::uint8_t> scales_near(std::initializer_list<double> arguments) {
+  std::vector<bool> wanted(kDualScales.size(), false);
+  wanted[0] = true;
+  for (const double t : arguments) {
+    // The last grid point at or above t, and two more on either side.
+    std::size_t at = 0;
+    while (at + 1 < kDualScales.size() && kDualScales[at + 1] >= t) ++at;
+    for (std::size_t k = at > 1 ? at - 1 : 0; k <= std::min(at + 2, kDualScales.size() - 1); ++k)
+      wanted[k] = true;
+  }
+  std::vector<std::uint8_t> scales;
+  for (std::size_t k = 0; k < wanted.size(); ++k) {
+    if (wanted[k]) scales.push_back(static_cast<std::uint8_t>(k));
+  }
+  return scales;
 }
 
 void SoftmaxSums::resize(std::size_t classes, std::size_t params) {
@@ -637,7 +661,14 @@ Logreg::Stats Logreg::Worker::evaluate() const {
     return logs;
   }();
   constexpr std::size_t kScales = kDualScales.size();
-  stats.entropy.assign(2 * kScales, 0.0);
+  static const std::vector<std::uint8_t> every = [] {
+    std::vector<std::uint8_t> all(kScales);
+    std::iota(all.begin(), all.end(), std::uint8_t{0});
+    return all;
+  }();
+  const std::vector<std::uint8_t>& scales = scales_.empty() ? every : scales_;
+  stats.entropy.assign(2 * kScales, std::numeric_limits<double>::quiet_NaN());
+  for (const std::uint8_t k : scales) stats.entropy[k] = stats.entropy[kScales + k] = 0;
   stats.alpha_sums.assign(2, 0.0);
   stats.alpha_squares.assign(2, 0.0);
   if (block_ >= 0) stats.offset_sums.assign(3, 0.0);
@@ -664,7 +695,7 @@ Logreg::Stats Logreg::Worker::evaluate() const {
     }
     if (!(row.alpha > 0) || c == 0) continue;
     double* entropy = stats.entropy.data() + negative * kScales;
-    for (std::size_t k = 0; k < kScales; ++k)
+    for (const std::uint8_t k : scales)
       entropy[k] += c * binary_entropy(kDualScales[k] * row.alpha, log_scales[k] + row.log_alpha);
   }
   stats.loss_change = kernel_->loss_change_along_direction(moved_);
@@ -710,6 +741,7 @@ void Logreg::Worker::apply(const Commit& commit) {
   }
   if (commit.rescope) scope_ = commit.scope;
   if (commit.remodel) model_ = commit.model;
+  if (commit.rescale) scales_ = commit.scales;
 }
 
 // ----------------------------------------------------------------------------------------- coordinator
@@ -847,7 +879,8 @@ double Logreg::Coordinator::objective(const Eigen::VectorXd& w, double loss) con
   return penalty_value(w) + c_ * loss;
 }
 
-double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
+double Logreg::Coordinator::dual_value(const Stats& summed, bool whole,
+                                       std::array<double, 2>* arguments) const {
   // gradient_ is C grad L at w, which is -C X^T (alpha y). With the intercept the dual also needs
   // sum_i y_i alpha_i = 0: the class whose alphas sum higher is scaled down to the other's sum. That
   // moves alpha by `moved` (its 2-norm), and so each G_j by at most C ||x_j|| moved.
@@ -879,6 +912,7 @@ double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
       frobenius += column_norms_[j];
     }
     const double bound = std::sqrt(norm) + shift * std::sqrt(frobenius);
+    if (arguments) *arguments = scale;
     return entropy(1) - 0.5 * bound * bound;
   }
   // Bounds on |v_j| = |C x_j . (alpha y)| at the dual point, over the penalised coordinates.
@@ -897,6 +931,11 @@ double Logreg::Coordinator::dual_value(const Stats& summed, bool whole) const {
       }
       bounds.push_back(std::abs(full_gradient_[j]) + column_lengths_[j] * far);
     }
+  }
+  if (arguments) {
+    const double largest = bounds.empty() ? 0.0 : *std::max_element(bounds.begin(), bounds.end());
+    const double t = largest > 1 ? 1 / largest : 1.0;  // scaled_dual's, for L1
+    *arguments = {t * scale[0], t * scale[1]};
   }
   return scaled_dual(entropy, bounds, ridge_);
 }
@@ -1153,6 +1192,11 @@ Logreg::Commit Logreg::Coordinator::aggregate(const Schedule& schedule, const Pa
     scope_ = std::move(next_scope_);
     next_scope_.clear();
   }
+  if (next_scales_ != scales_) {
+    commit.rescale = 1;
+    commit.scales = next_scales_;
+    scales_ = next_scales_;
+  }
   if (phase_ == Phase::kLineSearch) {
     // The last step was rejected after this round was scheduled: its results belong to the rejected
     // point. Shorten the step (or go back to w) and evaluate there.
@@ -1308,7 +1352,10 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
       n_ * std::numeric_limits<double>::epsilon() * c_ *
       (summed.loss + summed.entropy[0] + summed.entropy[kDualScales.size()] + offset_size(summed));
   const bool full = scope_.empty();
-  best_dual_ = std::max(best_dual_, dual_value(summed, true) - rounding);
+  std::array<double, 2> arguments{};
+  best_dual_ = std::max(best_dual_, dual_value(summed, true, &arguments) - rounding);
+  // The elastic net's dual seeks its best scale over the whole grid; L1's and L2's is near this one's.
+  next_scales_ = ridge_ > 0 ? std::vector<std::uint8_t>{} : scales_near({arguments[0], arguments[1]});
   const double gap = std::max(rounding, objective_ - best_dual_ + rounding);
   const double relative_gap = objective_ > 0 ? gap / objective_ : 0.0;
   const std::size_t covered = evaluated().size();

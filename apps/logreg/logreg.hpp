@@ -77,6 +77,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -283,9 +284,13 @@ inline constexpr std::array<double, 18> kDualScales = {1.0,
                                                        1 / (1 + 1e4),
                                                        1 / (1 + 1e6)};
 
-// A lower bound on sum_i h(t alpha_i) from its values at kDualScales (`sums`): the chord between the
-// grid points around t, which lies below it since the sum is concave in t (0 at t = 0).
+// A lower bound on sum_i h(t alpha_i) from its values at kDualScales (`sums`; NaN at the scales not
+// summed, the first always is): the chord between the summed grid points nearest t on either side,
+// which lies below it since the sum is concave in t (0 at t = 0).
 double entropy_at(double t, const std::vector<double>& sums);
+// The grid points (indices of kDualScales) an evaluation sums the entropy at when the dual point's
+// scales will be near `arguments`: the first (t = 1) and two on either side of each.
+std::vector<std::uint8_t> scales_near(std::initializer_list<double> arguments);
 
 // The softmax objective's terms at the weights W of K classes, summed over rows i with class scores
 // z_il = w_l . x_i, softmax p_i, class y_i and its indicator e_i, weight c_i (multinomial.hpp). Kept
@@ -404,9 +409,13 @@ struct Logreg {
     // scope), or none when it is empty.
     std::uint8_t remodel = 0;
     std::vector<ParamIndex> model;
+    // From this commit on the evaluations sum the entropy at these of kDualScales (scales_near) only,
+    // or at all when it is empty: its logarithms are most of an evaluation's work.
+    std::uint8_t rescale = 0;
+    std::vector<std::uint8_t> scales;
     template <class V>
     void visit(V& v) {
-      v(restart_from, new_direction, params, delta, step, rescope, scope, remodel, model);
+      v(restart_from, new_direction, params, delta, step, rescope, scope, remodel, model, rescale, scales);
     }
   };
 
@@ -456,6 +465,7 @@ struct Logreg {
     std::vector<ParamIndex> all_;        // 0, 1, ..., num_params - 1
     std::vector<ParamIndex> scope_;      // what evaluations cover (empty: all_)
     std::vector<ParamIndex> model_;      // what their Hessian covers (empty: none)
+    std::vector<std::uint8_t> scales_;   // where they sum the entropy (empty: every scale)
     std::vector<double> column_counts_;  // nonzeros per column, for the setup
     std::vector<double> positive_sums_;  // the setup's, with a path (made before the rows go)
     std::vector<double> column_sums_;    // the setup's, with --standardize
@@ -533,7 +543,8 @@ struct Logreg {
     // into the feasible set; with `whole` false, feasible only on the coordinates evaluated. At a
     // working set's evaluation the others' gradients are bounded by their last full values and how far
     // alpha moved since.
-    double dual_value(const Stats& summed, bool whole) const;
+    // `arguments` gets the scales the entropy was taken at, the dual point's for each class.
+    double dual_value(const Stats& summed, bool whole, std::array<double, 2>* arguments = nullptr) const;
     // A multinomial step's: the softmax objective of every class's weights it started from (the
     // block's w_ then), and a dual value that bounds its optimum from below (multinomial.hpp); both on
     // the reported scale.
@@ -650,9 +661,10 @@ struct Logreg {
     std::vector<ParamIndex> all_;  // 0, 1, ..., num_params - 1
     std::vector<ParamIndex> scope_;
     std::vector<bool> in_scope_;
-    std::vector<ParamIndex> next_scope_;  // to ship with the next commit, when rescope_
-    std::vector<ParamIndex> model_;       // the coordinates of the evaluations' Hessian, as shipped
-    std::size_t model_wanted_ = 0;        // the last model set's size, before --max_hessian bounded it
+    std::vector<ParamIndex> next_scope_;              // to ship with the next commit, when rescope_
+    std::vector<std::uint8_t> scales_, next_scales_;  // the entropy's, as shipped and to ship
+    std::vector<ParamIndex> model_;  // the coordinates of the evaluations' Hessian, as shipped
+    std::size_t model_wanted_ = 0;   // the last model set's size, before --max_hessian bounded it
     Eigen::VectorXd column_counts_;
     StepWays ways_;                          // made from config_.newton_steps
     StepWays::Way way_ = StepWays::kRounds;  // of the current Newton step
