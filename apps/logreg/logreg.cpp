@@ -832,6 +832,7 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
   all_.resize(num_params);
   std::iota(all_.begin(), all_.end(), ParamIndex{0});
   in_scope_.assign(num_params, true);
+  in_scope_list_ = all_;
   ways_ = StepWays(config.newton_steps == "rounds"    ? StepWays::Mode::kRounds
                    : config.newton_steps == "hessian" ? StepWays::Mode::kHessian
                                                       : StepWays::Mode::kAuto);
@@ -1049,13 +1050,18 @@ double Logreg::Coordinator::model_decrease() const {
 }
 
 void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities& priorities) {
-  const auto p = w_.size();
-  // This Newton step moves the coordinates evaluated; the others (outside a working set) stay at zero.
+  // This Newton step moves the coordinates evaluated; the others (outside a working set) stay at zero,
+  // at priority 0: those that have just left the scope are set so, the rest already are. Only the
+  // coordinates in scope, then, cost anything here.
   const std::vector<ParamIndex>& covered = evaluated();
-  in_scope_.assign(static_cast<std::size_t>(p), scope_.empty());
+  for (const ParamIndex j : in_scope_list_) in_scope_[j] = false;
+  for (const ParamIndex j : covered) in_scope_[j] = true;
+  for (const ParamIndex j : in_scope_list_) {
+    if (!in_scope_[j]) priorities.set(j, 0);
+  }
+  in_scope_list_ = covered;
   for (std::size_t k = 0; k < covered.size(); ++k) {
     const ParamIndex j = covered[k];
-    in_scope_[j] = true;
     gradient_[j] = c_ * summed.gradient[k] * unit_[j];
     // The smallest normal double keeps an all-zero column (curvature and gradient 0) from dividing by 0.
     curvature_[j] = c_ * summed.curvature[k] * unit_[j] * unit_[j] +
@@ -1068,21 +1074,19 @@ void Logreg::Coordinator::start_outer_iteration(const Stats& summed, Priorities&
   // were it not stopped at zero (a tiny weight of the wrong sign moves little but is far from optimal),
   // relative to the largest, so that --eta stays small beside the coordinates that would move however
   // close the optimum. A pass visits as many coordinates as would move.
-  std::vector<double> changes(static_cast<std::size_t>(p));
+  std::vector<double> changes(covered.size());
   std::size_t free = 0;
   double largest = 0;
-  for (Eigen::Index j = 0; j < p; ++j) {
-    const auto k = static_cast<ParamIndex>(j);
-    if (!in_scope_[k]) continue;
-    const double curvature = curvature_[j] + (penalty_at(k) == Penalty::kL2 ? 1 : ridge_at(k));
-    const double distance = std::abs(violation_at(k, w_[j], gradient_[j])) / curvature;
-    changes[k] = margin_change(k, distance);
-    largest = std::max(largest, changes[k]);
+  for (std::size_t i = 0; i < covered.size(); ++i) {
+    const ParamIndex k = covered[i];
+    const double curvature = curvature_[k] + (penalty_at(k) == Penalty::kL2 ? 1 : ridge_at(k));
+    const double distance = std::abs(violation_at(k, w_[k], gradient_[k])) / curvature;
+    changes[i] = margin_change(k, distance);
+    largest = std::max(largest, changes[i]);
     if (model_step(k, 0) != 0) ++free;
   }
   priority_scale_ = largest > 0 ? 1 / largest : 1;
-  for (std::size_t j = 0; j < changes.size(); ++j)
-    priorities.set(static_cast<ParamIndex>(j), changes[j] * priority_scale_);
+  for (std::size_t i = 0; i < covered.size(); ++i) priorities.set(covered[i], changes[i] * priority_scale_);
   pass_length_ = std::max<std::size_t>(free, 1);
   pass_updates_ = passes_ = 0;
   pass_violation_ = pass_gain_ = direction_gain_ = 0;

@@ -46,8 +46,9 @@
 // alpha_i = 1 / (1 + exp(y_i w . x_i)) the dual objective is C sum_i h(alpha_i), h the binary entropy,
 // less ||C grad L||^2 / 2 for L2; for L1, alpha is first scaled by t = 1 / max(1, ||C grad L||_inf) into
 // the feasible set. t is known only once the workers' gradients are summed, so each worker sums
-// h(t alpha_i) at a fixed grid of t (kDualScales), and the coordinator takes the chord between the grid
-// points around t: h is concave, so the chord is below the dual value, and the gap stays a bound. The
+// h(t alpha_i) at points of a fixed grid of t (kDualScales: those near the last dual point's t, which
+// the commits name), and the coordinator takes the chord between the summed points around t: h is
+// concave, so the chord is below the dual value, and the gap stays a bound. The
 // minimum-norm subgradient relative to its value at w = 0 (the 1-norm for L1, as liblinear -s 6
 // measures it; the 2-norm for L2, as -s 0 does) is traced as `optimality`.
 //
@@ -661,6 +662,7 @@ struct Logreg {
     std::vector<ParamIndex> all_;  // 0, 1, ..., num_params - 1
     std::vector<ParamIndex> scope_;
     std::vector<bool> in_scope_;
+    std::vector<ParamIndex> in_scope_list_;           // the same, listed
     std::vector<ParamIndex> next_scope_;              // to ship with the next commit, when rescope_
     std::vector<std::uint8_t> scales_, next_scales_;  // the entropy's, as shipped and to ship
     std::vector<ParamIndex> model_;  // the coordinates of the evaluations' Hessian, as shipped
