@@ -44,12 +44,13 @@ for data in "$repo/data/wine.svm" "$cache/digits.svm" "$cache/generated.svm"; do
   start=$(date +%s.%N)
   "$logreg" --data "$data" --multinomial --standardize --path 20 --tol 1e-6 --progress_seconds 0 \
     --path_table "$table" >/dev/null
-  all=$(echo "$(date +%s.%N) - $start" | bc)
+  end=$(date +%s.%N)
   solve=$(tail -1 "$table" | cut -d, -f7)
   theirs=$(Rscript "$repo/bench/multinomial_path_glmnet.R" "$data" "$table")
-  "$venv/bin/python" - "$(basename "$data" .svm)" "$all" "$solve" "$theirs" <<'PY'
+  "$venv/bin/python" - "$(basename "$data" .svm)" "$start" "$end" "$solve" "$theirs" <<'PY'
 import json, sys
-name, whole, solve, theirs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), json.loads(sys.argv[4])
+name, start, end, solve, theirs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), json.loads(sys.argv[5])
+whole = end - start
 glmnet = theirs["glmnet_seconds"]
 print(f"{name:10} {whole:10.3g} {solve:10.3g} {glmnet:10.3g} {solve / glmnet:8.1f} {theirs['glmnet_over_schmp']:12.2e}")
 PY
