@@ -1173,7 +1173,8 @@ TEST_F(LogregEndToEnd, MultinomialAtTheEdges) {
 
 // --multinomial --path: glmnet's lambdas from the softmax's lambda_max, each solved to the reference's
 // objective and weights at C = 1 / (lambda n), at one and three ranks. At lambda_max every weight is zero
-// and the intercepts are the log of the classes' shares; a little below it one weight is not. predict
+// and the intercepts are the log of the classes' shares; a little below it one weight is not; standardised
+// without an intercept, it is glmnet's (each column's deviation about its mean). predict
 // --lambda applies a model of the file as the softmax.
 TEST_F(LogregEndToEnd, MultinomialPathSolvesEveryLambdaAsTheReference) {
   const std::string data = four_classes(scratch("four-path.svm")), table = scratch("mn-path.csv"),
@@ -1197,6 +1198,33 @@ TEST_F(LogregEndToEnd, MultinomialPathSolvesEveryLambdaAsTheReference) {
       }
       lambda_max = std::max(lambda_max, std::abs(gradient) / n);
     }
+  }
+  // Standardised without an intercept, as glmnet's: each column over its standard deviation about its
+  // mean (the columns are not centred), every class's probability 1/K at W = 0.
+  {
+    double standardized_max = 0;
+    for (std::size_t j = 0; j < kColumns; ++j) {
+      double sum = 0, squares = 0;
+      std::array<double, kClasses> by_class{};
+      for (std::size_t r = 0; r < rows.rows(); ++r) {
+        for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
+          if (rows.index[e] != j) continue;
+          sum += rows.value[e];
+          squares += rows.value[e] * rows.value[e];
+          by_class[static_cast<std::size_t>(rows.labels[r]) - 1] += rows.value[e];
+        }
+      }
+      const double sd = std::sqrt(squares / n - (sum / n) * (sum / n));
+      for (const double class_sum : by_class)
+        standardized_max = std::max(standardized_max, std::abs(sum / kClasses - class_sum) / n / sd);
+    }
+    const std::string raw_table = scratch("mn-raw.csv");
+    const Output raw =
+        run(mpirun(1) + SCHMP_LOGREG_BIN + " --data " + data +
+            " --multinomial --standardize --fit_intercept=false --path 2 --progress_seconds 0" +
+            " --path_table " + raw_table);
+    ASSERT_EQ(raw.status, 0) << raw.text;
+    EXPECT_NEAR(testing::read_trace(raw_table).rows.at(0)[0], standardized_max, 1e-10 * standardized_max);
   }
   const testing::MultinomialSolution below =
       testing::solve_multinomial_reference(rows, kColumns, 1 / (0.98 * lambda_max * n), true);
@@ -1353,12 +1381,12 @@ TEST_F(LogregEndToEnd, MulticlassMistakesAreOneLine) {
         "schmp-logreg: error: --multinomial fits every class: drop --positive_label");
     const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm";
     testing::expect_clean_failure(
-        run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --data " + wine + " --multiclass --trace " + scratch("t.csv")),
+        run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --data " + wine + " --multiclass --trace " +
+            scratch("t.csv")),
         "schmp-logreg: error: --trace is not read by --multiclass (--multinomial writes one)");
-    testing::expect_clean_failure(
-        run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --data " + wine + " --multinomial --checkpoint " +
-            scratch("c.ck")),
-        "schmp-logreg: error: --checkpoint is not read by --multinomial");
+    testing::expect_clean_failure(run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --data " + wine +
+                                      " --multinomial --checkpoint " + scratch("c.ck")),
+                                  "schmp-logreg: error: --checkpoint is not read by --multinomial");
   }
   const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm";
   testing::expect_clean_failure(

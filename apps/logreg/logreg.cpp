@@ -167,10 +167,10 @@ void check_config(const Config& config) {
 }
 
 Eigen::VectorXd unit_scales(const std::vector<double>& sums, const std::vector<double>& squares,
-                            double weight, bool about_mean) {
+                            double weight) {
   Eigen::VectorXd unit(static_cast<Eigen::Index>(sums.size()));
   for (std::size_t j = 0; j < sums.size(); ++j) {
-    const double mean = about_mean ? sums[j] / weight : 0.0;
+    const double mean = sums[j] / weight;
     const double variance = squares[j] / weight - mean * mean;
     // A constant column has nothing to scale: it keeps its own.
     unit[static_cast<Eigen::Index>(j)] = variance > 0 ? 1 / std::sqrt(variance) : 1.0;
@@ -765,7 +765,7 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
   if (config.fit_intercept) intercept_ = static_cast<ParamIndex>(num_params - 1);
   unit_ = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(num_params));
   if (config.standardize) {
-    unit_ = unit_scales(setup.column_sums, setup.column_squares, weight_sum_, config.fit_intercept);
+    unit_ = unit_scales(setup.column_sums, setup.column_squares, weight_sum_);
     // The constant feature keeps its scale.
     if (constant_feature(config)) unit_[unit_.size() - 1] = 1;
     gradient_ = gradient_.cwiseProduct(unit_);
@@ -1508,7 +1508,7 @@ void Logreg::Coordinator::start_path(const Setup& setup, std::size_t num_params)
     if (config_.standardize) {
       std::vector<double> sums(num_params);
       for (std::size_t j = 0; j < num_params; ++j) sums[j] = positive[j] + negative[j];
-      unit = unit_scales(sums, squares, positive_weight + negative_weight, config_.fit_intercept);
+      unit = unit_scales(sums, squares, positive_weight + negative_weight);
       if (constant_feature(config_)) unit[unit.size() - 1] = 1;
     }
     WeightedRows rows = held_out_rows(all, static_cast<std::uint32_t>(config_.cv), config_.seed,

@@ -59,7 +59,7 @@
 // step whole. Which way each step goes is StepWays's choice (schmp/step_ways.hpp).
 //
 // --standardize solves for the columns scaled to unit variance, x_j / sd_j (glmnet's meaning: the
-// rows' weighted standard deviation, about the mean with the intercept, about 0 without), without
+// rows' weighted standard deviation about the mean, with or without the intercept), without
 // touching X: the coordinator scales each column's gradient and curvature by 1 / sd_j, and its Hessian
 // entries by 1 / (sd_j sd_k), on the way in, and each weight's change by 1 / sd_j on the way out to the
 // workers, who see the original columns. w_ holds the scaled problem's weights; model files, test
@@ -230,9 +230,9 @@ std::string label_text(double label);
 std::optional<Eigen::VectorXd> anderson_point(const std::vector<Eigen::VectorXd>& iterates);
 
 // 1 / sd_j of each column from its weighted sums and sums of squares over the rows' weight: the standard
-// deviation about the mean (`about_mean`) or about 0; 1 where it is 0.
+// deviation about the mean, with or without the intercept, as glmnet takes it; 1 where it is 0.
 Eigen::VectorXd unit_scales(const std::vector<double>& sums, const std::vector<double>& squares,
-                            double weight, bool about_mean);
+                            double weight);
 
 // glmnet's lambda_max, the smallest lambda at which w = 0 is optimal, for the L1 share `l1_ratio`: the
 // largest |dL/dw_j| at w = 0 (the intercept at its optimum, with `fit_intercept`) over the rows' weight,

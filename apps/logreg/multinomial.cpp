@@ -366,6 +366,16 @@ class SoftmaxTrace {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// Why a fit's gap stalled, for its closing line: the dual bound stops closing above the objective's
+// rounding on features of very different scales, which --standardize evens out; without an intercept
+// they keep their means, which it does not remove.
+std::string stall_hint(const Config& config) {
+  if (!config.standardize)
+    return "  (the gap stalled, as on raw features of very different scales: try --standardize)";
+  return config.fit_intercept ? "  (the gap stalled)"
+                              : "  (the gap stalled, as on columns far from centred without an intercept)";
+}
+
 // The softmax at --C: one descent, its classes' lines, --test and --output.
 int fit_one(Job& job, const Config& config, const std::vector<double>& classes) {
   SoftmaxDescent descent(config, classes, {}, deadline_of(config));
@@ -398,10 +408,8 @@ int fit_one(Job& job, const Config& config, const std::vector<double>& classes) 
   for (const ClassFit& fit : fits) std::printf("%-10s %.0f\n", fit.text.c_str(), fit.nonzeros);
   std::printf("objective %.12g  relative gap %.3g%s\n", objective, relative_gap,
               relative_gap <= config.tol ? ""
-              : descent.stalled()
-                  ? "  (not converged: the gap stalled, as on raw features of very different scales: try "
-                    "--standardize)"
-                  : "  (not converged: --max_seconds or the sweeps ran out)");
+              : descent.stalled()        ? stall_hint(config).c_str()
+                                         : "  (not converged: --max_seconds or the sweeps ran out)");
   print_held_out(config, model);
   if (!config.trace.empty()) std::printf("trace: %s\n", config.trace.c_str());
   return 0;
@@ -632,10 +640,8 @@ void finish_path(const Config& config, const std::vector<SoftmaxPath>& paths, st
   const auto loose = std::count_if(path.points().begin(), path.points().end(),
                                    [&](const PathPoint& p) { return p.relative_gap > config.tol; });
   if (loose > 0) {
-    std::printf(
-        "%lld lambdas stopped above --tol (rel_gap): the gap stalls on raw features of very different "
-        "scales (try --standardize), or --max_seconds ran out\n",
-        static_cast<long long>(loose));
+    std::printf("%lld lambdas stopped above --tol (rel_gap)%s\n", static_cast<long long>(loose),
+                stall_hint(config).c_str());
   }
 }
 
