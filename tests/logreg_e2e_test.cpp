@@ -52,9 +52,12 @@ class LogregEndToEnd : public ::testing::Test {
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(scratch_); }
 
+ public:
   static std::string heart() { return std::string(SCHMP_SOURCE_DIR) + "/data/heart_scale.svm"; }
   static std::string generated() { return (scratch_ / "generated.svm").string(); }
   static std::string scratch(const std::string& name) { return (scratch_ / name).string(); }
+
+ protected:
 
   // The reference objective of a LIBSVM file with +1/-1 labels, with an intercept as schmp-logreg fits by
   // default.
@@ -773,6 +776,64 @@ TEST_F(LogregEndToEnd, CrossValidationMatchesARefitPerFold) {
   }
 }
 
+// What run_glmnet leaves: R's output (cv.glmnet's lambda_min and lambda_1se), and its coefficients' file.
+struct GlmnetRun {
+  Output out;
+  std::string coefficients;
+};
+
+// schmp-logreg's path with `flags` at 3 ranks (whose --weights file, scratch "glmnet-w.txt", this
+// writes: row r weighs 0.5 + (5 r mod 7)), its table of lambdas handed to `script` (R) with `rows` as a
+// dense matrix, labels, the weights and the folds of --cv 3 --seed 5; schmp's models go to `models`.
+GlmnetRun run_glmnet(const io::SparseRows& rows, const char* script, const std::string& flags,
+                     const std::string& models) {
+  const std::string x = LogregEndToEnd::scratch("glmnet-x.txt"), y = LogregEndToEnd::scratch("glmnet-y.txt"),
+                    weights = LogregEndToEnd::scratch("glmnet-w.txt"),
+                    lambdas = LogregEndToEnd::scratch("glmnet-l.txt"),
+                    folds = LogregEndToEnd::scratch("glmnet-f.txt"),
+                    program = LogregEndToEnd::scratch("glmnet.R"),
+                    table = LogregEndToEnd::scratch("glmnet-path.csv");
+  GlmnetRun result{{}, LogregEndToEnd::scratch("glmnet.csv")};
+  {
+    std::ofstream x_out(x), y_out(y), w_out(weights), f_out(folds);
+    x_out.precision(17);
+    const std::vector<std::uint32_t> fold = testing::specified_folds(rows.rows(), 3, 5);
+    for (std::size_t r = 0; r < rows.rows(); ++r) {
+      std::vector<double> dense(rows.columns(), 0.0);
+      for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+        dense[rows.index[e]] = rows.value[e];
+      for (const double v : dense) x_out << v << ' ';
+      x_out << '\n';
+      y_out << rows.labels[r] << '\n';
+      w_out << 0.5 + static_cast<double>((r * 5) % 7) << '\n';
+      f_out << fold[r] + 1 << '\n';
+    }
+  }
+  std::ofstream(program) << script;
+  result.out =
+      run(mpirun(3) + SCHMP_LOGREG_BIN + flags + " --path_table " + table + " --path_models " + models);
+  if (result.out.status != 0) return result;
+  {
+    std::ofstream out(lambdas);
+    out.precision(17);
+    for (const std::vector<double>& row : testing::read_trace(table).rows) out << row[0] << '\n';
+  }
+  result.out = run("Rscript " + program + " " + x + " " + y + " " + weights + " " + lambdas + " " + folds +
+                   " 0.6 " + result.coefficients);
+  return result;
+}
+
+// schmp-logreg's --cv 3 --seed 5 with `flags` picks the lambda_min and lambda_1se that R printed.
+void expect_glmnet_cv_choice(const std::string& flags, const std::string& r_text) {
+  const Output cv = run(mpirun(3) + SCHMP_LOGREG_BIN + flags + " --cv 3 --seed 5");
+  ASSERT_EQ(cv.status, 0) << cv.text;
+  std::smatch ours, theirs;
+  ASSERT_TRUE(std::regex_search(cv.text, ours, std::regex("lambda_min ([^ ]+) .* lambda_1se ([^ ]+) ")));
+  ASSERT_TRUE(std::regex_search(r_text, theirs, std::regex("([^ \n]+) ([^ \n]+) \n")));
+  EXPECT_NEAR(std::stod(ours[1]), std::stod(theirs[1]), 1e-6 * std::stod(theirs[1])) << r_text;
+  EXPECT_NEAR(std::stod(ours[2]), std::stod(theirs[2]), 1e-6 * std::stod(theirs[2])) << r_text;
+}
+
 const char* const kGlmnetScript = R"(suppressMessages(library(glmnet))
 a <- commandArgs(TRUE)
 x <- as.matrix(read.table(a[1])); y <- factor(scan(a[2], quiet=TRUE)); w <- scan(a[3], quiet=TRUE)
@@ -792,42 +853,13 @@ TEST_F(LogregEndToEnd, GlmnetFitsTheSameModels) {
   if (run("Rscript -e 'suppressMessages(library(glmnet))'").status != 0)
     GTEST_SKIP() << "R's glmnet is not installed";
   const io::SparseRows rows = io::read_libsvm(heart());
-  const std::string x = scratch("glmnet-x.txt"), y = scratch("glmnet-y.txt"),
-                    weights = scratch("glmnet-w.txt"), lambdas = scratch("glmnet-l.txt"),
-                    folds = scratch("glmnet-f.txt"), script = scratch("glmnet.R"),
-                    coefficients = scratch("glmnet.csv"), table = scratch("glmnet-path.csv"),
-                    models = scratch("glmnet.models");
-  {
-    std::ofstream x_out(x), y_out(y), w_out(weights), f_out(folds);
-    x_out.precision(17);
-    const std::vector<std::uint32_t> fold = testing::specified_folds(rows.rows(), 3, 5);
-    for (std::size_t r = 0; r < rows.rows(); ++r) {
-      std::vector<double> dense(rows.columns(), 0.0);
-      for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
-        dense[rows.index[e]] = rows.value[e];
-      for (const double v : dense) x_out << v << ' ';
-      x_out << '\n';
-      y_out << rows.labels[r] << '\n';
-      w_out << 0.5 + static_cast<double>((r * 5) % 7) << '\n';
-      f_out << fold[r] + 1 << '\n';
-    }
-  }
-  std::ofstream(script) << kGlmnetScript;
+  const std::string models = scratch("glmnet.models");
   const std::string flags =
-      std::string(" --layout all --data ") + heart() + " --weights " + weights +
+      std::string(" --layout all --data ") + heart() + " --weights " + scratch("glmnet-w.txt") +
       " --standardize --path 6 --lambda_min_ratio 0.01 --l1_ratio 0.6 --tol 1e-11 --progress_seconds 0";
-  const Output path =
-      run(mpirun(3) + SCHMP_LOGREG_BIN + flags + " --path_table " + table + " --path_models " + models);
-  ASSERT_EQ(path.status, 0) << path.text;
-  {
-    std::ofstream out(lambdas);
-    out.precision(17);
-    for (const std::vector<double>& row : testing::read_trace(table).rows) out << row[0] << '\n';
-  }
-  const Output r = run("Rscript " + script + " " + x + " " + y + " " + weights + " " + lambdas + " " + folds +
-                       " 0.6 " + coefficients);
-  ASSERT_EQ(r.status, 0) << r.text;
-  std::ifstream expected_in(coefficients);
+  const GlmnetRun r = run_glmnet(rows, kGlmnetScript, flags, models);
+  ASSERT_EQ(r.out.status, 0) << r.out.text;
+  std::ifstream expected_in(r.coefficients);
   const auto found = path_models(models);
   ASSERT_EQ(found.size(), 6u);
   for (std::size_t k = 0; k < found.size(); ++k) {
@@ -840,13 +872,7 @@ TEST_F(LogregEndToEnd, GlmnetFitsTheSameModels) {
     for (std::size_t j = 0; j < rows.columns(); ++j)
       EXPECT_NEAR(weight(j), expected[j + 1], 1e-5 * largest) << "lambda " << k << " weight " << j;
   }
-  const Output cv = run(mpirun(3) + SCHMP_LOGREG_BIN + flags + " --cv 3 --seed 5");
-  ASSERT_EQ(cv.status, 0) << cv.text;
-  std::smatch ours, theirs;
-  ASSERT_TRUE(std::regex_search(cv.text, ours, std::regex("lambda_min ([^ ]+) .* lambda_1se ([^ ]+) ")));
-  ASSERT_TRUE(std::regex_search(r.text, theirs, std::regex("([^ \n]+) ([^ \n]+) \n")));
-  EXPECT_NEAR(std::stod(ours[1]), std::stod(theirs[1]), 1e-6 * std::stod(theirs[1])) << r.text;
-  EXPECT_NEAR(std::stod(ours[2]), std::stod(theirs[2]), 1e-6 * std::stod(theirs[2])) << r.text;
+  expect_glmnet_cv_choice(flags, r.out.text);
 }
 
 const char* const kGlmnetMultinomialScript = R"(suppressMessages(library(glmnet))
@@ -873,41 +899,13 @@ TEST_F(LogregEndToEnd, GlmnetFitsTheSameSoftmax) {
   const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm";
   const io::SparseRows rows = io::read_libsvm(wine);
   constexpr std::size_t kColumns = 13, kClasses = 3;
-  const std::string x = scratch("mn-x.txt"), y = scratch("mn-y.txt"), weights = scratch("mn-w.txt"),
-                    lambdas = scratch("mn-l.txt"), folds = scratch("mn-f.txt"), script = scratch("mn.R"),
-                    coefficients = scratch("mn-glmnet.txt"), table = scratch("mn-glmnet.csv"),
-                    models = scratch("mn-glmnet.models");
-  {
-    std::ofstream x_out(x), y_out(y), w_out(weights), f_out(folds);
-    x_out.precision(17);
-    const std::vector<std::uint32_t> fold = testing::specified_folds(rows.rows(), 3, 5);
-    for (std::size_t r = 0; r < rows.rows(); ++r) {
-      std::vector<double> dense(kColumns, 0.0);
-      for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
-        dense[rows.index[e]] = rows.value[e];
-      for (const double v : dense) x_out << v << ' ';
-      x_out << '\n';
-      y_out << rows.labels[r] << '\n';
-      w_out << 0.5 + static_cast<double>((r * 5) % 7) << '\n';
-      f_out << fold[r] + 1 << '\n';
-    }
-  }
-  std::ofstream(script) << kGlmnetMultinomialScript;
-  const std::string flags = " --layout all --data " + wine + " --weights " + weights +
+  const std::string models = scratch("mn-glmnet.models");
+  const std::string flags = " --layout all --data " + wine + " --weights " + scratch("glmnet-w.txt") +
                             " --multinomial --standardize --path 5 --lambda_min_ratio 0.01 --l1_ratio 0.6" +
                             " --tol 1e-11 --progress_seconds 0";
-  const Output path =
-      run(mpirun(3) + SCHMP_LOGREG_BIN + flags + " --path_table " + table + " --path_models " + models);
-  ASSERT_EQ(path.status, 0) << path.text;
-  {
-    std::ofstream out(lambdas);
-    out.precision(17);
-    for (const std::vector<double>& row : testing::read_trace(table).rows) out << row[0] << '\n';
-  }
-  const Output r = run("Rscript " + script + " " + x + " " + y + " " + weights + " " + lambdas + " " + folds +
-                       " 0.6 " + coefficients);
-  ASSERT_EQ(r.status, 0) << r.text;
-  std::ifstream expected_in(coefficients);
+  const GlmnetRun r = run_glmnet(rows, kGlmnetMultinomialScript, flags, models);
+  ASSERT_EQ(r.out.status, 0) << r.out.text;
+  std::ifstream expected_in(r.coefficients);
   const auto found = softmax_path_models(models, kClasses, kColumns + 1);
   ASSERT_EQ(found.size(), 5u);
   for (std::size_t k = 0; k < found.size(); ++k) {
@@ -923,13 +921,7 @@ TEST_F(LogregEndToEnd, GlmnetFitsTheSameSoftmax) {
       }
     }
   }
-  const Output cv = run(mpirun(3) + SCHMP_LOGREG_BIN + flags + " --cv 3 --seed 5");
-  ASSERT_EQ(cv.status, 0) << cv.text;
-  std::smatch ours, theirs;
-  ASSERT_TRUE(std::regex_search(cv.text, ours, std::regex("lambda_min ([^ ]+) .* lambda_1se ([^ ]+) ")));
-  ASSERT_TRUE(std::regex_search(r.text, theirs, std::regex("([^ \n]+) ([^ \n]+) \n")));
-  EXPECT_NEAR(std::stod(ours[1]), std::stod(theirs[1]), 1e-6 * std::stod(theirs[1])) << r.text;
-  EXPECT_NEAR(std::stod(ours[2]), std::stod(theirs[2]), 1e-6 * std::stod(theirs[2])) << r.text;
+  expect_glmnet_cv_choice(flags, r.out.text);
 }
 
 // --multiclass: one-vs-rest over wine's three cultivars. Each class's column is the reference's binary
