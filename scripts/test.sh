@@ -59,10 +59,11 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # layouts and the simulated-host runs, whose code paths the 1- and 3-rank layouts and the other
 # end-to-end tests already take here (the pass above runs them all), the recorded model files
 # comparison, which checks results, not memory, and the cross-validation's comparison with a refit per
-# fold, whose runs the weighted cross-validation's take here too, and the multinomial fit's comparisons
-# with its reference (a hundred class steps a run; MultinomialAtTheEdges takes its code here).
+# fold, whose runs the weighted cross-validation's take here too, the multinomial fit's comparisons
+# with its reference (a hundred class steps a run; MultinomialAtTheEdges takes its code here), and the
+# comparisons with R's glmnet (results again; they run only where R has glmnet).
 ctest --test-dir "$sanitize_build" --output-on-failure --no-tests=error --timeout 900 -j "$jobs" \
-  -E "^RanksSchedulersStaleness/.*/np5_|^Cluster\\.|/ClusterLda\\.|^same_models$|CrossValidationMatchesARefitPerFold|MultinomialAtFiveRanks|MultinomialMatchesTheSoftmaxReference"
+  -E "^RanksSchedulersStaleness/.*/np5_|^Cluster\\.|/ClusterLda\\.|^same_models$|CrossValidationMatchesARefitPerFold|MultinomialAtFiveRanks|MultinomialMatchesTheSoftmaxReference|GlmnetFits"
 stage_done "sanitizer tests"
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
