@@ -102,11 +102,13 @@ double offset_size(const Logreg::Stats& summed) {
 // The dual value entropy(t) less the penalty's conjugate at the dual point scaled by t, at the best
 // t found, given bounds on each penalised |v_j| at t = 1 (the loss's weighted X' alpha): for L1, t
 // makes every |t v_j| at most 1; the elastic net's conjugate (ridge mu) charges each |t v_j| above 1
-// instead, so the best t lies between that one and 1, and any t gives a bound.
+// instead, so the best t lies between that one and 1, and any t gives a bound. `feasible` gets the
+// first t.
 template <class Entropy>
-double scaled_dual(const Entropy& entropy, const std::vector<double>& bounds, double ridge) {
+double scaled_dual(const Entropy& entropy, const std::vector<double>& bounds, double ridge,
+                   double& feasible) {
   const double largest = bounds.empty() ? 0.0 : *std::max_element(bounds.begin(), bounds.end());
-  const double feasible = largest > 1 ? 1 / largest : 1.0;
+  feasible = largest > 1 ? 1 / largest : 1.0;
   if (ridge == 0) return entropy(feasible);
   const auto conjugate = [&](double t) {
     double sum = 0;
@@ -933,12 +935,10 @@ double Logreg::Coordinator::dual_value(const Stats& summed, bool whole,
       bounds.push_back(std::abs(full_gradient_[j]) + column_lengths_[j] * far);
     }
   }
-  if (arguments) {
-    const double largest = bounds.empty() ? 0.0 : *std::max_element(bounds.begin(), bounds.end());
-    const double t = largest > 1 ? 1 / largest : 1.0;  // scaled_dual's, for L1
-    *arguments = {t * scale[0], t * scale[1]};
-  }
-  return scaled_dual(entropy, bounds, ridge_);
+  double t = 1;
+  const double value = scaled_dual(entropy, bounds, ridge_, t);
+  if (arguments) *arguments = {t * scale[0], t * scale[1]};
+  return value;
 }
 
 double Logreg::Coordinator::softmax_primal(const SoftmaxSums& sums) const {
@@ -1011,7 +1011,8 @@ double Logreg::Coordinator::softmax_dual(const SoftmaxSums& sums) const {
         bounds.push_back(std::abs(gradient(l, j)) + column_lengths_[j] * shift[l]);
     }
   }
-  return scale_ * (scaled_dual(entropy, bounds, ridge_) - softmax_rounding(sums));
+  double t = 1;
+  return scale_ * (scaled_dual(entropy, bounds, ridge_, t) - softmax_rounding(sums));
 }
 
 double Logreg::Coordinator::softmax_rounding(const SoftmaxSums& sums) const {
