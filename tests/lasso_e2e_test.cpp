@@ -47,8 +47,7 @@ std::map<std::size_t, double> read_model(const std::string& path) {
     std::istringstream fields(line);
     std::size_t index = 0;
     double value = 0;
-    fields >> index >> value;
-    beta[index - 1] = value;
+    if (fields >> index >> value) beta[index - 1] = value;  // not a path's "lambda L" line
   }
   return beta;
 }
@@ -475,8 +474,8 @@ TEST_F(LassoEndToEnd, APathMatchesTheReferenceAtEveryLambda) {
 }
 
 // --standardize penalises the coefficients of unit-variance columns: on the raw data it fits the model
-// of the data with each column divided by its standard deviation (about its mean), written back on the
-// raw scale, at 1, 3 and 5 ranks, with and without the ridge's share.
+// of the data with each column divided by its standard deviation (about its mean, with the intercept or
+// without), written back on the raw scale, at 1, 3 and 5 ranks, with and without the ridge's share.
 TEST_F(LassoEndToEnd, StandardizedColumnsGiveGlmnetsModel) {
   for (const Dataset& data : {diabetes(), generated()}) {
     const io::SparseRows rows = io::read_libsvm(data.path);
@@ -500,16 +499,18 @@ TEST_F(LassoEndToEnd, StandardizedColumnsGiveGlmnetsModel) {
         out << '\n';
       }
     }
-    for (const double l1_ratio : {1.0, 0.5}) {
+    for (const auto& [l1_ratio, intercept_flag] :
+         {std::pair{1.0, ""}, std::pair{0.5, ""}, std::pair{1.0, " --fit_intercept=false"}}) {
       const std::string model = (scratch_ / "standardized.model").string();
       const std::string flags = " --lambda_ratio 0.05 --tol 1e-11 --progress_seconds 0 --l1_ratio " +
-                                testing::number(l1_ratio) + " --output " + model;
+                                testing::number(l1_ratio) + intercept_flag + " --output " + model;
       ASSERT_EQ(run(std::string(SCHMP_LASSO_BIN) + " --data " + scaled + flags).status, 0);
       std::map<std::size_t, double> expected = read_model(model);
       for (auto& [j, value] : expected) value /= sd[j];
       const double intercept = read_intercept(model);
       for (const int ranks : {1, 3, 5}) {
-        SCOPED_TRACE(data.name + ", l1_ratio " + std::to_string(l1_ratio) + ", np " + std::to_string(ranks));
+        SCOPED_TRACE(data.name + ", l1_ratio " + std::to_string(l1_ratio) + intercept_flag + ", np " +
+                     std::to_string(ranks));
         const Output out =
             run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --standardize --data " + data.path + flags);
         ASSERT_EQ(out.status, 0) << out.text;
@@ -795,18 +796,20 @@ TEST_F(LassoEndToEnd, WeightedCrossValidationWeighsTheHeldOutRows) {
 }
 
 // glmnet's coefficients of diabetes (written dense to `x` and `y` files) with `weights`, at each of
-// `lambdas`, with standardize=TRUE and alpha `alpha`: one line per lambda, the intercept first.
+// `lambdas`, with standardize=TRUE, alpha `alpha` and intercept `intercept` (1 or 0): one line per
+// lambda, the intercept first.
 const char* const kGlmnetScript = R"(suppressMessages(library(glmnet))
 a <- commandArgs(TRUE)
 x <- as.matrix(read.table(a[1])); y <- scan(a[2], quiet=TRUE); w <- scan(a[3], quiet=TRUE, comment.char="#")
 lambda <- scan(a[4], quiet=TRUE)
-fit <- glmnet(x, y, weights=w, alpha=as.numeric(a[5]), standardize=TRUE, lambda=lambda, thresh=1e-14)
+fit <- glmnet(x, y, weights=w, alpha=as.numeric(a[5]), standardize=TRUE, lambda=lambda, thresh=1e-14,
+              intercept=a[6] == "1")
 write.table(t(as.matrix(coef(fit))), row.names=FALSE, col.names=FALSE)
 )";
 
 // Where R has glmnet: schmp-lasso's weighted, standardised path gives glmnet's coefficients at every
-// lambda, at one and three ranks; and its elastic net gives glmnet's once the ridge weight is divided by
-// sd(y), which glmnet scales y by inside (docs/lasso.md).
+// lambda, at one and three ranks, with the intercept and without; and its elastic net gives glmnet's
+// once the ridge weight is divided by sd(y), which glmnet scales y by inside (docs/lasso.md).
 TEST_F(LassoEndToEnd, GlmnetFitsTheSameModels) {
   if (run("Rscript -e 'suppressMessages(library(glmnet))'").status != 0)
     GTEST_SKIP() << "R's glmnet is not installed";
@@ -837,7 +840,7 @@ TEST_F(LassoEndToEnd, GlmnetFitsTheSameModels) {
   write_weights(w, weights);
   std::ofstream(script) << kGlmnetScript;
   // glmnet's coefficients at each lambda of `table`, as lines of numbers.
-  const auto glmnet = [&](double alpha) {
+  const auto glmnet = [&](double alpha, bool intercept) {
     const testing::Trace path = testing::read_trace(table);
     {
       std::ofstream out(lambdas);
@@ -845,7 +848,7 @@ TEST_F(LassoEndToEnd, GlmnetFitsTheSameModels) {
       for (const std::vector<double>& row : path.rows) out << row[0] << '\n';
     }
     const Output fitted = run("Rscript " + script + " " + x + " " + y + " " + weights + " " + lambdas + " " +
-                              testing::number(alpha) + " 2>&1");
+                              testing::number(alpha) + (intercept ? " 1" : " 0") + " 2>&1");
     std::vector<std::vector<double>> coefficients;
     std::istringstream lines(fitted.text);
     for (std::string line; std::getline(lines, line);) {
@@ -855,15 +858,40 @@ TEST_F(LassoEndToEnd, GlmnetFitsTheSameModels) {
     }
     return coefficients;
   };
-  for (const int ranks : {1, 3}) {
-    SCOPED_TRACE("np " + std::to_string(ranks));
+  // glmnet's objective at lambda of (intercept, coefficients): the weighted mean squared error over two,
+  // and the penalty on each coefficient times its column's weighted deviation about its mean.
+  std::vector<double> deviation(rows.columns());
+  for (std::size_t j = 0; j < deviation.size(); ++j) {
+    double mean = 0, square = 0;
+    for (std::size_t r = 0; r < rows.rows(); ++r) {
+      double v = 0;
+      for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+        v = rows.index[e] == j ? rows.value[e] : v;
+      mean += w[r] * v / sum;
+      square += w[r] * v * v / sum;
+    }
+    deviation[j] = std::sqrt(square - mean * mean);
+  }
+  const auto objective = [&](double lambda, const std::vector<double>& b) {
+    double loss = 0, penalty = 0;
+    for (std::size_t r = 0; r < rows.rows(); ++r) {
+      double fit = b[0];
+      for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e)
+        fit += rows.value[e] * b[rows.index[e] + 1];
+      loss += w[r] * (rows.labels[r] - fit) * (rows.labels[r] - fit) / (2 * sum);
+    }
+    for (std::size_t j = 0; j < deviation.size(); ++j) penalty += deviation[j] * std::abs(b[j + 1]);
+    return loss + lambda * penalty;
+  };
+  for (const auto& [ranks, intercept] : {std::pair{1, true}, std::pair{3, true}, std::pair{3, false}}) {
+    SCOPED_TRACE("np " + std::to_string(ranks) + (intercept ? "" : ", no intercept"));
     ASSERT_EQ(
         run(mpirun(ranks) + SCHMP_LASSO_BIN + " --layout all --data " + diabetes().path + " --weights " +
             weights + " --standardize --path 5 --lambda_min_ratio 0.01 --tol 1e-13 --progress_seconds 0" +
-            " --output " + models + " --path_table " + table)
+            " --output " + models + " --path_table " + table + (intercept ? "" : " --fit_intercept=false"))
             .status,
         0);
-    const std::vector<std::vector<double>> expected = glmnet(1);
+    const std::vector<std::vector<double>> expected = glmnet(1, intercept);
     ASSERT_EQ(expected.size(), 5u);
     const std::string text = testing::read_text(models);
     std::size_t at = text.find("\nlambda ");
@@ -873,13 +901,20 @@ TEST_F(LassoEndToEnd, GlmnetFitsTheSameModels) {
                            << text.substr(at + 1, text.find("\nlambda ", at + 1) - at - 1) << "\n";
       at = text.find("\nlambda ", at + 1);
       const std::map<std::size_t, double> beta = read_model(model);
+      std::vector<double> ours(11, 0.0);
+      ours[0] = read_intercept(model);
+      for (const auto& [j, value] : beta) ours[j + 1] = value;
+      const double lambda = testing::read_trace(table).rows[k][0];
+      // Without the intercept glmnet stops a little early (its objective 2e-12 above ours, its
+      // coefficients 1e-5 of the largest away); at lambda_max it leaves one at 1.5e-12.
+      const double theirs = objective(lambda, expected[k]);
+      EXPECT_LE(objective(lambda, ours), theirs * (1 + 1e-13)) << "lambda " << k;
+      EXPECT_NEAR(objective(lambda, ours), theirs, 1e-10 * theirs) << "lambda " << k;
       const double largest = *std::max_element(expected[k].begin() + 1, expected[k].end(),
                                                [](double a, double b) { return std::abs(a) < std::abs(b); });
-      for (std::size_t j = 0; j < 10; ++j) {
-        const auto found = beta.find(j);
-        EXPECT_NEAR(found == beta.end() ? 0.0 : found->second, expected[k][j + 1], 1e-6 * std::abs(largest))
-            << "lambda " << k << ", coefficient " << j;
-      }
+      const double close = std::max((intercept ? 1e-6 : 1e-4) * std::abs(largest), 1e-9);
+      for (std::size_t j = 0; j < 10; ++j)
+        EXPECT_NEAR(ours[j + 1], expected[k][j + 1], close) << "lambda " << k << ", coefficient " << j;
       EXPECT_NEAR(read_intercept(model), expected[k][0], 1e-6 * std::abs(expected[k][0])) << "lambda " << k;
     }
   }
@@ -896,7 +931,7 @@ TEST_F(LassoEndToEnd, GlmnetFitsTheSameModels) {
                 .status,
             0);
   std::ofstream(table) << "lambda\n" << testing::number(lambda) << "\n";
-  const std::vector<std::vector<double>> expected = glmnet(alpha);
+  const std::vector<std::vector<double>> expected = glmnet(alpha, true);
   ASSERT_EQ(expected.size(), 1u);
   const std::map<std::size_t, double> beta = read_model(model);
   for (std::size_t j = 0; j < 10; ++j) {

@@ -57,8 +57,9 @@ void remove_retired(std::vector<ParamIndex>& active, const std::vector<ParamInde
 
 // The problem's view of the data's sums (weighted, with --weights), over n = the sum of the weights:
 // centred with the intercept (x~_j . y~ = x_j . y - s_j sum(y) / n, ||x~_j||^2 = ||x_j||^2 - s_j^2 / n,
-// ||y~||^2 = ||y||^2 - sum(y)^2 / n), then with --standardize scaled to unit variance (sd_j^2 =
-// ||x~_j||^2 / n, so that every scaled column has ||x_j||^2 = n).
+// ||y~||^2 = ||y||^2 - sum(y)^2 / n), then with --standardize scaled by 1 / sd_j, the deviation about
+// the column's mean with or without the intercept (sd_j^2 = (||x_j||^2 - s_j^2 / n) / n, glmnet's), so
+// that with the intercept every scaled column has ||x~_j||^2 = n.
 struct ProblemColumns {
   std::vector<double> xty;
   Eigen::VectorXd norms;  // 0 for a column constant to within rounding, which stays at zero
@@ -76,21 +77,31 @@ ProblemColumns problem_columns(const Config& config, const Lasso::Setup& setup) 
   columns.sums = Eigen::VectorXd::Zero(p);
   columns.unit = Eigen::VectorXd::Ones(p);
   columns.yy = setup.yy;
+  // ||x_j - mean(x_j)||^2, 0 for a column constant to within rounding.
+  Eigen::VectorXd centred = columns.norms;
+  if (!setup.column_sums.empty()) {
+    for (Eigen::Index j = 0; j < p; ++j) {
+      const double raw = columns.norms[j], sum = setup.column_sums[static_cast<std::size_t>(j)];
+      const double spread = raw - sum * sum / n;
+      centred[j] = spread > kConstantColumn * raw ? spread : 0.0;
+    }
+  }
   if (config.fit_intercept) {
     columns.sums = Eigen::Map<const Eigen::VectorXd>(setup.column_sums.data(), p);
-    for (Eigen::Index j = 0; j < p; ++j) {
-      const double raw = columns.norms[j], sum = columns.sums[j];
-      columns.xty[static_cast<std::size_t>(j)] -= sum * setup.y_sum / n;
-      const double centred = raw - sum * sum / n;
-      columns.norms[j] = centred > kConstantColumn * raw ? centred : 0.0;
-    }
+    for (Eigen::Index j = 0; j < p; ++j)
+      columns.xty[static_cast<std::size_t>(j)] -= columns.sums[j] * setup.y_sum / n;
+    columns.norms = centred;
     columns.yy -= setup.y_sum * setup.y_sum / n;
   }
   if (config.standardize) {
     for (Eigen::Index j = 0; j < p; ++j) {
-      if (!(columns.norms[j] > 0)) continue;
-      columns.unit[j] = std::sqrt(n / columns.norms[j]);
-      columns.norms[j] = n;
+      // A column without spread stays at zero, as in glmnet, intercept or not.
+      if (!(centred[j] > 0)) {
+        columns.norms[j] = 0;
+        continue;
+      }
+      columns.unit[j] = std::sqrt(n / centred[j]);
+      columns.norms[j] *= columns.unit[j] * columns.unit[j];
       columns.sums[j] *= columns.unit[j];
       columns.xty[static_cast<std::size_t>(j)] *= columns.unit[j];
     }
@@ -109,12 +120,13 @@ double lambda_max_of(const Config& config, const ProblemColumns& columns, double
 }
 
 // The whole data's sums, as the workers' setup gives them, from its rows (and weights, when given).
-Lasso::Setup sums_of(const io::SparseRows& rows, const std::vector<double>& weights, bool fit_intercept) {
+Lasso::Setup sums_of(const io::SparseRows& rows, const std::vector<double>& weights, const Config& config) {
+  const bool fit_intercept = config.fit_intercept, column_sums = fit_intercept || config.standardize;
   Lasso::Setup sums;
   const std::size_t p = rows.columns();
   sums.xty.assign(p, 0.0);
   sums.column_norms.assign(p, 0.0);
-  sums.column_sums.assign(fit_intercept ? p : 0, 0.0);
+  sums.column_sums.assign(column_sums ? p : 0, 0.0);
   for (std::size_t r = 0; r < rows.rows(); ++r) {
     const double w = weights.empty() ? 1.0 : weights[r], y = rows.labels[r];
     for (std::uint64_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) {
@@ -122,7 +134,7 @@ Lasso::Setup sums_of(const io::SparseRows& rows, const std::vector<double>& weig
       const double x = rows.value[e];
       sums.xty[j] += w * x * y;
       sums.column_norms[j] += w * x * x;
-      if (fit_intercept) sums.column_sums[j] += w * x;
+      if (column_sums) sums.column_sums[j] += w * x;
     }
     sums.yy += w * y * y;
     if (fit_intercept) sums.y_sum += w * y;
@@ -144,7 +156,7 @@ FoldRows read_fold(const Config& config) {
   Peers alone;
   const WeightedRows& all = kept_rows(source_of(config), alone);
   FoldRows fold;
-  fold.full = sums_of(all.rows, all.weights, config.fit_intercept);
+  fold.full = sums_of(all.rows, all.weights, config);
   fold.held_out = held_out_rows(all, static_cast<std::uint32_t>(config.cv), config.seed,
                                 static_cast<std::uint32_t>(config.fold));
   return fold;
@@ -189,7 +201,9 @@ void check_config(const Config& config) {
 }
 
 Lasso::Worker::Worker(const Config& config, const WorkerContext& context)
-    : gpu_(kernels::pick_gpu(context)), fit_intercept_(config.fit_intercept) {
+    : gpu_(kernels::pick_gpu(context)),
+      fit_intercept_(config.fit_intercept),
+      column_sums_needed_(config.fit_intercept || config.standardize) {
   check_config(config);
   Peers& peers = peers_of(context);
   WeightedRows mine;
@@ -234,7 +248,7 @@ void Lasso::Worker::start(std::size_t num_params) {
   y_ = Eigen::Map<const Eigen::VectorXd>(rows_.labels.data(), static_cast<Eigen::Index>(rows_.labels.size()));
   column_counts_.assign(num_params, 0.0);
   for (const std::uint32_t j : rows_.index) ++column_counts_[j];
-  if (fit_intercept_) {
+  if (column_sums_needed_) {
     column_sums_.assign(num_params, 0.0);
     for (std::size_t r = 0; r < rows_.rows(); ++r) {
       const double c = root_weights_.size() > 0 ? root_weights_[static_cast<Eigen::Index>(r)] : 1.0;

@@ -61,8 +61,8 @@
 // against the penalty's conjugate, needs no scaling and bounds the gap where a is small (a = 0, ridge
 // regression, has only this one).
 //
-// --standardize solves for the columns scaled to unit variance, x_j / sd_j (glmnet's meaning; about
-// their means with the intercept, about 0 without), without touching X: the coordinator scales each
+// --standardize solves for the columns scaled to unit variance, x_j / sd_j (glmnet's meaning: about
+// their means, with or without the intercept), without touching X: the coordinator scales each
 // column's dots, norm, sum and Gram entries by 1 / sd_j on the way in, and each coefficient's change
 // by 1 / sd_j on the way out to the workers, who see the original columns. beta_ holds the scaled
 // problem's coefficients; the model file the original scale's.
@@ -158,7 +158,7 @@ struct Lasso {
     std::vector<double> xty;            // X^T y
     std::vector<double> column_norms;   // ||x_j||^2
     std::vector<double> column_counts;  // nonzeros of x_j: what reading it costs
-    std::vector<double> column_sums;    // sum_i x_ij, with --fit_intercept only
+    std::vector<double> column_sums;    // sum_i x_ij, with --fit_intercept or --standardize only
     double yy = 0;                      // ||y||^2
     double y_sum = 0;                   // sum_i y_i
     double rows = 0;
@@ -255,7 +255,8 @@ struct Lasso {
 
     int gpu_;  // the kernel's GPU (-1: the CPU), picked before any data is read
     bool fit_intercept_;
-    io::SparseRows rows_;  // released once the kernel holds the data
+    bool column_sums_needed_;  // for the intercept, or the columns' spread (--standardize)
+    io::SparseRows rows_;      // released once the kernel holds the data
     std::size_t columns_in_data_ = 0;
     Eigen::VectorXd y_;
     Eigen::VectorXd root_weights_;  // sqrt(w_i) of its rows; empty without --weights (every w_i = 1)
