@@ -635,17 +635,22 @@ EachRun launch_each(const std::vector<ProgramRoles>& jobs, RunOptions options) {
   std::optional<Failure> failure;
   {
     HeldFailure held;
-    for (std::size_t k = static_cast<std::size_t>(group); k < jobs.size();
-         k += static_cast<std::size_t>(groups)) {
-      if (alone && group_rank != 0) break;
-      std::vector<double> result;
+    // One placement for all of a group's jobs: a job of a small problem takes well under a millisecond,
+    // where the signal handlers, the thread pool and the reads of /proc that placing costs would not.
+    const auto play_jobs = [&](Waiter& waiter, const RankResources& resources) {
+      for (std::size_t k = static_cast<std::size_t>(group); k < jobs.size();
+           k += static_cast<std::size_t>(groups)) {
+        std::vector<double> result;
+        const int status =
+            play(jobs[k], options, layout, alone ? MPI_COMM_SELF : comm, waiter, resources, &result);
+        if (status != 0) return status;
+        run.results[k] = std::move(result);
+      }
+      return 0;
+    };
+    if (!alone || group_rank == 0) {
       run.status = run_placed(
-          jobs[k].program_name, options, layout.role_name(), [&] { return host; },
-          [&](Waiter& waiter, const RankResources& resources) {
-            return play(jobs[k], options, layout, alone ? MPI_COMM_SELF : comm, waiter, resources, &result);
-          });
-      if (run.status != 0) break;
-      run.results[k] = std::move(result);
+          jobs.front().program_name, options, layout.role_name(), [&] { return host; }, play_jobs);
     }
     failure = held.failure();
   }

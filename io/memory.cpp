@@ -46,9 +46,7 @@ std::uint64_t control_group_limit() {
   return lowest;
 }
 
-}  // namespace
-
-std::uint64_t memory_limit() {
+std::uint64_t read_memory_limit() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_size = ::sysconf(_SC_PAGESIZE);
   std::uint64_t limit = pages > 0 && page_size > 0
@@ -57,6 +55,14 @@ std::uint64_t memory_limit() {
   // v1 writes "no limit" as a number near 2^63, which the physical memory is below.
   const std::uint64_t group = control_group_limit();
   if (group > 0) limit = limit == 0 ? group : std::min(limit, group);
+  return limit;
+}
+
+}  // namespace
+
+std::uint64_t memory_limit() {
+  // Read once: a job of a small problem checks it in well under the time that reading it takes.
+  static const std::uint64_t limit = read_memory_limit();
   return limit;
 }
 
