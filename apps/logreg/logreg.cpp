@@ -486,7 +486,8 @@ Logreg::Worker::Worker(const Config& config, const WorkerContext& context)
       block_(config.block),
       classes_(config.classes),
       class_weights_(config.class_weights),
-      probe_(config.probe) {
+      probe_(config.probe),
+      joint_(config.joint) {
   check_config(config);
   Peers& peers = peers_of(context);
   const RowsSource source = rows_source(config);
@@ -588,6 +589,13 @@ Eigen::VectorXd Logreg::Worker::start_block(std::size_t num_params) {
     class_column_sums_.assign(classes * num_params, 0.0);
     class_sizes_.assign(classes, 0.0);
   }
+  std::vector<std::int32_t> position;
+  if (!joint_.empty()) {
+    position.assign(num_params, -1);
+    for (std::size_t a = 0; a < joint_.size(); ++a) position.at(joint_[a]) = static_cast<std::int32_t>(a);
+    const std::size_t m = classes * joint_.size();
+    joint_hessian_.assign(m * m, 0.0);  // dense while the rows add up, packed after
+  }
   const auto n = static_cast<Eigen::Index>(y_.size());
   Eigen::VectorXd margins(n);
   offsets_.resize(n);
@@ -614,13 +622,57 @@ Eigen::VectorXd Logreg::Worker::start_block(std::size_t num_params) {
     const auto y = static_cast<std::size_t>(
         std::lower_bound(classes_.begin(), classes_.end(), rows_.labels[r]) - classes_.begin());
     softmax_.add_row(z, y, c, index, value);
+    if (!joint_.empty()) add_joint_row(z, c, index, value, position);
     if (probe_) {
       class_sizes_[y] += c;
       for (std::size_t e = 0; e < count; ++e) class_column_sums_[y * num_params + index[e]] += c * value[e];
     }
   }
   class_weights_ = {};
+  if (!joint_.empty()) pack_joint_hessian();
   return margins;
+}
+
+void Logreg::Worker::pack_joint_hessian() {
+  // Row s of the dense matrix holds the entries (s, t), t >= s, of the classes from s's on.
+  const std::size_t m = classes_.size() * joint_.size();
+  std::vector<double> packed(packed_size(m));
+  for (std::size_t b = 0; b < m; ++b) {
+    for (std::size_t a = 0; a <= b; ++a) packed[packed_index(a, b)] = joint_hessian_[a * m + b];
+  }
+  joint_hessian_ = std::move(packed);
+}
+
+void Logreg::Worker::add_joint_row(std::span<const double> z, double c, std::span<const std::uint32_t> index,
+                                   std::span<const double> value, const std::vector<std::int32_t>& position) {
+  const std::size_t classes = z.size(), features = joint_.size();
+  const double top = *std::max_element(z.begin(), z.end());
+  std::vector<double> p(classes);
+  double sum = 0;
+  for (std::size_t l = 0; l < classes; ++l) sum += p[l] = std::exp(z[l] - top);
+  for (double& share : p) share /= sum;
+  std::vector<std::size_t> places;  // the row's entries among joint_: their places, and x
+  std::vector<double> xs;
+  for (std::size_t e = 0; e < index.size(); ++e) {
+    if (const std::int32_t a = position[index[e]]; a >= 0) {
+      places.push_back(static_cast<std::size_t>(a));
+      xs.push_back(value[e]);
+    }
+  }
+  // Into the dense matrix's rows of class l, the columns of classes m >= l: c (p_l [l = m] - p_l p_m)
+  // x_a x_b at (l, a), (m, b).
+  const std::size_t side = classes * features;
+  for (std::size_t l = 0; l < classes; ++l) {
+    for (std::size_t m = l; m < classes; ++m) {
+      const double curvature = c * ((l == m ? p[l] : 0.0) - p[l] * p[m]);
+      if (curvature == 0) continue;
+      for (std::size_t e = 0; e < places.size(); ++e) {
+        double* row = joint_hessian_.data() + (l * features + places[e]) * side + m * features;
+        const double scaled = curvature * xs[e];
+        for (std::size_t f = 0; f < places.size(); ++f) row[places[f]] += scaled * xs[f];
+      }
+    }
+  }
 }
 
 Logreg::Setup Logreg::Worker::setup() const {
@@ -645,6 +697,7 @@ Logreg::Setup Logreg::Worker::setup() const {
   setup.softmax = softmax_;
   setup.class_column_sums = class_column_sums_;
   setup.class_weights = class_sizes_;
+  setup.joint_hessian = joint_hessian_;
   return setup;
 }
 
@@ -818,6 +871,10 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
                  .serialised();
     evaluate_now_ = true;  // and stop there (report)
   }
+  if (!config.joint.empty()) {
+    joint_ = joint_result(setup);
+    evaluate_now_ = true;
+  }
   // At w = 0 every row has l'' = 1/4, and never more: the first block's steps are known (or bounded)
   // before any evaluation.
   curvature_ = c_ * column_norms_ / 4;
@@ -939,6 +996,27 @@ double Logreg::Coordinator::dual_value(const Stats& summed, bool whole,
   const double value = scaled_dual(entropy, bounds, ridge_, t);
   if (arguments) *arguments = {t * scale[0], t * scale[1]};
   return value;
+}
+
+std::vector<double> Logreg::Coordinator::joint_result(const Setup& setup) const {
+  // On the scale of the penalised weights v = w / unit (logreg.hpp) and of F / scale_.
+  std::vector<double> result{block_start_[1], block_start_[2]};
+  result.insert(result.end(), unit_.begin(), unit_.end());
+  const auto params = static_cast<std::size_t>(unit_.size());
+  for (std::size_t k = 0; k < setup.softmax.gradient.size(); ++k)
+    result.push_back(c_ * unit_[static_cast<Eigen::Index>(k % params)] * setup.softmax.gradient[k]);
+  const std::size_t features = config_.joint.size();
+  const std::size_t m = config_.classes.size() * features;
+  if (setup.joint_hessian.size() != packed_size(m))
+    throw std::logic_error("logreg: a joint Hessian of the wrong size");
+  for (std::size_t b = 0; b < m; ++b) {
+    const double unit_b = unit_[config_.joint[b % features]];
+    for (std::size_t a = 0; a <= b; ++a) {
+      result.push_back(c_ * unit_[config_.joint[a % features]] * unit_b *
+                       setup.joint_hessian[packed_index(a, b)]);
+    }
+  }
+  return result;
 }
 
 double Logreg::Coordinator::softmax_primal(const SoftmaxSums& sums) const {
@@ -1386,8 +1464,8 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
                     relative_gap,
                     summed.loss / weight_sum_,
                     summed.correct / weight_sum_};
-  report.converged =
-      relative_gap <= config_.tol || (config_.block >= 0 && block_stalled(relative_gap)) || config_.probe;
+  report.converged = relative_gap <= config_.tol || (config_.block >= 0 && block_stalled(relative_gap)) ||
+                     config_.probe || !config_.joint.empty();
   score_test(report.columns);
   report.columns.push_back(static_cast<double>(covered));
   if (path_.active()) {
@@ -1687,6 +1765,7 @@ std::vector<double> Logreg::Coordinator::result() const {
     return result;
   }
   if (config_.probe) return probe_;
+  if (!config_.joint.empty()) return joint_;
   if (!config_.silent) return {};
   std::vector<double> result{final_report_.objective, final_report_.columns[3], final_report_.columns[0]};
   if (config_.block >= 0) {

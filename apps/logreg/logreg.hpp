@@ -124,6 +124,11 @@ struct Config {
   // A probe before a multinomial path (with `block`, at all-zero weights): the job stops at its first
   // evaluation, and its result() is what the path needs of the data (probe_result).
   bool probe = false;
+  // A joint step's job of a multinomial fit (with `block`): these features (increasing, the constant
+  // feature last when fitted). The job stops at its first evaluation; its result() is the softmax
+  // objective and dual at `class_weights`, the columns' scales, the loss's gradient in every class's
+  // weights, and its Hessian in every class's weights of these features (multinomial.hpp).
+  std::vector<std::uint32_t> joint;
   // One class's job of a one-vs-rest fit (Job::run_each): finish() prints and writes nothing, and
   // result() gives the model.
   bool silent = false;
@@ -349,12 +354,15 @@ struct Logreg {
     // class), and the classes' weights sum_i c_i.
     std::vector<double> class_column_sums;
     std::vector<double> class_weights;
+    // A joint step's (Config::joint): sum_i c_i x_ia x_ib (p_il [l = m] - p_il p_im) over the pairs of
+    // (class l, feature a) and (class m, feature b), numbered l |joint| + a, packed (packed_symmetric.hpp).
+    std::vector<double> joint_hessian;
     template <class V>
     void visit(V& v) {
       v(gradient, column_norms, column_counts, rows, weight_sum, positives, zero_labels, positive_sums,
         positive_weight, column_sums, column_squares, block_loss, softmax.loss, softmax.gradient,
         softmax.class_sums, softmax.class_squares, softmax.entropy, softmax.class_gradient, class_column_sums,
-        class_weights);
+        class_weights, joint_hessian);
     }
   };
   struct Stats {
@@ -484,6 +492,13 @@ struct Logreg {
     double block_loss_ = 0;
     bool probe_ = false;
     std::vector<double> class_column_sums_, class_sizes_;  // a probe's (Setup)
+    std::vector<std::uint32_t> joint_;                     // a joint step's features
+    std::vector<double> joint_hessian_;                    // ... and its Hessian (Setup)
+    // Adds row i's terms to joint_hessian_: its scores z, weight c and entries; `position` maps a
+    // feature to its place in joint_ (-1: not there).
+    void add_joint_row(std::span<const double> z, double c, std::span<const std::uint32_t> index,
+                       std::span<const double> value, const std::vector<std::int32_t>& position);
+    void pack_joint_hessian();  // the rows' dense sum, packed for the setup
     // The margins w_block . x_i - o_i at the weights the step starts from, and the softmax sums there,
     // from the rows (with the constant feature) before the kernel takes them.
     Eigen::VectorXd start_block(std::size_t num_params);
@@ -550,6 +565,7 @@ struct Logreg {
     // block's w_ then), and a dual value that bounds its optimum from below (multinomial.hpp); both on
     // the reported scale.
     double softmax_primal(const SoftmaxSums& sums) const;
+    std::vector<double> joint_result(const Setup& setup) const;  // a joint step's result()
     double softmax_dual(const SoftmaxSums& sums) const;
     // The rounding of those sums over n rows, which the dual value is lowered by, as the binary's.
     double softmax_rounding(const SoftmaxSums& sums) const;
@@ -689,6 +705,7 @@ struct Logreg {
     // and softmax_dual there.
     std::array<double, 3> block_start_{};
     std::vector<double> probe_;  // a probe's result
+    std::vector<double> joint_;  // a joint step's result (Config::joint)
     double lowest_gap_ = std::numeric_limits<double>::infinity();
     std::size_t stalled_evaluations_ = 0;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

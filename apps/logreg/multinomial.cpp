@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "schmp/dataset.hpp"
+#include "schmp/quadratic_model.hpp"
 
 namespace schmp::logreg {
 
@@ -33,6 +34,19 @@ constexpr std::size_t kDepth = 5;
 // objective's rounding, as the binary's does).
 constexpr double kStallShare = 0.999;
 constexpr std::size_t kStalledSweeps = 20;
+// Joint Newton steps (SoftmaxDescent): from kSweepsBeforeJoint sweeps on, while the classes' weights of
+// the features in play number at most kMostJoint and --max_hessian (the Hessian's side m; its message
+// is 4 m^2 bytes). Above about a thousand the model's solve costs more than the sweeps it saves (a
+// generated 5000 x 1000 set, three classes: the path took 21 s with up to 2048, 81 s with 4096, 19 s
+// with 1024). A step is halved at most kHalvings times before the sweeps take over again for
+// kSweepsBetween sweeps.
+constexpr std::size_t kSweepsBeforeJoint = 2, kMostJoint = 1024, kHalvings = 4, kSweepsBetween = 3;
+// A zero weight whose loss gradient is above this share of the penalty's (1) is near moving: its
+// feature joins the next joint step.
+constexpr double kNearMoving = 0.9;
+// The joint model is solved to this share of its violation at zero, within this many multiply-adds.
+constexpr double kJointModelTolerance = 1e-4;
+constexpr double kJointModelWork = 1 << 28;
 
 // The penalty a |v| + (1 - a)/2 v^2 summed over `values` moved by s, on the reported scale (a = 0: L2).
 double shifted_penalty(const std::vector<double>& values, double s, double a) {
@@ -126,6 +140,31 @@ Config block_job(const Config& config, const std::vector<double>& classes, std::
   return job;
 }
 
+Config joint_job(const Config& config, const std::vector<double>& classes,
+                 const std::vector<std::vector<double>>& weights,
+                 const std::vector<std::uint32_t>& features) {
+  Config job = block_job(config, classes, 0, weights, config.tol);
+  job.joint = features;
+  return job;
+}
+
+JointResult joint_result(const std::vector<double>& result, std::size_t classes, std::size_t params,
+                         std::size_t features) {
+  const std::size_t m = classes * features;
+  if (result.size() != 2 + params + classes * params + m * (m + 1) / 2)
+    throw std::logic_error("logreg: a joint step's result is of the wrong length");
+  JointResult joint;
+  joint.softmax_objective = result[0];
+  joint.softmax_dual = result[1];
+  auto at = result.begin() + 2;
+  joint.unit.assign(at, at + static_cast<std::ptrdiff_t>(params));
+  at += static_cast<std::ptrdiff_t>(params);
+  joint.gradient.assign(at, at + static_cast<std::ptrdiff_t>(classes * params));
+  at += static_cast<std::ptrdiff_t>(classes * params);
+  joint.hessian.assign(at, result.end());
+  return joint;
+}
+
 BlockResult block_result(const std::vector<double>& result) {
   if (result.size() < kBlockFields) throw std::logic_error("logreg: a multinomial step's result is short");
   BlockResult block;
@@ -141,25 +180,33 @@ BlockResult block_result(const std::vector<double>& result) {
 
 namespace {
 
-// A softmax fit at one C as a sequence of class steps, played by whoever holds it (play): next() names
-// the job of the next step, take() hears what it found.
+// A softmax fit at one C as a sequence of steps, played by whoever holds it (play): next() names the
+// job of the next step, take() hears what it found. First sweeps of class steps; then, while few
+// weights are in play, joint Newton steps over every class's weights of the features in play
+// (multinomial.hpp), each tried where the last one's model puts the minimum and halved until F falls;
+// sweeps again for a while when none does.
 class SoftmaxDescent {
  public:
   // From `start` (every class's weights; empty: all zero), until the gap meets --tol, the sweeps run
   // out, or `deadline` passes.
   SoftmaxDescent(const Config& config, const std::vector<double>& classes,
                  std::vector<std::vector<double>> start, std::chrono::steady_clock::time_point deadline)
-      : config_(config), classes_(classes), weights_(std::move(start)), deadline_(deadline) {}
+      : config_(config),
+        classes_(classes),
+        weights_(std::move(start)),
+        deadline_(deadline),
+        joint_after_(weights_.empty() ? kSweepsBeforeJoint : 0) {}
 
   // The next step's job, or none once the fit is done.
   std::optional<Config> next();
-  void take(const BlockResult& block);
+  void take(const std::vector<double>& result);  // next()'s job's result
   const std::vector<std::vector<double>>& weights() const { return weights_; }
   double objective() const { return objective_; }
   double gap() const { return objective_ - best_dual_; }
   double relative_gap() const { return relative_gap_; }
-  std::size_t steps() const { return steps_; }
-  std::size_t sweeps() const { return sweep_; }
+  std::size_t steps() const { return steps_; }  // class steps and joint ones
+  std::size_t joint_steps() const { return joint_steps_; }
+  std::size_t sweeps() const { return sweep_; }  // sweeps over the classes and joint steps taken
   bool stalled() const { return stalled_sweeps_ >= kStalledSweeps; }
   std::size_t nonzeros() const;  // of every class's weights, the intercepts left out
   // `sweep` hears of each sweep's end, and of the step that meets --tol within one.
@@ -167,9 +214,24 @@ class SoftmaxDescent {
 
  private:
   bool done() const;
+  std::size_t most_joint() const { return std::min<std::size_t>(kMostJoint, config_.max_hessian); }
+  void take_step(const BlockResult& block);
   void take_class(const BlockResult& block);  // class k_'s weights, and F and the gap from them
-  void set_objective(double objective);       // and the relative gap to the best dual value
+  // Joint steps: whether the next job is one (and then its features), what it found, the sweeps again.
+  bool start_joint();
+  void take_joint(const JointResult& joint);
+  void leave_joint();
+  void end_joint_step();
+  // The features whose weights are in play at `weights` (with a joint step's gradient there: those
+  // near moving too), the constant feature last when fitted.
+  std::vector<std::uint32_t> in_play(const std::vector<std::vector<double>>& weights,
+                                     const JointResult* at) const;
+  // The minimum of the Newton model at weights_ over every class's weights of features_, as a step in
+  // the weights, or none (nothing to move, or a model that cannot be solved).
+  std::optional<std::vector<std::vector<double>>> joint_direction(const JointResult& at) const;
+  void set_objective(double objective);  // and the relative gap to the best dual value
   void end_sweep();
+  void count_sweep();  // and whether the gap stalls
   // Every kDepth sweeps, the Anderson extrapolation of the sweeps' weights, or none.
   std::optional<std::vector<std::vector<double>>> extrapolated();
 
@@ -189,6 +251,21 @@ class SoftmaxDescent {
   double lowest_gap_ = std::numeric_limits<double>::infinity();
   std::size_t stalled_sweeps_ = 0;  // since the gap last fell below kStallShare of its lowest
   std::function<void(const SoftmaxDescent&)> on_sweep_;
+  // Joint steps: from weights_ (F there) along `direction` times `length`, halved `halvings` times.
+  struct JointStep {
+    double objective = 0;
+    std::vector<std::vector<double>> direction;
+    double length = 1;
+    std::size_t halvings = 0;
+  };
+  bool joint_ = false;  // the steps are joint ones
+  std::size_t joint_steps_ = 0;
+  // The sweep from which they may start: a fit from zero first finds the features in play by sweeps,
+  // one from a path's last solution has them.
+  std::size_t joint_after_;
+  std::vector<std::uint32_t> features_;     // of the next joint step
+  std::optional<JointStep> step_;           // the one being tried
+  std::vector<std::vector<double>> trial_;  // where the next joint job is
 };
 
 std::size_t SoftmaxDescent::nonzeros() const {
@@ -204,11 +281,183 @@ bool SoftmaxDescent::done() const {
 
 std::optional<Config> SoftmaxDescent::next() {
   if (done()) return std::nullopt;
+  if (joint_ || start_joint()) return joint_job(config_, classes_, trial_, features_);
   from_jump_ = k_ == 0 && jump_.has_value();
   return block_job(config_, classes_, k_, from_jump_ ? *jump_ : weights_, tol_);
 }
 
-void SoftmaxDescent::take(const BlockResult& block) {
+void SoftmaxDescent::take(const std::vector<double>& result) {
+  if (joint_) {
+    take_joint(joint_result(result, classes_.size(), weights_.front().size(), features_.size()));
+  } else {
+    take_step(block_result(result));
+  }
+}
+
+bool SoftmaxDescent::start_joint() {
+  if (k_ != 0 || sweep_ < joint_after_ || weights_.empty()) return false;
+  features_ = in_play(weights_, nullptr);
+  if (features_.empty() || classes_.size() * features_.size() > most_joint()) {
+    joint_after_ = sweep_ + kSweepsBetween;
+    return false;
+  }
+  joint_ = true;
+  trial_ = weights_;
+  step_.reset();
+  jump_.reset();
+  return true;
+}
+
+void SoftmaxDescent::take_joint(const JointResult& joint) {
+  ++steps_;
+  ++joint_steps_;
+  best_dual_ = std::max(best_dual_, joint.softmax_dual);
+  if (step_ && !(joint.softmax_objective < step_->objective)) {
+    // F did not fall: a shorter step, or the sweeps.
+    set_objective(objective_);
+    if (++step_->halvings > kHalvings) return leave_joint();
+    step_->length /= 2;
+    for (std::size_t l = 0; l < classes_.size(); ++l) {
+      for (std::size_t j = 0; j < trial_[l].size(); ++j)
+        trial_[l][j] = weights_[l][j] + step_->length * step_->direction[l][j];
+    }
+    return;
+  }
+  const bool moved = step_.has_value();
+  weights_ = trial_;
+  unit_ = joint.unit;
+  // The loss, its gradient and its Hessian do not change with a common shift of the classes' weights:
+  // the centred weights keep them, at a penalty no higher.
+  set_objective(joint.softmax_objective - centre_classes(weights_, unit_, config_));
+  trial_ = weights_;
+  if (moved) {
+    end_joint_step();
+  } else if (relative_gap_ <= config_.tol && on_sweep_) {
+    on_sweep_(*this);  // met --tol where it started
+  }
+  if (relative_gap_ <= config_.tol) return;
+  std::optional<std::vector<std::vector<double>>> direction = joint_direction(joint);
+  if (!direction) return leave_joint();
+  step_ = JointStep{objective_, std::move(*direction)};
+  for (std::size_t l = 0; l < classes_.size(); ++l) {
+    for (std::size_t j = 0; j < trial_[l].size(); ++j) trial_[l][j] += step_->direction[l][j];
+  }
+  features_ = in_play(trial_, &joint);
+  if (classes_.size() * features_.size() > most_joint()) leave_joint();
+}
+
+void SoftmaxDescent::leave_joint() {
+  joint_ = false;
+  step_.reset();
+  joint_after_ = sweep_ + kSweepsBetween;
+  k_ = 0;
+  sweep_start_ = objective_;
+  sweeps_.clear();
+  tol_ = std::clamp(kStepShare * relative_gap_, kStepShare * config_.tol, kLoosest);
+}
+
+void SoftmaxDescent::end_joint_step() {
+  count_sweep();
+  if (on_sweep_) on_sweep_(*this);
+}
+
+void SoftmaxDescent::count_sweep() {
+  ++sweep_;
+  if (relative_gap_ < kStallShare * lowest_gap_) {
+    lowest_gap_ = relative_gap_;
+    stalled_sweeps_ = 0;
+  } else {
+    ++stalled_sweeps_;
+  }
+}
+
+std::vector<std::uint32_t> SoftmaxDescent::in_play(const std::vector<std::vector<double>>& weights,
+                                                   const JointResult* at) const {
+  const std::size_t params = weights.front().size(), classes = classes_.size();
+  const std::size_t penalised = params - (config_.fit_intercept ? 1 : 0);
+  const bool every = penalty_of(config_) == Penalty::kL2;
+  std::vector<std::uint32_t> features;
+  for (std::size_t j = 0; j < penalised; ++j) {
+    bool moving = every;
+    for (std::size_t l = 0; l < classes && !moving; ++l) {
+      moving = weights[l][j] != 0 || (at && std::abs(at->gradient[l * params + j]) > kNearMoving);
+    }
+    if (moving) features.push_back(static_cast<std::uint32_t>(j));
+  }
+  if (config_.fit_intercept) features.push_back(static_cast<std::uint32_t>(params - 1));
+  return features;
+}
+
+std::optional<std::vector<std::vector<double>>> SoftmaxDescent::joint_direction(const JointResult& at) const {
+  const std::size_t classes = classes_.size(), params = weights_.front().size();
+  const std::size_t features = features_.size(), m = classes * features;
+  const Penalty penalty = penalty_of(config_);
+  const double ridge = penalty == Penalty::kL1 ? (1 - config_.l1_ratio) / config_.l1_ratio : 0.0;
+  // The intercepts of all classes but the last are free; the last one's is held, as a common shift
+  // of every class's scores changes nothing.
+  std::vector<Eigen::Index> held, free;
+  for (std::size_t s = 0; s < m; ++s) {
+    const bool intercept = config_.fit_intercept && s % features == features - 1;
+    if (!intercept) {
+      held.push_back(static_cast<Eigen::Index>(s));
+    } else if (s / features + 1 < classes) {
+      free.push_back(static_cast<Eigen::Index>(s));
+    }
+  }
+  const Eigen::MatrixXd h = unpack_symmetric(at.hessian, m, 1.0);
+  const auto coordinate = [&](Eigen::Index s) {
+    const auto u = static_cast<std::size_t>(s);
+    return std::pair{u / features, static_cast<std::size_t>(features_[u % features])};
+  };
+  const auto p = static_cast<Eigen::Index>(held.size()), b = static_cast<Eigen::Index>(free.size());
+  Eigen::VectorXd v(p), g(p), g_free(b);
+  for (Eigen::Index k = 0; k < p; ++k) {
+    const auto [l, j] = coordinate(held[static_cast<std::size_t>(k)]);
+    v[k] = weights_[l][j] / at.unit[j];
+    g[k] = at.gradient[l * params + j] + ridge * v[k];
+  }
+  for (Eigen::Index k = 0; k < b; ++k) {
+    const auto [l, j] = coordinate(free[static_cast<std::size_t>(k)]);
+    g_free[k] = at.gradient[l * params + j];
+  }
+  Eigen::MatrixXd h_held = h(held, held), h_cross = h(held, free);
+  h_held.diagonal().array() += ridge;
+  // The free intercepts, eliminated exactly: for any d of the others their best step is
+  // -H_bb^-1 (g_b + H_bh d), and the model over the others has the Schur complement.
+  Eigen::LDLT<Eigen::MatrixXd> intercepts;
+  if (b > 0) {
+    intercepts.compute(h(free, free));
+    if (intercepts.info() != Eigen::Success) return std::nullopt;
+    g -= h_cross * intercepts.solve(g_free);
+    h_held -= h_cross * intercepts.solve(h_cross.transpose());
+  }
+  // With L1 alone the loss is flat along a common shift of a feature's weights in every class: a
+  // floor keeps the model's faces solvable.
+  const double floor = p > 0 ? 1e-12 * h_held.diagonal().cwiseAbs().maxCoeff() : 0.0;
+  h_held.diagonal().array() += floor + std::numeric_limits<double>::min();
+  double start = 0;
+  for (Eigen::Index k = 0; k < p; ++k) start = add_violation(penalty, start, violation(penalty, v[k], g[k]));
+  start = violation_norm(penalty, start);
+  if (!(start > 0) && (b == 0 || g_free.isZero())) return std::nullopt;
+  Eigen::VectorXd d = Eigen::VectorXd::Zero(p);
+  if (p > 0 && start > 0)
+    d = minimise_model(penalty, v, g, h_held, kJointModelTolerance * start, kJointModelWork).d;
+  Eigen::VectorXd d_free =
+      b > 0 ? Eigen::VectorXd(-intercepts.solve(g_free + h_cross.transpose() * d)) : Eigen::VectorXd();
+  if (!d.allFinite() || !d_free.allFinite()) return std::nullopt;
+  std::vector<std::vector<double>> direction(classes, std::vector<double>(params, 0.0));
+  for (Eigen::Index k = 0; k < p; ++k) {
+    const auto [l, j] = coordinate(held[static_cast<std::size_t>(k)]);
+    direction[l][j] = d[k] * at.unit[j];
+  }
+  for (Eigen::Index k = 0; k < b; ++k) {
+    const auto [l, j] = coordinate(free[static_cast<std::size_t>(k)]);
+    direction[l][j] = d_free[k] * at.unit[j];
+  }
+  return direction;
+}
+
+void SoftmaxDescent::take_step(const BlockResult& block) {
   ++steps_;
   if (from_jump_) {
     // The extrapolated point is taken when it is better than the sweeps' last; the step from it shows
@@ -254,13 +503,7 @@ void SoftmaxDescent::end_sweep() {
   tol_ = std::clamp(kStepShare * std::min(gained, relative_gap_), kStepShare * config_.tol, kLoosest);
   sweep_start_ = objective_;
   k_ = 0;
-  ++sweep_;
-  if (relative_gap_ < kStallShare * lowest_gap_) {
-    lowest_gap_ = relative_gap_;
-    stalled_sweeps_ = 0;
-  } else {
-    ++stalled_sweeps_;
-  }
+  count_sweep();
 }
 
 std::optional<std::vector<std::vector<double>>> SoftmaxDescent::extrapolated() {
@@ -300,7 +543,7 @@ int play(Job& job, const std::vector<Fit*>& fits, const std::function<void()>& b
     if (jobs.empty()) return 0;
     const EachRun each = job.run_each<Logreg>(jobs);
     if (each.status != 0) return each.status;
-    for (std::size_t f = 0; f < asking.size(); ++f) asking[f]->take(block_result(each.results.at(f)));
+    for (std::size_t f = 0; f < asking.size(); ++f) asking[f]->take(each.results.at(f));
     between();
   }
 }
@@ -335,7 +578,7 @@ class Progress {
 };
 
 // --trace of a softmax fit (first rank): a row per sweep over the classes, and one where the fit meets
-// --tol, each flushed. Its columns are the trace's first three (round: the class steps so far) and the
+// --tol, each flushed. Its columns are the trace's first three (round: the steps so far) and the
 // fit's own; schmp-trace reads it as any trace.
 class SoftmaxTrace {
  public:
@@ -347,7 +590,7 @@ class SoftmaxTrace {
          << std::setprecision(17);
     out_.flush();
   }
-  // `steps` counts the class steps before the descent's own; `lambda` is the path's.
+  // `steps` counts the steps before the descent's own; `lambda` is the path's.
   void row(const SoftmaxDescent& descent, std::size_t steps, double lambda) {
     if (!out_.is_open()) return;
     out_ << steps + descent.steps() << ',' << seconds() << ',' << descent.objective() << ','
@@ -392,9 +635,8 @@ int fit_one(Job& job, const Config& config, const std::vector<double>& classes) 
   if (status != 0 || !job.first_rank()) return status;
   const std::vector<std::vector<double>>& weights = descent.weights();
   const double objective = descent.objective(), relative_gap = descent.relative_gap();
-  const std::size_t steps = descent.steps();
+  const std::size_t steps = descent.steps(), joint = descent.joint_steps();
   std::vector<ClassFit> fits;
-  const double sweeps = static_cast<double>(steps) / static_cast<double>(classes.size());
   for (std::size_t k = 0; k < classes.size(); ++k) {
     fits.push_back({classes[k], class_text(config, classes[k]), objective, relative_gap,
                     nonzeros(weights[k], config.fit_intercept), weights[k]});
@@ -402,8 +644,8 @@ int fit_one(Job& job, const Config& config, const std::vector<double>& classes) 
   LinearModel model = one_vs_rest_model(config, fits);
   model.softmax = true;
   if (!config.output.empty()) write_liblinear_model(config.output, solver_type(config), model);
-  std::printf("schmp-logreg: multinomial over %zu classes, %zu class steps (%.1f sweeps)\n", classes.size(),
-              steps, sweeps);
+  std::printf("schmp-logreg: multinomial over %zu classes, %zu class steps and %zu joint steps\n",
+              classes.size(), steps - joint, joint);
   std::printf("%-10s %s\n", "class", "nonzeros");
   for (const ClassFit& fit : fits) std::printf("%-10s %.0f\n", fit.text.c_str(), fit.nonzeros);
   std::printf("objective %.12g  relative gap %.3g%s\n", objective, relative_gap,
@@ -446,7 +688,7 @@ class SoftmaxPath {
         deadline_(deadline_of(config)) {}
 
   std::optional<Config> next();
-  void take(const BlockResult& block) { descent_->take(block); }
+  void take(const std::vector<double>& result) { descent_->take(result); }
   std::size_t solved() const { return at_; }
   std::size_t steps() const { return steps_ + (descent_ ? descent_->steps() : 0); }
 
@@ -634,7 +876,7 @@ void finish_path(const Config& config, const std::vector<SoftmaxPath>& paths, st
   std::printf("schmp-logreg: multinomial path over %zu classes, %zu of %zu lambdas solved",
               shape.labels.size(), paths.front().solved(), lambdas);
   if (config.cv > 0) std::printf(", with %llu folds beside", static_cast<unsigned long long>(config.cv));
-  std::printf(": %zu class steps\n", steps);
+  std::printf(": %zu steps\n", steps);
   write_path(config, path, lambda_max, shape);
   if (!config.trace.empty()) std::printf("trace: %s\n", config.trace.c_str());
   const auto loose = std::count_if(path.points().begin(), path.points().end(),

@@ -9,6 +9,16 @@
 // o_i: every feature of the binary fit (intercept, elastic net, row weights, standardisation) holds,
 // and the data is read once per process.
 //
+// Class steps creep where the classes' weights pull one another (nearly separable classes, a large C):
+// each class waits for the others. So once the features in play are known (after two sweeps, or from
+// a path's last solution) and their weights in every class number at most about a thousand, the fit
+// takes joint Newton steps instead. A joint step's job (Config::joint) has the workers sum, beside F
+// and the dual, the loss's Hessian over those weights, sum_i c_i x_ia x_ib (p_il [l = m] - p_il p_im);
+// the first rank minimises the penalised quadratic model (schmp/quadratic_model.hpp; the intercepts
+// eliminated exactly, the last class's held, as a common shift changes nothing) and tries its minimum,
+// halving the step until F falls. The next job, at the point tried, tells F there. When four halvings
+// find no descent, sweeps take over for three sweeps.
+//
 // The fit stops when the softmax duality gap relative to F is at most --tol. Each step's workers sum,
 // at the weights it starts from, F and the terms of a dual point u_i = t g_{y_i} (p_i - e_i), p_i the
 // softmax of row i's scores and e_i its class's indicator: its value C sum_i c_i H(e_i + t g_{y_i}
@@ -44,6 +54,23 @@ struct BlockResult {
   double end_objective() const { return softmax_objective + objective - start_objective; }
 };
 BlockResult block_result(const std::vector<double>& result);
+
+// The job of a joint Newton step at `weights`: its Hessian covers every class's weights of `features`.
+Config joint_job(const Config& config, const std::vector<double>& classes,
+                 const std::vector<std::vector<double>>& weights, const std::vector<std::uint32_t>& features);
+
+// What a joint step's job found (Config::joint), on the scale of the penalised weights v_lj = w_lj /
+// unit_j, with the objective divided by the penalty's scale (logreg.hpp: l1_ratio for L1, else 1).
+struct JointResult {
+  double softmax_objective = 0;  // F at the job's weights
+  double softmax_dual = 0;       // a lower bound on min F, from there
+  std::vector<double> unit;      // the columns' scale
+  std::vector<double> gradient;  // of the loss term in v_lj, class by class (K x params)
+  std::vector<double>
+      hessian;  // ... and its Hessian over the features' v_la, numbered l |features| + a, packed
+};
+JointResult joint_result(const std::vector<double>& result, std::size_t classes, std::size_t params,
+                         std::size_t features);
 
 // Fits the softmax over `classes` (the data's labels, increasing; more than two), then prints one line
 // per class and the fit's, scores --test and writes --output (liblinear's multiclass format: the
