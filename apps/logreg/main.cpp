@@ -62,7 +62,7 @@ SCHMP_FLAG(string, newton_steps, kDefaults.newton_steps, schmp::one_of({"auto", 
            "coordinates), or auto (rounds until they creep, then the Hessian while it does better)");
 SCHMP_FLAG(uint64, max_hessian, kDefaults.max_hessian, schmp::between(1, 8192),
            "The most coordinates a Newton step found from the Hessian may move (the coordinator holds 28 "
-           "bytes times its square)");
+           "bytes times its square); a softmax's joint step moves at most 1024 or this many");
 SCHMP_FLAG(string, test, "", any(),
            "Held-out rows, labelled as --data: their log-loss, accuracy and AUC join the trace");
 SCHMP_FLAG(string, test_labels, "", any(), "Labels of a MatrixMarket --test matrix");
