@@ -428,6 +428,8 @@ std::optional<std::vector<std::vector<double>>> SoftmaxDescent::joint_direction(
   if (b > 0) {
     intercepts.compute(h(free, free));
     if (intercepts.info() != Eigen::Success) return std::nullopt;
+  }
+  if (b > 0 && p > 0) {  // Eigen's solves take no empty right-hand side
     g -= h_cross * intercepts.solve(g_free);
     h_held -= h_cross * intercepts.solve(h_cross.transpose());
   }
@@ -442,8 +444,9 @@ std::optional<std::vector<std::vector<double>>> SoftmaxDescent::joint_direction(
   Eigen::VectorXd d = Eigen::VectorXd::Zero(p);
   if (p > 0 && start > 0)
     d = minimise_model(penalty, v, g, h_held, kJointModelTolerance * start, kJointModelWork).d;
-  Eigen::VectorXd d_free =
-      b > 0 ? Eigen::VectorXd(-intercepts.solve(g_free + h_cross.transpose() * d)) : Eigen::VectorXd();
+  Eigen::VectorXd d_free = g_free;
+  if (p > 0) d_free += h_cross.transpose() * d;
+  if (b > 0) d_free = -intercepts.solve(d_free);
   if (!d.allFinite() || !d_free.allFinite()) return std::nullopt;
   std::vector<std::vector<double>> direction(classes, std::vector<double>(params, 0.0));
   for (Eigen::Index k = 0; k < p; ++k) {
