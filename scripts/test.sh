@@ -63,10 +63,11 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # with its reference (a hundred class steps a run; MultinomialAtTheEdges takes its code here), the
 # comparisons with R's glmnet (results again; they run only where R has glmnet), Lasso's hard shapes
 # (StepsFromTheGramMatrixKeepTheSolution solves them here), its count of rounds with and without
-# steps from the Gram matrix (a count, and minutes of plain rounds under the sanitizers), and its
-# standardised columns against the scaled data (IntegerWeightsAreRepeatedRows standardises here).
+# steps from the Gram matrix (a count, and minutes of plain rounds under the sanitizers), its
+# standardised columns against the scaled data (IntegerWeightsAreRepeatedRows standardises here) and
+# its elastic net against the reference (RowWeightsMatchTheWeightedReference fits one here).
 ctest --test-dir "$sanitize_build" --output-on-failure --no-tests=error --timeout 900 -j "$jobs" \
-  -E "^RanksSchedulersStaleness/.*/np5_|^Cluster\\.|/ClusterLda\\.|^same_models$|CrossValidationMatchesARefitPerFold|MultinomialAtFiveRanks|MultinomialMatchesTheSoftmaxReference|GlmnetFits|HardShapesMatchTheReference|TakeAFractionOfTheRounds|StandardizedColumnsGiveGlmnetsModel"
+  -E "^RanksSchedulersStaleness/.*/np5_|^Cluster\\.|/ClusterLda\\.|^same_models$|CrossValidationMatchesARefitPerFold|MultinomialAtFiveRanks|MultinomialMatchesTheSoftmaxReference|GlmnetFits|HardShapesMatchTheReference|TakeAFractionOfTheRounds|StandardizedColumnsGiveGlmnetsModel|^LassoEndToEnd\\.ElasticNetMatchesTheReference$"
 stage_done "sanitizer tests"
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
