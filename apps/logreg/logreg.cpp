@@ -999,7 +999,8 @@ double Logreg::Coordinator::dual_value(const Stats& summed, bool whole,
 }
 
 std::vector<double> Logreg::Coordinator::joint_result(const Setup& setup) const {
-  // On the scale of the penalised weights v = w / unit (logreg.hpp) and of F / scale_.
+  // F and its dual bound as they are; the loss's gradient and Hessian in the penalised weights
+  // v = w / unit (logreg.hpp), of F / scale_.
   std::vector<double> result{block_start_[1], block_start_[2]};
   result.insert(result.end(), unit_.begin(), unit_.end());
   const auto params = static_cast<std::size_t>(unit_.size());

@@ -151,7 +151,7 @@ Config joint_job(const Config& config, const std::vector<double>& classes,
 JointResult joint_result(const std::vector<double>& result, std::size_t classes, std::size_t params,
                          std::size_t features) {
   const std::size_t m = classes * features;
-  if (result.size() != 2 + params + classes * params + m * (m + 1) / 2)
+  if (result.size() != 2 + params + classes * params + packed_size(m))
     throw std::logic_error("logreg: a joint step's result is of the wrong length");
   JointResult joint;
   joint.softmax_objective = result[0];

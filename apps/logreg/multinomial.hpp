@@ -59,15 +59,16 @@ BlockResult block_result(const std::vector<double>& result);
 Config joint_job(const Config& config, const std::vector<double>& classes,
                  const std::vector<std::vector<double>>& weights, const std::vector<std::uint32_t>& features);
 
-// What a joint step's job found (Config::joint), on the scale of the penalised weights v_lj = w_lj /
-// unit_j, with the objective divided by the penalty's scale (logreg.hpp: l1_ratio for L1, else 1).
+// What a joint step's job found (Config::joint). The gradient and the Hessian are those of F's loss
+// term divided by the penalty's scale (logreg.hpp: l1_ratio for L1, else 1), so that the penalty
+// weighs 1, in the penalised weights v_lj = w_lj / unit_j.
 struct JointResult {
   double softmax_objective = 0;  // F at the job's weights
   double softmax_dual = 0;       // a lower bound on min F, from there
   std::vector<double> unit;      // the columns' scale
-  std::vector<double> gradient;  // of the loss term in v_lj, class by class (K x params)
-  std::vector<double>
-      hessian;  // ... and its Hessian over the features' v_la, numbered l |features| + a, packed
+  std::vector<double> gradient;  // in every v_lj, class by class (K x params)
+  // In the v_la of the joint features, numbered l |features| + a, packed (packed_symmetric.hpp).
+  std::vector<double> hessian;
 };
 JointResult joint_result(const std::vector<double>& result, std::size_t classes, std::size_t params,
                          std::size_t features);
