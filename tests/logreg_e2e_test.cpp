@@ -1019,6 +1019,92 @@ TEST_F(LogregEndToEnd, MulticlassCrossValidationPicksEachClasssLambda) {
   }
 }
 
+// --multiclass --path: every class's path starts at the largest of the classes' own lambda_max (each
+// binary --path's), so that each lambda's columns make one model. At one, three and five ranks each
+// column is the reference's binary fit of its class against the rest at the lambda's C; the table sums
+// the classes' objectives and scores --test as predict scores the path's models.
+TEST_F(LogregEndToEnd, MulticlassPathSolvesEachClassAtEveryLambda) {
+  const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm";
+  const std::string table = scratch("ovr-path.csv"), models = scratch("ovr-path.models");
+  const std::string flags = " --layout all --data " + wine +
+                            " --path 5 --lambda_min_ratio 0.03 --l1_ratio 0.7" +
+                            " --standardize --tol 1e-10 --progress_seconds 0";
+  const io::SparseRows rows = io::read_libsvm(wine);
+  constexpr std::size_t kColumns = 13, kClasses = 3;
+  double lambda_max = 0;
+  for (const std::string label : {"1", "2", "3"}) {
+    const std::string own = scratch("ovr-path-" + label + ".models");
+    const Output out =
+        run(std::string(SCHMP_LOGREG_BIN) + flags + " --positive_label " + label + " --path_models " + own);
+    ASSERT_EQ(out.status, 0) << out.text;
+    std::smatch found;
+    const std::string header = testing::read_text(own);
+    ASSERT_TRUE(std::regex_search(header, found, std::regex("# lambda_max ([^ ]+) "))) << header;
+    lambda_max = std::max(lambda_max, std::stod(found[1]));
+  }
+  // The reference solves the standardised columns, centred (which moves only the intercept, and lets
+  // its coordinate descent converge fast): each weight comes back by its column's scale.
+  const double n = static_cast<double>(rows.rows());
+  std::vector<double> mean(kColumns, 0.0), sd(kColumns, 0.0);
+  for (std::size_t e = 0; e < rows.value.size(); ++e) {
+    mean[rows.index[e]] += rows.value[e] / n;
+    sd[rows.index[e]] += rows.value[e] * rows.value[e] / n;
+  }
+  for (std::size_t j = 0; j < kColumns; ++j) sd[j] = std::sqrt(sd[j] - mean[j] * mean[j]);
+  io::SparseRows scaled;
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    std::vector<double> x(kColumns, 0.0);
+    for (std::size_t e = rows.row_start[r]; e < rows.row_start[r + 1]; ++e) x[rows.index[e]] = rows.value[e];
+    for (std::uint32_t j = 0; j < kColumns; ++j) {
+      scaled.index.push_back(j);
+      scaled.value.push_back((x[j] - mean[j]) / sd[j]);
+    }
+    scaled.labels.push_back(rows.labels[r]);
+    scaled.row_start.push_back(scaled.index.size());
+  }
+  std::vector<std::vector<testing::LogregSolution>> reference(kClasses);  // per lambda, per class
+  for (const int ranks : {1, 3, 5}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    const Output out = run(mpirun(ranks) + SCHMP_LOGREG_BIN + flags + " --multiclass --test " + wine +
+                           " --path_table " + table + " --path_models " + models);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const testing::Trace written = testing::read_trace(table);
+    ASSERT_EQ(written.rows.size(), 5u);
+    EXPECT_NEAR(written.rows[0][0], lambda_max, 1e-12 * lambda_max);
+    const auto found = softmax_path_models(models, kClasses, kColumns + 1);
+    ASSERT_EQ(found.size(), 5u);
+    for (std::size_t k = 0; k < found.size(); ++k) {
+      const double C = written.rows[k][1];
+      double objective = 0;
+      for (std::size_t l = 0; l < kClasses; ++l) {
+        if (reference[l].size() <= k) {
+          io::SparseRows binary = scaled;
+          for (double& y : binary.labels) y = y == static_cast<double>(l + 1) ? 1.0 : -1.0;
+          reference[l].push_back(testing::solve_logreg_reference(binary, kColumns, C, true, true, 0.7));
+        }
+        const testing::LogregSolution& expected = reference[l][k];
+        objective += expected.objective;
+        double largest = 0;
+        for (std::size_t j = 0; j < kColumns; ++j)
+          largest = std::max(largest, std::abs(expected.w[j] / sd[j]));
+        for (std::size_t j = 0; j < kColumns; ++j) {
+          EXPECT_NEAR(found[k][l][j], expected.w[j] / sd[j], 1e-5 * largest + 1e-12)
+              << "lambda " << k << " class " << l + 1 << " weight " << j;
+        }
+      }
+      EXPECT_NEAR(written.rows[k][2], objective, 1e-8 * objective) << "lambda " << k;
+      // predict scores the lambda's model as the table did.
+      const Output picked = run(std::string(SCHMP_LOGREG_BIN) + " predict --model " + models + " --data " +
+                                wine + " --lambda " + testing::number(written.rows[k][0]));
+      std::smatch scores;
+      ASSERT_TRUE(std::regex_search(picked.text, scores, std::regex("accuracy ([^ ]+)  log-loss ([^ ]+)")))
+          << picked.text;
+      EXPECT_NEAR(written.rows[k][7], std::stod(scores[2]), 1e-5 * written.rows[k][7]) << "lambda " << k;
+      EXPECT_NEAR(written.rows[k][8], std::stod(scores[1]), 1e-6) << "lambda " << k;
+    }
+  }
+}
+
 // Four classes of Gaussian rows, each the argmax of a sparse linear score plus noise.
 // `noise` scales the scores' noise and `signal` the true weights: a small noise over a large signal
 // makes the classes nearly separable.
@@ -1403,9 +1489,15 @@ TEST_F(LogregEndToEnd, MulticlassMistakesAreOneLine) {
                                   "schmp-logreg: error: --checkpoint is not read by --multinomial");
   }
   const std::string wine = std::string(SCHMP_SOURCE_DIR) + "/data/wine.svm";
-  testing::expect_clean_failure(
-      run(mpirun(3) + SCHMP_LOGREG_BIN + " --data " + wine + " --multiclass --path 5"),
-      "schmp-logreg: error: --path fits two classes: drop --multiclass (--cv takes it)");
+  // A one-vs-rest path's class whose rows weigh nothing has no intercept to fit.
+  const std::string weights = scratch("no-third-class.txt");
+  {
+    std::ofstream out(weights);
+    for (const double label : io::read_libsvm(wine).labels) out << (label == 3 ? 0 : 1) << '\n';
+  }
+  testing::expect_clean_failure(run(mpirun(3) + SCHMP_LOGREG_BIN + " --data " + wine + " --weights " +
+                                    weights + " --multiclass --path 5"),
+                                "schmp-logreg: error: " + weights + ": the rows of class 3 weigh nothing");
   testing::expect_clean_failure(
       run(mpirun(3) + SCHMP_LOGREG_BIN + " --data " + wine + " --multiclass --cv 3 --path_table " +
           scratch("table.csv")),

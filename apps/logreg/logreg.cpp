@@ -157,8 +157,6 @@ void check_config(const Config& config) {
         "--path and --cv need an L1 share (--penalty l1, --l1_ratio above 0): an L2 penalty has no "
         "lambda_max");
   }
-  if (config.path > 0 && config.multiclass && !config.multinomial && config.cv == 0)
-    throw std::runtime_error("--path fits two classes: drop --multiclass (--cv takes it)");
   if (config.multiclass && !config.multinomial && config.cv > 0 &&
       !(config.path_table.empty() && config.path_models.empty()))
     throw std::runtime_error("--multiclass --cv writes each class's model at its lambda_min (--output) only");
@@ -216,12 +214,39 @@ double softmax_lambda_max(const std::vector<double>& class_column_sums,
 std::vector<double> Probe::serialised() const {
   std::vector<double> numbers{lambda_max, rows, features};
   numbers.insert(numbers.end(), class_weights.begin(), class_weights.end());
+  numbers.insert(numbers.end(), class_lambda_max.begin(), class_lambda_max.end());
   return numbers;
 }
 
 Probe Probe::deserialised(const std::vector<double>& numbers) {
-  if (numbers.size() < 3) throw std::logic_error("logreg: a probe's result is short");
-  return {numbers[0], numbers[1], numbers[2], {numbers.begin() + 3, numbers.end()}};
+  // Three numbers, then two of each class.
+  if (numbers.size() < 3 || (numbers.size() - 3) % 2 != 0)
+    throw std::logic_error("logreg: a probe's result is malformed");
+  const auto middle = numbers.begin() + 3 + static_cast<std::ptrdiff_t>((numbers.size() - 3) / 2);
+  return {numbers[0], numbers[1], numbers[2], {numbers.begin() + 3, middle}, {middle, numbers.end()}};
+}
+
+std::vector<double> class_lambda_max(const std::vector<double>& class_column_sums,
+                                     const std::vector<double>& class_weights, const Eigen::VectorXd& unit,
+                                     bool fit_intercept, double l1_ratio) {
+  const std::size_t classes = class_weights.size(), params = static_cast<std::size_t>(unit.size());
+  const double weight = std::accumulate(class_weights.begin(), class_weights.end(), 0.0);
+  std::vector<double> all(params, 0.0);
+  for (std::size_t l = 0; l < classes; ++l) {
+    for (std::size_t j = 0; j < params; ++j) all[j] += class_column_sums[l * params + j];
+  }
+  std::vector<double> found;
+  for (std::size_t l = 0; l < classes; ++l) {
+    std::vector<double> positive(params), negative(params);
+    for (std::size_t j = 0; j < params; ++j) {
+      const double scale = unit[static_cast<Eigen::Index>(j)];
+      positive[j] = class_column_sums[l * params + j] * scale;
+      negative[j] = (all[j] - class_column_sums[l * params + j]) * scale;
+    }
+    found.push_back(lambda_max_of(positive, negative, class_weights[l], weight - class_weights[l],
+                                  fit_intercept, l1_ratio));
+  }
+  return found;
 }
 
 Penalty penalty_of(const Config& config) {
@@ -867,7 +892,9 @@ Logreg::Coordinator::Coordinator(const Config& config, std::size_t num_params, c
     const std::size_t penalised = num_params - (config.fit_intercept ? 1 : 0);
     probe_ = Probe{softmax_lambda_max(setup.class_column_sums, setup.class_weights, unit_, penalised,
                                       config.fit_intercept, config.l1_ratio),
-                   n_, static_cast<double>(features), setup.class_weights}
+                   n_, static_cast<double>(features), setup.class_weights,
+                   class_lambda_max(setup.class_column_sums, setup.class_weights, unit_, config.fit_intercept,
+                                    config.l1_ratio)}
                  .serialised();
     evaluate_now_ = true;  // and stop there (report)
   }
@@ -1603,8 +1630,9 @@ void Logreg::Coordinator::start_path(const Setup& setup, std::size_t num_params)
     positive[j] *= unit[static_cast<Eigen::Index>(j)];
     negative[j] *= unit[static_cast<Eigen::Index>(j)];
   }
-  lambda_max_ = lambda_max_of(positive, negative, positive_weight, negative_weight, config_.fit_intercept,
-                              config_.l1_ratio);
+  lambda_max_ = config_.lambda_max > 0 ? config_.lambda_max
+                                       : lambda_max_of(positive, negative, positive_weight, negative_weight,
+                                                       config_.fit_intercept, config_.l1_ratio);
   if (!(lambda_max_ > 0))
     throw std::runtime_error(config_.data + ": lambda_max is 0 (no feature tells the classes apart)");
   // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2.
@@ -1816,7 +1844,9 @@ void write_path(const Config& config, const Path& path, double lambda_max, const
   if (!config.path_models.empty()) {
     std::ostringstream header;
     header << std::setprecision(17) << "# schmp-logreg path: minimises a ||w||_1 + (1 - a)/2 ||w||^2 + C L(w)"
-           << (shape.softmax ? " over every class's w, L the softmax loss" : "")
+           << (shape.softmax             ? " over every class's w, L the softmax loss"
+               : shape.labels.size() > 2 ? " for each class's w, L its class's loss against the rest"
+                                         : "")
            << (config.fit_intercept ? ", the intercept unpenalised" : "") << ", a = " << config.l1_ratio
            << ", C = 1 / (lambda sum_i c_i)\n# data " << config.data << "\n# lambda_max " << lambda_max
            << " lambdas " << path.lambdas().size() << " solved " << points.size() << "\n";

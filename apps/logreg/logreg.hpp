@@ -152,6 +152,9 @@ struct Config {
   // default), each solved to tol from the last; none when path is 0.
   std::uint64_t path = 0;
   double lambda_min_ratio = 0;
+  // The path's first lambda, when positive, instead of the data's lambda_max: one-vs-rest's classes
+  // share the largest of theirs, so that each lambda's models make one model of every class.
+  double lambda_max = 0;
   std::string path_table;   // the path's table (CSV)
   std::string path_models;  // every model of the path
   // Cross-validation: cv folds of the rows by seed. A fold's job (fold >= 0) solves the path on the
@@ -196,6 +199,8 @@ struct Probe {
   double rows = 0;        // the rows, and the features (the constant one left out)
   double features = 0;
   std::vector<double> class_weights;  // each class's rows' weight sum_i c_i
+  // Each class's lambda_max against the rest (lambda_max_of), for a one-vs-rest path.
+  std::vector<double> class_lambda_max;
   std::vector<double> serialised() const;
   static Probe deserialised(const std::vector<double>& numbers);
 };
@@ -206,6 +211,10 @@ struct Probe {
 double softmax_lambda_max(const std::vector<double>& class_column_sums,
                           const std::vector<double>& class_weights, const Eigen::VectorXd& unit,
                           std::size_t penalised, bool fit_intercept, double l1_ratio);
+// Each class's lambda_max against the rest from the same sums: the binary path's first lambda.
+std::vector<double> class_lambda_max(const std::vector<double>& class_column_sums,
+                                     const std::vector<double>& class_weights, const Eigen::VectorXd& unit,
+                                     bool fit_intercept, double l1_ratio);
 // The class `label` as the data writes it: its name, with label_names, else the number.
 std::string class_text(const Config& config, double label);
 // Where the rows of `config` come from.

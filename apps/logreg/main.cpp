@@ -251,7 +251,9 @@ int multiclass(schmp::Job& job, schmp::logreg::Config config) {
       !config.multinomial && !unread.empty())
     return job.refuse(unread);
   if (config.multinomial) return schmp::logreg::fit_multinomial(job, config, classes);
-  return config.cv > 0 ? cross_validate_classes(job, config, classes) : one_vs_rest(job, config, classes);
+  if (config.cv > 0) return cross_validate_classes(job, config, classes);
+  return config.path > 0 ? schmp::logreg::one_vs_rest_path(job, config, classes)
+                         : one_vs_rest(job, config, classes);
 }
 
 }  // namespace

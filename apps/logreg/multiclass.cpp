@@ -1,8 +1,11 @@
 #include "multiclass.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
+#include <numeric>
 
+#include "multinomial.hpp"
 #include "path.hpp"
 #include "predict.hpp"
 #include "schmp/cross_validation.hpp"
@@ -49,6 +52,95 @@ LinearModel one_vs_rest_model(const Config& config, const std::vector<ClassFit>&
     for (const ClassFit& fit : fits) model.w.push_back(fit.w[j]);
   }
   return model;
+}
+
+namespace {
+
+// The classes' paths (refit_of each class job's result) at their k-th lambda.
+std::vector<ClassFit> fits_at(const Config& config, const std::vector<double>& classes,
+                              const std::vector<Refit>& refits, std::size_t k) {
+  std::vector<ClassFit> fits;
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    const PathPoint& point = refits[c].path.points()[k];
+    fits.push_back({classes[c], class_text(config, classes[c]), point.objective, point.relative_gap,
+                    static_cast<double>(point.nonzeros), refits[c].path.weights(k)});
+  }
+  return fits;
+}
+
+// The one-vs-rest path of the classes' paths: at each lambda every class has solved, the multiclass
+// model of their columns, scored on --test.
+Path joined_path(const Config& config, const std::vector<double>& classes, const std::vector<Refit>& refits,
+                 const Probe& probe, double lambda_max) {
+  // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2 (as each class's).
+  const double ratio = config.lambda_min_ratio > 0   ? config.lambda_min_ratio
+                       : probe.rows > probe.features ? 1e-4
+                                                     : 1e-2;
+  Path path(config.path, lambda_max, ratio,
+            std::accumulate(probe.class_weights.begin(), probe.class_weights.end(), 0.0));
+  io::SparseRows test;
+  if (!config.test.empty()) test = io::read_libsvm(config.test, {}, config.label_names);
+  path.set_columns(classes.size(), !config.test.empty());
+  std::size_t solved = refits.front().path.points().size();
+  for (const Refit& refit : refits) solved = std::min(solved, refit.path.points().size());
+  for (std::size_t k = 0; k < solved; ++k) {
+    const std::vector<ClassFit> fits = fits_at(config, classes, refits, k);
+    PathPoint point;
+    point.lambda = refits.front().path.points()[k].lambda;
+    point.C = refits.front().path.points()[k].C;
+    for (const Refit& refit : refits) {
+      const PathPoint& own = refit.path.points()[k];
+      point.objective += own.objective;
+      point.gap += own.gap;
+      point.relative_gap = std::max(point.relative_gap, own.relative_gap);
+      point.nonzeros += own.nonzeros;
+      point.seconds = std::max(point.seconds, own.seconds);
+    }
+    const LinearModel model = one_vs_rest_model(config, fits);
+    if (!config.test.empty()) {
+      const PredictionReport tested = predict_classes(model, config.test, test, "");
+      point.test_log_loss = tested.log_loss;
+      point.test_accuracy = tested.accuracy;
+    }
+    path.record(std::move(point), model.w, constant_feature(config));
+  }
+  return path;
+}
+
+}  // namespace
+
+int one_vs_rest_path(Job& job, const Config& config, const std::vector<double>& classes) {
+  std::vector<Probe> found;
+  if (const int status = probe_classes(job, config, classes, found); status != 0) {
+    forget_kept_rows();
+    return status;
+  }
+  const std::vector<double>& own = found.front().class_lambda_max;
+  const double lambda_max = *std::max_element(own.begin(), own.end());
+  if (!(lambda_max > 0)) {
+    forget_kept_rows();
+    return job.refuse(config.data + ": lambda_max is 0 (no feature tells any class from the rest)");
+  }
+  std::vector<Config> jobs = class_jobs(config, classes);
+  for (Config& one : jobs) {
+    one.refit_beside = true;  // whose result() is the whole path
+    one.lambda_max = lambda_max;
+    one.path_table.clear();
+    one.path_models.clear();
+  }
+  const EachRun each = job.run_each<Logreg>(jobs);
+  forget_kept_rows();
+  if (each.status != 0) return each.status;
+  if (!job.first_rank()) return 0;
+  std::vector<Refit> refits;
+  for (const std::vector<double>& result : each.results) refits.push_back(refit_of(result));
+  const Path path = joined_path(config, classes, refits, found.front(), lambda_max);
+  LinearModel shape = one_vs_rest_model(config, fits_at(config, classes, refits, 0));
+  shape.w.clear();
+  std::printf("schmp-logreg: one-vs-rest path over %zu classes, %zu of %zu lambdas solved\n", classes.size(),
+              path.points().size(), path.lambdas().size());
+  write_path(config, path, lambda_max, shape);
+  return 0;
 }
 
 void print_one_vs_rest(const Config& config, const std::vector<ClassFit>& fits) {

@@ -807,9 +807,10 @@ std::string unfit_classes(const Config& config, const std::vector<double>& class
   return {};
 }
 
-// Probes the whole data and each fold's training rows, side by side: their findings into `found`, the
-// whole data's first. The exit status: a failed probe's, or a refusal's.
-int probe(Job& job, const Config& config, const std::vector<double>& classes, std::vector<Probe>& found) {
+}  // namespace
+
+int probe_classes(Job& job, const Config& config, const std::vector<double>& classes,
+                  std::vector<Probe>& found) {
   std::vector<Config> probes;
   for (std::int64_t fold = -1; fold < static_cast<std::int64_t>(config.cv); ++fold) {
     Config probe = block_job(config, classes, 0, {}, config.tol);
@@ -824,10 +825,10 @@ int probe(Job& job, const Config& config, const std::vector<double>& classes, st
     if (const std::string why = unfit_classes(config, classes, found.back(), probes[f].fold); !why.empty())
       return job.refuse(why);
   }
-  if (!(found.front().lambda_max > 0))
-    return job.refuse(config.data + ": lambda_max is 0 (no feature tells the classes apart)");
   return 0;
 }
+
+namespace {
 
 // The path on every row: on the first rank, each lambda's model into `path`, scored on --test.
 SoftmaxPath::Solved keep_in(Path& path, const Scoring& scoring, const Job& job, const Config& config) {
@@ -894,11 +895,15 @@ void finish_path(const Config& config, const std::vector<SoftmaxPath>& paths, st
 // side, each fold's models scored on its held-out rows as they come.
 int fit_path(Job& job, const Config& config, const std::vector<double>& classes) {
   std::vector<Probe> found;
-  if (const int status = probe(job, config, classes, found); status != 0) {
+  if (const int status = probe_classes(job, config, classes, found); status != 0) {
     forget_kept_rows();
     return status;
   }
   const Probe& whole = found.front();
+  if (!(whole.lambda_max > 0)) {
+    forget_kept_rows();
+    return job.refuse(config.data + ": lambda_max is 0 (no feature tells the classes apart)");
+  }
   // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2.
   const double ratio = config.lambda_min_ratio > 0   ? config.lambda_min_ratio
                        : whole.rows > whole.features ? 1e-4

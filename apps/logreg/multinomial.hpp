@@ -81,4 +81,9 @@ JointResult joint_result(const std::vector<double>& result, std::size_t classes,
 // (Job::run_each). Returns the exit status.
 int fit_multinomial(Job& job, const Config& config, const std::vector<double>& classes);
 
+// Probes the whole data and each fold's training rows (Config::probe), side by side: their findings into
+// `found`, the whole data's first. Refuses classes whose rows weigh nothing. Returns the exit status.
+int probe_classes(Job& job, const Config& config, const std::vector<double>& classes,
+                  std::vector<Probe>& found);
+
 }  // namespace schmp::logreg
