@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <ostream>
@@ -33,6 +36,23 @@ inline Output run(const std::string& command) {
   out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return out;
 }
+
+// Open MPI makes its session directory under /tmp/ompi.<host>.<uid>, and two mpiruns that start at the
+// same moment may race to create it (open-mpi/ompi#8510): ctest -j starts many. Each test process
+// gives its own mpiruns a base directory of their own.
+struct OwnMpiSessionBase {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("schmp-ompi-" + std::to_string(::getpid()));
+  OwnMpiSessionBase() {
+    std::filesystem::create_directories(dir);
+    ::setenv("OMPI_MCA_orte_tmpdir_base", dir.c_str(), 0);
+  }
+  ~OwnMpiSessionBase() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+};
+inline const OwnMpiSessionBase own_mpi_session_base;
 
 inline std::string mpirun(int ranks) {
   return "timeout 300 " + std::string(SCHMP_MPIEXEC) +

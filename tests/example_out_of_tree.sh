@@ -7,6 +7,9 @@ set -euo pipefail
 source_dir=$1 build_dir=$2 mpiexec=$3
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# Open MPI's session directory of its own: mpiruns of other tests starting at the same moment race
+# to create the shared one (open-mpi/ompi#8510).
+export OMPI_MCA_orte_tmpdir_base="$scratch"
 cmake --install "$build_dir" --prefix "$scratch/prefix" >/dev/null
 for package in "-DCMAKE_PREFIX_PATH=$scratch/prefix" "-Dschmp_DIR=$build_dir"; do
   for example in first ridge; do

@@ -9,6 +9,9 @@ build=$(cd "$1" && pwd) source=$(cd "$2" && pwd) mpiexec=$3 mode=${4:-check}
 sums="$source/tests/same_models.md5"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# Open MPI's session directory of its own: mpiruns of other tests starting at the same moment race
+# to create the shared one (open-mpi/ompi#8510).
+export OMPI_MCA_orte_tmpdir_base="$scratch"
 # Data paths are relative to the source, because a Lasso model names its data file: the checksums
 # must not depend on where the tree was cloned.
 cd "$source"
