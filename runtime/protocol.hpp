@@ -86,18 +86,19 @@ struct BlockPiece {
   }
 };
 
-// Coordinator -> scheduler after each round: the changes and retirements of the parameters it owns,
-// or stop.
+// Coordinator -> scheduler after each round: the changes, retirements and revivals of the parameters
+// it owns, or stop.
 struct Feedback {
   std::uint64_t round = 0;
   bool stop = false;
   std::vector<ParamIndex> params;
   std::vector<double> changes;
   std::vector<ParamIndex> retired;
+  std::vector<ParamIndex> revived;
 
   template <class Visitor>
   void visit(Visitor& v) {
-    v(round, stop, params, changes, retired);
+    v(round, stop, params, changes, retired, revived);
   }
 };
 

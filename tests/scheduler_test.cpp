@@ -447,6 +447,30 @@ TEST(BlockScheduler, SweepsFallBackToWeightsWhenNothingMoves) {
   EXPECT_TRUE(scheduler.next_block().empty());
 }
 
+TEST(BlockScheduler, RevivedParametersAreDrawnAgain) {
+  // Parameters 20..29, all retired, then 23 and 27 revived: only they are drawn, at eta's weight, until
+  // a change puts one ahead. A revival of a parameter not retired, or of another scheduler's, is nothing.
+  BlockSchedulerSettings settings;
+  settings.block_size = 2;
+  settings.eta = 0.01;
+  BlockScheduler scheduler({20, 30}, std::vector<double>(10, 1.0), nullptr, settings);
+  scheduler.retire({20, 21, 22, 23, 24, 25, 26, 27, 28, 29});
+  EXPECT_TRUE(scheduler.next_block().empty());
+  scheduler.revive({23, 27, 40});
+  EXPECT_DOUBLE_EQ(scheduler.weight(23), 0.01);
+  EXPECT_DOUBLE_EQ(scheduler.weight(21), 0.0);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<ParamIndex> block = scheduler.next_block();
+    std::sort(block.begin(), block.end());
+    EXPECT_EQ(block, (std::vector<ParamIndex>{23, 27}));
+  }
+  scheduler.report_changes({{27, 3.0}, {21, 5.0}});  // 21 stays retired
+  EXPECT_DOUBLE_EQ(scheduler.weight(27), 3.0 + 0.01);
+  EXPECT_DOUBLE_EQ(scheduler.weight(21), 0.0);
+  scheduler.revive({27});
+  EXPECT_DOUBLE_EQ(scheduler.weight(27), 3.0 + 0.01);
+}
+
 TEST(BlockScheduler, CyclicSweepsRepeatIndexOrderAndEndABlockWithTheSweep) {
   // Parameters 100..149; 23 of them move. Blocks of 10 take them in index order, the third block holds
   // the 3 left and ends the sweep, and every sweep is the same.

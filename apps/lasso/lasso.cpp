@@ -45,6 +45,9 @@ constexpr double kSupportShare = 0.99;
 // A column whose centred squared norm is below this share of its own is constant to within rounding
 // (its spread under 1e-5 of its size): with an intercept it stays at zero.
 constexpr double kConstantColumn = 1e-10;
+// On a path, screening starts at a lambda's third full evaluation (its coefficients come back at the
+// next lambda, at the cost of a full evaluation there).
+constexpr std::size_t kFullEvaluationsBeforeScreening = 3;
 
 // Drops `retired` (in index order) from `active` (in index order).
 void remove_retired(std::vector<ParamIndex>& active, const std::vector<ParamIndex>& retired) {
@@ -349,6 +352,10 @@ void Lasso::Worker::apply(const Commit& commit) {
   if (!commit.params.empty()) first_gradient_ = {};
   kernel_->add_columns(commit.params, scale_);
   remove_retired(active_, commit.retired);
+  if (commit.revived) {
+    active_.resize(kernel_->columns());
+    std::iota(active_.begin(), active_.end(), ParamIndex{0});
+  }
   if (commit.rescope) scope_ = commit.scope;
   if (commit.forget) residuals_.clear();
   if (commit.remodel) {
@@ -444,7 +451,7 @@ void Lasso::Coordinator::set_lambda(double lambda) {
   ridge_ = ridge;
 }
 
-void Lasso::Coordinator::next_lambda(const Report& converged) {
+void Lasso::Coordinator::next_lambda(const Report& converged, Priorities& priorities) {
   PathPoint point;
   point.lambda = lambda_;
   point.objective = converged.objective;
@@ -466,6 +473,8 @@ void Lasso::Coordinator::next_lambda(const Report& converged) {
   forget_ = true;
   rescope_ = true;
   next_scope_.clear();
+  full_evaluations_ = 0;
+  revive_retired(priorities);
 }
 
 void Lasso::Coordinator::start_lambda(double rr, double yr, const std::vector<double>& gradient,
@@ -654,10 +663,27 @@ double Lasso::Coordinator::conjugate_dual(const Stats& augmented) const {
   return (augmented.yr - rr / 2) / n_ - n_ * penalty / (2 * ridge_);
 }
 
+void Lasso::Coordinator::revive_retired(Priorities& priorities) {
+  newly_retired_.clear();
+  for (std::size_t j = 0; j < retired_.size(); ++j) {
+    if (!retired_[j]) continue;
+    retired_[j] = false;
+    priorities.revive(static_cast<ParamIndex>(j));
+    revived_ = true;
+  }
+}
+
 void Lasso::Coordinator::ship_retirements(Commit& commit) {
   // The workers drop the retired coefficients from their evaluations when they apply this commit;
   // the coordinator's list changes at the same moment, so that both index Stats::gradient alike. The
-  // gradients kept for extrapolation drop them too.
+  // gradients kept for extrapolation drop them too (and all go when the coefficients come back).
+  if (std::exchange(revived_, false)) {
+    commit.revived = 1;
+    active_.resize(retired_.size());
+    std::iota(active_.begin(), active_.end(), ParamIndex{0});
+    gradients_.clear();
+    return;
+  }
   if (newly_retired_.empty()) return;
   std::sort(newly_retired_.begin(), newly_retired_.end());
   for (std::vector<double>& gradient : gradients_) {
@@ -846,6 +872,15 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
   //
   // Neither is done at a point the run is about to leave: a coefficient zero there may not be zero
   // where it goes back to, and retired it could never move again.
+  //
+  // On a path the retired coefficients come back at the next lambda, and the evaluation that starts
+  // it must then cover them: screening pays at a lambda that takes many full evaluations only. Most
+  // take one or two (on the generated 10,000 x 50,000 path, 89 of 95 lambdas one), whose next lambda
+  // starts from that last evaluation as it is.
+  if (full) ++full_evaluations_;
+  const bool screen =
+      full &&
+      (!path_.active() || (full_evaluations_ >= kFullEvaluationsBeforeScreening && relative > config_.tol));
   const double scaled_lambda = n_ * l1_;
   const double radius =
       full ? std::sqrt(2 * n_ * std::max(rounding, primal - dual.value + rounding)) / scaled_lambda : 0.0;
@@ -853,8 +888,7 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
   for (std::size_t k = 0; k < judged; ++k) {
     const ParamIndex j = covered[k];
     if (retired_[j]) continue;
-    if (full && !path_.active() && beta_[j] == 0 &&
-        std::abs((*dual.gradient)[k]) / dual.s + column_lengths_[j] * radius < 1) {
+    if (screen && beta_[j] == 0 && std::abs((*dual.gradient)[k]) / dual.s + column_lengths_[j] * radius < 1) {
       retired_[j] = true;
       newly_retired_.push_back(j);
       priorities.retire(j);
@@ -896,10 +930,11 @@ Report Lasso::Coordinator::report(const Stats& evaluated, Priorities& priorities
   if (path_.active()) {
     report.columns.push_back(lambda_);
     if (report.converged && !go_back_) {
-      next_lambda(report);
+      next_lambda(report, priorities);
       report.converged = path_.points().size() == path_.size();
       // The ridge's rows of r move with lambda: the elastic net starts each lambda with a full evaluation.
-      if (!report.converged && full && ridge_ == 0) {
+      // So does a lambda whose coefficients come back from screening: the last one did not cover them.
+      if (!report.converged && full && ridge_ == 0 && !revived_) {
         const bool moved = gradient == &point.gradient;
         start_lambda(moved ? point.rr : summed.rr, moved ? point.yr : summed.yr, *gradient, priorities);
       }

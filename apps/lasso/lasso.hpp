@@ -199,6 +199,7 @@ struct Lasso {
     std::vector<ParamIndex> params;
     std::vector<double> delta;        // new beta_j - old beta_j
     std::vector<ParamIndex> retired;  // screened out since the last commit
+    std::uint8_t revived = 0;         // every coefficient is evaluated again (a path's next lambda)
     // The residual made again from y, with `delta` the whole of beta: after updates that ran away,
     // subtracting them back would leave it swamped by rounding.
     std::uint8_t from_start = 0;
@@ -215,7 +216,8 @@ struct Lasso {
     double intercept = 0;  // b after this commit
     template <class V>
     void visit(V& v) {
-      v(params, delta, retired, from_start, forget, rescope, scope, remodel, model, known, intercept);
+      v(params, delta, retired, revived, from_start, forget, rescope, scope, remodel, model, known,
+        intercept);
     }
   };
 
@@ -320,8 +322,11 @@ struct Lasso {
     // The coordinate updates of a scheduled block, into `commit`.
     void update_block(const Schedule& schedule, const Partial& summed, Priorities& priorities,
                       Commit& commit);
-    // Ships the coefficients retired at the last evaluation with `commit`.
+    // Ships the coefficients retired at the last evaluation with `commit`, or, after revive_retired(),
+    // brings every coefficient back into the evaluations.
     void ship_retirements(Commit& commit);
+    // At a path's next lambda: the coefficients proven zero at the last one may move at this one.
+    void revive_retired(Priorities& priorities);
     // `left_out`: a bound on |x_j . r| over the live coefficients the gradient does not cover.
     DualPoint dual_point(double rr, double yr, const std::vector<double>& gradient,
                          double left_out = 0) const;
@@ -358,7 +363,7 @@ struct Lasso {
     void set_lambda(double lambda);
     // At the convergence of a path's lambda: records it and sets the next one up, its solve to start
     // afresh from the coefficients found.
-    void next_lambda(const Report& converged);
+    void next_lambda(const Report& converged, Priorities& priorities);
     // After next_lambda(), from the full evaluation that solved the last lambda (x_j . r = `gradient`
     // over active_, with ||r||^2 = rr and y . r = yr): the new lambda's working set, gap and priorities.
     void start_lambda(double rr, double yr, const std::vector<double>& gradient, Priorities& priorities);
@@ -414,6 +419,8 @@ struct Lasso {
     std::vector<ParamIndex> active_;  // not retired, in index order: the order of Stats::gradient
     std::vector<bool> retired_;
     std::vector<ParamIndex> newly_retired_;  // to ship with the next commit
+    bool revived_ = false;                   // every coefficient back, with the next commit
+    std::size_t full_evaluations_ = 0;       // at this lambda
     // The dependency check compares columns two by two: a block of many weakly correlated columns can
     // still interfere as a whole and make the updates overshoot. An evaluation whose objective ran
     // away halves how many coefficients a round moves (the rest of the block waits for a later one),

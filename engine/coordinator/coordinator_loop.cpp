@@ -33,6 +33,7 @@ void check_params(const Priorities& priorities, std::size_t num_params) {
   };
   for (const auto& change : priorities.changes()) beyond(change.first);
   for (ParamIndex param : priorities.retired()) beyond(param);
+  for (ParamIndex param : priorities.revived()) beyond(param);
 }
 
 }  // namespace
@@ -104,7 +105,7 @@ class DynamicLoop final : public RoundLoop {
     settled_ = schedule.settled;
     if (schedule.params.empty()) {
       send_feedback_now();
-      schedulers_.feedback(round - first_round(), news_);
+      pass_on(round - first_round());
       return false;
     }
     if (alone_) {
@@ -198,23 +199,44 @@ class DynamicLoop final : public RoundLoop {
   // Takes in what the program reported: checked, kept in the bookkeeping, passed on in news_.
   void note() {
     check_params(priorities_, num_params_);
+    for (ParamIndex param : priorities_.retired()) {
+      if (retired_[param]) continue;
+      retired_[param] = true;
+      --live_params_;
+      standing_changed_.push_back(param);
+    }
+    for (ParamIndex param : priorities_.revived()) {
+      if (!retired_[param]) continue;
+      retired_[param] = false;
+      ++live_params_;
+      changes_[param] = 0;
+      standing_changed_.push_back(param);
+    }
     for (const auto& [param, change] : priorities_.changes()) {
       if (change == changes_[param]) continue;
       changes_[param] = change;
       news_.set(param, change);
     }
-    for (ParamIndex param : priorities_.retired()) {
-      if (retired_[param]) continue;
-      retired_[param] = true;
-      --live_params_;
-      news_.retire(param);
-    }
     priorities_.clear();
+  }
+
+  // Passes news_ on to the schedulers: with each parameter retired or revived since the last feedback
+  // as it stands now, so that the order of several reports in between does not matter.
+  void pass_on(std::uint64_t round) {
+    for (ParamIndex param : standing_changed_) {
+      if (retired_[param]) {
+        news_.retire(param);
+      } else {
+        news_.revive(param);
+      }
+    }
+    standing_changed_.clear();
+    schedulers_.feedback(round, news_);
   }
 
   void send_feedback() {
     if (!unsent_feedback_) return;
-    schedulers_.feedback(*unsent_feedback_ - first_round(), news_);
+    pass_on(*unsent_feedback_ - first_round());
     news_.clear();
     unsent_feedback_.reset();
   }
@@ -242,6 +264,7 @@ class DynamicLoop final : public RoundLoop {
   double first_sweep_moved_ = -1;
   double last_sweep_moved_ = 0;
   std::vector<bool> retired_;
+  std::vector<ParamIndex> standing_changed_;  // retired or revived since the last feedback (pass_on)
   // The last change of every parameter: the schedulers' weights, which a checkpoint keeps.
   std::vector<double> changes_;
   // Shipped with the next message, so a round costs one broadcast.

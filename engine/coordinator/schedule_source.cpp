@@ -58,6 +58,7 @@ Schedule LocalSchedulers::build(std::uint64_t round, std::deque<Pending> visible
   const auto began = Clock::now();
   for (const Pending& pending : visible) {
     for (BlockScheduler& scheduler : schedulers_) {
+      scheduler.revive(pending.priorities.revived());
       scheduler.report_changes(pending.priorities.changes());
       scheduler.retire(pending.priorities.retired());
     }
@@ -218,6 +219,7 @@ void RemoteSchedulers::feedback(std::uint64_t round, const Priorities& prioritie
     message.changes.push_back(change);
   }
   for (ParamIndex param : priorities.retired()) messages[owner_of(param)].retired.push_back(param);
+  for (ParamIndex param : priorities.revived()) messages[owner_of(param)].revived.push_back(param);
   for (std::size_t s = 0; s < ranges_.size(); ++s) {
     outbox_.send(world_, scheduler_rank(s), kTagFeedback, serialize(messages[s]));
   }

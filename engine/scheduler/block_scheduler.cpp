@@ -197,6 +197,16 @@ void BlockScheduler::report_changes(const std::vector<std::pair<ParamIndex, doub
   set_weights();
 }
 
+void BlockScheduler::revive(const std::vector<ParamIndex>& params) {
+  updates_.clear();
+  for (ParamIndex param : params) {
+    if (!owned_.contains(param) || !retired_[param - owned_.begin]) continue;
+    retired_[param - owned_.begin] = false;
+    updates_.emplace_back(param - owned_.begin, weight_of(0.0));
+  }
+  set_weights();
+}
+
 void BlockScheduler::retire(const std::vector<ParamIndex>& params) {
   updates_.clear();
   for (ParamIndex param : params) {

@@ -59,8 +59,10 @@ class BlockScheduler {
   std::vector<ParamIndex> next_block();
   // Changes of parameters this scheduler owns (others are ignored).
   void report_changes(const std::vector<std::pair<ParamIndex, double>>& changes);
-  // Parameters never to schedule again (others than its own are ignored).
+  // Parameters not to schedule again (others than its own are ignored)...
   void retire(const std::vector<ParamIndex>& params);
+  // ...until revived: drawn again at the weight of no change.
+  void revive(const std::vector<ParamIndex>& params);
   double weight(ParamIndex param) const { return sampler_.weight(param - owned_.begin); }
   // Whether the last block finished a sweep (--cyclic): every active parameter of it was updated.
   bool ended_sweep() const { return ended_sweep_; }

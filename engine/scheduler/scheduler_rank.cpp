@@ -48,6 +48,7 @@ void run_scheduler_rank(MPI_Comm world, int coordinator_rank, ParamRange owned, 
     if (feedback.stop) break;
     std::vector<std::pair<ParamIndex, double>> changes(feedback.params.size());
     for (std::size_t k = 0; k < changes.size(); ++k) changes[k] = {feedback.params[k], feedback.changes[k]};
+    scheduler.revive(feedback.revived);
     scheduler.report_changes(changes);
     scheduler.retire(feedback.retired);
     // The block of round t is built after the feedback of rounds up to t - staleness - 1.

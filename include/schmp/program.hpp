@@ -151,23 +151,30 @@ struct WorkerContext {
 
 // What the coordinator tells the schedulers about parameters: how much each updated one changed (the
 // scheduler turns a change c into the sampling weight |c|^priority_power + eta), and which are done
-// for good (proven at their final value, e.g. by a safe screening rule): those are never scheduled
-// again. Reporting a parameter's last change again costs next to nothing: only changes that differ
+// (proven at their final value, e.g. by a safe screening rule): those are not scheduled again unless
+// revived. Reporting a parameter's last change again costs next to nothing: only changes that differ
 // from a parameter's last one travel to the schedulers, so an evaluation may refresh every priority.
 class Priorities {
  public:
   void set(ParamIndex param, double change) { changes_.emplace_back(param, change); }
   void retire(ParamIndex param) { retired_.push_back(param); }
+  // A retired parameter scheduled again, its proof no longer holding (at a path's next lambda). It
+  // comes back drawn at the weight of no change, until a change is set. Within one report the
+  // retirements come first, then the revivals, then the changes.
+  void revive(ParamIndex param) { revived_.push_back(param); }
   const std::vector<std::pair<ParamIndex, double>>& changes() const { return changes_; }
   const std::vector<ParamIndex>& retired() const { return retired_; }
+  const std::vector<ParamIndex>& revived() const { return revived_; }
   void clear() {
     changes_.clear();
     retired_.clear();
+    revived_.clear();
   }
 
  private:
   std::vector<std::pair<ParamIndex, double>> changes_;
   std::vector<ParamIndex> retired_;
+  std::vector<ParamIndex> revived_;
 };
 
 // One evaluation of the model: a row of the convergence trace.
