@@ -274,6 +274,22 @@ TEST_F(LogregEndToEnd, TheToleranceBoundsTheDistanceToTheOptimumOnRawFeatures) {
   }
 }
 
+// A --tol below what the sums' rounding resolves stops where the gap can fall no further, and says so,
+// instead of running to --max_rounds.
+TEST_F(LogregEndToEnd, AToleranceBelowRoundingStopsAtTheFloor) {
+  for (const int ranks : {1, 3}) {
+    SCOPED_TRACE("np " + std::to_string(ranks));
+    const Output out = run(mpirun(ranks) + SCHMP_LOGREG_BIN + " --layout all --data " + heart() +
+                           " --tol 1e-15 --progress_seconds 0");
+    ASSERT_EQ(out.status, 0) << out.text;
+    EXPECT_NE(out.text.find("schmp-logreg: converged after"), std::string::npos) << out.text;
+    EXPECT_NE(out.text.find("the gap is down to the rounding of its sums over 270 rows: --tol 1e-15"),
+              std::string::npos)
+        << out.text;
+    EXPECT_LE(gap_of(out), 1e-11 * objective_of(out)) << out.text;
+  }
+}
+
 // On those raw features coordinate descent creeps, and the Newton steps the coordinator finds from the
 // Hessian the workers sum reach the optimum in a fraction of the rounds, at every rank count: all of
 // them after the first (--newton_steps hessian), or those after the rounds start to creep (auto). A

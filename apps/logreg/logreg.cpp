@@ -71,6 +71,8 @@ constexpr double kMostDigits = 16;
 // has done what rounding allows (a tolerance too tight for it would otherwise keep it running): the
 // fit's own gap decides whether more steps are needed.
 constexpr double kStallShare = 0.999;
+// A gap within this many times the rounding of its sums falls no further (as Lasso's).
+constexpr double kRoundingFloor = 3;
 constexpr std::size_t kStalledEvaluations = 20;
 
 // The scales g (the largest 1) of the classes' rows at which the dual point sum_i c_i g_{y_i} (p_i - e_i)
@@ -1492,8 +1494,12 @@ Report Logreg::Coordinator::report(const Stats& summed, Priorities& priorities) 
                     relative_gap,
                     summed.loss / weight_sum_,
                     summed.correct / weight_sum_};
-  report.converged = relative_gap <= config_.tol || (config_.block >= 0 && block_stalled(relative_gap)) ||
-                     config_.probe || !config_.joint.empty();
+  // A --tol below a double's precision asks for no stop but --max_rounds or --max_seconds.
+  at_floor_ = relative_gap > config_.tol && config_.tol >= std::numeric_limits<double>::epsilon() &&
+              gap <= kRoundingFloor * rounding;
+  report.converged = relative_gap <= config_.tol || at_floor_ ||
+                     (config_.block >= 0 && block_stalled(relative_gap)) || config_.probe ||
+                     !config_.joint.empty();
   score_test(report.columns);
   report.columns.push_back(static_cast<double>(covered));
   if (path_.active()) {
@@ -1900,6 +1906,12 @@ void Logreg::Coordinator::finish(const Summary& summary) {
               static_cast<long long>(w_.size() - (config_.fit_intercept ? 1 : 0)));
   if (config_.fit_intercept) std::printf("intercept %.12g\n", w_[intercept_]);
   std::printf("train log-loss %.6g  accuracy %.4f\n", columns[4], columns[5]);
+  if (at_floor_) {
+    std::printf(
+        "the gap is down to the rounding of its sums over %.0f rows: --tol %g is below what doubles "
+        "resolve here\n",
+        n_, config_.tol);
+  }
   if (summary.stopped_by != "converged" && penalty_ == Penalty::kL1) {
     const std::string hint = lagging_gap_hint(columns[1], columns[3], config_.tol, column_norms_,
                                               model_wanted_, config_.max_hessian);

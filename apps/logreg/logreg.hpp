@@ -681,6 +681,8 @@ struct Logreg {
     // sequential (one process updating in order), and a line search that fails is rounding.
     std::size_t widest_round_ = 0;
     Report last_report_;
+    // The gap is down to the rounding of its sums, above --tol: the solve has done what doubles allow.
+    bool at_floor_ = false;
     std::vector<Eigen::VectorXd> iterates_;  // accepted since the last extrapolation, oldest first
     // Working sets. scope_ is what the next evaluation covers, as shipped (empty: every coordinate);
     // between full evaluations gradient_ and curvature_ are current on it only.
