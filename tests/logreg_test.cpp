@@ -655,6 +655,18 @@ TEST_F(StepWaysTest, RetriesACostlyHessianOnlyAfterTwiceItsCost) {
   EXPECT_EQ(retried, 200);  // 200 steps of 100: twice the Hessian's 10000
 }
 
+// Near the end of a solve a step from the Hessian gains every digit left, but costs what it always does:
+// it pays only while the rounds, at their pace, would spend more on those digits.
+TEST_F(StepWaysTest, TheHessianPaysOnlyForTheDigitsLeft) {
+  EXPECT_TRUE(ways.hessian_pays(1e9, 0.1));                        // no pace of the rounds yet
+  for (int k = 0; k < 4; ++k) step(StepWays::kRounds, 100, 0.25);  // 0.0025 digits a unit
+  EXPECT_TRUE(ways.hessian_pays(1000, 6));                         // the rounds: 2400 for six digits
+  EXPECT_FALSE(ways.hessian_pays(1000, 2));                        // 800 for two
+  EXPECT_FALSE(ways.hessian_pays(1, -1));                          // nothing left
+  StepWays hessian(StepWays::Mode::kHessian);
+  EXPECT_TRUE(hessian.hessian_pays(1e9, 0.1));  // --newton_steps hessian takes it whenever it can
+}
+
 // A model's dense arithmetic: cheap while its matrix fits a core's cache, a worker's rate beyond.
 TEST(StepWays, DenseWorkCostsMoreOnceTheMatrixSpillsTheCache) {
   EXPECT_DOUBLE_EQ(StepWays::dense_work(1e6, 100), StepWays::kDenseWork * 1e6);

@@ -1280,11 +1280,27 @@ void Logreg::Coordinator::choose_model(Commit& commit) {
       model.push_back(j);
   }
   model_wanted_ = model.size();
-  if (model.size() > config_.max_hessian || !ways_.hessian_next()) model.clear();
+  if (model.size() > config_.max_hessian || !ways_.hessian_next() ||
+      !ways_.hessian_pays(hessian_work(model), digits_left()))
+    model.clear();
   if (model == model_) return;
   commit.remodel = 1;
   commit.model = model;
   model_ = std::move(model);
+}
+
+double Logreg::Coordinator::digits_left() const {
+  // In the optimality's digits, which StepWays counts: the gap falls with it. (Not from the gap itself,
+  // which the extra evaluations of --eval_every may tighten.)
+  if (!(initial_optimality_ > 0)) return 0;
+  return std::log10(optimality() / initial_optimality_ / config_.tol);
+}
+
+double Logreg::Coordinator::hessian_work(const std::vector<ParamIndex>& model) const {
+  // The workers' products, sum_i k_i^2 / 2 with k_i a row's entries among the model's columns, as if
+  // the rows held them evenly; and the coordinator's factorisation of the m x m model.
+  const double entries = columns_work(model), m = static_cast<double>(model.size());
+  return entries * entries / (2 * n_) + StepWays::dense_work(m * m * m / 3, model.size());
 }
 
 double Logreg::Coordinator::columns_work(std::span<const ParamIndex> cols) const {

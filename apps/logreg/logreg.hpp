@@ -606,6 +606,10 @@ struct Logreg {
     void choose_model(Commit& commit);
     // What reading the columns `cols` costs the workers, in multiply-adds.
     double columns_work(std::span<const ParamIndex> cols) const;
+    // About what a step from the Hessian over `model` costs, in multiply-adds; and the digits of
+    // optimality the solve has left to gain.
+    double hessian_work(const std::vector<ParamIndex>& model) const;
+    double digits_left() const;
     // Keeps the accepted iterate w and, every kExtrapolationDepth of them, aims the next evaluation at
     // their extrapolation (the kExtrapolation phase).
     void try_extrapolation();

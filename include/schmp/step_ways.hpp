@@ -106,6 +106,14 @@ class StepWays {
     return mean < kCreeping;
   }
 
+  // Whether a step from the Hessian that costs about `work` pays when `digits` of optimality are left to
+  // gain: the rounds, at their last window's pace, would spend more on those digits. (A step from the
+  // Hessian near the end of a fit gains them all at once, but its cost does not shrink with them.)
+  bool hessian_pays(double work, double digits) const {
+    if (mode_ != Mode::kAuto || !(score_[kRounds] > 0)) return true;
+    return work < std::max(digits, 0.0) / score_[kRounds];
+  }
+
  private:
   static constexpr std::size_t kWindow = 4, kRetryAfter = 8;
   static constexpr double kCreeping = 0.3, kRetryShare = 2;
