@@ -39,7 +39,7 @@ inline Output run(const std::string& command) {
 
 // Open MPI makes its session directory under /tmp/ompi.<host>.<uid>, and two mpiruns that start at the
 // same moment may race to create it (open-mpi/ompi#8510): ctest -j starts many. Each test process
-// gives its own mpiruns a base directory of their own.
+// gives its own mpiruns a base directory of their own (orte_tmpdir_base is Open MPI 4's; 5 ignores it).
 struct OwnMpiSessionBase {
   std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("schmp-ompi-" + std::to_string(::getpid()));

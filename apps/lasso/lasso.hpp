@@ -19,10 +19,10 @@
 // (the dual point is the residual scaled into the feasible set); the run stops when the gap relative
 // to the objective falls below --tol. The same gap drives a safe screening rule (Fercoq, Gramfort and
 // Salmon's gap-safe sphere test): a coefficient whose column is certified to be zero at the optimum is
-// retired, never scheduled again, and left out of later evaluations, so that the work shrinks to the
-// coefficients that can still matter. Each evaluation also refreshes every live coefficient's
-// priority with the step it would take now, so that coefficients the sampler has not visited lately
-// but that would move are found at once.
+// retired (until a path's next lambda), not scheduled, and left out of evaluations, so that the work
+// shrinks to the coefficients that can still matter. Each evaluation also refreshes every live
+// coefficient's priority with the step it would take now, so that coefficients the sampler has not
+// visited lately but that would move are found at once.
 //
 // The workers also keep their residuals of the last few evaluations (schmp/extrapolation.hpp) and return
 // their inner products with the new one. From these the coordinator extrapolates (Anderson, as celer
@@ -322,9 +322,10 @@ struct Lasso {
     // The coordinate updates of a scheduled block, into `commit`.
     void update_block(const Schedule& schedule, const Partial& summed, Priorities& priorities,
                       Commit& commit);
-    // Ships the coefficients retired at the last evaluation with `commit`, or, after revive_retired(),
-    // brings every coefficient back into the evaluations.
+    // Ships the coefficients retired at the last evaluation with `commit`.
     void ship_retirements(Commit& commit);
+    // After revive_retired(): every coefficient is evaluated again, from `commit` on.
+    void ship_revival(Commit& commit);
     // At a path's next lambda: the coefficients proven zero at the last one may move at this one.
     void revive_retired(Priorities& priorities);
     // `left_out`: a bound on |x_j . r| over the live coefficients the gradient does not cover.

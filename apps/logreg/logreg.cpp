@@ -71,9 +71,9 @@ constexpr double kMostDigits = 16;
 // has done what rounding allows (a tolerance too tight for it would otherwise keep it running): the
 // fit's own gap decides whether more steps are needed.
 constexpr double kStallShare = 0.999;
+constexpr std::size_t kStalledEvaluations = 20;
 // A gap within this many times the rounding of its sums falls no further (as Lasso's).
 constexpr double kRoundingFloor = 3;
-constexpr std::size_t kStalledEvaluations = 20;
 
 // The scales g (the largest 1) of the classes' rows at which the dual point sum_i c_i g_{y_i} (p_i - e_i)
 // sums to 0 in every class: the null vector of the classes' sums, which is all ones at the optimum.
@@ -1291,9 +1291,11 @@ void Logreg::Coordinator::choose_model(Commit& commit) {
 
 double Logreg::Coordinator::digits_left() const {
   // In the optimality's digits, which StepWays counts: the gap falls with it. (Not from the gap itself,
-  // which the extra evaluations of --eval_every may tighten.)
-  if (!(initial_optimality_ > 0)) return 0;
-  return std::log10(optimality() / initial_optimality_ / config_.tol);
+  // which the extra evaluations of --eval_every may tighten.) On raw features the gap lags the
+  // optimality by digits: at least one is left while the run goes on.
+  constexpr double kFewestDigits = 1;
+  if (!(initial_optimality_ > 0)) return kFewestDigits;
+  return std::max(kFewestDigits, std::log10(optimality() / initial_optimality_ / config_.tol));
 }
 
 double Logreg::Coordinator::hessian_work(const std::vector<ParamIndex>& model) const {

@@ -94,7 +94,7 @@ Path joined_path(const Config& config, const std::vector<double>& classes, const
       point.gap += own.gap;
       point.relative_gap = std::max(point.relative_gap, own.relative_gap);
       point.nonzeros += own.nonzeros;
-      point.seconds = std::max(point.seconds, own.seconds);
+      point.seconds += own.seconds;
     }
     const LinearModel model = one_vs_rest_model(config, fits);
     if (!config.test.empty()) {
@@ -135,8 +135,13 @@ int one_vs_rest_path(Job& job, const Config& config, const std::vector<double>& 
   std::vector<Refit> refits;
   for (const std::vector<double>& result : each.results) refits.push_back(refit_of(result));
   const Path path = joined_path(config, classes, refits, found.front(), lambda_max);
-  LinearModel shape = one_vs_rest_model(config, fits_at(config, classes, refits, 0));
-  shape.w.clear();
+  LinearModel shape;  // labels, nr_feature and bias (a class's path may have solved no lambda)
+  for (const double label : classes) {
+    shape.label_texts.push_back(class_text(config, label));
+    shape.labels.push_back(label);
+  }
+  shape.features = refits.front().shape.features;
+  shape.bias = refits.front().shape.bias;
   std::printf("schmp-logreg: one-vs-rest path over %zu classes, %zu of %zu lambdas solved\n", classes.size(),
               path.points().size(), path.lambdas().size());
   write_path(config, path, lambda_max, shape);

@@ -34,9 +34,9 @@ LinearModel one_vs_rest_model(const Config& config, const std::vector<ClassFit>&
 
 // --multiclass --path N: a probe finds each class's lambda_max against the rest; every class's path
 // then runs from the largest of them (Config::lambda_max), side by side on the ranks, so that each
-// lambda's class columns make one multiclass model. Writes the path as write_path does: objective and
-// gap are the classes' sums, rel_gap the largest class's, nonzeros every class's weights, and the test
-// scores the multiclass model's. Returns the exit status.
+// lambda's class columns make one multiclass model. Writes the path as write_path does: objective, gap
+// and seconds are the classes' sums, rel_gap the largest class's, nonzeros every class's weights, and
+// the test scores the multiclass model's. Returns the exit status.
 int one_vs_rest_path(Job& job, const Config& config, const std::vector<double>& classes);
 
 // One line per class on stdout, then print_held_out.

@@ -227,7 +227,9 @@ class DynamicLoop final : public RoundLoop {
       if (retired_[param]) {
         news_.retire(param);
       } else {
+        // With its change: a scheduler that never saw it retired keeps the weight it had.
         news_.revive(param);
+        news_.set(param, changes_[param]);
       }
     }
     standing_changed_.clear();
