@@ -53,6 +53,11 @@ WeightedRows fold_rows(const WeightedRows& all, const std::vector<std::uint32_t>
   return subset;
 }
 
+double min_ratio_of(double asked, double rows, double features) {
+  if (asked > 0) return asked;
+  return rows > features ? 1e-4 : 1e-2;
+}
+
 std::vector<double> path_lambdas(std::size_t count, double lambda_max, double min_ratio) {
   std::vector<double> lambdas(count);
   for (std::size_t k = 0; k < count; ++k) {

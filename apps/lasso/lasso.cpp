@@ -404,10 +404,7 @@ Lasso::Coordinator::Coordinator(const Config& config, std::size_t num_params, co
   }
   lambda_ = config.lambda > 0 ? config.lambda : config.lambda_ratio * lambda_max_;
   if (config.path > 0) {
-    // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2.
-    const double ratio = config.lambda_min_ratio > 0                   ? config.lambda_min_ratio
-                         : full_rows > static_cast<double>(num_params) ? 1e-4
-                                                                       : 1e-2;
+    const double ratio = min_ratio_of(config.lambda_min_ratio, full_rows, static_cast<double>(num_params));
     path_ = Path(config.path, lambda_max_, ratio);
     if (!config.test.empty()) path_.hold_out(io::read_rows(config.test, ""), {});
     if (fold) path_.hold_out(std::move(fold->held_out.rows), std::move(fold->held_out.weights));

@@ -1659,11 +1659,8 @@ void Logreg::Coordinator::start_path(const Setup& setup, std::size_t num_params)
                                                        config_.fit_intercept, config_.l1_ratio);
   if (!(lambda_max_ > 0))
     throw std::runtime_error(config_.data + ": lambda_max is 0 (no feature tells the classes apart)");
-  // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2.
   const double features = static_cast<double>(num_params - (constant_feature(config_) ? 1 : 0));
-  const double ratio = config_.lambda_min_ratio > 0 ? config_.lambda_min_ratio
-                       : full_rows > features       ? 1e-4
-                                                    : 1e-2;
+  const double ratio = min_ratio_of(config_.lambda_min_ratio, full_rows, features);
   path_ = Path(config_.path, lambda_max_, ratio, weight_sum_);
   if (config_.fold >= 0) path_.hold_out(std::move(held_out));
   if (!config_.test.empty()) path_.hold_out({test_, test_positive_, {}});

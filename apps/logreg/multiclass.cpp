@@ -72,10 +72,7 @@ std::vector<ClassFit> fits_at(const Config& config, const std::vector<double>& c
 // model of their columns, scored on --test.
 Path joined_path(const Config& config, const std::vector<double>& classes, const std::vector<Refit>& refits,
                  const Probe& probe, double lambda_max) {
-  // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2 (as each class's).
-  const double ratio = config.lambda_min_ratio > 0   ? config.lambda_min_ratio
-                       : probe.rows > probe.features ? 1e-4
-                                                     : 1e-2;
+  const double ratio = min_ratio_of(config.lambda_min_ratio, probe.rows, probe.features);  // as each class's
   Path path(config.path, lambda_max, ratio,
             std::accumulate(probe.class_weights.begin(), probe.class_weights.end(), 0.0));
   io::SparseRows test;

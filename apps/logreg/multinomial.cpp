@@ -904,10 +904,7 @@ int fit_path(Job& job, const Config& config, const std::vector<double>& classes)
     forget_kept_rows();
     return job.refuse(config.data + ": lambda_max is 0 (no feature tells the classes apart)");
   }
-  // glmnet's default end: 1e-4 lambda_max with more rows than features, else 1e-2.
-  const double ratio = config.lambda_min_ratio > 0   ? config.lambda_min_ratio
-                       : whole.rows > whole.features ? 1e-4
-                                                     : 1e-2;
+  const double ratio = min_ratio_of(config.lambda_min_ratio, whole.rows, whole.features);
   const std::vector<double> lambdas = path_lambdas(config.path, whole.lambda_max, ratio);
   const Scoring scoring = scoring_of(job, config, classes, whole);
   Path path(config.path, whole.lambda_max, ratio,

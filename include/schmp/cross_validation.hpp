@@ -66,6 +66,9 @@ void check_resumable_path(const std::vector<double>& saved_lambdas, std::size_t 
 // glmnet's lambdas of a path: `count` values from lambda_max down to min_ratio * lambda_max, evenly spaced
 // on a log scale.
 std::vector<double> path_lambdas(std::size_t count, double lambda_max, double min_ratio);
+// The path's last lambda over lambda_max: `asked` (--lambda_min_ratio) when positive, else glmnet's,
+// 1e-4 with more rows than features and 1e-2 otherwise.
+double min_ratio_of(double asked, double rows, double features);
 
 // The folds' held-out loss along the path, and what glmnet picks from them.
 struct CrossValidation {
