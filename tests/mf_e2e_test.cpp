@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <random>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "e2e.hpp"
+#include "model.hpp"
 #include "test_files.hpp"
 
 namespace schmp {
@@ -534,6 +536,176 @@ INSTANTIATE_TEST_SUITE_P(
                           "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 5\n2 2 3\n3 3 1\n", "",
                           ":2: size line declares 4 entries but the file has 3"}),
     testing::bad_input_name);
+
+// Implicit feedback: counts of a few hundred users for a hundred items, drawn with a popularity skew,
+// and a held-out share of each user's items.
+class MfImplicit : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::filesystem::temp_directory_path() / ("schmp-mf-implicit-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    std::mt19937_64 random(8);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    std::geometric_distribution<int> count(0.4);
+    std::string train, test;
+    for (int u = 0; u < 120; ++u) {
+      for (int j = 0; j < 70; ++j) {
+        // Popular items (low ids) and like-minded users (u mod 3 with j mod 3) meet more often.
+        const double chance = 0.2 / (1 + j / 10.0) + (u % 3 == j % 3 ? 0.25 : 0.0);
+        if (uniform(random) >= chance) continue;
+        const std::string line =
+            std::to_string(u) + " " + std::to_string(j) + " " + std::to_string(1 + count(random)) + "\n";
+        (uniform(random) < 0.2 ? test : train) += line;
+      }
+    }
+    train_ = write("train.txt", train);
+    test_ = write("test.txt", test);
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+
+  static std::string file(const std::string& name) { return (dir_ / name).string(); }
+  static std::string write(const std::string& name, const std::string& content) {
+    std::ofstream(file(name)) << content;
+    return file(name);
+  }
+
+  static Output train(int ranks, const std::string& flags) {
+    return run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + train_ +
+               " --implicit --rank 5 --lambda 0.5 --alpha 3 --progress_seconds 0 " + flags);
+  }
+
+  // The objective of a model file by brute force over every cell (mf.hpp), the counts' confidence
+  // linear in alpha.
+  static double dense_objective(const std::string& model_path, double alpha, double lambda) {
+    const mf::Model model = mf::read_model(model_path);
+    std::map<std::pair<std::uint32_t, std::uint32_t>, double> counts;
+    std::ifstream in(train_);
+    for (std::uint32_t u, j; in >> u >> j;) in >> counts[{u, j}];
+    double sum = 0;
+    const auto k = static_cast<std::size_t>(model.rank);
+    for (std::uint32_t u = 0; u < model.users; ++u) {
+      for (std::uint32_t j = 0; j < model.items; ++j) {
+        double fit = 0;
+        for (std::size_t d = 0; d < k; ++d)
+          fit += model.user_factors[u * k + d] * model.item_factors[j * k + d];
+        const auto found = counts.find({u, j});
+        const double c = found == counts.end() ? 1.0 : 1 + alpha * found->second;
+        sum += c * std::pow((found == counts.end() ? 0.0 : 1.0) - fit, 2);
+      }
+    }
+    for (const double w : model.user_factors) sum += lambda * w * w;
+    for (const double h : model.item_factors) sum += lambda * h * h;
+    return sum;
+  }
+
+  static std::filesystem::path dir_;
+  static std::string train_, test_;
+};
+
+std::filesystem::path MfImplicit::dir_;
+std::string MfImplicit::train_, MfImplicit::test_;
+
+TEST_F(MfImplicit, ObjectiveIsTheDenseOneAndAgreesAtEveryRankCount) {
+  std::optional<double> single;
+  for (const int ranks : {1, 3, 5}) {
+    const std::string model = file("implicit-" + std::to_string(ranks) + ".txt");
+    const std::string trace = file("implicit-" + std::to_string(ranks) + ".csv");
+    const Output out = train(ranks, "--iterations 6 --eval_every 1 --output " + model + " --trace " + trace);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const double objective = objective_of(out);
+    EXPECT_NEAR(dense_objective(model, 3, 0.5), objective, 1e-9 * objective) << ranks << " ranks";
+    if (!single) single = objective;
+    EXPECT_NEAR(objective, *single, 1e-9 * *single) << ranks << " ranks";
+    EXPECT_EQ(read_text(model).substr(0, 5), "f 12\n");
+    // Every round is an exact minimisation: the objective never rises.
+    const auto rows = read_trace(trace).rows;
+    ASSERT_GE(rows.size(), 6u * 5 * 2);
+    for (std::size_t r = 1; r < rows.size(); ++r)
+      EXPECT_LE(rows[r][2], rows[r - 1][2] * (1 + 1e-12)) << "round " << rows[r][0];
+  }
+}
+
+// The ranking metrics of the trace are predict's on the same model, and those of a ranking made here.
+TEST_F(MfImplicit, RankingMetricsMatchPredictAndBruteForce) {
+  const std::string model = file("ranked.txt");
+  const Output out = train(3, "--iterations 8 --top 7 --test " + test_ + " --output " + model);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const Output predicted = run(std::string(SCHMP_MF_BIN) + " predict --model " + model + " --data " + test_ +
+                               " --exclude " + train_ + " --top 7");
+  ASSERT_EQ(predicted.status, 0) << predicted.text;
+  const mf::Model m = mf::read_model(model);
+  std::map<std::uint32_t, std::set<std::uint32_t>> seen, held;
+  for (const auto& [path, into] : {std::pair{train_, &seen}, std::pair{test_, &held}}) {
+    std::ifstream in(path);
+    for (std::uint32_t u, j; in >> u >> j;) {
+      double count = 0;
+      in >> count;
+      (*into)[u].insert(j);
+    }
+  }
+  double users = 0, precision = 0, recall = 0, ndcg = 0, map = 0, chance = 0;
+  for (auto& [u, items] : held) {
+    for (const std::uint32_t j : seen[u]) items.erase(j);
+    if (items.empty() || seen[u].empty()) continue;
+    std::vector<std::pair<double, std::uint32_t>> scored;
+    for (std::uint32_t j = 0; j < m.items; ++j) {
+      if (m.item_known[j] && !seen[u].count(j)) scored.push_back({-m.predict(u, j), j});
+    }
+    std::sort(scored.begin(), scored.end());
+    chance += std::min(1.0, 7.0 / static_cast<double>(scored.size()));  // a random list's expected recall
+    double hits = 0, dcg = 0, ideal = 0, precisions = 0;
+    for (std::size_t i = 0; i < 7 && i < scored.size(); ++i) {
+      if (!items.count(scored[i].second)) continue;
+      hits += 1;
+      dcg += 1 / std::log2(i + 2.0);
+      precisions += hits / (i + 1.0);
+    }
+    const std::size_t best = std::min<std::size_t>(7, items.size());
+    for (std::size_t i = 0; i < best; ++i) ideal += 1 / std::log2(i + 2.0);
+    users += 1;
+    precision += hits / 7;
+    recall += hits / static_cast<double>(items.size());
+    ndcg += dcg / ideal;
+    map += precisions / static_cast<double>(best);
+  }
+  ASSERT_GT(users, 50);
+  for (const auto& [label, expected] : {std::pair{"precision@7", precision / users},
+                                        {"recall@7", recall / users},
+                                        {"nDCG@7", ndcg / users},
+                                        {"MAP@7", map / users}}) {
+    EXPECT_NEAR(number_after(out, label), expected, 1e-5) << label;
+    EXPECT_NEAR(number_after(predicted, label), expected, 1e-5) << label;
+  }
+  EXPECT_EQ(number_after(predicted, "users"), users);
+  // A fitted model finds the users' communities: well above a random list's recall.
+  EXPECT_GT(number_after(out, "recall@7"), 2 * chance / users);
+}
+
+TEST_F(MfImplicit, MistakesAreOneLineOnEveryRank) {
+  testing::expect_settings_refused("schmp-mf", std::string(SCHMP_MF_BIN) + " --data " + train_,
+                                   {{"--implicit --algorithm sgd", "--implicit is fitted by --algorithm ccd"},
+                                    {"--implicit --biases", "--implicit fits no biases"},
+                                    {"--alpha 2", "--alpha is not read in training without --implicit"},
+                                    {"--implicit --alpha 0", "--alpha must be positive"}});
+  const std::string negative = write("negative.txt", "0 1 3\n1 2 -1\n");
+  const std::string ones = write("ones.txt", "0 1 1\n1 2 1\n2 0 1\n");
+  for (const int ranks : {1, 3}) {
+    testing::expect_clean_failure(run(mpirun(ranks) + SCHMP_MF_BIN + " --implicit --data " + negative),
+                                  "schmp-mf: error: " + negative + ":2: negative count -1");
+    // Interactions given as ratings: they used to stop sgd with "diverged" after an iteration.
+    for (const std::string algorithm : {"ccd", "sgd"}) {
+      testing::expect_clean_failure(
+          run(mpirun(ranks) + SCHMP_MF_BIN + " --algorithm " + algorithm + " --data " + ones),
+          "schmp-mf: error: " + ones +
+              ": every rating is 1, which leaves the factors nothing to fit; for "
+              "interactions (clicks, plays, a 1 where something happened) use --implicit");
+    }
+  }
+  const std::string model = write("one_class.txt", "f 12\nm 1\nn 1\nk 1\nb 0\np0 T 1\nq0 T 1\n");
+  const Output predicted = run(std::string(SCHMP_MF_BIN) + " predict --model " + model + " --data " + test_);
+  EXPECT_NE(predicted.text.find("--exclude names the training interactions"), std::string::npos)
+      << predicted.text;
+}
 
 TEST(MfMovielens, RankTenReachesTheIssuesQuality) {
   const std::string dir = std::string(SCHMP_SHARED_DATA) + "/mf/movielens_small";

@@ -180,7 +180,7 @@ TEST_P(CcdRounds, EachRoundIsAnExactCoordinateMinimiserAndReportsItsDecrease) {
   const auto setup = worker.setup();
   worker.start(setup);
   mf::MatrixFactorization::Block home = worker.make_block();
-  const double scale = mf::rating_scale(setup);
+  const double scale = mf::rating_scale(setup, config);
   const double offset = biases ? sum / static_cast<double>(ratings.size()) : 0.0;
 
   // Latent components on both sides; with biases, the user bias (column 3) in a user round and the
@@ -220,6 +220,108 @@ TEST_P(CcdRounds, EachRoundIsAnExactCoordinateMinimiserAndReportsItsDecrease) {
     const mf::MatrixFactorization::Part part = worker.part(home);
     for (std::size_t u = 0; u < part.users; ++u) EXPECT_EQ(part.user_factors[u * 5 + 4], 1.0);
     for (std::size_t j = 0; j < part.items; ++j) EXPECT_EQ(part.item_factors[j * 5 + 3], 1.0);
+  }
+}
+
+// The implicit objective of a part, by brute force over every cell of the dense matrix (mf.hpp).
+double one_class_objective(const std::vector<io::Rating>& counts, const mf::MatrixFactorization::Part& part,
+                           int rank, const mf::Config& config) {
+  std::vector<double> confidence(std::size_t{part.users} * part.items, 1.0), target(confidence.size(), 0.0);
+  for (const io::Rating& r : counts) {
+    confidence[r.user * part.items + r.item] = 1 + mf::confidence_extra(r.value, config);
+    target[r.user * part.items + r.item] = 1;
+  }
+  double sum = 0;
+  for (std::size_t u = 0; u < part.users; ++u) {
+    for (std::size_t j = 0; j < part.items; ++j) {
+      double fit = 0;
+      for (int d = 0; d < rank; ++d) fit += part.user_factors[u * rank + d] * part.item_factors[j * rank + d];
+      sum += confidence[u * part.items + j] * std::pow(target[u * part.items + j] - fit, 2);
+    }
+  }
+  for (const double w : part.user_factors) sum += config.lambda * w * w;
+  for (const double h : part.item_factors) sum += config.lambda * h * h;
+  return sum;
+}
+
+std::vector<double> gram(const std::vector<double>& rows, int rank) {
+  std::vector<double> g(static_cast<std::size_t>(rank * rank), 0.0);
+  for (std::size_t at = 0; at < rows.size(); at += rank) {
+    for (int f = 0; f < rank; ++f) {
+      for (int e = 0; e < rank; ++e) g[f * rank + e] += rows[at + f] * rows[at + e];
+    }
+  }
+  return g;
+}
+
+// --implicit: the Gram round sums W'W and H'H, and each round is the exact minimiser of the dense
+// objective in its entries, hands back its side's new Gram row, and reports its decrease.
+TEST(ImplicitCcdRounds, MinimiseTheDenseObjectiveExactly) {
+  for (const auto confidence : {mf::Confidence::kLinear, mf::Confidence::kLog}) {
+    testing::ScratchDir dir;
+    std::mt19937_64 random(5);
+    std::uniform_int_distribution<int> count(1, 9);
+    std::vector<io::Rating> counts;
+    std::string text;
+    for (std::uint32_t u = 0; u < 8; ++u) {
+      for (std::uint32_t j = 0; j < 6; ++j) {
+        if ((u * 5 + j * 3) % 4 != 1) continue;
+        const int r = count(random);
+        counts.push_back({u, j, static_cast<double>(r), 0});
+        text += std::to_string(u) + " " + std::to_string(j) + " " + std::to_string(r) + "\n";
+      }
+    }
+    mf::Config config;
+    config.data = dir.write("counts.txt", text);
+    config.rank = 3;
+    config.lambda = 0.3;
+    config.biases = false;
+    config.implicit = true;
+    config.alpha = 2.5;
+    config.confidence = confidence;
+    config.epsilon = 0.5;
+    mf::MatrixFactorization::Worker worker(config, WorkerContext{0, 1, 1, 4});
+    worker.start(worker.setup());
+    mf::MatrixFactorization::Block home = worker.make_block();
+    mf::MatrixFactorization::Step gram_step;
+    gram_step.gram = true;
+    worker.update(gram_step, 0, home);
+    const std::vector<double> sums = worker.end_update(gram_step, home).gram;
+    mf::MatrixFactorization::Part part = worker.part(home);
+    std::vector<double> users_gram = gram(part.user_factors, 3), items_gram = gram(part.item_factors, 3);
+    ASSERT_EQ(sums.size(), 18u);
+    for (std::size_t e = 0; e < 9; ++e) {
+      EXPECT_NEAR(sums[e], users_gram[e], 1e-12);
+      EXPECT_NEAR(sums[9 + e], items_gram[e], 1e-12);
+    }
+    const std::vector<std::pair<std::uint32_t, bool>> steps{{0, false}, {0, true}, {2, false}, {2, true},
+                                                            {1, false}, {1, true}, {0, false}, {0, true}};
+    for (const auto& [component, users] : steps) {
+      const double before = one_class_objective(counts, worker.part(home), 3, config);
+      mf::MatrixFactorization::Step step;
+      step.component = component;
+      step.users = users;
+      const std::vector<double>& other = users ? items_gram : users_gram;
+      step.gram_row.assign(other.begin() + component * 3, other.begin() + component * 3 + 3);
+      worker.update(step, 0, home);
+      const mf::MatrixFactorization::Partial partial = worker.end_update(step, home);
+      mf::MatrixFactorization::Part after = worker.part(home);
+      const double objective = one_class_objective(counts, after, 3, config);
+      EXPECT_GE(partial.decrease, 0);
+      EXPECT_NEAR(before - objective, partial.decrease, 1e-9 * before)
+          << component << (users ? " users" : " items");
+      std::vector<double>& rows = users ? after.user_factors : after.item_factors;
+      std::vector<double>& updated = users ? users_gram : items_gram;
+      updated = gram(rows, 3);
+      for (std::size_t g = 0; g < 3; ++g) EXPECT_NEAR(partial.gram[g], updated[component * 3 + g], 1e-12);
+      for (std::size_t row = 0; row * 3 < rows.size(); ++row) {
+        for (const double nudge : {-1e-4, 1e-4}) {
+          rows[row * 3 + component] += nudge;
+          EXPECT_GT(one_class_objective(counts, after, 3, config), objective);
+          rows[row * 3 + component] -= nudge;
+        }
+      }
+    }
   }
 }
 
@@ -276,7 +378,8 @@ TEST(MfModel, RefusesWhatIsNotAModel) {
   const std::string header = "f 0\nm 1\nn 1\nk 2\nb 3\n";
   const std::vector<std::pair<std::string, std::string>> cases{
       {"m 1\nn 1\n", ":1: expected 'f <value>'"},
-      {"f 1\nm 1\nn 1\nk 2\nb 3\n", ":1: loss 1 is not squared error"},
+      {"f 1\nm 1\nn 1\nk 2\nb 3\n",
+       ":1: loss 1 is neither squared error (f 0) nor one-class squared error (f 12)"},
       {header + "p0 T 1\n", ":6: expected 2 values"},
       {header + "p0 T 1 2 3\n", ":6: more than 2 values"},
       {header + "p1 T 1 2\n", ":6: expected 'p0 T|F values'"},

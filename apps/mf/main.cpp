@@ -4,6 +4,7 @@
 //
 //   mpirun -np N schmp-mf --data TRAIN [--test TEST] [--algorithm ccd|sgd] [--rank K] [--output MODEL]
 //   schmp-mf predict --model MODEL --data RATINGS [--output PREDICTIONS]        (one process)
+//   schmp-mf predict --model IMPLICIT_MODEL --data HELD_OUT --exclude TRAIN [--top K]
 //   schmp-mf recommend --model MODEL --user U [--top K] [--exclude TRAIN]       (one process)
 #include <cstdio>
 #include <stdexcept>
@@ -33,7 +34,7 @@ SCHMP_FLAG(int32, rank, kDefaults.rank, schmp::between(1, schmp::mf::kLargestRan
            "Number of latent factors k");
 SCHMP_FLAG(double, lambda, kDefaults.lambda, at_least(0),
            "Penalty per rating on the squared factor norms, LIBMF's -l2: lambda (sum_u n_u |w_u|^2 + sum_j "
-           "n_j |h_j|^2)");
+           "n_j |h_j|^2); with --implicit lambda (sum_u |w_u|^2 + sum_j |h_j|^2)");
 SCHMP_FLAG(int32, iterations, kDefaults.iterations, at_least(1),
            "sgd: epochs; ccd: sweeps (rank component updates each)");
 SCHMP_FLAG(int32, inner, kDefaults.inner, at_least(1),
@@ -43,6 +44,17 @@ SCHMP_FLAG(double, learning_rate, kDefaults.learning_rate, schmp::positive(),
 SCHMP_FLAG(
     bool, biases, kDefaults.biases, any(),
     "Predict mean + b_u + c_j + w_u.h_j, the biases penalised like the factors (two more factor columns)");
+SCHMP_FLAG(bool, implicit, kDefaults.implicit, any(),
+           "Implicit feedback: the ratings are counts of interactions, every other cell a 0 of weight 1 "
+           "(Hu, Koren and Volinsky); no biases");
+SCHMP_FLAG(
+    double, alpha, kDefaults.alpha, schmp::positive(),
+    "--implicit: an interaction counted r times weighs 1 + alpha r (or 1 + alpha log(1 + r / epsilon))");
+SCHMP_FLAG(
+    string, confidence, "linear", schmp::one_of({"linear", "log"}),
+    "--implicit: how a count becomes a weight, 1 + alpha r (linear) or 1 + alpha log(1 + r / epsilon)");
+SCHMP_FLAG(double, epsilon, kDefaults.epsilon, schmp::positive(),
+           "--implicit --confidence log: the count's unit");
 SCHMP_FLAG(double, tol, kDefaults.tol, at_least(0),
            "Stop when an iteration lowers the objective by at most this, relatively (0: never)");
 SCHMP_FLAG(
@@ -53,20 +65,43 @@ SCHMP_FLAG(string, output, "", any(),
            "prediction per line");
 SCHMP_FLAG(string, model, "", any(), "predict, recommend: the model (LIBMF's text format)");
 SCHMP_FLAG(int64, user, -1, any(), "recommend: the user (id counted from --index_base)");
-SCHMP_FLAG(uint64, top, 10, any(), "recommend: how many items");
+SCHMP_FLAG(
+    uint64, top, kDefaults.top, at_least(1),
+    "recommend: how many items; --implicit with --test, and predict of an implicit model: the K of the "
+    "ranking metrics");
 SCHMP_FLAG(string, exclude, "", any(), "recommend: leave out the items the user rated in this ratings file");
 DECLARE_bool(priority);
 
 namespace {
 
+// An implicit model's ranking metrics on held-out interactions.
+int rank_held_out(const schmp::mf::Model& model) {
+  if (const std::string unread = schmp::unread_flag({"output"}, "by predict of an implicit model");
+      !unread.empty())
+    throw std::runtime_error(unread);
+  if (FLAGS_exclude.empty())
+    throw std::runtime_error(
+        "predict of an implicit model ranks items: --exclude names the training interactions");
+  const schmp::mf::RankingSums sums =
+      schmp::mf::rank_held_out(model, FLAGS_data, FLAGS_exclude, FLAGS_index_base, FLAGS_top);
+  const unsigned long long k = FLAGS_top;
+  std::printf("users %.0f  precision@%llu %.5f  recall@%llu %.5f  nDCG@%llu %.5f  MAP@%llu %.5f\n",
+              sums.users, k, sums.precision / sums.users, k, sums.recall / sums.users, k,
+              sums.ndcg / sums.users, k, sums.average_precision / sums.users);
+  return 0;
+}
+
 int predict() {
   if (FLAGS_model.empty() || FLAGS_data.empty()) throw std::runtime_error("predict needs --model and --data");
-  if (const std::string unread = schmp::unread_flag({"test", "exclude", "user", "top"}, "by predict");
-      !unread.empty())
+  if (const std::string unread = schmp::unread_flag({"test", "user"}, "by predict"); !unread.empty())
     throw std::runtime_error(unread);
   schmp::io::refuse_overwriting({{"--output", FLAGS_output}},
                                 {{"--data", FLAGS_data}, {"--model", FLAGS_model}});
   const schmp::mf::Model model = schmp::mf::read_model(FLAGS_model);
+  if (model.loss == schmp::mf::kOneClassLoss) return rank_held_out(model);
+  if (const std::string unread = schmp::unread_flag({"exclude", "top"}, "by predict of a rating model");
+      !unread.empty())
+    throw std::runtime_error(unread);
   const auto report = schmp::mf::predict(model, FLAGS_data, FLAGS_index_base, FLAGS_output);
   std::printf("ratings %zu  RMSE %.7g  MAE %.7g\n", report.ratings, report.rmse, report.mae);
   if (!FLAGS_output.empty()) std::printf("predictions: %s\n", FLAGS_output.c_str());
@@ -96,7 +131,10 @@ int recommend() {
 int main(int argc, char** argv) {
   if (schmp::take_subcommand(argc, argv, "predict")) {
     return schmp::run_tool(
-        argc, argv, "usage: schmp-mf predict --model MODEL --data RATINGS [--output PREDICTIONS]", predict);
+        argc, argv,
+        "usage: schmp-mf predict --model MODEL --data RATINGS [--output PREDICTIONS]\n"
+        "       schmp-mf predict --model IMPLICIT_MODEL --data HELD_OUT --exclude TRAIN [--top K]",
+        predict);
   }
   if (schmp::take_subcommand(argc, argv, "recommend")) {
     return schmp::run_tool(argc, argv,
@@ -107,9 +145,15 @@ int main(int argc, char** argv) {
                  "Matrix factorization (CCD++ or block-rotation SGD) with a static rotation schedule.\n"
                  "usage: mpirun -np N schmp-mf --data RATINGS [--test HELD_OUT] [--algorithm ccd|sgd] "
                  "[--rank K] [--lambda L] [--output MODEL] [--trace FILE]");
-  if (const std::string unread = schmp::unread_flag({"model", "exclude", "user", "top"}, "in training");
+  if (const std::string unread = schmp::unread_flag({"model", "exclude", "user"}, "in training");
       !unread.empty())
     return job.refuse(unread);
+  if (!FLAGS_implicit) {
+    if (const std::string unread =
+            schmp::unread_flag({"alpha", "confidence", "epsilon", "top"}, "in training without --implicit");
+        !unread.empty())
+      return job.refuse(unread);
+  }
   schmp::mf::Config config;
   config.data = FLAGS_data;
   config.test = FLAGS_test;
@@ -120,7 +164,15 @@ int main(int argc, char** argv) {
   config.iterations = FLAGS_iterations;
   config.inner = FLAGS_inner;
   config.learning_rate = FLAGS_learning_rate;
-  config.biases = FLAGS_biases;
+  // An implicit model has no biases: --biases's default gives way to --implicit, a --biases given is refused.
+  config.implicit = FLAGS_implicit;
+  config.biases =
+      FLAGS_biases && !(FLAGS_implicit && gflags::GetCommandLineFlagInfoOrDie("biases").is_default);
+  config.alpha = FLAGS_alpha;
+  config.confidence =
+      FLAGS_confidence == "log" ? schmp::mf::Confidence::kLog : schmp::mf::Confidence::kLinear;
+  config.epsilon = FLAGS_epsilon;
+  config.top = FLAGS_top;
   config.tol = FLAGS_tol;
   config.early_stop = FLAGS_early_stop;
   config.priority = FLAGS_priority;

@@ -25,10 +25,33 @@ double sum_of(const std::vector<double>& values) {
 
 void reset(std::vector<double>& values) { std::fill(values.begin(), values.end(), 0.0); }
 
+// A number as the user would write it back: the shortest text that reads as the same double.
+std::string shortest(double value) {
+  char text[32];
+  return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
+}
+
 // The worker grid: eight times as many groups as threads. A diagonal of the grid ends when its
 // largest cell does, so small cells keep the threads evenly loaded (measured on 5M ratings with two
 // threads: an epoch takes 15% less time with 16 groups than with 4).
 int grid_groups(int threads) { return threads > 1 ? 8 * threads : 1; }
+
+// The k x k Gram matrix F'F of `rank` latent columns of rows `width` wide.
+std::vector<double> gram_of(const std::vector<double>& factors, int width, int rank) {
+  const auto k = static_cast<std::size_t>(rank);
+  std::vector<double> gram(k * k, 0.0);
+  for (std::size_t at = 0; at < factors.size(); at += static_cast<std::size_t>(width)) {
+    const double* row = &factors[at];
+    for (std::size_t f = 0; f < k; ++f) {
+      if (row[f] == 0) continue;
+      for (std::size_t g = f; g < k; ++g) gram[f * k + g] += row[f] * row[g];
+    }
+  }
+  for (std::size_t f = 0; f < k; ++f) {
+    for (std::size_t g = 0; g < f; ++g) gram[f * k + g] = gram[g * k + f];
+  }
+  return gram;
+}
 
 }  // namespace
 
@@ -42,6 +65,8 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
   const io::RatingsRead read = io::read_ratings(
       path, config_.index_base, config_.bounds,
       [&](const io::Rating& rating) {
+        // An interaction counted 0 times is no interaction: its cell weighs 1 with target 0, as any other.
+        if (config_.implicit && !is_interaction(path, rating)) return;
         count(rating);
         by_owner[rating.user % workers].push_back(rating);
       },
@@ -69,17 +94,34 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
   return mine;
 }
 
-double rating_scale(const MatrixFactorization::Setup& summed) {
+bool MatrixFactorization::Worker::is_interaction(const std::string& path, const io::Rating& rating) const {
+  if (rating.value < 0) {
+    throw io::InputError::at(
+        path, rating.source,
+        "negative count " + shortest(rating.value) + " (--implicit reads how often each user met each item)");
+  }
+  return rating.value > 0;
+}
+
+double rating_scale(const MatrixFactorization::Setup& summed, const Config& config) {
+  if (config.implicit) return 1;
   const double mean_offset = summed.sum_of_offsets / summed.ratings;
   const double variance = summed.sum_of_squared_offsets / summed.ratings - mean_offset * mean_offset;
   const double deviation = std::sqrt(std::max(0.0, variance));
   // Any spread, however small beside the ratings (1e8 +- 1e-5), is their unit. (LIBMF's floor, an
   // absolute 1e-4, left ratings of 1e-5 stars unscaled, which the solvers' start and rate did not fit.)
-  // Ratings that do not vary at all keep that floor, shrunk with them when they are below 1 (the
-  // offsets are exact: equal ratings give 0).
+  // Ratings that do not vary at all are interactions, not ratings (the offsets are exact: equal ratings
+  // give 0): the best explicit model of them is their mean, and no factor learns anything.
   if (deviation > 0) return deviation;
-  const double size = std::abs(summed.sum / summed.ratings);
-  return 1e-4 * (size > 0 ? std::min(size, 1.0) : 1.0);
+  throw io::InputError(config.data, 0,
+                       "every rating is " + shortest(summed.sum / summed.ratings) +
+                           ", which leaves the factors nothing to fit; for interactions (clicks, plays, a 1 "
+                           "where something happened) use --implicit");
+}
+
+double confidence_extra(double count, const Config& config) {
+  return config.confidence == Confidence::kLog ? config.alpha * std::log1p(count / config.epsilon)
+                                               : config.alpha * count;
 }
 
 void check(const Config& config) {
@@ -88,6 +130,17 @@ void check(const Config& config) {
     throw std::runtime_error("--early_stop watches the test RMSE: it needs --test");
   if (config.algorithm == Algorithm::kCcd && config.lambda == 0)
     throw std::runtime_error("--algorithm ccd needs --lambda > 0 (each coordinate step divides by it)");
+  if (!config.implicit) return;
+  if (config.algorithm != Algorithm::kCcd)
+    throw std::runtime_error(
+        "--implicit is fitted by --algorithm ccd: every cell counts, and sgd would sample them");
+  if (config.biases) throw std::runtime_error("--implicit fits no biases: its targets are 0 and 1");
+  if (config.early_stop > 0)
+    throw std::runtime_error("--early_stop watches the test RMSE, which --implicit has not");
+  if (!(config.alpha > 0) || !std::isfinite(config.alpha))
+    throw std::runtime_error("--alpha must be positive and finite");
+  if (!(config.epsilon > 0) || !std::isfinite(config.epsilon))
+    throw std::runtime_error("--epsilon must be positive and finite");
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -100,6 +153,8 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
       context_(context),
       gpu_(kernels::pick_gpu(context)) {
   check(config);
+  if (config.implicit && gpu_ >= 0)
+    throw std::runtime_error("--implicit runs on the CPU: leave out --device gpu");
   const auto workers = static_cast<std::uint32_t>(context.count);
   const auto me = static_cast<std::uint32_t>(context.index);
   // On a GPU a block is one cell: the kernels are parallel within it.
@@ -167,6 +222,9 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
     return cells.at(static_cast<int>(block), group, sub_block);
   };
   train_ = Cells(context.count, groups);
+  test_ = Cells(context.count, groups);
+  if (config.implicit && !config.test.empty())
+    hold_out(mine, read_own_ratings(config.test, context, [](const io::Rating&) {}));
   for (const io::Rating& rating : mine) {
     const std::uint32_t user_row = rating.user / workers;
     user_counts_[user_row] += 1;
@@ -175,8 +233,7 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
   }
   mine = std::vector<io::Rating>();  // a fresh vector: assigning {} would keep the memory
 
-  test_ = Cells(context.count, groups);
-  if (!config.test.empty()) {
+  if (!config.test.empty() && !config.implicit) {
     for (const io::Rating& rating : read_own_ratings(config.test, context, [](const io::Rating&) {})) {
       const std::uint32_t user_row = rating.user / workers;
       const bool known = rating.user < users_ && user_counts_[user_row] > 0 && rating.item < items_ &&
@@ -189,6 +246,43 @@ MatrixFactorization::Worker::Worker(const Config& config, const WorkerContext& c
           .push_back(kernels::CellRating{user_row, rating.item / workers, rating.value});
     }
   }
+}
+
+void MatrixFactorization::Worker::hold_out(const std::vector<io::Rating>& mine,
+                                           std::vector<io::Rating> held_out) {
+  const auto workers = static_cast<std::uint32_t>(context_.count);
+  const std::size_t rows = user_counts_.size();
+  seen_.assign(rows, {});
+  held_out_.assign(rows, {});
+  for (const io::Rating& rating : mine) seen_[rating.user / workers].push_back(rating.item);
+  for (const io::Rating& rating : held_out) {
+    const std::uint32_t row = rating.user / workers;
+    if (row < rows && !std::binary_search(seen_[row].begin(), seen_[row].end(), rating.item))
+      held_out_[row].push_back(rating.item);  // sorted: the reader sorts by user and item
+  }
+  for (std::uint32_t row = 0; row < rows; ++row) {
+    if (!seen_[row].empty() && !held_out_[row].empty()) ranked_rows_.push_back(row);
+  }
+  top_.assign(ranked_rows_.size(), TopItems(config_.top));
+}
+
+void MatrixFactorization::Worker::rank_block(std::uint32_t block, const Block& held) {
+  const auto width = static_cast<std::size_t>(layout_.width());
+  const auto workers = static_cast<std::uint64_t>(context_.count);
+  const std::size_t items = held.factors.size() / width;
+  tbb::parallel_for(std::size_t{0}, ranked_rows_.size(), [&](std::size_t r) {
+    const std::uint32_t row = ranked_rows_[r];
+    const double* w = &user_factors_[row * width];
+    const std::vector<std::uint32_t>& seen = seen_[row];
+    auto next_seen = std::lower_bound(seen.begin(), seen.end(), block);  // the items rise with the row
+    for (std::size_t at = 0; at < items; ++at) {
+      const auto item = static_cast<std::uint32_t>(at * workers + block);
+      while (next_seen != seen.end() && *next_seen < item) ++next_seen;
+      if (item_counts_[item] == 0 || (next_seen != seen.end() && *next_seen == item)) continue;
+      const double* h = &held.factors[at * width];
+      top_[r].offer(std::inner_product(w, w + width, h, 0.0), item);
+    }
+  });
 }
 
 MatrixFactorization::Setup MatrixFactorization::Worker::setup() const {
@@ -204,18 +298,26 @@ MatrixFactorization::Setup MatrixFactorization::Worker::setup() const {
   }
   for (const auto& cell : test_.all()) setup.test_ratings += static_cast<double>(cell.size());
   setup.test_ratings += static_cast<double>(cold_test_.size());
+  for (const std::uint32_t row : ranked_rows_)
+    setup.test_ratings += static_cast<double>(held_out_[row].size());
   return setup;
 }
 
 void MatrixFactorization::Worker::start(const Setup& summed) {
   mean_ = summed.sum / summed.ratings;
-  scale_ = rating_scale(summed);
+  scale_ = rating_scale(summed, config_);
   lambda_ = config_.lambda / scale_;
-  // With biases the model predicts mean + b_u + c_j + w.h, so the internal ratings are centred.
-  const double offset = config_.biases ? mean_ : 0.0;
-  for (Cells* cells : {&train_, &test_}) {
-    for (auto& cell : cells->all()) {
-      for (kernels::CellRating& rating : cell) rating.value = (rating.value - offset) / scale_;
+  if (config_.implicit) {
+    for (auto& cell : train_.all()) {
+      for (kernels::CellRating& rating : cell) rating.value = confidence_extra(rating.value, config_);
+    }
+  } else {
+    // With biases the model predicts mean + b_u + c_j + w.h, so the internal ratings are centred.
+    const double offset = config_.biases ? mean_ : 0.0;
+    for (Cells* cells : {&train_, &test_}) {
+      for (auto& cell : cells->all()) {
+        for (kernels::CellRating& rating : cell) rating.value = (rating.value - offset) / scale_;
+      }
     }
   }
   // Unknown users or items are predicted by the mean: their error is fixed, in internal units.
@@ -237,11 +339,11 @@ void MatrixFactorization::Worker::start(const Setup& summed) {
   } else {
     numerator_.assign(user_counts_.size(), 0.0);
     denominator_.assign(user_counts_.size(), 0.0);
-    // Items and biases start at zero (see make_block), so the residuals start as the ratings themselves.
+    // Items and biases start at zero (see make_block), so the residuals start as the targets themselves.
     residuals_.clear();
     for (const auto& cell : train_.all()) {
       std::vector<double>& residuals = residuals_.emplace_back(cell.size());
-      for (std::size_t e = 0; e < cell.size(); ++e) residuals[e] = cell[e].value;
+      for (std::size_t e = 0; e < cell.size(); ++e) residuals[e] = target(cell[e]);
     }
   }
   const auto groups = static_cast<std::size_t>(train_.groups());
@@ -340,6 +442,7 @@ void MatrixFactorization::Worker::update(const Step& step, std::uint32_t block, 
     });
     return;
   }
+  if (step.gram) return;  // summed at the round's end
   const int component = static_cast<int>(step.component);
   const bool relift = lifted_ != component;
   const int lifted = relift ? lifted_ : -1;
@@ -356,9 +459,9 @@ void MatrixFactorization::Worker::update(const Step& step, std::uint32_t block, 
   const kernels::FactorColumns users{user_factors_.data(), layout_.width(), component, lifted};
   double* numerator = step.users ? numerator_.data() : held.numerator.data();
   double* denominator = step.users ? denominator_.data() : held.denominator.data();
+  const auto gather = config_.implicit ? kernels::ccd_gather_one_class : kernels::ccd_gather;
   for_each_cell(block, [&](std::size_t cell, int) {
-    kernels::ccd_gather(train_.all()[cell], residuals_[cell], users, items, relift, step.users, numerator,
-                        denominator);
+    gather(train_.all()[cell], residuals_[cell], users, items, relift, step.users, numerator, denominator);
   });
 }
 
@@ -385,6 +488,13 @@ MatrixFactorization::Partial MatrixFactorization::Worker::end_update(const Step&
     reset(error_by_group_);
     return partial;
   }
+  const int width = layout_.width();
+  if (step.gram) {
+    partial.gram = gram_of(user_factors_, width, layout_.rank);
+    const std::vector<double> items = gram_of(home.factors, width, layout_.rank);
+    partial.gram.insert(partial.gram.end(), items.begin(), items.end());
+    return partial;
+  }
   if (narrow_) {
     home.factors.swap(home_factors_);  // the full rows again; the narrow copy has done its travels
     narrow_ = false;
@@ -392,17 +502,29 @@ MatrixFactorization::Partial MatrixFactorization::Worker::end_update(const Step&
   // The exact minimiser of each row's entry `component`: a quadratic a x^2 - 2 b x + c with
   // a = lambda n + denominator and b = numerator, so the objective falls by a (x_old - x_new)^2. (The
   // coordinator never asks for a fixed 1 of the bias layout: a user round on the item bias, say.)
-  const auto width = static_cast<std::size_t>(layout_.width());
+  // --implicit adds every cell's share through the other side's Gram row G (mf.hpp): a = lambda + G_ff
+  // + denominator, b = numerator - sum_{g != f} x_g G_fg; the round hands back its side's new row.
+  const std::size_t f = step.component;
+  if (config_.implicit) partial.gram.assign(static_cast<std::size_t>(layout_.rank), 0.0);
   auto solve = [&](std::vector<double>& factors, std::vector<double>& numerator,
                    std::vector<double>& denominator, auto count_of) {
     for (std::size_t row = 0; row < numerator.size(); ++row) {
       const double count = count_of(row);
-      if (count > 0) {
+      double* x = &factors[row * static_cast<std::size_t>(width)];
+      if (count > 0 && config_.implicit) {
+        double others = 0;
+        for (std::size_t g = 0; g < step.gram_row.size(); ++g)
+          others += g == f ? 0.0 : x[g] * step.gram_row[g];
+        const double curvature = lambda_ + step.gram_row[f] + denominator[row];
+        const double solved = (numerator[row] - others) / curvature;
+        partial.decrease += curvature * (x[f] - solved) * (x[f] - solved);
+        x[f] = solved;
+        for (std::size_t g = 0; g < partial.gram.size(); ++g) partial.gram[g] += solved * x[g];
+      } else if (count > 0) {
         const double curvature = lambda_ * count + denominator[row];
-        double& factor = factors[row * width + step.component];
         const double solved = numerator[row] / curvature;
-        partial.decrease += curvature * (factor - solved) * (factor - solved);
-        factor = solved;
+        partial.decrease += curvature * (x[f] - solved) * (x[f] - solved);
+        x[f] = solved;
       }
       numerator[row] = 0;
       denominator[row] = 0;
@@ -431,6 +553,14 @@ void MatrixFactorization::Worker::evaluate(std::uint32_t block, const Block& hel
     return;
   }
   const int width = layout_.width();
+  if (config_.implicit) {
+    for_each_cell(block, [&](std::size_t cell, int group) {
+      error_by_group_[static_cast<std::size_t>(group)] +=
+          kernels::one_class_loss(train_.all()[cell], user_factors_.data(), held.factors.data(), width);
+    });
+    rank_block(block, held);
+    return;
+  }
   for_each_cell(block, [&](std::size_t cell, int group) {
     const auto g = static_cast<std::size_t>(group);
     error_by_group_[g] +=
@@ -450,6 +580,14 @@ MatrixFactorization::Stats MatrixFactorization::Worker::end_evaluation(const Blo
   reset(error_by_group_);
   reset(test_error_by_group_);
   reset(absolute_by_group_);
+  if (config_.implicit) {
+    // Every cell's (w.h)^2 and the penalty follow from the Gram matrices.
+    stats.gram_users = gram_of(user_factors_, layout_.width(), layout_.rank);
+    stats.gram_items = gram_of(home.factors, layout_.width(), layout_.rank);
+    for (std::size_t r = 0; r < ranked_rows_.size(); ++r)
+      add_ranking(top_[r].take(), held_out_[ranked_rows_[r]], config_.top, stats.ranking);
+    return stats;
+  }
   // The penalty covers every entry but the fixed 1 of a biased row.
   const auto width = static_cast<std::size_t>(layout_.width());
   auto squared_norm = [&](const std::vector<double>& factors, std::size_t row, int fixed) {
@@ -605,7 +743,7 @@ void MatrixFactorization::Worker::finish_restore(Block&) {
         const std::uint64_t item = cell[e].item * static_cast<std::uint64_t>(context_.count) + block;
         const double* h = &item_factors[item * width];
         const double* w = &user_factors_[cell[e].user * width];
-        residuals_[c][e] = cell[e].value - std::inner_product(w, w + width, h, 0.0);
+        residuals_[c][e] = target(cell[e]) - std::inner_product(w, w + width, h, 0.0);
       }
     }
   }
@@ -619,17 +757,30 @@ void MatrixFactorization::Worker::finish_restore(Block&) {
 MatrixFactorization::Coordinator::Coordinator(const Config& config, const Setup& summed, int)
     : config_(config),
       setup_(summed),
-      scale_(rating_scale(summed)),
+      scale_(rating_scale(summed, config)),
       lambda_(config.lambda / scale_),
       layout_{config.rank, config.biases},
       component_decrease_(static_cast<std::size_t>(layout_.width()), 0.0) {
   // Without a rating the test RMSE would print as a perfect 0.
-  if (!config.test.empty() && summed.test_ratings == 0) throw io::InputError(config.test, 0, "no ratings");
+  if (!config.test.empty() && summed.test_ratings == 0) {
+    throw io::InputError(config.test, 0,
+                         config.implicit
+                             ? "no held-out interaction of a user met in training, beyond the training ones"
+                             : "no ratings");
+  }
   if (!config.output.empty()) io::check_writable(config.output);
 }
 
 std::vector<std::string> MatrixFactorization::Coordinator::trace_columns() const {
-  std::vector<std::string> columns{"iteration", "train_rmse"};
+  std::vector<std::string> columns{"iteration"};
+  if (config_.implicit) {
+    if (config_.test.empty()) return columns;
+    const std::string at = "_at_" + std::to_string(config_.top);
+    for (const char* metric : {"precision", "recall", "ndcg", "map"}) columns.push_back(metric + at);
+    columns.push_back("ranked_users");
+    return columns;
+  }
+  columns.push_back("train_rmse");
   if (!config_.test.empty()) {
     columns.push_back("test_rmse");
     columns.push_back("test_mae");
@@ -659,6 +810,10 @@ MatrixFactorization::Step MatrixFactorization::Coordinator::schedule() {
   Step step;
   step.algorithm = config_.algorithm;
   if (config_.algorithm == Algorithm::kSgd) return step;
+  if (config_.implicit && !grams_known_) {
+    step.gram = true;
+    return step;
+  }
   const auto bias_column = [&](int column) {
     return layout_.biases && component_ == static_cast<std::uint32_t>(column);
   };
@@ -674,6 +829,11 @@ MatrixFactorization::Step MatrixFactorization::Coordinator::schedule() {
   step.component = component_;
   // Items first: they start at zero, and a user round against zero items would zero the users too.
   step.users = user_bias || (!item_bias && rounds_left_ % 2 == 1);
+  if (config_.implicit) {
+    const std::vector<double>& other = gram(!step.users);
+    const auto k = static_cast<std::ptrdiff_t>(layout_.rank);
+    step.gram_row.assign(other.begin() + component_ * k, other.begin() + (component_ + 1) * k);
+  }
   return step;
 }
 
@@ -683,6 +843,18 @@ void MatrixFactorization::Coordinator::aggregate(const Step& step, const Partial
     ++iterations_;
     iteration_done_ = true;
     return;
+  }
+  if (step.gram) {
+    const auto k2 = static_cast<std::ptrdiff_t>(layout_.rank * layout_.rank);
+    gram_users_.assign(summed.gram.begin(), summed.gram.begin() + k2);
+    gram_items_.assign(summed.gram.begin() + k2, summed.gram.end());
+    grams_known_ = true;
+    return;
+  }
+  if (config_.implicit) {
+    std::vector<double>& updated = gram(step.users);
+    const std::size_t k = summed.gram.size(), f = step.component;
+    for (std::size_t g = 0; g < k; ++g) updated[f * k + g] = updated[g * k + f] = summed.gram[g];
   }
   decrease_ += summed.decrease;
   if (--rounds_left_ > 0) return;
@@ -697,10 +869,27 @@ void MatrixFactorization::Coordinator::aggregate(const Step& step, const Partial
 Report MatrixFactorization::Coordinator::report(const Stats& summed) {
   const double square = scale_ * scale_;
   Report report;
-  report.objective = (summed.squared_error + lambda_ * summed.penalty) * square;
   report.columns.push_back(static_cast<double>(iterations_));
-  report.columns.push_back(std::sqrt(summed.squared_error / setup_.ratings) * scale_);
-  if (!config_.test.empty()) {
+  if (config_.implicit) {
+    // Every cell's (w.h)^2 is sum_uj (w_u.h_j)^2 = trace(W'W H'H); the penalty the Gram traces.
+    const auto k = static_cast<std::size_t>(layout_.rank);
+    double every_cell = 0, penalty = 0;
+    for (std::size_t e = 0; e < k * k; ++e) every_cell += summed.gram_users[e] * summed.gram_items[e];
+    for (std::size_t f = 0; f < k; ++f)
+      penalty += summed.gram_users[f * k + f] + summed.gram_items[f * k + f];
+    report.objective = summed.squared_error + every_cell + lambda_ * penalty;
+    if (!config_.test.empty()) {
+      const RankingSums& ranking = summed.ranking;
+      const double users = std::max(1.0, ranking.users);
+      for (const double sum : {ranking.precision, ranking.recall, ranking.ndcg, ranking.average_precision})
+        report.columns.push_back(sum / users);
+      report.columns.push_back(ranking.users);
+    }
+  } else {
+    report.objective = (summed.squared_error + lambda_ * summed.penalty) * square;
+    report.columns.push_back(std::sqrt(summed.squared_error / setup_.ratings) * scale_);
+  }
+  if (!config_.test.empty() && !config_.implicit) {
     const double count = std::max(1.0, setup_.test_ratings);
     report.columns.push_back(std::sqrt(summed.test_squared_error / count) * scale_);
     report.columns.push_back(summed.test_absolute_error / count * scale_);
@@ -740,22 +929,42 @@ bool MatrixFactorization::Coordinator::at_iteration_boundary() const {
 }
 
 MatrixFactorization::Progress MatrixFactorization::Coordinator::save() const {
-  return Progress{config_.algorithm, config_.rank,        static_cast<std::uint8_t>(config_.biases ? 1 : 0),
-                  config_.lambda,    component_decrease_, component_,
-                  rounds_left_,      decrease_,           component_updates_,
-                  sweep_order_,      iterations_,         best_test_rmse_,
+  return Progress{config_.algorithm,
+                  config_.rank,
+                  static_cast<std::uint8_t>(config_.biases ? 1 : 0),
+                  config_.lambda,
+                  static_cast<std::uint8_t>(config_.implicit ? 1 : 0),
+                  config_.implicit ? config_.alpha : 0.0,
+                  config_.confidence,
+                  config_.implicit ? config_.epsilon : 0.0,
+                  component_decrease_,
+                  component_,
+                  rounds_left_,
+                  decrease_,
+                  component_updates_,
+                  sweep_order_,
+                  iterations_,
+                  best_test_rmse_,
                   best_iteration_};
 }
 
 void MatrixFactorization::Coordinator::restore(const Progress& progress) {
-  if (progress.algorithm != config_.algorithm || progress.rank != config_.rank ||
-      progress.biases != (config_.biases ? 1 : 0) || progress.lambda != config_.lambda) {
-    char lambda[32];
+  const Progress settings = save();
+  if (progress.algorithm != settings.algorithm || progress.rank != settings.rank ||
+      progress.biases != settings.biases || progress.lambda != settings.lambda ||
+      progress.implicit != settings.implicit || progress.alpha != settings.alpha ||
+      progress.confidence != settings.confidence || progress.epsilon != settings.epsilon) {
     const std::string algorithm = progress.algorithm == Algorithm::kSgd ? "sgd" : "ccd";
-    throw std::runtime_error(
-        "the checkpoint was made with --algorithm " + algorithm + " --rank " + std::to_string(progress.rank) +
-        " --biases=" + (progress.biases != 0 ? "true" : "false") + " --lambda " +
-        std::string(lambda, std::to_chars(lambda, lambda + sizeof lambda, progress.lambda).ptr));
+    std::string implicit;
+    if (progress.implicit != 0) {
+      implicit = " --implicit --alpha " + shortest(progress.alpha) + " --confidence " +
+                 (progress.confidence == Confidence::kLog ? "log --epsilon " + shortest(progress.epsilon)
+                                                          : "linear");
+    }
+    throw std::runtime_error("the checkpoint was made with --algorithm " + algorithm + " --rank " +
+                             std::to_string(progress.rank) +
+                             " --biases=" + (progress.biases != 0 ? "true" : "false") + " --lambda " +
+                             shortest(progress.lambda) + implicit);
   }
   // A checkpoint that passed its checksum may still be forged or from another build: nothing here may
   // index past the components, and a sweep under way needs its whole order.
@@ -780,18 +989,26 @@ void MatrixFactorization::Coordinator::restore(const Progress& progress) {
 
 void MatrixFactorization::Coordinator::finish(const Summary& summary, const std::vector<Part>& parts) {
   const Report& last = summary.last;
-  std::printf("iterations %llu  rounds %llu  objective %.10g  train RMSE %.7g",
-              static_cast<unsigned long long>(iterations_), static_cast<unsigned long long>(summary.rounds),
-              last.objective, last.columns[1]);
-  if (!config_.test.empty()) std::printf("  test RMSE %.7g  test MAE %.7g", last.columns[2], last.columns[3]);
+  std::printf("iterations %llu  rounds %llu  objective %.10g", static_cast<unsigned long long>(iterations_),
+              static_cast<unsigned long long>(summary.rounds), last.objective);
+  if (!config_.implicit) std::printf("  train RMSE %.7g", last.columns[1]);
+  if (!config_.test.empty() && config_.implicit) {
+    const unsigned long long k = config_.top;
+    std::printf("  precision@%llu %.5f  recall@%llu %.5f  nDCG@%llu %.5f  MAP@%llu %.5f  (%.0f users)", k,
+                last.columns[1], k, last.columns[2], k, last.columns[3], k, last.columns[4], last.columns[5]);
+  }
+  if (!config_.test.empty() && !config_.implicit)
+    std::printf("  test RMSE %.7g  test MAE %.7g", last.columns[2], last.columns[3]);
   std::printf("  (%.3f s, stopped by %s)\n", summary.seconds, summary.stopped_by.c_str());
   if (config_.early_stop > 0) {
     std::printf("best test RMSE %.7g at iteration %llu: the model kept\n", best_test_rmse_,
                 static_cast<unsigned long long>(best_iteration_));
   }
   if (config_.output.empty()) return;
-  const double mean = setup_.sum / setup_.ratings;
-  const Model model = assemble(parts, layout_, mean, scale_, config_.biases ? mean : 0.0);
+  // An implicit model scores 0 where it knows nothing: the target of a cell without interactions.
+  const double mean = config_.implicit ? 0.0 : setup_.sum / setup_.ratings;
+  Model model = assemble(parts, layout_, mean, scale_, config_.biases ? mean : 0.0);
+  if (config_.implicit) model.loss = kOneClassLoss;
   write_model(config_.output, model);
   std::printf("model: %s\n", config_.output.c_str());
   std::fflush(stdout);

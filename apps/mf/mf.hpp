@@ -20,6 +20,23 @@
 // Internally ratings are divided by their standard deviation s (as LIBMF does; rating_scale), so that
 // one learning rate suits every rating scale; factors are s^(1/2) times the internal ones.
 //
+// --implicit fits implicit feedback (Hu, Koren and Volinsky 2008) instead: every cell (u, j) counts,
+//
+//   sum over all (u, j) of c_uj (p_uj - w_u.h_j)^2 + lambda (sum_u |w_u|^2 + sum_j |h_j|^2),
+//
+// p_uj = 1 where the data has a positive count r_uj and 0 elsewhere, c_uj = 1 + alpha r_uj there (or
+// 1 + alpha log(1 + r_uj / epsilon)) and 1 elsewhere. It splits into every cell's (w_u.h_j)^2, which is
+// trace(W'W H'H), plus the observed cells' c (1 - w.h)^2 - (w.h)^2. So CCD++ runs as above on the
+// observed cells alone, a cell's value being c - 1 and its residual 1 - w.h (lifted): entry f of w_u is
+// exactly minimised at
+//
+//   (sum_obs (1 + (c - 1) e_uj) h_jf - sum_{g != f} w_ug G_gf) / (lambda + G_ff + sum_obs (c - 1) h_jf^2),
+//
+// e the lifted residual and G = H'H, the items' k x k Gram matrix (likewise for items with W'W). The
+// coordinator keeps both Gram matrices: a first round sums them over the workers, each round ships the
+// row its component needs and gets back the row its update changed. A sweep costs O(nnz k + (users +
+// items) k^2), and the dense matrix is never formed. No biases, no rating scale (the targets are 0 and 1).
+//
 // With --device gpu each worker runs its cells' work on a GPU (kernels::FactorDevice): its ratings,
 // residuals and user rows stay there, the travelling item blocks are staged in and out at each
 // sub-round. A block is then one cell (the GPU's parallelism is within the cell, not a grid of cells
@@ -35,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "ranking.hpp"
 #include "schmp/io.hpp"
 #include "schmp/kernels/factor_kernels.hpp"
 #include "schmp/output.hpp"
@@ -43,6 +61,7 @@
 namespace schmp::mf {
 
 enum class Algorithm : std::uint8_t { kCcd = 0, kSgd = 1 };
+enum class Confidence : std::uint8_t { kLinear = 0, kLog = 1 };
 
 struct Config {
   std::string data;
@@ -59,6 +78,13 @@ struct Config {
   double tol = 0;        // stop when an iteration lowers the objective by at most this, relatively
   int early_stop = 0;    // stop when the test RMSE has not improved for this many iterations; keep the best
   bool priority = true;  // ccd: order each sweep by the components' last decrease (else in turn)
+  // Implicit feedback (above): the ratings are counts of interactions, c = 1 + alpha r (linear) or
+  // 1 + alpha log(1 + r / epsilon) (log).
+  bool implicit = false;
+  double alpha = 1;
+  Confidence confidence = Confidence::kLinear;
+  double epsilon = 1;
+  std::size_t top = 10;  // --implicit --test: the ranking metrics' K (ranking.hpp)
   std::string output;
 
   io::RunFiles files() const { return {{{"--output", output}}, {{"--data", data}, {"--test", test}}}; }
@@ -113,29 +139,38 @@ struct MatrixFactorization {
     Algorithm algorithm = Algorithm::kCcd;
     std::uint32_t component = 0;  // ccd
     bool users = true;            // ccd: update the users' factor (else the items')
+    // --implicit: a round that only sums the Gram matrices; else the other side's Gram row `component`.
+    bool gram = false;
+    std::vector<double> gram_row;
     template <class V>
     void visit(V& v) {
-      v(algorithm, component, users);
+      v(algorithm, component, users, gram, gram_row);
     }
   };
 
   struct Partial {
     double decrease = 0;       // ccd: objective decrease of the round, internal units
     double squared_error = 0;  // sgd: squared errors met during the epoch, internal units
+    // --implicit: after a Gram round W'W then H'H (k x k each); after a ccd round, row `component` of
+    // the updated side's.
+    std::vector<double> gram;
     template <class V>
     void visit(V& v) {
-      v(decrease, squared_error);
+      v(decrease, squared_error, gram);
     }
   };
 
   struct Stats {
-    double squared_error = 0;  // internal units, like the rest
+    double squared_error = 0;  // internal units, like the rest; --implicit: the observed cells' loss
     double penalty = 0;        // sum of n |factor row|^2
     double test_squared_error = 0;
     double test_absolute_error = 0;
+    std::vector<double> gram_users;  // --implicit: W'W and H'H
+    std::vector<double> gram_items;
+    RankingSums ranking;  // --implicit --test
     template <class V>
     void visit(V& v) {
-      v(squared_error, penalty, test_squared_error, test_absolute_error);
+      v(squared_error, penalty, test_squared_error, test_absolute_error, gram_users, gram_items, ranking);
     }
   };
 
@@ -190,6 +225,10 @@ struct MatrixFactorization {
     std::int32_t rank = 0;
     std::uint8_t biases = 0;
     double lambda = 0;
+    std::uint8_t implicit = 0;
+    double alpha = 0;
+    Confidence confidence = Confidence::kLinear;
+    double epsilon = 0;
     std::vector<double> component_decrease;
     std::uint32_t component = 0;
     std::int32_t rounds_left = 0;
@@ -201,8 +240,8 @@ struct MatrixFactorization {
     std::uint64_t best_iteration = 0;
     template <class V>
     void visit(V& v) {
-      v(algorithm, rank, biases, lambda, component_decrease, component, rounds_left, decrease,
-        component_updates, sweep_order, iterations, best_test_rmse, best_iteration);
+      v(algorithm, rank, biases, lambda, implicit, alpha, confidence, epsilon, component_decrease, component,
+        rounds_left, decrease, component_updates, sweep_order, iterations, best_test_rmse, best_iteration);
     }
   };
 
@@ -230,6 +269,15 @@ struct MatrixFactorization {
     std::vector<io::Rating> read_own_ratings(const std::string& path, const WorkerContext& context,
                                              const std::function<void(const io::Rating&)>& count);
     std::uint32_t block_items(std::uint32_t block) const;
+    // --implicit: whether a rating is an interaction (a count above 0); refuses a negative count at its line.
+    bool is_interaction(const std::string& path, const io::Rating& rating) const;
+    // What a training cell's residual starts from: its rating, or 1 with --implicit.
+    double target(const kernels::CellRating& rating) const { return config_.implicit ? 1.0 : rating.value; }
+    // --implicit --test: keeps the held-out interactions per user, less those met in training (`mine`,
+    // this worker's, sorted by user and item).
+    void hold_out(const std::vector<io::Rating>& mine, std::vector<io::Rating> held_out);
+    // Offers each ranked user the block's items with factors that they did not meet in training.
+    void rank_block(std::uint32_t block, const Block& held);
     // Whether the checkpoint being restored holds a model kept by early stopping that this run keeps
     // too: only while this run also stops early, or the model written would not be the one reported.
     bool keeps_restored_model() const { return restoring_ && restoring_->kept && config_.early_stop > 0; }
@@ -268,8 +316,14 @@ struct MatrixFactorization {
     std::vector<double> item_counts_;  // every item
     Cells train_;
     Cells test_;
-    std::vector<double> cold_test_;  // test ratings of unknown users or items, until start()
-    double cold_squared_error_ = 0;  // theirs, predicted by the mean
+    // --implicit --test: per user row, the items met in training and the held-out ones less those
+    // (global ids, increasing), and the best items so far of an evaluation's rotation.
+    std::vector<std::vector<std::uint32_t>> seen_;
+    std::vector<std::vector<std::uint32_t>> held_out_;
+    std::vector<std::uint32_t> ranked_rows_;  // the users who count: held-out items and factors
+    std::vector<TopItems> top_;               // one per ranked row
+    std::vector<double> cold_test_;           // test ratings of unknown users or items, until start()
+    double cold_squared_error_ = 0;           // theirs, predicted by the mean
     double cold_absolute_error_ = 0;
     double mean_ = 0;
     double offset_origin_ = 0;  // the rating Setup's offsets are taken from, the same on every worker
@@ -306,6 +360,8 @@ struct MatrixFactorization {
 
    private:
     std::uint32_t pick_component();
+    // --implicit: W'W (users) or H'H, k x k.
+    std::vector<double>& gram(bool users) { return users ? gram_users_ : gram_items_; }
     // Between iterations: no component's update under way (sgd: always). A run resumed from a
     // checkpoint taken within an iteration measures its first --tol decrease from the next boundary.
     bool at_iteration_boundary() const;
@@ -331,14 +387,20 @@ struct MatrixFactorization {
       double objective = 0;
     };
     std::optional<Boundary> last_boundary_;
+    // --implicit: the Gram matrices, summed by a Gram round at the start (and after a resume) and kept
+    // up to date by every round's row.
+    std::vector<double> gram_users_, gram_items_;
+    bool grams_known_ = false;
     // early stopping: the best test RMSE of any evaluation so far (several may fall in one iteration)
     double best_test_rmse_ = std::numeric_limits<double>::infinity();
     std::uint64_t best_iteration_ = 0;
   };
 };
 
-// The standard deviation of the training ratings, the unit of the internal ratings; for ratings that
-// do not vary at all, 1e-4 times the smaller of 1 and their magnitude.
-double rating_scale(const MatrixFactorization::Setup& summed);
+// The standard deviation of the training ratings, the unit of the internal ratings (1 with --implicit).
+double rating_scale(const MatrixFactorization::Setup& summed, const Config& config);
+
+// --implicit: a count's confidence less 1, c - 1 (Config).
+double confidence_extra(double count, const Config& config);
 
 }  // namespace schmp::mf

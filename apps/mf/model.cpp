@@ -71,8 +71,8 @@ void write_model(const std::string& path, const Model& model) {
       const auto written = std::to_chars(digits, digits + sizeof digits, value);
       line.append(digits, written.ptr);
     };
-    line = "f 0\nm " + std::to_string(model.users) + "\nn " + std::to_string(model.items) + "\nk " +
-           std::to_string(model.rank) + "\nb ";
+    line = "f " + std::to_string(model.loss) + "\nm " + std::to_string(model.users) + "\nn " +
+           std::to_string(model.items) + "\nk " + std::to_string(model.rank) + "\nb ";
     append(model.mean);
     line += '\n';
     out << line;
@@ -113,9 +113,11 @@ Model read_model(const std::string& path) {
     if (!(fields >> name >> value) || name != key || (fields >> extra))
       fail(std::string("expected '") + key + " <value>', got '" + line + "'");
   };
-  int loss = 0;
-  header("f", loss);
-  if (loss != 0) fail("loss " + std::to_string(loss) + " is not squared error (f 0)");
+  header("f", model.loss);
+  if (model.loss != kSquaredLoss && model.loss != kOneClassLoss) {
+    fail("loss " + std::to_string(model.loss) +
+         " is neither squared error (f 0) nor one-class squared error (f 12)");
+  }
   // Read signed, so that a negative count is refused rather than wrapped round.
   std::int64_t users = 0, items = 0, rank = 0;
   const auto count = [&](const char* key, std::int64_t& value, std::int64_t least, std::int64_t most) {

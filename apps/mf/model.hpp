@@ -1,6 +1,6 @@
 // A factorization model as LIBMF writes it (text):
 //
-//   f 0              loss: squared error
+//   f 0              loss: squared error (12: one-class squared error, an --implicit model)
 //   m 671            users (rows of R)
 //   n 9066           items (columns)
 //   k 10             rank
@@ -26,7 +26,11 @@ namespace schmp::mf {
 inline constexpr int kLargestRank = 10000;
 inline constexpr std::int64_t kLargestCount = std::numeric_limits<std::uint32_t>::max();
 
+// LIBMF's numbers of the two losses (its -f).
+inline constexpr int kSquaredLoss = 0, kOneClassLoss = 12;
+
 struct Model {
+  int loss = kSquaredLoss;
   std::uint32_t users = 0;
   std::uint32_t items = 0;
   int rank = 0;

@@ -35,6 +35,39 @@ PredictionReport predict(const Model& model, const std::string& data_path, int i
   return report;
 }
 
+RankingSums rank_held_out(const Model& model, const std::string& data_path, const std::string& exclude_path,
+                          int index_base, std::size_t top) {
+  // Each user's items, increasing: those to leave out, then those held out (less the former).
+  const auto by_user = [&](const std::string& path) {
+    std::vector<std::vector<std::uint32_t>> items(model.users);
+    io::read_ratings(path, index_base, io::IdBounds{}, [&](const io::Rating& rating) {
+      if (rating.user < model.users && rating.value > 0) items[rating.user].push_back(rating.item);
+    });
+    for (std::vector<std::uint32_t>& list : items) std::sort(list.begin(), list.end());
+    return items;
+  };
+  const std::vector<std::vector<std::uint32_t>> seen = by_user(exclude_path);
+  std::vector<std::vector<std::uint32_t>> held_out = by_user(data_path);
+  RankingSums sums;
+  for (std::uint32_t user = 0; user < model.users; ++user) {
+    std::vector<std::uint32_t>& items = held_out[user];
+    std::erase_if(items, [&](std::uint32_t item) {
+      return std::binary_search(seen[user].begin(), seen[user].end(), item);
+    });
+    if (!model.user_known[user] || items.empty()) continue;
+    TopItems best(top);
+    for (std::uint32_t item = 0; item < model.items; ++item) {
+      if (model.item_known[item] && !std::binary_search(seen[user].begin(), seen[user].end(), item))
+        best.offer(model.predict(user, item), item);
+    }
+    add_ranking(best.take(), items, top, sums);
+  }
+  if (sums.users == 0)
+    throw io::InputError(data_path, 0,
+                         "no held-out interaction of a user the model knows, beyond --exclude's");
+  return sums;
+}
+
 std::vector<Recommendation> recommend(const Model& model, std::uint32_t user, std::size_t top,
                                       const std::string& exclude_path, int index_base) {
   if (user >= model.users || !model.user_known[user]) {

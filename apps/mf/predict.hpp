@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model.hpp"
+#include "ranking.hpp"
 
 namespace schmp::mf {
 
@@ -19,6 +20,12 @@ struct PredictionReport {
 // `output_path` unless it is empty.
 PredictionReport predict(const Model& model, const std::string& data_path, int index_base,
                          const std::string& output_path);
+
+// The ranking metrics at `top` (ranking.hpp) of a model on the held-out interactions of `data_path`,
+// each user's items in `exclude_path` (their training ones) left out of their list and of their
+// held-out items.
+RankingSums rank_held_out(const Model& model, const std::string& data_path, const std::string& exclude_path,
+                          int index_base, std::size_t top);
 
 struct Recommendation {
   std::uint32_t item = 0;

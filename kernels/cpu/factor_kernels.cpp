@@ -55,8 +55,13 @@ double sgd_pass(std::span<const CellRating> cell, AdaptiveRows users, AdaptiveRo
   return squared_error;
 }
 
-void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, FactorColumns users,
-                FactorColumns items, bool relift, bool gather_users, double* numerator, double* denominator) {
+namespace {
+
+// The gathering both objectives share: moves each residual's lift when `relift`, then hands add(row,
+// residual, other entry, rating) every rating.
+template <class Add>
+void gather(std::span<const CellRating> cell, std::span<double> residuals, FactorColumns users,
+            FactorColumns items, bool relift, bool gather_users, Add add) {
   const bool lifted = users.lifted >= 0;
   for (std::size_t e = 0; e < cell.size(); ++e) {
     const CellRating& rating = cell[e];
@@ -68,10 +73,40 @@ void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, F
       residual += w[users.component] * h[items.component];
     }
     const double other = gather_users ? h[items.component] : w[users.component];
-    const std::uint32_t row = gather_users ? rating.user : rating.item;
-    numerator[row] += residual * other;
-    denominator[row] += other * other;
+    add(gather_users ? rating.user : rating.item, residual, other, rating.value);
   }
+}
+
+}  // namespace
+
+void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, FactorColumns users,
+                FactorColumns items, bool relift, bool gather_users, double* numerator, double* denominator) {
+  gather(cell, residuals, users, items, relift, gather_users,
+         [&](std::uint32_t row, double residual, double other, double) {
+           numerator[row] += residual * other;
+           denominator[row] += other * other;
+         });
+}
+
+void ccd_gather_one_class(std::span<const CellRating> cell, std::span<double> residuals, FactorColumns users,
+                          FactorColumns items, bool relift, bool gather_users, double* numerator,
+                          double* denominator) {
+  gather(cell, residuals, users, items, relift, gather_users,
+         [&](std::uint32_t row, double residual, double other, double extra) {
+           numerator[row] += (1 + extra * residual) * other;
+           denominator[row] += extra * other * other;
+         });
+}
+
+double one_class_loss(std::span<const CellRating> cell, const double* user_factors,
+                      const double* item_factors, int width) {
+  double sum = 0;
+  for (const CellRating& rating : cell) {
+    const double fit = dot(user_factors + static_cast<std::size_t>(rating.user) * width,
+                           item_factors + static_cast<std::size_t>(rating.item) * width, width);
+    sum += (1 + rating.value) * (1 - fit) * (1 - fit) - fit * fit;
+  }
+  return sum;
 }
 
 ErrorSums error_sums(std::span<const CellRating> cell, const double* user_factors, const double* item_factors,

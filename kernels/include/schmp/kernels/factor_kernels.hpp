@@ -60,6 +60,19 @@ struct FactorColumns {
 void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, FactorColumns users,
                 FactorColumns items, bool relift, bool gather_users, double* numerator, double* denominator);
 
+// The one-class (implicit feedback) CCD gathering: each rating's value is its confidence less 1, c - 1,
+// and its residual is 1 - (w.h less the lifted component). Adds numerator += (1 + (c - 1) residual)
+// * the other side's entry and denominator += (c - 1) * that entry squared: the observed cells' share of
+// the exact minimiser; the Gram matrix adds every cell's (mf.hpp).
+void ccd_gather_one_class(std::span<const CellRating> cell, std::span<double> residuals, FactorColumns users,
+                          FactorColumns items, bool relift, bool gather_users, double* numerator,
+                          double* denominator);
+
+// The observed cells' share of the one-class loss: the sum over the cell of c (1 - w.h)^2 - (w.h)^2, c
+// = 1 + value. The Gram matrices give every cell's (w.h)^2.
+double one_class_loss(std::span<const CellRating> cell, const double* user_factors,
+                      const double* item_factors, int width);
+
 // Sums over the cell of the squared and absolute errors of w.h against the ratings.
 struct ErrorSums {
   double squared = 0;
