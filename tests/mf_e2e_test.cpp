@@ -541,6 +541,11 @@ INSTANTIATE_TEST_SUITE_P(
 // and a held-out share of each user's items.
 class MfImplicit : public ::testing::Test {
  protected:
+  // Popular items (low ids) and like-minded users (u mod 3 with j mod 3) meet more often.
+  static double interaction_chance(int u, int j) {
+    return 0.2 / (1 + j / 10.0) + (u % 3 == j % 3 ? 0.25 : 0.0);
+  }
+
   static void SetUpTestSuite() {
     dir_ = std::filesystem::temp_directory_path() / ("schmp-mf-implicit-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
@@ -550,8 +555,7 @@ class MfImplicit : public ::testing::Test {
     std::string train, test;
     for (int u = 0; u < 120; ++u) {
       for (int j = 0; j < 70; ++j) {
-        // Popular items (low ids) and like-minded users (u mod 3 with j mod 3) meet more often.
-        const double chance = 0.2 / (1 + j / 10.0) + (u % 3 == j % 3 ? 0.25 : 0.0);
+        const double chance = interaction_chance(u, j);
         if (uniform(random) >= chance) continue;
         const std::string line =
             std::to_string(u) + " " + std::to_string(j) + " " + std::to_string(1 + count(random)) + "\n";
@@ -605,23 +609,30 @@ class MfImplicit : public ::testing::Test {
 std::filesystem::path MfImplicit::dir_;
 std::string MfImplicit::train_, MfImplicit::test_;
 
+// Blocks of one column (CCD++), of two (the last one narrower) and of the whole rank (ALS).
 TEST_F(MfImplicit, ObjectiveIsTheDenseOneAndAgreesAtEveryRankCount) {
-  std::optional<double> single;
-  for (const int ranks : {1, 3, 5}) {
-    const std::string model = file("implicit-" + std::to_string(ranks) + ".txt");
-    const std::string trace = file("implicit-" + std::to_string(ranks) + ".csv");
-    const Output out = train(ranks, "--iterations 6 --eval_every 1 --output " + model + " --trace " + trace);
-    ASSERT_EQ(out.status, 0) << out.text;
-    const double objective = objective_of(out);
-    EXPECT_NEAR(dense_objective(model, 3, 0.5), objective, 1e-9 * objective) << ranks << " ranks";
-    if (!single) single = objective;
-    EXPECT_NEAR(objective, *single, 1e-9 * *single) << ranks << " ranks";
-    EXPECT_EQ(read_text(model).substr(0, 5), "f 12\n");
-    // Every round is an exact minimisation: the objective never rises.
-    const auto rows = read_trace(trace).rows;
-    ASSERT_GE(rows.size(), 6u * 5 * 2);
-    for (std::size_t r = 1; r < rows.size(); ++r)
-      EXPECT_LE(rows[r][2], rows[r - 1][2] * (1 + 1e-12)) << "round " << rows[r][0];
+  for (const int block_size : {1, 2, 5}) {
+    std::optional<double> single;
+    for (const int ranks : {1, 3, 5}) {
+      SCOPED_TRACE("--block_size " + std::to_string(block_size) + " on " + std::to_string(ranks) + " ranks");
+      const std::string model = file("implicit-" + std::to_string(ranks) + ".txt");
+      const std::string trace = file("implicit-" + std::to_string(ranks) + ".csv");
+      const Output out =
+          train(ranks, "--iterations 6 --eval_every 1 --block_size " + std::to_string(block_size) +
+                           " --output " + model + " --trace " + trace);
+      ASSERT_EQ(out.status, 0) << out.text;
+      const double objective = objective_of(out);
+      EXPECT_NEAR(dense_objective(model, 3, 0.5), objective, 1e-9 * objective);
+      if (!single) single = objective;
+      EXPECT_NEAR(objective, *single, 1e-9 * *single);
+      EXPECT_EQ(read_text(model).substr(0, 5), "f 12\n");
+      // Every round is an exact minimisation: the objective never rises.
+      const auto rows = read_trace(trace).rows;
+      const std::size_t blocks = (5 + block_size - 1) / block_size;
+      ASSERT_GE(rows.size(), 6 * blocks * 2);
+      for (std::size_t r = 1; r < rows.size(); ++r)
+        EXPECT_LE(rows[r][2], rows[r - 1][2] * (1 + 1e-12)) << "round " << rows[r][0];
+    }
   }
 }
 
@@ -643,7 +654,7 @@ TEST_F(MfImplicit, RankingMetricsMatchPredictAndBruteForce) {
       (*into)[u].insert(j);
     }
   }
-  double users = 0, precision = 0, recall = 0, ndcg = 0, map = 0, chance = 0;
+  double users = 0, precision = 0, recall = 0, ndcg = 0, map = 0, best_recall = 0;
   for (auto& [u, items] : held) {
     for (const std::uint32_t j : seen[u]) items.erase(j);
     if (items.empty() || seen[u].empty()) continue;
@@ -652,7 +663,13 @@ TEST_F(MfImplicit, RankingMetricsMatchPredictAndBruteForce) {
       if (m.item_known[j] && !seen[u].count(j)) scored.push_back({-m.predict(u, j), j});
     }
     std::sort(scored.begin(), scored.end());
-    chance += std::min(1.0, 7.0 / static_cast<double>(scored.size()));  // a random list's expected recall
+    // The list the data's own chances would make.
+    std::vector<std::pair<double, std::uint32_t>> truth;
+    for (const auto& [score, j] : scored)
+      truth.push_back({-interaction_chance(static_cast<int>(u), static_cast<int>(j)), j});
+    std::sort(truth.begin(), truth.end());
+    for (std::size_t i = 0; i < 7 && i < truth.size(); ++i)
+      best_recall += items.count(truth[i].second) / static_cast<double>(items.size());
     double hits = 0, dcg = 0, ideal = 0, precisions = 0;
     for (std::size_t i = 0; i < 7 && i < scored.size(); ++i) {
       if (!items.count(scored[i].second)) continue;
@@ -677,8 +694,9 @@ TEST_F(MfImplicit, RankingMetricsMatchPredictAndBruteForce) {
     EXPECT_NEAR(number_after(predicted, label), expected, 1e-5) << label;
   }
   EXPECT_EQ(number_after(predicted, "users"), users);
-  // A fitted model finds the users' communities: well above a random list's recall.
-  EXPECT_GT(number_after(out, "recall@7"), 2 * chance / users);
+  // A fitted model finds the users' communities: its lists recall most of what the data's chances do
+  // (a random list, about 0.4 of it).
+  EXPECT_GT(number_after(out, "recall@7"), 0.6 * best_recall / users) << best_recall / users;
 }
 
 TEST_F(MfImplicit, MistakesAreOneLineOnEveryRank) {

@@ -255,8 +255,12 @@ std::vector<double> gram(const std::vector<double>& rows, int rank) {
 }
 
 // --implicit: the Gram round sums W'W and H'H, and each round is the exact minimiser of the dense
-// objective in its entries, hands back its side's new Gram row, and reports its decrease.
-TEST(ImplicitCcdRounds, MinimiseTheDenseObjectiveExactly) {
+// objective in its block of entries, hands back its side's new Gram rows, and reports its decrease;
+// blocks of one column (CCD++), of two (the last one narrower) and of the whole rank (ALS).
+class ImplicitCcdRounds : public ::testing::TestWithParam<int> {};
+
+TEST_P(ImplicitCcdRounds, MinimiseTheDenseObjectiveExactly) {
+  const int block_size = GetParam();
   for (const auto confidence : {mf::Confidence::kLinear, mf::Confidence::kLog}) {
     testing::ScratchDir dir;
     std::mt19937_64 random(5);
@@ -280,6 +284,7 @@ TEST(ImplicitCcdRounds, MinimiseTheDenseObjectiveExactly) {
     config.alpha = 2.5;
     config.confidence = confidence;
     config.epsilon = 0.5;
+    config.block_size = block_size;
     mf::MatrixFactorization::Worker worker(config, WorkerContext{0, 1, 1, 4});
     worker.start(worker.setup());
     mf::MatrixFactorization::Block home = worker.make_block();
@@ -294,15 +299,19 @@ TEST(ImplicitCcdRounds, MinimiseTheDenseObjectiveExactly) {
       EXPECT_NEAR(sums[e], users_gram[e], 1e-12);
       EXPECT_NEAR(sums[9 + e], items_gram[e], 1e-12);
     }
-    const std::vector<std::pair<std::uint32_t, bool>> steps{{0, false}, {0, true}, {2, false}, {2, true},
-                                                            {1, false}, {1, true}, {0, false}, {0, true}};
+    const std::uint32_t last = mf::component_count(config) - 1;
+    const std::vector<std::pair<std::uint32_t, bool>> steps{{0, false},    {0, true},   {last, false},
+                                                            {last, true},  {0, false},  {0, true},
+                                                            {last, false}, {last, true}};
     for (const auto& [component, users] : steps) {
       const double before = one_class_objective(counts, worker.part(home), 3, config);
       mf::MatrixFactorization::Step step;
       step.component = component;
       step.users = users;
+      const mf::ColumnBlock columns = mf::columns_of(config, component);
       const std::vector<double>& other = users ? items_gram : users_gram;
-      step.gram_row.assign(other.begin() + component * 3, other.begin() + component * 3 + 3);
+      step.gram_row.assign(other.begin() + columns.first * 3,
+                           other.begin() + (columns.first + columns.span) * 3);
       worker.update(step, 0, home);
       const mf::MatrixFactorization::Partial partial = worker.end_update(step, home);
       mf::MatrixFactorization::Part after = worker.part(home);
@@ -313,17 +322,23 @@ TEST(ImplicitCcdRounds, MinimiseTheDenseObjectiveExactly) {
       std::vector<double>& rows = users ? after.user_factors : after.item_factors;
       std::vector<double>& updated = users ? users_gram : items_gram;
       updated = gram(rows, 3);
-      for (std::size_t g = 0; g < 3; ++g) EXPECT_NEAR(partial.gram[g], updated[component * 3 + g], 1e-12);
+      ASSERT_EQ(partial.gram.size(), static_cast<std::size_t>(columns.span) * 3);
+      for (std::size_t e = 0; e < partial.gram.size(); ++e)
+        EXPECT_NEAR(partial.gram[e], updated[columns.first * 3 + e], 1e-12);
       for (std::size_t row = 0; row * 3 < rows.size(); ++row) {
-        for (const double nudge : {-1e-4, 1e-4}) {
-          rows[row * 3 + component] += nudge;
-          EXPECT_GT(one_class_objective(counts, after, 3, config), objective);
-          rows[row * 3 + component] -= nudge;
+        for (int c = columns.first; c < columns.first + columns.span; ++c) {
+          for (const double nudge : {-1e-4, 1e-4}) {
+            rows[row * 3 + c] += nudge;
+            EXPECT_GT(one_class_objective(counts, after, 3, config), objective);
+            rows[row * 3 + c] -= nudge;
+          }
         }
       }
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(BlockSizes, ImplicitCcdRounds, ::testing::Values(1, 2, 3));
 
 INSTANTIATE_TEST_SUITE_P(WithAndWithoutBiases, CcdRounds, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {

@@ -80,6 +80,49 @@ TEST(RotationResume, MfSgdContinuesExactly) {
   EXPECT_EQ(read_text(scratch.file("resumed_plain")), read_text(scratch.file("last")));
 }
 
+// --implicit: the coordinator's Gram matrices are not in the checkpoint; the resumed run sums them
+// afresh, and goes on as the uninterrupted one, at the same rank count or another.
+TEST(RotationResume, MfImplicitContinues) {
+  ScratchDir scratch;
+  const std::string ratings = scratch.file("mf.txt");
+  const Output made = run(std::string(SCHMP_GENERATE_BIN) +
+                          " mf --users 300 --items 200 --rank 4 --ratings 9000 --test_ratings 0 --noise 0.5"
+                          " --seed 6 --out " +
+                          ratings);
+  ASSERT_EQ(made.status, 0) << made.text;
+  // The ratings above 0 as counts of interactions.
+  std::ifstream in(ratings);
+  std::string counts;
+  for (std::string user, item; in >> user >> item;) {
+    double rating = 0;
+    in >> rating;
+    if (rating > 0)
+      counts += user + " " + item + " " + std::to_string(1 + static_cast<int>(3 * rating)) + "\n";
+  }
+  const std::string data = scratch.file("counts.txt");
+  std::ofstream(data) << counts;
+  const std::string mf = std::string(SCHMP_MF_BIN) + " --data " + data +
+                         " --implicit --rank 6 --block_size 4 --alpha 2 --lambda 0.5 --progress_seconds 0";
+  const Output whole = run(mpirun(3) + mf + " --iterations 8");
+  ASSERT_EQ(whole.status, 0) << whole.text;
+  const std::string checkpoint = scratch.file("run.checkpoint");
+  const Output first = run(mpirun(3) + mf + " --iterations 5 --checkpoint " + checkpoint);
+  ASSERT_EQ(first.status, 0) << first.text;
+  for (const int ranks : {3, 2}) {
+    const Output resumed = run(mpirun(ranks) + mf + " --iterations 8 --resume " + checkpoint);
+    ASSERT_EQ(resumed.status, 0) << resumed.text;
+    EXPECT_NEAR(objective_of(resumed), objective_of(whole), 1e-10 * objective_of(whole)) << ranks << " ranks";
+  }
+  // Resumed with another confidence, it would fit another objective: refused.
+  const Output other = run(mpirun(3) + mf + " --alpha 3 --iterations 8 --resume " + checkpoint);
+  EXPECT_NE(other.status, 0);
+  EXPECT_NE(
+      other.text.find("the checkpoint was made with --algorithm ccd --rank 6 --biases=false --lambda 0.5 "
+                      "--implicit --alpha 2 --confidence linear"),
+      std::string::npos)
+      << other.text;
+}
+
 // A sweep's random numbers follow from the seed, the worker, the iteration and the block, so a resumed
 // chain draws what the uninterrupted one did, not the first iterations' numbers again: with the samplers
 // that keep no order of their own (the sparse one lists each document's topics by count, ties as they

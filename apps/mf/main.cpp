@@ -55,6 +55,9 @@ SCHMP_FLAG(
     "--implicit: how a count becomes a weight, 1 + alpha r (linear) or 1 + alpha log(1 + r / epsilon)");
 SCHMP_FLAG(double, epsilon, kDefaults.epsilon, schmp::positive(),
            "--implicit --confidence log: the count's unit");
+SCHMP_FLAG(int32, block_size, kDefaults.block_size, at_least(1),
+           "--implicit: factor columns each row solves at once (1: one at a time as CCD++; --rank: ALS's "
+           "exact solve); each row gathers about block_size^2 / 2 sums");
 SCHMP_FLAG(double, tol, kDefaults.tol, at_least(0),
            "Stop when an iteration lowers the objective by at most this, relatively (0: never)");
 SCHMP_FLAG(
@@ -149,8 +152,8 @@ int main(int argc, char** argv) {
       !unread.empty())
     return job.refuse(unread);
   if (!FLAGS_implicit) {
-    if (const std::string unread =
-            schmp::unread_flag({"alpha", "confidence", "epsilon", "top"}, "in training without --implicit");
+    if (const std::string unread = schmp::unread_flag({"alpha", "confidence", "epsilon", "top", "block_size"},
+                                                      "in training without --implicit");
         !unread.empty())
       return job.refuse(unread);
   }
@@ -173,6 +176,7 @@ int main(int argc, char** argv) {
       FLAGS_confidence == "log" ? schmp::mf::Confidence::kLog : schmp::mf::Confidence::kLinear;
   config.epsilon = FLAGS_epsilon;
   config.top = FLAGS_top;
+  config.block_size = FLAGS_block_size;
   config.tol = FLAGS_tol;
   config.early_stop = FLAGS_early_stop;
   config.priority = FLAGS_priority;

@@ -2,6 +2,8 @@
 
 #include <tbb/parallel_for.h>
 
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -13,6 +15,7 @@
 #include "schmp/kernels/device.hpp"
 #include "schmp/kernels/fast_random.hpp"
 #include "schmp/output.hpp"
+#include "schmp/packed_symmetric.hpp"
 #include "schmp/peers.hpp"
 
 namespace schmp::mf {
@@ -117,6 +120,18 @@ double rating_scale(const MatrixFactorization::Setup& summed, const Config& conf
                        "every rating is " + shortest(summed.sum / summed.ratings) +
                            ", which leaves the factors nothing to fit; for interactions (clicks, plays, a 1 "
                            "where something happened) use --implicit");
+}
+
+ColumnBlock columns_of(const Config& config, std::uint32_t component) {
+  if (!config.implicit) return {static_cast<int>(component), 1};
+  const int first = static_cast<int>(component) * config.block_size;
+  return {first, std::min(config.block_size, config.rank - first)};
+}
+
+std::uint32_t component_count(const Config& config) {
+  if (config.implicit)
+    return static_cast<std::uint32_t>((config.rank + config.block_size - 1) / config.block_size);
+  return static_cast<std::uint32_t>(kernels::RowLayout{config.rank, config.biases}.width());
 }
 
 double confidence_extra(double count, const Config& config) {
@@ -267,20 +282,23 @@ void MatrixFactorization::Worker::hold_out(const std::vector<io::Rating>& mine,
 }
 
 void MatrixFactorization::Worker::rank_block(std::uint32_t block, const Block& held) {
+  if (ranked_rows_.empty()) return;
   const auto width = static_cast<std::size_t>(layout_.width());
   const auto workers = static_cast<std::uint64_t>(context_.count);
   const std::size_t items = held.factors.size() / width;
-  tbb::parallel_for(std::size_t{0}, ranked_rows_.size(), [&](std::size_t r) {
-    const std::uint32_t row = ranked_rows_[r];
-    const double* w = &user_factors_[row * width];
-    const std::vector<std::uint32_t>& seen = seen_[row];
+  std::vector<double> ranked_factors;
+  for (const std::uint32_t row : ranked_rows_) {
+    const auto from = user_factors_.begin() + static_cast<std::ptrdiff_t>(row * width);
+    ranked_factors.insert(ranked_factors.end(), from, from + static_cast<std::ptrdiff_t>(width));
+  }
+  score_all(ranked_factors, held.factors, width, [&](std::size_t r, const double* scores) {
+    const std::vector<std::uint32_t>& seen = seen_[ranked_rows_[r]];
     auto next_seen = std::lower_bound(seen.begin(), seen.end(), block);  // the items rise with the row
     for (std::size_t at = 0; at < items; ++at) {
       const auto item = static_cast<std::uint32_t>(at * workers + block);
       while (next_seen != seen.end() && *next_seen < item) ++next_seen;
-      if (item_counts_[item] == 0 || (next_seen != seen.end() && *next_seen == item)) continue;
-      const double* h = &held.factors[at * width];
-      top_[r].offer(std::inner_product(w, w + width, h, 0.0), item);
+      if (item_counts_[item] > 0 && (next_seen == seen.end() || *next_seen != item))
+        top_[r].offer(scores[at], item);
     }
   });
 }
@@ -337,8 +355,8 @@ void MatrixFactorization::Worker::start(const Setup& summed) {
   if (config_.algorithm == Algorithm::kSgd) {
     user_gradient_sums_.assign(user_counts_.size(), 1.0);
   } else {
-    numerator_.assign(user_counts_.size(), 0.0);
-    denominator_.assign(user_counts_.size(), 0.0);
+    numerator_.assign(user_counts_.size() * gathered_per_row(), 0.0);
+    denominator_.assign(user_counts_.size() * packed_size(gathered_per_row()), 0.0);
     // Items and biases start at zero (see make_block), so the residuals start as the targets themselves.
     residuals_.clear();
     for (const auto& cell : train_.all()) {
@@ -406,8 +424,8 @@ MatrixFactorization::Block MatrixFactorization::Worker::make_block() const {
   if (sgd) {
     block.gradient_sums.assign(rows, 1.0);
   } else {
-    block.numerator.assign(rows, 0.0);
-    block.denominator.assign(rows, 0.0);
+    block.numerator.assign(rows * gathered_per_row(), 0.0);
+    block.denominator.assign(rows * packed_size(gathered_per_row()), 0.0);
   }
   return block;
 }
@@ -446,17 +464,27 @@ void MatrixFactorization::Worker::update(const Step& step, std::uint32_t block, 
   const int component = static_cast<int>(step.component);
   const bool relift = lifted_ != component;
   const int lifted = relift ? lifted_ : -1;
+  const ColumnBlock columns = columns_of(config_, step.component);
+  const ColumnBlock lifted_columns =
+      lifted >= 0 ? columns_of(config_, static_cast<std::uint32_t>(lifted)) : ColumnBlock{-1, 0};
   if (block == static_cast<std::uint32_t>(context_.index) && context_.count > 1)
-    narrow(held, component, lifted);
+    narrow(held, columns, lifted_columns);
   const kernels::FactorColumns items =
-      narrow_ ? kernels::FactorColumns{held.factors.data(), lifted >= 0 ? 2 : 1, 0, lifted >= 0 ? 1 : -1}
-              : kernels::FactorColumns{held.factors.data(), layout_.width(), component, lifted};
+      narrow_ ? kernels::FactorColumns{held.factors.data(),
+                                       columns.span + lifted_columns.span,
+                                       0,
+                                       lifted >= 0 ? columns.span : -1,
+                                       columns.span,
+                                       lifted_columns.span}
+              : kernels::FactorColumns{held.factors.data(),  layout_.width(), columns.first,
+                                       lifted_columns.first, columns.span,    lifted_columns.span};
   if (device_) {
     device_->ccd_gather(gpu_cell, component, lifted, items, held.numerator.size(), relift, step.users,
                         held.numerator, held.denominator);
     return;
   }
-  const kernels::FactorColumns users{user_factors_.data(), layout_.width(), component, lifted};
+  const kernels::FactorColumns users{user_factors_.data(), layout_.width(), columns.first,
+                                     lifted_columns.first, columns.span,    lifted_columns.span};
   double* numerator = step.users ? numerator_.data() : held.numerator.data();
   double* denominator = step.users ? denominator_.data() : held.denominator.data();
   const auto gather = config_.implicit ? kernels::ccd_gather_one_class : kernels::ccd_gather;
@@ -465,18 +493,22 @@ void MatrixFactorization::Worker::update(const Step& step, std::uint32_t block, 
   });
 }
 
-void MatrixFactorization::Worker::narrow(Block& home, int component, int lifted) {
-  // A CCD++ round reads two columns of the item rows and writes none (the home worker solves at the
-  // end), so the block travels as a copy of those columns: k + 2 times fewer bytes around the ring.
+void MatrixFactorization::Worker::narrow(Block& home, ColumnBlock columns, ColumnBlock lifted) {
+  // A CCD++ round reads the round's columns and the lifted ones of the item rows and writes none (the
+  // home worker solves at the end), so the block travels as a copy of those: (k + 2) / 2 times fewer
+  // bytes around the ring for one column each.
   const auto width = static_cast<std::size_t>(layout_.width());
-  const std::size_t columns = lifted >= 0 ? 2 : 1;
+  const auto round_span = static_cast<std::size_t>(columns.span);
+  const auto lifted_span = static_cast<std::size_t>(lifted.first >= 0 ? lifted.span : 0);
+  const std::size_t copied = round_span + lifted_span;
   home_factors_.swap(home.factors);
   const std::size_t rows = home_factors_.size() / width;
-  home.factors.resize(rows * columns);
+  home.factors.resize(rows * copied);
   for (std::size_t row = 0; row < rows; ++row) {
-    home.factors[row * columns] = home_factors_[row * width + static_cast<std::size_t>(component)];
-    if (lifted >= 0)
-      home.factors[row * columns + 1] = home_factors_[row * width + static_cast<std::size_t>(lifted)];
+    const double* from = &home_factors_[row * width];
+    double* to = &home.factors[row * copied];
+    std::copy_n(from + columns.first, round_span, to);
+    if (lifted_span > 0) std::copy_n(from + lifted.first, lifted_span, to + round_span);
   }
   narrow_ = true;
 }
@@ -502,29 +534,18 @@ MatrixFactorization::Partial MatrixFactorization::Worker::end_update(const Step&
   // The exact minimiser of each row's entry `component`: a quadratic a x^2 - 2 b x + c with
   // a = lambda n + denominator and b = numerator, so the objective falls by a (x_old - x_new)^2. (The
   // coordinator never asks for a fixed 1 of the bias layout: a user round on the item bias, say.)
-  // --implicit adds every cell's share through the other side's Gram row G (mf.hpp): a = lambda + G_ff
-  // + denominator, b = numerator - sum_{g != f} x_g G_fg; the round hands back its side's new row.
   const std::size_t f = step.component;
-  if (config_.implicit) partial.gram.assign(static_cast<std::size_t>(layout_.rank), 0.0);
   auto solve = [&](std::vector<double>& factors, std::vector<double>& numerator,
                    std::vector<double>& denominator, auto count_of) {
+    if (config_.implicit) return solve_one_class(step, factors, numerator, denominator, count_of, partial);
     for (std::size_t row = 0; row < numerator.size(); ++row) {
       const double count = count_of(row);
-      double* x = &factors[row * static_cast<std::size_t>(width)];
-      if (count > 0 && config_.implicit) {
-        double others = 0;
-        for (std::size_t g = 0; g < step.gram_row.size(); ++g)
-          others += g == f ? 0.0 : x[g] * step.gram_row[g];
-        const double curvature = lambda_ + step.gram_row[f] + denominator[row];
-        const double solved = (numerator[row] - others) / curvature;
-        partial.decrease += curvature * (x[f] - solved) * (x[f] - solved);
-        x[f] = solved;
-        for (std::size_t g = 0; g < partial.gram.size(); ++g) partial.gram[g] += solved * x[g];
-      } else if (count > 0) {
+      if (count > 0) {
+        double& x = factors[row * static_cast<std::size_t>(width) + f];
         const double curvature = lambda_ * count + denominator[row];
         const double solved = numerator[row] / curvature;
-        partial.decrease += curvature * (x[f] - solved) * (x[f] - solved);
-        x[f] = solved;
+        partial.decrease += curvature * (x - solved) * (x - solved);
+        x = solved;
       }
       numerator[row] = 0;
       denominator[row] = 0;
@@ -542,6 +563,60 @@ MatrixFactorization::Partial MatrixFactorization::Worker::end_update(const Step&
   }
   lifted_ = static_cast<int>(step.component);
   return partial;
+}
+
+template <class CountOf>
+void MatrixFactorization::Worker::solve_one_class(const Step& step, std::vector<double>& factors,
+                                                  std::vector<double>& numerator,
+                                                  std::vector<double>& denominator, CountOf count_of,
+                                                  Partial& partial) const {
+  // Each row's block x_B minimises x' A x - 2 b' x with A = lambda I + G_BB + the gathered (c - 1) h h'
+  // and b = the gathered sums less G_{B,-B} x_{-B} (mf.hpp), G the other side's Gram rows of B: a
+  // Cholesky solve. The objective falls by (x_old - x_new)' A (x_old - x_new). Rows go in fixed chunks
+  // whose sums are added in order, so that the threads do not change the result.
+  const ColumnBlock columns = columns_of(config_, step.component);
+  const auto span = static_cast<std::size_t>(columns.span), first = static_cast<std::size_t>(columns.first);
+  const auto k = static_cast<std::size_t>(layout_.rank), width = static_cast<std::size_t>(layout_.width());
+  const std::size_t packed = packed_size(span), rows = factors.size() / width;
+  constexpr std::size_t kChunk = 256;
+  const std::size_t chunks = (rows + kChunk - 1) / kChunk;
+  std::vector<double> decrease(chunks, 0.0), gram(chunks * span * k, 0.0);
+  tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t chunk) {
+    Eigen::MatrixXd a(span, span);
+    Eigen::VectorXd b(span), solved(span), step_taken(span);
+    double* chunk_gram = &gram[chunk * span * k];
+    for (std::size_t row = chunk * kChunk; row < std::min(rows, (chunk + 1) * kChunk); ++row) {
+      double* x = &factors[row * width];
+      const double* sums = &numerator[row * span];
+      const double* products = &denominator[row * packed];
+      if (count_of(row) > 0) {
+        for (std::size_t c = 0; c < span; ++c) {
+          const double* gram_row = &step.gram_row[c * k];
+          double others = 0;
+          for (std::size_t g = 0; g < k; ++g)
+            others += g >= first && g < first + span ? 0.0 : gram_row[g] * x[g];
+          b(c) = sums[c] - others;
+          for (std::size_t d = 0; d <= c; ++d)
+            a(c, d) = a(d, c) = gram_row[first + d] + products[packed_index(d, c)];
+          a(c, c) += lambda_;
+        }
+        solved = a.llt().solve(b);
+        for (std::size_t c = 0; c < span; ++c) step_taken(c) = x[first + c] - solved(c);
+        decrease[chunk] += step_taken.dot(a * step_taken);
+        for (std::size_t c = 0; c < span; ++c) x[first + c] = solved(c);
+        for (std::size_t c = 0; c < span; ++c) {
+          for (std::size_t g = 0; g < k; ++g) chunk_gram[c * k + g] += x[first + c] * x[g];
+        }
+      }
+      std::fill_n(&numerator[row * span], span, 0.0);
+      std::fill_n(&denominator[row * packed], packed, 0.0);
+    }
+  });
+  partial.gram.assign(span * k, 0.0);
+  for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+    partial.decrease += decrease[chunk];
+    for (std::size_t e = 0; e < span * k; ++e) partial.gram[e] += gram[chunk * span * k + e];
+  }
 }
 
 void MatrixFactorization::Worker::evaluate(std::uint32_t block, const Block& held) {
@@ -760,7 +835,7 @@ MatrixFactorization::Coordinator::Coordinator(const Config& config, const Setup&
       scale_(rating_scale(summed, config)),
       lambda_(config.lambda / scale_),
       layout_{config.rank, config.biases},
-      component_decrease_(static_cast<std::size_t>(layout_.width()), 0.0) {
+      component_decrease_(component_count(config), 0.0) {
   // Without a rating the test RMSE would print as a perfect 0.
   if (!config.test.empty() && summed.test_ratings == 0) {
     throw io::InputError(config.test, 0,
@@ -792,7 +867,7 @@ std::uint32_t MatrixFactorization::Coordinator::pick_component() {
   // Priority orders each sweep by how much each component's last update lowered the objective, still
   // moving first. Sampling components by that decrease instead (with replacement, as the dynamic
   // schedulers sample parameters) starved some components and converged more slowly on MovieLens.
-  const auto components = static_cast<std::uint64_t>(layout_.width());
+  const auto components = static_cast<std::uint64_t>(component_decrease_.size());
   const auto position = static_cast<std::size_t>(component_updates_ % components);
   if (position == 0) {
     sweep_order_.resize(components);
@@ -832,7 +907,9 @@ MatrixFactorization::Step MatrixFactorization::Coordinator::schedule() {
   if (config_.implicit) {
     const std::vector<double>& other = gram(!step.users);
     const auto k = static_cast<std::ptrdiff_t>(layout_.rank);
-    step.gram_row.assign(other.begin() + component_ * k, other.begin() + (component_ + 1) * k);
+    const ColumnBlock columns = columns_of(config_, component_);
+    step.gram_row.assign(other.begin() + columns.first * k,
+                         other.begin() + (columns.first + columns.span) * k);
   }
   return step;
 }
@@ -853,14 +930,18 @@ void MatrixFactorization::Coordinator::aggregate(const Step& step, const Partial
   }
   if (config_.implicit) {
     std::vector<double>& updated = gram(step.users);
-    const std::size_t k = summed.gram.size(), f = step.component;
-    for (std::size_t g = 0; g < k; ++g) updated[f * k + g] = updated[g * k + f] = summed.gram[g];
+    const auto k = static_cast<std::size_t>(layout_.rank);
+    const ColumnBlock columns = columns_of(config_, step.component);
+    for (std::size_t c = 0; c < static_cast<std::size_t>(columns.span); ++c) {
+      const std::size_t f = static_cast<std::size_t>(columns.first) + c;
+      for (std::size_t g = 0; g < k; ++g) updated[f * k + g] = updated[g * k + f] = summed.gram[c * k + g];
+    }
   }
   decrease_ += summed.decrease;
   if (--rounds_left_ > 0) return;
   component_decrease_[component_] = decrease_;
   ++component_updates_;
-  if (component_updates_ % static_cast<std::uint64_t>(layout_.width()) == 0) {
+  if (component_updates_ % component_decrease_.size() == 0) {
     ++iterations_;
     iteration_done_ = true;
   }
@@ -925,7 +1006,7 @@ Report MatrixFactorization::Coordinator::report(const Stats& summed) {
 }
 
 bool MatrixFactorization::Coordinator::at_iteration_boundary() const {
-  return rounds_left_ == 0 && component_updates_ % static_cast<std::uint64_t>(layout_.width()) == 0;
+  return rounds_left_ == 0 && component_updates_ % component_decrease_.size() == 0;
 }
 
 MatrixFactorization::Progress MatrixFactorization::Coordinator::save() const {

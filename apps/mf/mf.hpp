@@ -26,16 +26,17 @@
 //
 // p_uj = 1 where the data has a positive count r_uj and 0 elsewhere, c_uj = 1 + alpha r_uj there (or
 // 1 + alpha log(1 + r_uj / epsilon)) and 1 elsewhere. It splits into every cell's (w_u.h_j)^2, which is
-// trace(W'W H'H), plus the observed cells' c (1 - w.h)^2 - (w.h)^2. So CCD++ runs as above on the
-// observed cells alone, a cell's value being c - 1 and its residual 1 - w.h (lifted): entry f of w_u is
-// exactly minimised at
+// trace(W'W H'H), plus the observed cells' c (1 - w.h)^2 - (w.h)^2. So CCD++'s schedule runs on the
+// observed cells alone, with blocks of --block_size columns B in place of one (iALS++, Rendle et al.
+// 2021): a cell's value is c - 1 and its residual e = 1 - w.h with the block left out (lifted), and
+// each row's w_B is exactly minimised at the solution of
 //
-//   (sum_obs (1 + (c - 1) e_uj) h_jf - sum_{g != f} w_ug G_gf) / (lambda + G_ff + sum_obs (c - 1) h_jf^2),
+//   (lambda I + G_BB + sum_obs (c - 1) h_B h_B') w_B = sum_obs (1 + (c - 1) e_uj) h_B - G_{B,-B} w_{-B},
 //
-// e the lifted residual and G = H'H, the items' k x k Gram matrix (likewise for items with W'W). The
-// coordinator keeps both Gram matrices: a first round sums them over the workers, each round ships the
-// row its component needs and gets back the row its update changed. A sweep costs O(nnz k + (users +
-// items) k^2), and the dense matrix is never formed. No biases, no rating scale (the targets are 0 and 1).
+// G = H'H, the items' k x k Gram matrix (likewise for items with W'W). The coordinator keeps both Gram
+// matrices: a first round sums them over the workers, each round ships the rows its block needs and
+// gets back the rows its update changed. A sweep costs O(nnz k (b + 2) + (users + items) k^2), and the
+// dense matrix is never formed. No biases, no rating scale (the targets are 0 and 1).
 //
 // With --device gpu each worker runs its cells' work on a GPU (kernels::FactorDevice): its ratings,
 // residuals and user rows stay there, the travelling item blocks are staged in and out at each
@@ -85,6 +86,7 @@ struct Config {
   Confidence confidence = Confidence::kLinear;
   double epsilon = 1;
   std::size_t top = 10;  // --implicit --test: the ranking metrics' K (ranking.hpp)
+  int block_size = 8;    // --implicit: the factor columns each row solves at once (1: CCD++; rank: ALS)
   std::string output;
 
   io::RunFiles files() const { return {{{"--output", output}}, {{"--data", data}, {"--test", test}}}; }
@@ -94,6 +96,16 @@ struct Config {
 
 // Whether a Config is usable; the error names the flag.
 void check(const Config& config);
+
+// The factor columns a component of the coordinator names: one column, or with --implicit a block of
+// --block_size columns (the last may be narrower).
+struct ColumnBlock {
+  int first = 0;
+  int span = 1;
+};
+ColumnBlock columns_of(const Config& config, std::uint32_t component);
+// How many components a sweep updates: the factor columns, or their blocks with --implicit.
+std::uint32_t component_count(const Config& config);
 
 struct MatrixFactorization;
 
@@ -287,8 +299,16 @@ struct MatrixFactorization {
     void for_each_cell(std::uint32_t block, Work work);
     // A trained row's start: latent entries random (or zero), biases zero beside their fixed 1.
     void initialise(double* row, std::uint64_t id, bool user, bool random) const;
-    // Swaps the home block's rows for a copy of two of their columns, for a CCD++ round's travels.
-    void narrow(Block& home, int component, int lifted);
+    // Swaps the home block's rows for a copy of the round's and the lifted columns, for its travels.
+    void narrow(Block& home, ColumnBlock columns, ColumnBlock lifted);
+    // --implicit: the end of a round, each row's block of columns solved exactly (mf.hpp).
+    template <class CountOf>
+    void solve_one_class(const Step& step, std::vector<double>& factors, std::vector<double>& numerator,
+                         std::vector<double>& denominator, CountOf count_of, Partial& partial) const;
+    // The sums a round gathers per row: numerator values, then as many columns' products packed.
+    std::size_t gathered_per_row() const {
+      return config_.implicit ? static_cast<std::size_t>(std::min(config_.block_size, config_.rank)) : 1;
+    }
     // The user rows and their AdaGrad sums as they stand: copies of the host's, or downloaded from the
     // GPU, which holds them with --device gpu.
     std::vector<double> current_user_factors() const;

@@ -48,20 +48,35 @@ RankingSums rank_held_out(const Model& model, const std::string& data_path, cons
   };
   const std::vector<std::vector<std::uint32_t>> seen = by_user(exclude_path);
   std::vector<std::vector<std::uint32_t>> held_out = by_user(data_path);
-  RankingSums sums;
+  // The users who count, and their factor rows side by side for score_all.
+  const auto k = static_cast<std::size_t>(model.rank);
+  std::vector<std::uint32_t> ranked;
+  std::vector<double> factors;
   for (std::uint32_t user = 0; user < model.users; ++user) {
     std::vector<std::uint32_t>& items = held_out[user];
     std::erase_if(items, [&](std::uint32_t item) {
       return std::binary_search(seen[user].begin(), seen[user].end(), item);
     });
     if (!model.user_known[user] || items.empty()) continue;
-    TopItems best(top);
-    for (std::uint32_t item = 0; item < model.items; ++item) {
-      if (model.item_known[item] && !std::binary_search(seen[user].begin(), seen[user].end(), item))
-        best.offer(model.predict(user, item), item);
-    }
-    add_ranking(best.take(), items, top, sums);
+    ranked.push_back(user);
+    factors.insert(factors.end(), model.user_factors.begin() + user * k,
+                   model.user_factors.begin() + (user + 1) * k);
   }
+  std::vector<RankingSums> per_user(ranked.size());
+  score_all(factors, model.item_factors, k, [&](std::size_t r, const double* scores) {
+    const std::uint32_t user = ranked[r];
+    TopItems best(top);
+    auto next_seen = seen[user].begin();
+    for (std::uint32_t item = 0; item < model.items; ++item) {
+      while (next_seen != seen[user].end() && *next_seen < item) ++next_seen;
+      if (model.item_known[item] && (next_seen == seen[user].end() || *next_seen != item))
+        best.offer(scores[item], item);
+    }
+    add_ranking(best.take(), held_out[user], top, per_user[r]);
+  });
+  // Added in the users' order, whatever the threads' was.
+  RankingSums sums;
+  for (const RankingSums& user : per_user) sums += user;
   if (sums.users == 0)
     throw io::InputError(data_path, 0,
                          "no held-out interaction of a user the model knows, beyond --exclude's");

@@ -1,5 +1,8 @@
 #include "ranking.hpp"
 
+#include <tbb/parallel_for.h>
+
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 
@@ -32,6 +35,25 @@ std::vector<std::uint32_t> TopItems::take() {
   for (const auto& [score, item] : heap_) items.push_back(item);
   heap_.clear();
   return items;
+}
+
+void score_all(std::span<const double> users, std::span<const double> items, std::size_t width,
+               const std::function<void(std::size_t row, const double* scores)>& take) {
+  using Rows = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const auto item_count = static_cast<Eigen::Index>(items.size() / width);
+  const Eigen::Map<const Rows> item_rows(items.data(), item_count, static_cast<Eigen::Index>(width));
+  // 64 users at once: the product reads each item row once per 64 users, and a block's scores (64 x
+  // items doubles) stay small beside the factors.
+  constexpr std::size_t kUsers = 64;
+  const std::size_t rows = users.size() / width, blocks = (rows + kUsers - 1) / kUsers;
+  tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t block) {
+    const std::size_t first = block * kUsers, count = std::min(kUsers, rows - first);
+    const Eigen::Map<const Rows> user_rows(users.data() + first * width, static_cast<Eigen::Index>(count),
+                                           static_cast<Eigen::Index>(width));
+    const Rows scores = user_rows * item_rows.transpose();
+    for (std::size_t r = 0; r < count; ++r)
+      take(first + r, scores.data() + r * static_cast<std::size_t>(item_count));
+  });
 }
 
 void add_ranking(std::span<const std::uint32_t> ranked, std::span<const std::uint32_t> held_out,

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -27,6 +28,14 @@ struct RankingSums {
   void visit(V& v) {
     v(users, precision, recall, ndcg, average_precision);
   }
+  RankingSums& operator+=(const RankingSums& other) {
+    users += other.users;
+    precision += other.precision;
+    recall += other.recall;
+    ndcg += other.ndcg;
+    average_precision += other.average_precision;
+    return *this;
+  }
 };
 
 // The K best (score, item) pairs offered: higher score first, ties to the lower item.
@@ -41,6 +50,12 @@ class TopItems {
   std::size_t k_;
   std::vector<std::pair<double, std::uint32_t>> heap_;  // worst on top
 };
+
+// Scores every user row against every item row (both `width` wide, row-major), a block of users at
+// a time as one matrix product, on the threads: take(r, scores) gets user row r's scores of all the
+// items, in their order. Calls for different rows may run at once.
+void score_all(std::span<const double> users, std::span<const double> items, std::size_t width,
+               const std::function<void(std::size_t row, const double* scores)>& take);
 
 // Adds one user's metrics at K to `sums`: `ranked` their list, best first; `held_out` T, sorted.
 void add_ranking(std::span<const std::uint32_t> ranked, std::span<const std::uint32_t> held_out,

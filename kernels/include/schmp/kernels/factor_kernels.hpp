@@ -46,11 +46,15 @@ double sgd_pass(std::span<const CellRating> cell, AdaptiveRows users, AdaptiveRo
 // Moving the lift from one component to the next subtracts the new one out and adds the old one in.
 // Factor rows as a round sees them: the rows, their width, and where in a row the round's component
 // and the lifted one (-1: none) are. Item rows may be a narrow copy holding those two columns only.
+// The one-class rounds take a block of components at once: `span` columns from `component`, and the
+// lifted block's `lifted_span` from `lifted`.
 struct FactorColumns {
   const double* rows = nullptr;
   int width = 1;
   int component = 0;
   int lifted = -1;
+  int span = 1;
+  int lifted_span = 1;
 };
 
 // CCD++ gathering over a cell: when `relift`, first moves each residual's lift to the round's
@@ -60,10 +64,12 @@ struct FactorColumns {
 void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, FactorColumns users,
                 FactorColumns items, bool relift, bool gather_users, double* numerator, double* denominator);
 
-// The one-class (implicit feedback) CCD gathering: each rating's value is its confidence less 1, c - 1,
-// and its residual is 1 - (w.h less the lifted component). Adds numerator += (1 + (c - 1) residual)
-// * the other side's entry and denominator += (c - 1) * that entry squared: the observed cells' share of
-// the exact minimiser; the Gram matrix adds every cell's (mf.hpp).
+// The one-class (implicit feedback) gathering over a block of components: each rating's value is its
+// confidence less 1, c - 1, and its residual is 1 - (w.h less the lifted block). When `relift`, first
+// moves the lift to the round's block; then adds, per row (span values each), numerator += (1 + (c - 1)
+// residual) x and denominator += (c - 1) x x' (packed, span (span + 1) / 2 values each, as
+// schmp/packed_symmetric.hpp lays it out), x the other side's entries of the block: the observed cells'
+// share of the block's exact minimiser; the Gram matrix adds every cell's (mf.hpp).
 void ccd_gather_one_class(std::span<const CellRating> cell, std::span<double> residuals, FactorColumns users,
                           FactorColumns items, bool relift, bool gather_users, double* numerator,
                           double* denominator);
