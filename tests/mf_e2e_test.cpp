@@ -699,6 +699,28 @@ TEST_F(MfImplicit, RankingMetricsMatchPredictAndBruteForce) {
   EXPECT_GT(number_after(out, "recall@7"), 0.6 * best_recall / users) << best_recall / users;
 }
 
+// Interactions given as events, a line each, fit as their counts summed.
+TEST_F(MfImplicit, RepeatedPairsAddUpTheirCounts) {
+  std::ifstream in(train_);
+  std::string events;
+  for (std::string user, item; in >> user >> item;) {
+    int count = 0;
+    in >> count;
+    for (int e = 0; e < count; ++e) events += user + " " + item + " 1\n";
+  }
+  const std::string logged = write("events.txt", events);
+  for (const int ranks : {1, 3}) {
+    const Output counted = train(ranks, "--iterations 3 --output " + file("counted.txt"));
+    const Output summed =
+        run(mpirun(ranks) + SCHMP_MF_BIN + " --data " + logged +
+            " --implicit --rank 5 --lambda 0.5 --alpha 3 --progress_seconds 0 --iterations 3 --output " +
+            file("summed.txt"));
+    ASSERT_EQ(counted.status, 0) << counted.text;
+    ASSERT_EQ(summed.status, 0) << summed.text;
+    EXPECT_EQ(read_text(file("summed.txt")), read_text(file("counted.txt"))) << ranks << " ranks";
+  }
+}
+
 TEST_F(MfImplicit, MistakesAreOneLineOnEveryRank) {
   testing::expect_settings_refused("schmp-mf", std::string(SCHMP_MF_BIN) + " --data " + train_,
                                    {{"--implicit --algorithm sgd", "--implicit is fitted by --algorithm ccd"},

@@ -82,10 +82,22 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
   // Ids as the file writes them: a MatrixMarket file's are 1-based whatever --index_base says.
   const int shown_base = read.matrix_market ? 1 : config_.index_base;
   // Duplicates are refused, in training and test data alike: LIBMF would count both, a database would
-  // keep one; neither is what a user who has them meant. A user's ratings all reach one worker.
+  // keep one; neither is what a user who has them meant. A user's ratings all reach one worker. With
+  // --implicit the lines are events (a play, a click), so a pair's counts add up instead.
   std::sort(mine.begin(), mine.end(), [](const io::Rating& a, const io::Rating& b) {
     return std::tie(a.user, a.item, a.source) < std::tie(b.user, b.item, b.source);
   });
+  if (config_.implicit) {
+    std::vector<io::Rating> summed;
+    for (const io::Rating& rating : mine) {
+      if (!summed.empty() && summed.back().user == rating.user && summed.back().item == rating.item) {
+        summed.back().value += rating.value;
+      } else {
+        summed.push_back(rating);
+      }
+    }
+    return summed;
+  }
   for (std::size_t e = 1; e < mine.size(); ++e) {
     if (mine[e].user == mine[e - 1].user && mine[e].item == mine[e - 1].item) {
       throw io::InputError::at(path, mine[e].source,
