@@ -39,7 +39,10 @@ def main():
     data = np.loadtxt(args.train, ndmin=2)
     users, items = data[:, 0].astype(np.int64), data[:, 1].astype(np.int64)
     shape = (int(users.max()) + 1, int(items.max()) + 1)
-    weights = sp.csr_matrix((1 + args.alpha * data[:, 2], (users, items)), shape=shape)
+    # A pair on several lines counts their sum, as schmp-mf --implicit takes it.
+    weights = sp.csr_matrix((data[:, 2], (users, items)), shape=shape)
+    weights.sum_duplicates()
+    weights.data = 1 + args.alpha * weights.data
     model = AlternatingLeastSquares(factors=args.factors, regularization=args.regularization, alpha=1.0,
                                     iterations=args.iterations, num_threads=args.threads, random_state=1,
                                     calculate_training_loss=False)
@@ -49,7 +52,8 @@ def main():
 
     users_f, items_f = model.user_factors[:, : args.factors], model.item_factors[:, : args.factors]
     fit = np.einsum("ij,ij->i", users_f[users], items_f[items])
-    confidence = 1 + args.alpha * data[:, 2]
+    coo = weights.tocoo()
+    users, items, confidence = coo.row, coo.col, coo.data
     objective = float(np.sum(confidence * (1 - fit) ** 2 - fit**2) + np.sum((users_f.T @ users_f) * (items_f.T @ items_f))
                       + args.regularization * (np.sum(users_f**2) + np.sum(items_f**2)))
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model.hpp"
+#include "ranking.hpp"
 #include "schmp/io.hpp"
 #include "schmp/kernels/factor_kernels.hpp"
 #include "test_files.hpp"
@@ -362,6 +363,34 @@ TEST(FactorKernels, SgdMovesBiasesAndKeepsTheFixedOnes) {
   // The AdaGrad sums add the mean over the two moving entries of each row.
   const double gw[2] = {0.1 * 0.5 - error * 2.0, 0.1 * 0.25 - error};
   EXPECT_DOUBLE_EQ(user_sums[0], 1.0 + (gw[0] * gw[0] + gw[1] * gw[1]) / 2);
+}
+
+// The best K of the offers, best first, ties to the lower item; fewer offers than K give them all.
+TEST(Ranking, TopItemsKeepsTheBestWithTiesToTheLowerItem) {
+  mf::TopItems top(3);
+  for (const auto& [score, item] : std::vector<std::pair<double, std::uint32_t>>{
+           {0.5, 7}, {0.9, 4}, {0.5, 2}, {0.1, 1}, {0.9, 8}, {0.5, 3}})
+    top.offer(score, item);
+  EXPECT_EQ(top.take(), (std::vector<std::uint32_t>{4, 8, 2}));
+  mf::TopItems few(5);
+  few.offer(0.2, 3);
+  few.offer(0.7, 9);
+  EXPECT_EQ(few.take(), (std::vector<std::uint32_t>{9, 3}));
+  EXPECT_TRUE(few.take().empty());
+}
+
+// One user's metrics by hand: list (5, 1, 7), held out {1, 2, 7, 9}, K = 3.
+TEST(Ranking, MetricsOfOneUserByHand) {
+  mf::RankingSums sums;
+  const std::vector<std::uint32_t> ranked{5, 1, 7}, held_out{1, 2, 7, 9};
+  mf::add_ranking(ranked, held_out, 3, sums);
+  EXPECT_EQ(sums.users, 1);
+  EXPECT_DOUBLE_EQ(sums.precision, 2.0 / 3);
+  EXPECT_DOUBLE_EQ(sums.recall, 2.0 / 4);
+  const double dcg = 1 / std::log2(3.0) + 1 / std::log2(4.0);
+  const double ideal = 1 + 1 / std::log2(3.0) + 1 / std::log2(4.0);
+  EXPECT_DOUBLE_EQ(sums.ndcg, dcg / ideal);
+  EXPECT_DOUBLE_EQ(sums.average_precision, (1.0 / 2 + 2.0 / 3) / 3);
 }
 
 TEST(MfModel, WritesAndReadsLibmfText) {

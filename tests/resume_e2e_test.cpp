@@ -101,26 +101,32 @@ TEST(RotationResume, MfImplicitContinues) {
   }
   const std::string data = scratch.file("counts.txt");
   std::ofstream(data) << counts;
-  const std::string mf = std::string(SCHMP_MF_BIN) + " --data " + data +
-                         " --implicit --rank 6 --block_size 4 --alpha 2 --lambda 0.5 --progress_seconds 0";
+  const std::string mf =
+      std::string(SCHMP_MF_BIN) + " --data " + data +
+      " --implicit --rank 6 --block_size 4 --inner 2 --alpha 2 --lambda 0.5 --progress_seconds 0";
   const Output whole = run(mpirun(3) + mf + " --iterations 8");
   ASSERT_EQ(whole.status, 0) << whole.text;
+  // Stopped within a block's update: the Gram round, then 4 rounds per block update (--inner 2), so
+  // round 20 is the third of one.
   const std::string checkpoint = scratch.file("run.checkpoint");
-  const Output first = run(mpirun(3) + mf + " --iterations 5 --checkpoint " + checkpoint);
+  const Output first = run(mpirun(3) + mf + " --iterations 8 --max_rounds 20 --checkpoint " + checkpoint);
   ASSERT_EQ(first.status, 0) << first.text;
+  ASSERT_NE(first.text.find("stopped by max_rounds"), std::string::npos) << first.text;
   for (const int ranks : {3, 2}) {
     const Output resumed = run(mpirun(ranks) + mf + " --iterations 8 --resume " + checkpoint);
     ASSERT_EQ(resumed.status, 0) << resumed.text;
     EXPECT_NEAR(objective_of(resumed), objective_of(whole), 1e-10 * objective_of(whole)) << ranks << " ranks";
   }
-  // Resumed with another confidence, it would fit another objective: refused.
-  const Output other = run(mpirun(3) + mf + " --alpha 3 --iterations 8 --resume " + checkpoint);
-  EXPECT_NE(other.status, 0);
-  EXPECT_NE(
-      other.text.find("the checkpoint was made with --algorithm ccd --rank 6 --biases=false --lambda 0.5 "
-                      "--implicit --alpha 2 --confidence linear"),
-      std::string::npos)
-      << other.text;
+  // Resumed with another confidence, or other blocks, it would go on otherwise: refused.
+  for (const std::string other : {"--alpha 3", "--block_size 3"}) {
+    const Output refused = run(mpirun(3) + mf + " " + other + " --iterations 8 --resume " + checkpoint);
+    EXPECT_NE(refused.status, 0);
+    EXPECT_NE(
+        refused.text.find("the checkpoint was made with --algorithm ccd --rank 6 --biases=false --lambda 0.5 "
+                          "--implicit --alpha 2 --confidence linear --block_size 4"),
+        std::string::npos)
+        << refused.text;
+  }
 }
 
 // A sweep's random numbers follow from the seed, the worker, the iteration and the block, so a resumed

@@ -151,6 +151,10 @@ int main(int argc, char** argv) {
   if (const std::string unread = schmp::unread_flag({"model", "exclude", "user"}, "in training");
       !unread.empty())
     return job.refuse(unread);
+  if (FLAGS_implicit && FLAGS_test.empty()) {
+    if (const std::string unread = schmp::unread_flag({"top"}, "in training without --test"); !unread.empty())
+      return job.refuse(unread);
+  }
   if (!FLAGS_implicit) {
     if (const std::string unread = schmp::unread_flag({"alpha", "confidence", "epsilon", "top", "block_size"},
                                                       "in training without --implicit");

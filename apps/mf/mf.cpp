@@ -1029,7 +1029,8 @@ MatrixFactorization::Progress MatrixFactorization::Coordinator::save() const {
                   static_cast<std::uint8_t>(config_.implicit ? 1 : 0),
                   config_.implicit ? config_.alpha : 0.0,
                   config_.confidence,
-                  config_.implicit ? config_.epsilon : 0.0,
+                  config_.implicit && config_.confidence == Confidence::kLog ? config_.epsilon : 0.0,
+                  config_.implicit ? config_.block_size : 0,
                   component_decrease_,
                   component_,
                   rounds_left_,
@@ -1046,13 +1047,15 @@ void MatrixFactorization::Coordinator::restore(const Progress& progress) {
   if (progress.algorithm != settings.algorithm || progress.rank != settings.rank ||
       progress.biases != settings.biases || progress.lambda != settings.lambda ||
       progress.implicit != settings.implicit || progress.alpha != settings.alpha ||
-      progress.confidence != settings.confidence || progress.epsilon != settings.epsilon) {
+      progress.confidence != settings.confidence || progress.epsilon != settings.epsilon ||
+      progress.block_size != settings.block_size) {
     const std::string algorithm = progress.algorithm == Algorithm::kSgd ? "sgd" : "ccd";
     std::string implicit;
     if (progress.implicit != 0) {
       implicit = " --implicit --alpha " + shortest(progress.alpha) + " --confidence " +
                  (progress.confidence == Confidence::kLog ? "log --epsilon " + shortest(progress.epsilon)
-                                                          : "linear");
+                                                          : "linear") +
+                 " --block_size " + std::to_string(progress.block_size);
     }
     throw std::runtime_error("the checkpoint was made with --algorithm " + algorithm + " --rank " +
                              std::to_string(progress.rank) +

@@ -35,8 +35,8 @@
 //
 // G = H'H, the items' k x k Gram matrix (likewise for items with W'W). The coordinator keeps both Gram
 // matrices: a first round sums them over the workers, each round ships the rows its block needs and
-// gets back the rows its update changed. A sweep costs O(nnz k (b + 2) + (users + items) k^2), and the
-// dense matrix is never formed. No biases, no rating scale (the targets are 0 and 1).
+// gets back the rows its update changed. A sweep costs O(nnz k (b + 2) + (users + items) (k^2 + k b^2)),
+// and the dense matrix is never formed. No biases, no rating scale (the targets are 0 and 1).
 //
 // With --device gpu each worker runs its cells' work on a GPU (kernels::FactorDevice): its ratings,
 // residuals and user rows stay there, the travelling item blocks are staged in and out at each
@@ -241,6 +241,7 @@ struct MatrixFactorization {
     double alpha = 0;
     Confidence confidence = Confidence::kLinear;
     double epsilon = 0;
+    std::int32_t block_size = 0;
     std::vector<double> component_decrease;
     std::uint32_t component = 0;
     std::int32_t rounds_left = 0;
@@ -252,8 +253,9 @@ struct MatrixFactorization {
     std::uint64_t best_iteration = 0;
     template <class V>
     void visit(V& v) {
-      v(algorithm, rank, biases, lambda, implicit, alpha, confidence, epsilon, component_decrease, component,
-        rounds_left, decrease, component_updates, sweep_order, iterations, best_test_rmse, best_iteration);
+      v(algorithm, rank, biases, lambda, implicit, alpha, confidence, epsilon, block_size, component_decrease,
+        component, rounds_left, decrease, component_updates, sweep_order, iterations, best_test_rmse,
+        best_iteration);
     }
   };
 

@@ -37,13 +37,20 @@ PredictionReport predict(const Model& model, const std::string& data_path, int i
 
 RankingSums rank_held_out(const Model& model, const std::string& data_path, const std::string& exclude_path,
                           int index_base, std::size_t top) {
-  // Each user's items, increasing: those to leave out, then those held out (less the former).
+  // Each user's items, increasing, once each (a pair on several lines is one interaction, as in
+  // training): those to leave out, then those held out (less the former).
   const auto by_user = [&](const std::string& path) {
     std::vector<std::vector<std::uint32_t>> items(model.users);
     io::read_ratings(path, index_base, io::IdBounds{}, [&](const io::Rating& rating) {
+      if (rating.value < 0)
+        throw io::InputError::at(path, rating.source,
+                                 "negative count (an implicit model's data counts interactions)");
       if (rating.user < model.users && rating.value > 0) items[rating.user].push_back(rating.item);
     });
-    for (std::vector<std::uint32_t>& list : items) std::sort(list.begin(), list.end());
+    for (std::vector<std::uint32_t>& list : items) {
+      std::sort(list.begin(), list.end());
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+    }
     return items;
   };
   const std::vector<std::vector<std::uint32_t>> seen = by_user(exclude_path);
