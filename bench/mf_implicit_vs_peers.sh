@@ -14,8 +14,9 @@
 # solver, 3 steps) is handed the values 1 + 9 r with its alpha at 1, so that both fit one objective
 # (bench/implicit_als.py). Both models are scored by `schmp-mf predict --exclude TRAIN --top 10` on
 # the held-out interactions (precision, recall, nDCG and MAP at 10; docs/mf.md#ranking-metrics).
-# Times: implicit's fit; schmp's whole command (start-up, reading, fitting, writing the model).
-# ratio = implicit's time / schmp's (above 1: schmp is faster). The objective is schmp's, evaluated at
+# Times: implicit's fit; schmp's whole command (start-up, reading, fitting, writing the model), and in
+# the solver's column its fit alone (the solve it prints). ratio = implicit's time / schmp's whole
+# command (above 1: schmp is faster). The objective is schmp's, evaluated at
 # each model's factors. Last, from the trace of the one-process run: the first iteration whose objective
 # is at most implicit's final one, and a run of that many iterations, its time and its ranking.
 #
@@ -89,7 +90,8 @@ row() {
   printf '| %s | %s | %.3f | %.7g | %s |\n' "$1" "$2" "$3" "$4" "$(echo "$5" | sed 's/  */ /g')"
 }
 
-# schmp NAME RANKS ITERATIONS: runs schmp-mf with a trace; sets seconds (whole command) and objective.
+# schmp NAME RANKS ITERATIONS: runs schmp-mf with a trace; sets seconds (whole command), solve (its fit)
+# and objective.
 schmp() {
   local launch=() out=$runs/$1.schmp$2-$3
   (($2 == 1)) || launch=("${mpirun_cmd[@]}")
@@ -99,6 +101,7 @@ schmp() {
     --progress_seconds 0 --output "$out" --trace "$out.csv" "${extra_flags[@]}" > "$out.out"
   seconds=$(echo "$(date +%s.%N) - $start" | bc)
   objective=$(sed -n 's/.* objective \([^ ]*\) .*/\1/p' "$out.out")
+  solve=$(sed -n 's/.*(\([0-9.]*\) s, stopped by.*/\1/p' "$out.out")
 }
 
 echo "| data | solver | seconds | objective | held-out ranking at 10 |"
@@ -114,7 +117,7 @@ for name in "${sets[@]}"; do
   for ranks in 1 2; do
     schmp "$name" "$ranks" 15
     ratio=$(echo "scale=2; $peer_seconds / $seconds" | bc)
-    row "$name" "schmp-mf, $ranks rank(s) (ratio $ratio)" "$seconds" "$objective" \
+    row "$name" "schmp-mf, $ranks rank(s), fit $solve s (ratio $ratio)" "$seconds" "$objective" \
       "$(metrics "$runs/$name.schmp$ranks-15" "$name")"
   done
   # The trace's columns: round, seconds, objective, iteration.
@@ -122,7 +125,8 @@ for name in "${sets[@]}"; do
   if [[ -n $reached ]]; then
     schmp "$name" 1 "$reached"
     ratio=$(echo "scale=2; $peer_seconds / $seconds" | bc)
-    row "$name" "schmp-mf, 1 rank, $reached iterations: implicit's objective (ratio $ratio)" "$seconds" "$objective" \
+    row "$name" "schmp-mf, 1 rank, $reached iterations: implicit's objective, fit $solve s (ratio $ratio)" \
+      "$seconds" "$objective" \
       "$(metrics "$runs/$name.schmp1-$reached" "$name")"
   fi
 done
