@@ -87,10 +87,7 @@ int rank_held_out(const schmp::mf::Model& model) {
         "predict of an implicit model ranks items: --exclude names the training interactions");
   const schmp::mf::RankingSums sums =
       schmp::mf::rank_held_out(model, FLAGS_data, FLAGS_exclude, FLAGS_index_base, FLAGS_top);
-  const unsigned long long k = FLAGS_top;
-  std::printf("users %.0f  precision@%llu %.5f  recall@%llu %.5f  nDCG@%llu %.5f  MAP@%llu %.5f\n",
-              sums.users, k, sums.precision / sums.users, k, sums.recall / sums.users, k,
-              sums.ndcg / sums.users, k, sums.average_precision / sums.users);
+  std::printf("users %.0f  %s\n", sums.users, schmp::mf::ranking_line(sums.means(), FLAGS_top).c_str());
   return 0;
 }
 

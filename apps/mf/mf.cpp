@@ -88,15 +88,16 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
     return std::tie(a.user, a.item, a.source) < std::tie(b.user, b.item, b.source);
   });
   if (config_.implicit) {
-    std::vector<io::Rating> summed;
-    for (const io::Rating& rating : mine) {
-      if (!summed.empty() && summed.back().user == rating.user && summed.back().item == rating.item) {
-        summed.back().value += rating.value;
+    std::size_t kept = 0;
+    for (std::size_t e = 0; e < mine.size(); ++e) {
+      if (kept > 0 && mine[kept - 1].user == mine[e].user && mine[kept - 1].item == mine[e].item) {
+        mine[kept - 1].value += mine[e].value;
       } else {
-        summed.push_back(rating);
+        mine[kept++] = mine[e];
       }
     }
-    return summed;
+    mine.resize(kept);
+    return mine;
   }
   for (std::size_t e = 1; e < mine.size(); ++e) {
     if (mine[e].user == mine[e - 1].user && mine[e].item == mine[e - 1].item) {
@@ -109,7 +110,7 @@ std::vector<io::Rating> MatrixFactorization::Worker::read_own_ratings(
   return mine;
 }
 
-bool MatrixFactorization::Worker::is_interaction(const std::string& path, const io::Rating& rating) const {
+bool is_interaction(const std::string& path, const io::Rating& rating) {
   if (rating.value < 0) {
     throw io::InputError::at(
         path, rating.source,
@@ -164,10 +165,6 @@ void check(const Config& config) {
   if (config.biases) throw std::runtime_error("--implicit fits no biases: its targets are 0 and 1");
   if (config.early_stop > 0)
     throw std::runtime_error("--early_stop watches the test RMSE, which --implicit has not");
-  if (!(config.alpha > 0) || !std::isfinite(config.alpha))
-    throw std::runtime_error("--alpha must be positive and finite");
-  if (!(config.epsilon > 0) || !std::isfinite(config.epsilon))
-    throw std::runtime_error("--epsilon must be positive and finite");
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -296,7 +293,7 @@ void MatrixFactorization::Worker::hold_out(const std::vector<io::Rating>& mine,
 void MatrixFactorization::Worker::rank_block(std::uint32_t block, const Block& held) {
   if (ranked_rows_.empty()) return;
   const auto width = static_cast<std::size_t>(layout_.width());
-  const auto workers = static_cast<std::uint64_t>(context_.count);
+  const auto workers = static_cast<std::uint32_t>(context_.count);
   const std::size_t items = held.factors.size() / width;
   std::vector<double> ranked_factors;
   for (const std::uint32_t row : ranked_rows_) {
@@ -304,14 +301,8 @@ void MatrixFactorization::Worker::rank_block(std::uint32_t block, const Block& h
     ranked_factors.insert(ranked_factors.end(), from, from + static_cast<std::ptrdiff_t>(width));
   }
   score_all(ranked_factors, held.factors, width, [&](std::size_t r, const double* scores) {
-    const std::vector<std::uint32_t>& seen = seen_[ranked_rows_[r]];
-    auto next_seen = std::lower_bound(seen.begin(), seen.end(), block);  // the items rise with the row
-    for (std::size_t at = 0; at < items; ++at) {
-      const auto item = static_cast<std::uint32_t>(at * workers + block);
-      while (next_seen != seen.end() && *next_seen < item) ++next_seen;
-      if (item_counts_[item] > 0 && (next_seen == seen.end() || *next_seen != item))
-        top_[r].offer(scores[at], item);
-    }
+    offer_unseen(top_[r], scores, items, block, workers, seen_[ranked_rows_[r]],
+                 [&](std::uint32_t item) { return item_counts_[item] > 0; });
   });
 }
 
@@ -972,20 +963,17 @@ Report MatrixFactorization::Coordinator::report(const Stats& summed) {
       penalty += summed.gram_users[f * k + f] + summed.gram_items[f * k + f];
     report.objective = summed.squared_error + every_cell + lambda_ * penalty;
     if (!config_.test.empty()) {
-      const RankingSums& ranking = summed.ranking;
-      const double users = std::max(1.0, ranking.users);
-      for (const double sum : {ranking.precision, ranking.recall, ranking.ndcg, ranking.average_precision})
-        report.columns.push_back(sum / users);
-      report.columns.push_back(ranking.users);
+      for (const double mean : summed.ranking.means()) report.columns.push_back(mean);
+      report.columns.push_back(summed.ranking.users);
     }
   } else {
     report.objective = (summed.squared_error + lambda_ * summed.penalty) * square;
     report.columns.push_back(std::sqrt(summed.squared_error / setup_.ratings) * scale_);
-  }
-  if (!config_.test.empty() && !config_.implicit) {
-    const double count = std::max(1.0, setup_.test_ratings);
-    report.columns.push_back(std::sqrt(summed.test_squared_error / count) * scale_);
-    report.columns.push_back(summed.test_absolute_error / count * scale_);
+    if (!config_.test.empty()) {
+      const double count = std::max(1.0, setup_.test_ratings);
+      report.columns.push_back(std::sqrt(summed.test_squared_error / count) * scale_);
+      report.columns.push_back(summed.test_absolute_error / count * scale_);
+    }
   }
   if (!std::isfinite(report.objective)) {
     throw std::runtime_error("the objective is no longer finite after iteration " +
@@ -1087,14 +1075,14 @@ void MatrixFactorization::Coordinator::finish(const Summary& summary, const std:
   const Report& last = summary.last;
   std::printf("iterations %llu  rounds %llu  objective %.10g", static_cast<unsigned long long>(iterations_),
               static_cast<unsigned long long>(summary.rounds), last.objective);
-  if (!config_.implicit) std::printf("  train RMSE %.7g", last.columns[1]);
-  if (!config_.test.empty() && config_.implicit) {
-    const unsigned long long k = config_.top;
-    std::printf("  precision@%llu %.5f  recall@%llu %.5f  nDCG@%llu %.5f  MAP@%llu %.5f  (%.0f users)", k,
-                last.columns[1], k, last.columns[2], k, last.columns[3], k, last.columns[4], last.columns[5]);
+  if (config_.implicit && !config_.test.empty()) {
+    std::printf("  %s  (%.0f users)",
+                ranking_line(std::span(last.columns).subspan(1, 4), config_.top).c_str(), last.columns[5]);
+  } else if (!config_.implicit) {
+    std::printf("  train RMSE %.7g", last.columns[1]);
+    if (!config_.test.empty())
+      std::printf("  test RMSE %.7g  test MAE %.7g", last.columns[2], last.columns[3]);
   }
-  if (!config_.test.empty() && !config_.implicit)
-    std::printf("  test RMSE %.7g  test MAE %.7g", last.columns[2], last.columns[3]);
   std::printf("  (%.3f s, stopped by %s)\n", summary.seconds, summary.stopped_by.c_str());
   if (config_.early_stop > 0) {
     std::printf("best test RMSE %.7g at iteration %llu: the model kept\n", best_test_rmse_,

@@ -283,8 +283,6 @@ struct MatrixFactorization {
     std::vector<io::Rating> read_own_ratings(const std::string& path, const WorkerContext& context,
                                              const std::function<void(const io::Rating&)>& count);
     std::uint32_t block_items(std::uint32_t block) const;
-    // --implicit: whether a rating is an interaction (a count above 0); refuses a negative count at its line.
-    bool is_interaction(const std::string& path, const io::Rating& rating) const;
     // What a training cell's residual starts from: its rating, or 1 with --implicit.
     double target(const kernels::CellRating& rating) const { return config_.implicit ? 1.0 : rating.value; }
     // --implicit --test: keeps the held-out interactions per user, less those met in training (`mine`,
@@ -421,6 +419,10 @@ struct MatrixFactorization {
 
 // The standard deviation of the training ratings, the unit of the internal ratings (1 with --implicit).
 double rating_scale(const MatrixFactorization::Setup& summed, const Config& config);
+
+// --implicit: whether a line of `path` is an interaction (a count above 0); refuses a negative count at
+// its line.
+bool is_interaction(const std::string& path, const io::Rating& rating);
 
 // --implicit: a count's confidence less 1, c - 1 (Config).
 double confidence_extra(double count, const Config& config);

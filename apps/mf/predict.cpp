@@ -42,10 +42,8 @@ RankingSums rank_held_out(const Model& model, const std::string& data_path, cons
   const auto by_user = [&](const std::string& path) {
     std::vector<std::vector<std::uint32_t>> items(model.users);
     io::read_ratings(path, index_base, io::IdBounds{}, [&](const io::Rating& rating) {
-      if (rating.value < 0)
-        throw io::InputError::at(path, rating.source,
-                                 "negative count (an implicit model's data counts interactions)");
-      if (rating.user < model.users && rating.value > 0) items[rating.user].push_back(rating.item);
+      if (is_interaction(path, rating) && rating.user < model.users)
+        items[rating.user].push_back(rating.item);
     });
     for (std::vector<std::uint32_t>& list : items) {
       std::sort(list.begin(), list.end());
@@ -73,12 +71,8 @@ RankingSums rank_held_out(const Model& model, const std::string& data_path, cons
   score_all(factors, model.item_factors, k, [&](std::size_t r, const double* scores) {
     const std::uint32_t user = ranked[r];
     TopItems best(top);
-    auto next_seen = seen[user].begin();
-    for (std::uint32_t item = 0; item < model.items; ++item) {
-      while (next_seen != seen[user].end() && *next_seen < item) ++next_seen;
-      if (model.item_known[item] && (next_seen == seen[user].end() || *next_seen != item))
-        best.offer(scores[item], item);
-    }
+    offer_unseen(best, scores, model.items, 0, 1, seen[user],
+                 [&](std::uint32_t item) { return model.item_known[item] != 0; });
     add_ranking(best.take(), held_out[user], top, per_user[r]);
   });
   // Added in the users' order, whatever the threads' was.

@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace schmp::mf {
 
@@ -54,6 +55,14 @@ void score_all(std::span<const double> users, std::span<const double> items, std
     for (std::size_t r = 0; r < count; ++r)
       take(first + r, scores.data() + r * static_cast<std::size_t>(item_count));
   });
+}
+
+std::string ranking_line(std::span<const double> means, std::size_t k) {
+  const auto at = static_cast<unsigned long long>(k);
+  char line[200];
+  std::snprintf(line, sizeof line, "precision@%llu %.5f  recall@%llu %.5f  nDCG@%llu %.5f  MAP@%llu %.5f", at,
+                means[0], at, means[1], at, means[2], at, means[3]);
+  return line;
 }
 
 void add_ranking(std::span<const std::uint32_t> ranked, std::span<const std::uint32_t> held_out,

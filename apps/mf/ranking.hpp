@@ -8,10 +8,12 @@
 // each averaged over the users who count.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -27,6 +29,11 @@ struct RankingSums {
   template <class V>
   void visit(V& v) {
     v(users, precision, recall, ndcg, average_precision);
+  }
+  // Precision, recall, nDCG and MAP: each sum's mean over the users.
+  std::array<double, 4> means() const {
+    const double over = users > 0 ? users : 1;
+    return {precision / over, recall / over, ndcg / over, average_precision / over};
   }
   RankingSums& operator+=(const RankingSums& other) {
     users += other.users;
@@ -51,6 +58,19 @@ class TopItems {
   std::vector<std::pair<double, std::uint32_t>> heap_;  // worst on top
 };
 
+// Offers `top` the scores of `count` items, item `first + at * stride` at scores[at], but for those
+// without factors (!known(item)) and those in `seen` (increasing): a user's candidates.
+template <class Known>
+void offer_unseen(TopItems& top, const double* scores, std::size_t count, std::uint32_t first,
+                  std::uint32_t stride, std::span<const std::uint32_t> seen, Known known) {
+  auto next_seen = seen.begin();  // the items rise with `at`
+  for (std::size_t at = 0; at < count; ++at) {
+    const auto item = static_cast<std::uint32_t>(first + at * stride);
+    while (next_seen != seen.end() && *next_seen < item) ++next_seen;
+    if (known(item) && (next_seen == seen.end() || *next_seen != item)) top.offer(scores[at], item);
+  }
+}
+
 // Scores every user row against every item row (both `width` wide, row-major), a block of users at
 // a time as one matrix product, on the threads: take(r, scores) gets user row r's scores of all the
 // items, in their order. Calls for different rows may run at once.
@@ -60,5 +80,8 @@ void score_all(std::span<const double> users, std::span<const double> items, std
 // Adds one user's metrics at K to `sums`: `ranked` their list, best first; `held_out` T, sorted.
 void add_ranking(std::span<const std::uint32_t> ranked, std::span<const std::uint32_t> held_out,
                  std::size_t k, RankingSums& sums);
+
+// "precision@K p  recall@K r  nDCG@K n  MAP@K m", of the four metrics' means in that order.
+std::string ranking_line(std::span<const double> means, std::size_t k);
 
 }  // namespace schmp::mf
