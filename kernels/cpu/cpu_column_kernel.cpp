@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "schmp/kernels/column_kernel.hpp"
+#include "wide.hpp"
 
 namespace schmp::kernels {
 
@@ -66,14 +67,7 @@ double dense_dot(const Chunk& chunk, ParamIndex j, const At& at) {
   return (sums[0] + sums[1]) + (sums[2] + sums[3]);
 }
 
-// Where the CPU has AVX2, the loops over dense columns of values run four doubles wide: GCC and Clang
-// build both versions and pick one when the program loads. AVX2 brings no fused multiply-add, so both
-// round alike and results do not depend on the CPU.
-#if defined(__x86_64__) && defined(__GNUC__)
-#define SCHMP_WIDE __attribute__((target_clones("avx2", "default")))
-#else
-#define SCHMP_WIDE
-#endif
+// Where the CPU has AVX2, the loops over dense columns of values run four doubles wide (wide.hpp).
 
 // x . a over n rows, in four sums as dense_dot takes them.
 SCHMP_WIDE double wide_dot(const double* x, const double* a, std::size_t n) {

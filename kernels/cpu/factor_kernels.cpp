@@ -3,6 +3,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include "wide.hpp"
+
 namespace schmp::kernels {
 
 namespace {
@@ -103,16 +105,9 @@ void ccd_gather(std::span<const CellRating> cell, std::span<double> residuals, F
 
 namespace {
 
-// Where the CPU has AVX2, the block's sums run four doubles wide: GCC and Clang build both versions and
-// pick one when the program loads. AVX2 brings no fused multiply-add, so both round alike.
-#if defined(__x86_64__) && defined(__GNUC__)
-#define SCHMP_WIDE __attribute__((target_clones("avx2", "default")))
-#else
-#define SCHMP_WIDE
-#endif
-
 // ccd_gather_one_class for blocks of Span columns (0: any, from `users.span`); a Span known when
-// compiling lets the sums unroll and vectorise.
+// compiling lets the sums unroll and vectorise, four doubles wide where the CPU has AVX2
+// (gather_one_class_wide).
 template <int Span>
 void gather_one_class(std::span<const CellRating> cell, std::span<double> residuals, FactorColumns users,
                       FactorColumns items, bool relift, bool gather_users, double* numerator,
