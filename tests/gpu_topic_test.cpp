@@ -31,7 +31,8 @@ TEST(GpuTopicSampler, DrawsOneTokenFromTheCollapsedConditional) {
   // 70 topics: three chunks of 32 for the warp, the last one partial.
   constexpr int kTopics = 70;
   constexpr auto kWidth = static_cast<std::size_t>(kTopics);
-  const kernels::TopicPriors priors{1.0, 1.0, 40.0};  // W = 40
+  const std::vector<double> alpha(kWidth, 1.0);
+  const kernels::TopicPriors priors{alpha, kWidth * 1.0, 1.0, 40.0};  // W = 40
   // The counts of every other token: fixed, since each draw takes the one token out of them first.
   std::vector<std::uint32_t> document(kWidth);
   std::vector<std::uint32_t> word(kWidth);
@@ -43,7 +44,7 @@ TEST(GpuTopicSampler, DrawsOneTokenFromTheCollapsedConditional) {
     document[k] = small(random);
     word[k] = small(random);
     totals[k] = word[k] + others(random);
-    p[k] = (document[k] + priors.alpha) * (word[k] + priors.beta) /
+    p[k] = (document[k] + priors.alpha[k]) * (word[k] + priors.beta) /
            (static_cast<double>(totals[k]) + priors.beta_sum);
   }
   const double sum = std::accumulate(p.begin(), p.end(), 0.0);
@@ -108,7 +109,8 @@ TEST(GpuTopicSampler, SweepsKeepTheCountsOfTheTopics) {
   constexpr std::uint32_t kWords = 300;
   constexpr std::uint32_t kBlocks = 3;  // word w is row w / 3 of block w % 3
   constexpr std::uint32_t kDocuments = 40;
-  const kernels::TopicPriors priors{0.1, 0.01, 0.01 * kWords};
+  const std::vector<double> alpha(kWidth, 0.1);
+  const kernels::TopicPriors priors{alpha, kWidth * 0.1, 0.01, 0.01 * kWords};
 
   // Skewed word frequencies, so that many warps share a word's row at once.
   std::uniform_real_distribution<double> uniform(0.0, 1.0);

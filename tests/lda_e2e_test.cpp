@@ -160,6 +160,84 @@ TEST(LdaEndToEnd, RecoversTheTopicsOfAKnownModel) {
   }
 }
 
+// Learned priors (--optimize_interval). A corpus generated with alpha_k = 1, 1/2, 1/4 and 1/8: some topics
+// far more common than others.
+// Every such corpus has the same topics (the generator draws them first from the seed).
+std::string generate_uneven_corpus(const testing::ScratchDir& dir, int documents, int length) {
+  const std::string corpus = dir.file("uneven" + std::to_string(length) + ".txt");
+  const Output made = run(std::string(SCHMP_GENERATE_BIN) + " lda --documents " + std::to_string(documents) +
+                          " --words 200 --topics 4 --document_length " + std::to_string(length) +
+                          " --alpha 1 --alpha_decay 0.5 --beta 0.05 --seed 5 --out " + corpus);
+  EXPECT_EQ(made.status, 0) << made.text;
+  return corpus;
+}
+
+// The model file's alpha_k, largest first (topics have no names to match them by).
+std::vector<double> learned_alpha(const std::string& word_topic) {
+  std::istringstream lines(read_text(word_topic));
+  std::vector<double> alpha;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("# alpha by topic:")) continue;
+    std::istringstream values(line.substr(17));
+    for (double value; values >> value;) alpha.push_back(value);
+  }
+  std::sort(alpha.rbegin(), alpha.rend());
+  return alpha;
+}
+
+class LdaPriorRanks : public ::testing::TestWithParam<int> {};
+
+// From a symmetric start the priors come back, at every rank count; the model files carry them, infer
+// reads them, and the trace shows the priors each iteration sampled with.
+TEST_P(LdaPriorRanks, LearnsTheAlphaACorpusWasGeneratedWith) {
+  testing::ScratchDir dir;
+  const std::string corpus = generate_uneven_corpus(dir, 1000, 300);
+  const std::string prefix = dir.file("model");
+  const Output out =
+      run(mpirun(GetParam()) + SCHMP_LDA_BIN + " --data " + corpus +
+          " --topics 4 --alpha 0.5 --iterations 150 --optimize_interval 10 --optimize_burn_in 30" +
+          " --progress_seconds 0 --trace " + dir.file("trace.csv") + " --output " + prefix);
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NE(out.text.find("learned priors: alpha_k from "), std::string::npos) << out.text;
+  // Measured within 5% at 1, 3 and 5 ranks and seeds 1 to 3 (1,000 documents leave a few percent of
+  // sampling error in any estimate).
+  const std::vector<double> truth{1, 0.5, 0.25, 0.125};
+  const std::vector<double> alpha = learned_alpha(prefix + ".word_topic");
+  ASSERT_EQ(alpha.size(), 4u) << read_text(prefix + ".word_topic").substr(0, 300);
+  for (std::size_t k = 0; k < 4; ++k) EXPECT_NEAR(alpha[k], truth[k], 0.1 * truth[k]) << "alpha_" << k;
+
+  // Columns alpha_sum and beta: the start's until the first learning, after iteration 40.
+  const testing::Trace trace = read_trace(dir.file("trace.csv"));
+  ASSERT_NE(trace.header.find("moved,alpha_sum,beta,"), std::string::npos) << trace.header;
+  ASSERT_EQ(trace.rows.size(), 151u);
+  for (std::size_t row = 1; row <= 40; ++row) {
+    EXPECT_EQ(trace.rows[row][6], 2.0) << "iteration " << row;
+    EXPECT_EQ(trace.rows[row][7], 0.01) << "iteration " << row;
+  }
+  EXPECT_NEAR(trace.rows[150][6], 1.875, 0.15);
+  EXPECT_NE(trace.rows[41][7], 0.01);
+
+  // Each document's proportions (n_dk + alpha_k) / (n_d + sum alpha) sum to one; infer reads the model.
+  std::istringstream documents(read_text(prefix + ".doc_topic"));
+  for (std::string line; std::getline(documents, line);) {
+    std::istringstream values(line);
+    int id = 0;
+    values >> id;
+    double sum = 0;
+    for (double value; values >> value;) sum += value;
+    EXPECT_NEAR(sum, 1.0, 1e-8) << "document " << id;
+  }
+  const Output inferred = run(std::string(SCHMP_LDA_BIN) + " infer --model " + prefix + " --data " + corpus +
+                              " --iterations 20 --output " + dir.file("inferred"));
+  EXPECT_EQ(inferred.status, 0) << inferred.text;
+  EXPECT_NE(read_text(prefix + ".topics").find("topic 3 (alpha "), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, LdaPriorRanks, ::testing::Values(1, 3, 5),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return "np" + std::to_string(info.param);
+                         });
+
 TEST(LdaEndToEnd, SameSeedSameRanksSameRun) {
   const std::string command = mpirun(3) + SCHMP_LDA_BIN + " --data " + kCorpus +
                               " --topics 5 --iterations 5 --progress_seconds 0 --seed 4";
@@ -207,9 +285,9 @@ TEST(LdaEndToEnd, ReadsMalletStyleText) {
   ASSERT_EQ(out.status, 0) << out.text;
   // Two topics separate the fruit documents from the road ones: each topic's top words are one kind.
   const std::string topics = read_text(dir.file("m.topics"));
-  const bool fruit_first = topics.find("topic 0 (600 tokens): pear") != std::string::npos;
-  const bool road_first = topics.find("topic 0 (600 tokens): car") != std::string::npos ||
-                          topics.find("topic 0 (600 tokens): road") != std::string::npos;
+  const bool fruit_first = topics.find("topic 0 (alpha 0.1, 600 tokens): pear") != std::string::npos;
+  const bool road_first = topics.find("topic 0 (alpha 0.1, 600 tokens): car") != std::string::npos ||
+                          topics.find("topic 0 (alpha 0.1, 600 tokens): road") != std::string::npos;
   EXPECT_TRUE(fruit_first || road_first) << topics;
 }
 
@@ -258,6 +336,37 @@ double perplexity_of(const Output& out) {
 
 // With one topic every document is the unigram model p(w) = (n_w + beta) / (N + W beta), whatever the
 // sampler does: document completion scores the odd positions of each held-out document with it.
+// Learned priors predict held-out documents better than the symmetric ones a run starts from: short
+// ones most, whose first half says little of their topics, so that the prior weighs.
+TEST(LdaPriors, LowerTheHeldOutPerplexity) {
+  testing::ScratchDir dir;
+  const std::string train = generate_uneven_corpus(dir, 1000, 300);
+  // Held out: documents of 20 tokens, the last 200 of a corpus of the same topics (the first ones would
+  // share the training documents' first proportions, drawn from the same stream).
+  std::istringstream lines(read_text(generate_uneven_corpus(dir, 1200, 20)));
+  std::string header[3];
+  for (std::string& line : header) std::getline(lines, line);
+  std::ostringstream test;
+  int entries = 0;
+  for (int document, word, count; lines >> document >> word >> count;) {
+    if (document <= 1000) continue;
+    test << document - 1000 << ' ' << word << ' ' << count << '\n';
+    ++entries;
+  }
+  const std::string test_file =
+      dir.write("test.txt", "200\n200\n" + std::to_string(entries) + "\n" + test.str());
+  double perplexity[2];
+  for (const int interval : {0, 10}) {
+    const Output out = run(mpirun(2) + SCHMP_LDA_BIN + " --data " + train + " --test " + test_file +
+                           " --topics 4 --iterations 150 --eval_every 50 --progress_seconds 0" +
+                           (interval ? " --optimize_interval 10 --optimize_burn_in 30" : ""));
+    ASSERT_EQ(out.status, 0) << out.text;
+    perplexity[interval ? 1 : 0] = perplexity_of(out);
+  }
+  // Measured: 36.19 learned, 38.11 with alpha 0.1 and beta 0.01 (seed 2: 36.28 and 37.98).
+  EXPECT_LT(perplexity[1], perplexity[0] - 1) << "fixed priors " << perplexity[0];
+}
+
 TEST(LdaHeldOut, OneTopicPerplexityIsTheUnigramModels) {
   testing::ScratchDir dir;
   const SplitCorpus split = split_sotu(dir);
@@ -462,6 +571,20 @@ TEST(LdaHeldOut, InferRefusesBadModelsAndDocuments) {
     testing::expect_clean_failure(out, "schmp-lda: error: " + model + ":1: ");
     EXPECT_EQ(out.text.find("bad_alloc"), std::string::npos) << out.text;
   }
+  // Learned priors, one per topic, each finite and positive.
+  for (const auto& [priors, message] : std::vector<std::pair<std::string, std::string>>{
+           {"0.5", "expected 2 priors alpha_k, finite and positive"},
+           {"0.5 -1", "expected 2 priors alpha_k, finite and positive"},
+           {"0.5 nan", "expected 2 priors alpha_k, finite and positive"},
+           {"0.5 0.2 0.3", "more than 2 priors alpha_k"}}) {
+    const std::string model =
+        dir.write("priors.word_topic",
+                  "# schmp-lda word-topic counts: 2 words, 2 topics, alpha 0.1, beta 0.01\n"
+                  "# alpha by topic: " +
+                      priors + "\n1 2\n0 3\n");
+    out = run(std::string(SCHMP_LDA_BIN) + " infer --model " + dir.file("priors") + " --data " + documents);
+    testing::expect_clean_failure(out, "schmp-lda: error: " + model + ":2: " + message);
+  }
 }
 
 TEST(LdaHeldOut, TrainingRefusesHeldOutWordsTheCorpusLacks) {
@@ -507,7 +630,9 @@ TEST(LdaEndToEnd, RefusesBadSettingsOnEveryRank) {
        {"--beta inf", "--beta must be positive and finite, not inf"},
        {"--sampler mh --mh_steps 0", "--mh_steps must be at least 1"},
        {"--sampler gibbs", "--sampler must be sparse, exact or mh, not 'gibbs'"},
-       {"--staleness 2", "--staleness is for programs with a dynamic schedule (Lasso, logreg)"}});
+       {"--staleness 2", "--staleness is for programs with a dynamic schedule (Lasso, logreg)"},
+       {"--optimize_interval -1", "--optimize_interval must be 0 or more, not -1"},
+       {"--optimize_burn_in 5", "--optimize_burn_in is not read without --optimize_interval"}});
   // A vocabulary of another length named the topics' words wrongly, or was dropped without a word; with
   // --text it replaced the words the documents named.
   testing::ScratchDir dir;

@@ -22,8 +22,14 @@
 namespace schmp {
 namespace {
 
-// The tiny model's priors: alpha 0.5, beta 0.05, W = 1000.
-constexpr kernels::TopicPriors kPriors{0.5, 0.05, 1000 * 0.05};
+// Priors viewing `alpha` (one per topic), with beta and W.
+kernels::TopicPriors priors_of(const std::vector<double>& alpha, double beta, double words) {
+  return {alpha, std::accumulate(alpha.begin(), alpha.end(), 0.0), beta, beta * words};
+}
+
+// The tiny model's priors: alpha_k apart (as learned ones are), beta 0.05, W = 1000.
+const std::vector<double> kAlpha{0.5, 0.2, 1.5, 0.05, 0.8, 0.3};
+const kernels::TopicPriors kPriors = priors_of(kAlpha, 0.05, 1000);
 
 // Small counts, so that leaving the token itself out of them (or not) changes the conditional a lot.
 struct TinyModel {
@@ -43,7 +49,7 @@ struct TinyModel {
 std::vector<double> exact_conditional(const TinyModel& rest) {
   std::vector<double> p(rest.totals.size());
   for (std::size_t k = 0; k < p.size(); ++k) {
-    p[k] = (rest.document[k] + 0.5) * (rest.word[k] + 0.05) /
+    p[k] = (rest.document[k] + kAlpha[k]) * (rest.word[k] + 0.05) /
            (static_cast<double>(rest.totals[k]) + 1000 * 0.05);
   }
   const double sum = std::accumulate(p.begin(), p.end(), 0.0);
@@ -167,7 +173,7 @@ struct RunOfTokens {
       --totals[topic];
       double sum = 0;
       for (std::size_t k = 0; k < p.size(); ++k) {
-        p[k] = (document[k] + priors.alpha) * (word[k] + priors.beta) /
+        p[k] = (document[k] + priors.alpha[k]) * (word[k] + priors.beta) /
                (static_cast<double>(totals[k]) + priors.beta_sum);
         sum += p[k];
       }
@@ -211,7 +217,9 @@ TEST(WordByWordSampler, StaysExactWithManyTopicsAndRunsOfTokens) {
   for (int i = 0; i < 40; ++i) ++run.document[random() % 12];  // its other tokens
   run.count_tokens();
   kernels::WordByWordSampler sampler(static_cast<int>(kTopics));
-  const kernels::TopicPriors priors{1.0, 0.01, 5000 * 0.01};
+  std::vector<double> alpha(kTopics);
+  for (double& a : alpha) a = 0.2 + static_cast<double>(random() % 1000) / 500;  // apart, in every bucket
+  const kernels::TopicPriors priors = priors_of(alpha, 0.01, 5000);
   for (int round = 0; round < 160000; ++round) {
     sampler.start_word(run.word, run.totals, priors);
     run.resample(sampler, priors, random);
@@ -242,11 +250,16 @@ TEST(WordByWordSampler, FollowsTotalsAndPriorsChangedBetweenWords) {
   for (int i = 0; i < 30; ++i) ++run.document[random() % kTopics];
   run.count_tokens();
   kernels::WordByWordSampler sampler(static_cast<int>(kTopics));
+  const std::vector<double> alpha_a(kTopics, 0.5);
+  std::vector<double> alpha_b(kTopics);
+  for (double& a : alpha_b) a = 0.01 + static_cast<double>(random() % 1000) / 250;
   for (int round = 0; round < 60000; ++round) {
-    // Round by round, in threes: totals and priors at state A; totals at B; priors at B too.
+    // Round by round, in threes: totals and priors at state A; totals at B; priors (alpha_k and
+    // beta's W beta) at B too.
     const std::vector<std::int64_t>& others = round % 3 == 0 ? others_a : others_b;
     for (std::size_t k = 0; k < kTopics; ++k) run.totals[k] = others[k] + run.word[k];
-    const kernels::TopicPriors priors{0.5, 0.01, round % 3 < 2 ? 10.0 : 0.5};
+    const kernels::TopicPriors priors =
+        round % 3 < 2 ? priors_of(alpha_a, 0.01, 1000) : priors_of(alpha_b, 0.01, 50);
     sampler.start_word(run.word, run.totals, priors);
     run.resample(sampler, priors, random);
   }
@@ -282,7 +295,7 @@ TEST(WordByWordSampler, PredictiveProbabilityIsSumOfThetaTimesPhi) {
   const double length = std::accumulate(model.document.begin(), model.document.end(), 0.0);
   double expected = 0;
   for (std::size_t k = 0; k < 6; ++k) {
-    const double theta = (model.document[k] + 0.5) / (length + 6 * 0.5);
+    const double theta = (model.document[k] + kAlpha[k]) / (length + kPriors.alpha_sum);
     const double phi = (model.word[k] + 0.05) / (static_cast<double>(model.totals[k]) + 1000 * 0.05);
     expected += theta * phi;
   }

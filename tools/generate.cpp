@@ -22,10 +22,11 @@
 // Written as 'user item rating' lines, 0-based.
 //
 //   schmp-generate lda --documents 500 --words 100 --topics 5 --document_length 100 --alpha 0.1
-//                      --beta 0.05 --seed 1 --out F
+//                      --alpha_decay 1 --beta 0.05 --seed 1 --out F
 //
 // lda: documents drawn from the LDA model itself: topic-word distributions phi_k ~ Dirichlet(beta),
-// per document theta_d ~ Dirichlet(alpha) and document_length tokens, each topic z ~ theta_d, word
+// per document theta_d ~ Dirichlet(alpha_0 .. alpha_K-1) with alpha_k = alpha * alpha_decay^k (1: the
+// same for every topic) and document_length tokens, each topic z ~ theta_d, word
 // w ~ phi_z. Written as UCI bag-of-words (F: D, W, NNZ, then 'doc word count', 1-based), with the true
 // phi in F.truth (one line per topic, W probabilities).
 #include <gflags/gflags.h>
@@ -78,6 +79,8 @@ SCHMP_FLAG(uint64, topics, 5, schmp::between(1, kMostTopics), "lda: number of to
 SCHMP_FLAG(uint64, document_length, 100, schmp::between(1, kMostIds), "lda: tokens per document");
 SCHMP_FLAG(double, alpha, 0.1, schmp::positive(),
            "lda: Dirichlet prior of each document's topic proportions, per topic");
+SCHMP_FLAG(double, alpha_decay, 1.0, schmp::between(1e-3, 1),
+           "lda: alpha_k = alpha * alpha_decay^k: below 1, some topics are far more common than others");
 SCHMP_FLAG(double, beta, 0.05, schmp::positive(),
            "lda: Dirichlet prior of each topic's word distribution, per word");
 
@@ -321,12 +324,18 @@ int generate_ratings() {
   return 0;
 }
 
-// A draw from the symmetric Dirichlet(concentration) over `size` outcomes.
-std::vector<double> dirichlet(std::mt19937_64& random, std::size_t size, double concentration) {
+// A draw from the Dirichlet(concentration_0 * decay^k) over `size` outcomes k.
+std::vector<double> dirichlet(std::mt19937_64& random, std::size_t size, double concentration,
+                              double decay = 1) {
+  // One distribution throughout: it keeps normal draws between calls, so a fresh one per outcome would
+  // change the stream (and every data set generated before) even with decay 1.
   std::gamma_distribution<double> gamma(concentration, 1.0);
   std::vector<double> draw(size);
   double sum = 0;
-  for (double& value : draw) sum += value = gamma(random);
+  for (double& value : draw) {
+    sum += value = gamma(random, std::gamma_distribution<double>::param_type(concentration, 1.0));
+    concentration *= decay;
+  }
   if (!(sum > 0)) {
     // Every gamma draw underflowed (a tiny concentration): the Dirichlet's limit, all mass on one
     // outcome drawn uniformly.
@@ -360,7 +369,7 @@ int generate_documents() {
   std::vector<std::uint64_t> counts(FLAGS_words);
   for (std::uint64_t d = 0; d < FLAGS_documents; ++d) {
     stop_if_asked();
-    const std::vector<double> theta = dirichlet(random, FLAGS_topics, FLAGS_alpha);
+    const std::vector<double> theta = dirichlet(random, FLAGS_topics, FLAGS_alpha, FLAGS_alpha_decay);
     std::discrete_distribution<std::uint64_t> topic(theta.begin(), theta.end());
     std::fill(counts.begin(), counts.end(), 0);
     for (std::uint64_t t = 0; t < FLAGS_document_length; ++t) ++counts[topic_words[topic(random)](random)];

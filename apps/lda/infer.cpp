@@ -55,7 +55,7 @@ Inference infer(const Model& model, const InferConfig& config) {
   // Read only, but the sampler's interface is the training one, which takes its rows to update.
   std::vector<std::uint32_t> word_topic = model.word_topic;
   std::vector<std::int64_t> totals = model.totals();
-  const Priors priors{model.alpha, model.beta, model.beta * model.words};
+  const Priors priors{model.alpha, model.alpha_sum(), model.beta, model.beta * model.words};
   const int burn_in = config.iterations / 2;
   // One block, the model's rows as they are: row = word.
   const WordLayout layout(std::vector<std::uint64_t>(model.words, 0), 1);
@@ -105,7 +105,7 @@ Inference infer(const Model& model, const InferConfig& config) {
       out << row.id + 1;
       for (std::size_t k = 0; k < width; ++k) {
         const double mean_count = row.group->count_sums[row.row * width + k] / samples;
-        out << ' ' << (mean_count + model.alpha) / (length + model.alpha * static_cast<double>(width));
+        out << ' ' << (mean_count + model.alpha[k]) / (length + priors.alpha_sum);
       }
       out << '\n';
     }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "model.hpp"
+#include "priors.hpp"
 #include "schmp/kernels/device.hpp"
 #include "schmp/kernels/topic_kernels.hpp"
 #include "schmp/output.hpp"
@@ -27,6 +28,8 @@ io::RunFiles Config::files() const {
 
 void check(const Config& config) {
   if (config.data.empty() == config.text.empty()) throw std::runtime_error("give one of --data and --text");
+  if (config.optimize_interval < 0 || config.optimize_burn_in < 0)
+    throw std::runtime_error("--optimize_interval and --optimize_burn_in count iterations: 0 or more");
   if (!config.text.empty() && !config.vocab.empty())
     throw std::runtime_error("--vocab names the words of --data's ids: --text documents name their own");
 }
@@ -65,12 +68,18 @@ void check_declared_sizes(const std::string& data, int topics, int workers, bool
                    document_bytes + word_bytes);
 }
 
+// The counts below these are summarised exactly for learning the priors (DigammaSum): a topic's counts in
+// the documents (K summaries), the documents' lengths and the word-topic counts (one each).
+constexpr std::size_t kTopicExact = 128;
+constexpr std::size_t kLengthExact = 1024;
+constexpr std::size_t kWordExact = 1024;
+
 // log Gamma(n + prior) - log Gamma(prior) for counts n: the terms of log p(w, z), one per nonzero
 // count at every evaluation. Most counts are small, and a table of them is several times cheaper than
 // two lgamma calls.
 class LogGammaRatio {
  public:
-  explicit LogGammaRatio(double prior) : prior_(prior), table_(4096) {
+  explicit LogGammaRatio(double prior, std::size_t size = 4096) : prior_(prior), table_(size) {
     for (std::size_t n = 0; n < table_.size(); ++n) table_[n] = std::lgamma(n + prior) - std::lgamma(prior);
   }
   double operator()(std::uint32_t n) const {
@@ -127,11 +136,15 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
                           .unknown_tokens;
     held_out.finish(layout_);
   }
-  priors_ = Priors{config.alpha, config.beta, config.beta * words_};
+  alpha_.assign(static_cast<std::size_t>(config.topics), config.alpha);
+  priors_ = Priors{alpha_, config.alpha * config.topics, config.beta, config.beta * words_};
   std::size_t most_rows = 0;
   for (const auto& words : layout_.words) most_rows = std::max(most_rows, words.size());
   dense_.resize(most_rows * static_cast<std::size_t>(config.topics));
   if (gpu_ >= 0) {
+    if (config.optimize_interval > 0)
+      throw std::runtime_error(
+          "--optimize_interval needs --device cpu: the GPU sampler's alpha is symmetric");
     std::vector<std::uint32_t> block_rows;
     for (const auto& words : layout_.words) block_rows.push_back(static_cast<std::uint32_t>(words.size()));
     gpu_sampler_ = kernels::make_gpu_topic_sampler(
@@ -189,7 +202,14 @@ void Lda::Worker::prepare(std::uint32_t block, Block& held) {
   store(block, held);
 }
 
+void Lda::Worker::adopt_priors(const Step& step) {
+  if (step.alpha.size() != alpha_.size()) throw std::logic_error("a step's priors are not one per topic");
+  std::copy(step.alpha.begin(), step.alpha.end(), alpha_.begin());
+  priors_ = Priors{alpha_, std::accumulate(alpha_.begin(), alpha_.end(), 0.0), step.beta, step.beta * words_};
+}
+
 void Lda::Worker::update(const Step& step, std::uint32_t block, Block& held) {
+  adopt_priors(step);
   if (gpu_sampler_) {
     update_on_gpu(step, block, held);
     return;
@@ -240,27 +260,53 @@ void Lda::Worker::absorb(const Shared& summed) {
   totals_ = synced_totals_;
 }
 
-Lda::Partial Lda::Worker::end_update(const Step& step, Block&) {
+Lda::Partial Lda::Worker::end_update(const Step& step, Block& home) {
   // The GPU's topics and n_dk, for whatever reads the host copies next: an evaluation, a checkpoint,
   // the output. A round's copy is 4 bytes per token and 4 K per document, small beside its sampling.
   if (gpu_sampler_) gpu_sampler_->download(documents_.by_block, documents_.counts);
-  Partial partial{moved_, 0.0};
+  Partial partial;
+  partial.moved = moved_;
   moved_ = 0;
   if (held_out_ && step.score) {
     partial.held_out_log_likelihood = held_out_->log_likelihood(1);
     held_out_->clear_scores();
   }
+  if (step.optimize) summarise_counts(home, partial);
   return partial;
+}
+
+void Lda::Worker::summarise_counts(const Block& home, Partial& partial) {
+  const auto topics = static_cast<std::size_t>(config_.topics);
+  const std::size_t width = DigammaSum::size(kTopicExact);
+  partial.topic_summaries.assign(topics * width, 0.0);
+  partial.length_summary.assign(DigammaSum::size(kLengthExact), 0.0);
+  const std::span<double> topic_summaries(partial.topic_summaries);
+  for (std::uint32_t row = 0; row < documents_.ids.size(); ++row) {
+    const auto counts = documents_.document(row);
+    for (std::size_t k = 0; k < topics; ++k) {
+      if (counts[k] > 0) DigammaSum::add(topic_summaries.subspan(k * width, width), counts[k], alpha_[k]);
+    }
+    DigammaSum::add(partial.length_summary, documents_.length(row), priors_.alpha_sum);
+  }
+  partial.word_summary.assign(DigammaSum::size(kWordExact), 0.0);
+  for (const std::uint32_t count : load(static_cast<std::uint32_t>(context_.index), home)) {
+    if (count > 0) DigammaSum::add(partial.word_summary, count, priors_.beta);
+  }
+  partial.totals.assign(topics, 0.0);
+  if (context_.index == 0) std::copy(totals_.begin(), totals_.end(), partial.totals.begin());
 }
 
 Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
   // log p(w, z) of the collapsed model: the word part of its home block's words, its documents' part,
   // and (worker 0 only) the topic totals' part.
   const auto topics = static_cast<std::size_t>(config_.topics);
-  const double alpha = config_.alpha;
-  const double beta = config_.beta;
+  const double beta = priors_.beta;
   const LogGammaRatio word_term(beta);
-  const LogGammaRatio document_term(alpha);
+  // One table for a symmetric alpha; short ones per topic when they differ, K of them.
+  const bool symmetric = std::all_of(alpha_.begin(), alpha_.end(), [&](double a) { return a == alpha_[0]; });
+  std::vector<LogGammaRatio> document_terms;
+  for (std::size_t k = 0; k < (symmetric ? 1 : topics); ++k)
+    document_terms.emplace_back(alpha_[k], symmetric ? 4096 : 256);
   Stats stats;
   stats.word_totals_off.assign(topics, 0.0);
   stats.document_totals_off.assign(topics, 0.0);
@@ -273,7 +319,7 @@ Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
     stats.log_likelihood += word_term(count);
   }
   if (context_.index == 0) {
-    const double beta_sum = beta * words_;
+    const double beta_sum = priors_.beta_sum;
     for (std::size_t k = 0; k < topics; ++k) {
       const auto total = static_cast<double>(totals_[k]);
       stats.log_likelihood += std::lgamma(beta_sum) - std::lgamma(total + beta_sum);
@@ -289,10 +335,9 @@ Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
       length += count;
       stats.document_tokens += count;
       stats.document_totals_off[k] += count;
-      if (count > 0) stats.log_likelihood += document_term(count);
+      if (count > 0) stats.log_likelihood += document_terms[symmetric ? 0 : k](count);
     }
-    stats.log_likelihood += std::lgamma(alpha * static_cast<double>(topics)) -
-                            std::lgamma(length + alpha * static_cast<double>(topics));
+    stats.log_likelihood += std::lgamma(priors_.alpha_sum) - std::lgamma(length + priors_.alpha_sum);
   }
   return stats;
 }
@@ -387,7 +432,11 @@ Lda::Part Lda::Worker::part(const Block& home) const {
 }
 
 Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blocks)
-    : config_(config), setup_(summed), words_(static_cast<std::uint32_t>(summed.words / blocks)) {
+    : config_(config),
+      setup_(summed),
+      words_(static_cast<std::uint32_t>(summed.words / blocks)),
+      alpha_(static_cast<std::size_t>(config.topics), config.alpha),
+      beta_(config.beta) {
   if (!(setup_.tokens > 0))
     throw io::InputError(config.data.empty() ? config.text : config.data, 0, "the corpus has no tokens");
   if (!config.test.empty()) {
@@ -415,7 +464,17 @@ Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blo
 std::vector<std::string> Lda::Coordinator::trace_columns() const {
   std::vector<std::string> columns{"iteration", "tokens_per_second", "moved"};
   if (!config_.test.empty()) columns.push_back("held_out_perplexity");
+  if (config_.optimize_interval > 0) {
+    columns.push_back("alpha_sum");
+    columns.push_back("beta");
+  }
   return columns;
+}
+
+bool Lda::Coordinator::optimizes_after(std::uint64_t iteration) const {
+  const auto interval = static_cast<std::uint64_t>(config_.optimize_interval);
+  return interval > 0 && iteration > static_cast<std::uint64_t>(config_.optimize_burn_in) &&
+         iteration % interval == 0;
 }
 
 bool Lda::Coordinator::evaluates_after(std::uint64_t iteration) const {
@@ -425,7 +484,8 @@ bool Lda::Coordinator::evaluates_after(std::uint64_t iteration) const {
 
 Lda::Step Lda::Coordinator::schedule() {
   round_started_ = std::chrono::steady_clock::now();
-  return Step{iterations_, !config_.test.empty() && evaluates_after(iterations_ + 1)};
+  return Step{iterations_, !config_.test.empty() && evaluates_after(iterations_ + 1),
+              optimizes_after(iterations_ + 1), alpha_, beta_};
 }
 
 void Lda::Coordinator::aggregate(const Step& step, const Partial& summed) {
@@ -435,6 +495,17 @@ void Lda::Coordinator::aggregate(const Step& step, const Partial& summed) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - round_started_).count();
   tokens_per_second_ = setup_.tokens / std::max(seconds, 1e-9);
   if (step.score) perplexity_ = std::exp(-summed.held_out_log_likelihood / setup_.held_out_tokens);
+  sampled_alpha_sum_ = std::accumulate(step.alpha.begin(), step.alpha.end(), 0.0);
+  sampled_beta_ = step.beta;
+  if (step.optimize) learn_priors(summed);
+}
+
+void Lda::Coordinator::learn_priors(const Partial& summed) {
+  const auto started = std::chrono::steady_clock::now();
+  alpha_ = learn_alpha(summed.topic_summaries, summed.length_summary, alpha_);
+  const std::vector<std::int64_t> totals(summed.totals.begin(), summed.totals.end());
+  beta_ = learn_beta(summed.word_summary, totals, words_, beta_);
+  optimizing_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 Report Lda::Coordinator::report(const Stats& summed) {
@@ -460,13 +531,18 @@ Report Lda::Coordinator::report(const Stats& summed) {
   report.objective = summed.log_likelihood / tokens;
   report.columns = {static_cast<double>(iterations_), tokens_per_second_, moved_ / tokens};
   if (!config_.test.empty()) report.columns.push_back(perplexity_);
+  if (config_.optimize_interval > 0) {
+    report.columns.push_back(sampled_alpha_sum_);
+    report.columns.push_back(sampled_beta_);
+  }
   report.finished = iterations_ >= static_cast<std::uint64_t>(config_.iterations);
   return report;
 }
 
 Lda::Progress Lda::Coordinator::save() const {
-  return Progress{iterations_, perplexity_, static_cast<std::uint32_t>(config_.topics), config_.alpha,
-                  config_.beta};
+  return Progress{iterations_,   perplexity_,  static_cast<std::uint32_t>(config_.topics),
+                  config_.alpha, config_.beta, alpha_,
+                  beta_};
 }
 
 void Lda::Coordinator::restore(const Progress& progress) {
@@ -476,8 +552,12 @@ void Lda::Coordinator::restore(const Progress& progress) {
                              " --alpha " + std::to_string(progress.alpha) + " --beta " +
                              std::to_string(progress.beta));
   }
+  if (progress.current_alpha.size() != alpha_.size() || !(progress.current_beta > 0))
+    throw std::runtime_error("the checkpoint's priors are not one per topic");
   iterations_ = progress.iterations;
   perplexity_ = progress.perplexity;
+  alpha_ = progress.current_alpha;
+  beta_ = progress.current_beta;
 }
 
 void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& parts) {
@@ -487,14 +567,20 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
   std::printf("  (%.3f s, %.3g tokens/s, stopped by %s)\n", summary.seconds,
               setup_.tokens * static_cast<double>(iterations_) / std::max(summary.seconds, 1e-9),
               summary.stopped_by.c_str());
+  const double alpha_sum = std::accumulate(alpha_.begin(), alpha_.end(), 0.0);
+  if (config_.optimize_interval > 0) {
+    const auto [least, most] = std::minmax_element(alpha_.begin(), alpha_.end());
+    std::printf("learned priors: alpha_k from %.6g to %.6g (sum %.6g), beta %.6g (%.3f s of learning)\n",
+                *least, *most, alpha_sum, beta_, optimizing_seconds_);
+  }
   if (config_.output.empty()) return;
 
   // The whole word-topic matrix, word by word.
   const auto topics = static_cast<std::size_t>(config_.topics);
   Model model{words_,
               config_.topics,
-              config_.alpha,
-              config_.beta,
+              alpha_,
+              beta_,
               std::vector<std::uint32_t>(static_cast<std::size_t>(words_) * topics, 0),
               {}};
   std::vector<std::uint32_t> dense;
@@ -535,8 +621,7 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
                   config_.topics, counts);
       const double length = std::accumulate(counts.begin(), counts.end(), 0.0);
       out << document.id + 1;
-      for (const std::uint32_t count : counts)
-        out << ' ' << (count + config_.alpha) / (length + config_.alpha * topics);
+      for (std::size_t k = 0; k < topics; ++k) out << ' ' << (counts[k] + alpha_[k]) / (length + alpha_sum);
       out << '\n';
     }
   });

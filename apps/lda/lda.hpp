@@ -21,6 +21,10 @@
 // update round, for the evaluation, checkpoints and the output to read. Held-out documents are folded in
 // and scored on the CPU, while the GPU samples, and `schmp-lda infer` runs on the CPU.
 //
+// With --optimize_interval the priors are learned (priors.hpp): on a learning iteration every worker
+// summarises its counts into the round's Partial, the coordinator runs the fixed point on their sum, and
+// every Step carries the priors to sample with.
+//
 // Held-out documents (--test) are split among the workers like the training ones and folded in as the
 // blocks pass (their topics are resampled with the model fixed, every round); rounds followed by an
 // evaluation also score their held-out halves (documents.hpp), for the perplexity in the trace.
@@ -52,6 +56,8 @@ struct Config {
   double alpha = 0.1;  // per topic
   double beta = 0.01;  // per word
   int iterations = 100;
+  int optimize_interval = 0;  // iterations between learnings of alpha_k and beta (0: fixed priors)
+  int optimize_burn_in = 50;  // iterations before the first
   Sampler sampler = Sampler::kSparse;
   int mh_steps = 2;  // Metropolis-Hastings: proposal cycles per token
   std::uint64_t seed = 1;
@@ -80,10 +86,13 @@ struct Lda {
   };
   struct Step {
     std::uint64_t iteration = 0;
-    bool score = false;  // score the held-out tokens: an evaluation follows
+    bool score = false;         // score the held-out tokens: an evaluation follows
+    bool optimize = false;      // summarise the counts for learning the priors (priors.hpp)
+    std::vector<double> alpha;  // the priors to sample with: alpha_k, one per topic
+    double beta = 0;
     template <class V>
     void visit(V& v) {
-      v(iteration, score);
+      v(iteration, score, optimize, alpha, beta);
     }
   };
   struct Shared {
@@ -96,9 +105,15 @@ struct Lda {
   struct Partial {
     double moved = 0;                    // tokens that changed topic
     double held_out_log_likelihood = 0;  // sum of log p(w | d) over the held-out tokens, when scored
+    // When the step optimises, the counts' summaries (DigammaSum): each topic's counts in the documents,
+    // the documents' lengths, the word-topic counts of the home blocks; and the topic totals (worker 0).
+    std::vector<double> topic_summaries;
+    std::vector<double> length_summary;
+    std::vector<double> word_summary;
+    std::vector<double> totals;
     template <class V>
     void visit(V& v) {
-      v(moved, held_out_log_likelihood);
+      v(moved, held_out_log_likelihood, topic_summaries, length_summary, word_summary, totals);
     }
   };
   struct Stats {
@@ -148,16 +163,19 @@ struct Lda {
       v(documents, lengths, topics);
     }
   };
-  // The coordinator's part: where the iterations stand, and the settings they were made with.
+  // The coordinator's part: where the iterations stand, the settings they were made with, and the
+  // priors they sample with now (learned, with --optimize_interval).
   struct Progress {
     std::uint64_t iterations = 0;
     double perplexity = NAN;
     std::uint32_t topics = 0;
     double alpha = 0;
     double beta = 0;
+    std::vector<double> current_alpha;
+    double current_beta = 0;
     template <class V>
     void visit(V& v) {
-      v(iterations, perplexity, topics, alpha, beta);
+      v(iterations, perplexity, topics, alpha, beta, current_alpha, current_beta);
     }
   };
 
@@ -195,10 +213,15 @@ struct Lda {
     void store(std::uint32_t block, Block& held) const;
     // update() on the GPU.
     void update_on_gpu(const Step& step, std::uint32_t block, Block& held);
+    // Samples with the step's priors from now on.
+    void adopt_priors(const Step& step);
+    // The counts' summaries, into an optimising step's partial.
+    void summarise_counts(const Block& home, Partial& partial);
 
     Config config_;
     WorkerContext context_;
-    int gpu_ = -1;  // kernels::pick_gpu: -1 on the CPU
+    int gpu_ = -1;               // kernels::pick_gpu: -1 on the CPU
+    std::vector<double> alpha_;  // alpha_k, which priors_ views
     Priors priors_;
     std::uint32_t words_ = 0;                   // W
     std::vector<std::string> vocabulary_;       // worker 0, of a text corpus: every word by id
@@ -232,6 +255,10 @@ struct Lda {
    private:
     // Whether an evaluation follows iteration `iteration`: every --eval_every, and after the last.
     bool evaluates_after(std::uint64_t iteration) const;
+    // Whether the priors are learned after iteration `iteration`: every --optimize_interval past the burn-in.
+    bool optimizes_after(std::uint64_t iteration) const;
+    // Learns alpha_k and beta from an optimising round's summed summaries.
+    void learn_priors(const Partial& summed);
 
     Config config_;
     Setup setup_;
@@ -241,6 +268,11 @@ struct Lda {
     double moved_ = 0;
     double tokens_per_second_ = 0;  // of the last round
     double perplexity_ = NAN;       // held-out, from the last scored round
+    std::vector<double> alpha_;     // the priors the next round samples with
+    double beta_;
+    double sampled_alpha_sum_ = 0;  // and those the last round sampled with, for the trace
+    double sampled_beta_ = 0;
+    double optimizing_seconds_ = 0;  // spent learning the priors, in all
     std::chrono::steady_clock::time_point round_started_;
   };
 };

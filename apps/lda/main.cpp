@@ -37,6 +37,11 @@ SCHMP_FLAG(double, beta, kDefaults.beta, schmp::positive(),
 SCHMP_FLAG(int32, iterations, kDefaults.iterations, at_least(1),
            "Gibbs sweeps over every token (infer: fold-in sweeps, half burn-in)");
 SCHMP_FLAG(
+    int32, optimize_interval, kDefaults.optimize_interval, at_least(0),
+    "Learn an asymmetric alpha_k and a symmetric beta every N iterations past the burn-in (0: fixed priors)");
+SCHMP_FLAG(int32, optimize_burn_in, kDefaults.optimize_burn_in, at_least(0),
+           "Iterations before the priors are first learned (with --optimize_interval)");
+SCHMP_FLAG(
     string, sampler, "sparse", schmp::one_of({"sparse", "exact", "mh"}),
     "sparse: exact Gibbs, O(K_d) per token; exact: all K weights per token; mh: Metropolis-Hastings, O(1)");
 SCHMP_FLAG(int32, mh_steps, kDefaults.mh_steps, at_least(1),
@@ -54,7 +59,9 @@ namespace {
 int infer() {
   if (FLAGS_model.empty() || FLAGS_data.empty() == FLAGS_text.empty())
     throw std::runtime_error("infer needs --model and one of --data and --text");
-  if (const std::string unread = schmp::unread_flag({"vocab", "test"}, "by infer"); !unread.empty())
+  if (const std::string unread =
+          schmp::unread_flag({"vocab", "test", "optimize_interval", "optimize_burn_in"}, "by infer");
+      !unread.empty())
     throw std::runtime_error(unread);
   schmp::io::refuse_overwriting({{"--output", FLAGS_output}}, {{"--data", FLAGS_data},
                                                                {"--text", FLAGS_text},
@@ -93,6 +100,11 @@ int main(int argc, char** argv) {
                  "[--iterations T] [--output PREFIX] [--trace FILE]");
   if (const std::string unread = schmp::unread_flag({"model"}, "in training"); !unread.empty())
     return job.refuse(unread);
+  if (FLAGS_optimize_interval == 0) {
+    if (const std::string unread = schmp::unread_flag({"optimize_burn_in"}, "without --optimize_interval");
+        !unread.empty())
+      return job.refuse(unread);
+  }
   schmp::lda::Config config;
   config.data = FLAGS_data;
   config.text = FLAGS_text;
@@ -103,6 +115,8 @@ int main(int argc, char** argv) {
   config.alpha = FLAGS_alpha;
   config.beta = FLAGS_beta;
   config.iterations = FLAGS_iterations;
+  config.optimize_interval = FLAGS_optimize_interval;
+  config.optimize_burn_in = FLAGS_optimize_burn_in;
   if (FLAGS_sampler == "exact") config.sampler = schmp::lda::Sampler::kExact;
   if (FLAGS_sampler == "mh") config.sampler = schmp::lda::Sampler::kMetropolisHastings;
   config.mh_steps = FLAGS_mh_steps;

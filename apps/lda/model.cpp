@@ -17,6 +17,11 @@ namespace schmp::lda {
 namespace {
 
 constexpr char kHeader[] = "# schmp-lda word-topic counts: ";
+constexpr char kAlphaLine[] = "# alpha by topic:";
+
+bool symmetric(const std::vector<double>& alpha) {
+  return std::all_of(alpha.begin(), alpha.end(), [&](double a) { return a == alpha.front(); });
+}
 
 }  // namespace
 
@@ -27,6 +32,8 @@ std::vector<std::int64_t> Model::totals() const {
   return totals;
 }
 
+double Model::alpha_sum() const { return std::accumulate(alpha.begin(), alpha.end(), 0.0); }
+
 void write_model(const std::string& prefix, const Model& model, std::vector<io::FileWriter> more) {
   const auto width = static_cast<std::size_t>(model.topics);
   std::vector<io::FileWriter> files;
@@ -36,10 +43,19 @@ void write_model(const std::string& prefix, const Model& model, std::vector<io::
     const auto write_number = [&](auto value) {
       out.write(number, std::to_chars(number, number + sizeof number, value).ptr - number);
     };
-    write_number(model.alpha);
+    write_number(symmetric(model.alpha) ? model.alpha.front()
+                                        : model.alpha_sum() / static_cast<double>(width));
     out << ", beta ";
     write_number(model.beta);
     out << '\n';
+    if (!symmetric(model.alpha)) {
+      out << kAlphaLine;
+      for (const double a : model.alpha) {
+        out << ' ';
+        write_number(a);
+      }
+      out << '\n';
+    }
     for (std::size_t word = 0; word < model.words; ++word) {
       for (std::size_t k = 0; k < width; ++k) {
         if (k) out << ' ';
@@ -67,7 +83,7 @@ void write_model(const std::string& prefix, const Model& model, std::vector<io::
                                      cb = model.word_topic[b * width + k];
                           return ca != cb ? ca > cb : a < b;
                         });
-      out << "topic " << k << " (" << totals[k] << " tokens):";
+      out << "topic " << k << " (alpha " << model.alpha[k] << ", " << totals[k] << " tokens):";
       for (std::size_t i = 0; i < shown; ++i) {
         const std::size_t word = order[i];
         const double p =
@@ -99,13 +115,14 @@ Model read_model(const std::string& prefix) {
   if (!io::read_whole_line(in, line, path, number)) fail("empty: not a schmp-lda model");
   unsigned long long words = 0;
   int topics = 0;
+  double alpha = 0;
   const std::string format = std::string(kHeader) + "%llu words, %d topics, alpha %lf, beta %lf";
-  if (std::sscanf(line.c_str(), format.c_str(), &words, &topics, &model.alpha, &model.beta) != 4 ||
+  if (std::sscanf(line.c_str(), format.c_str(), &words, &topics, &alpha, &model.beta) != 4 ||
       line.rfind(kHeader, 0) != 0) {
     fail("expected '" + std::string(kHeader) + "W words, K topics, alpha A, beta B': not a schmp-lda model");
   }
   const auto finite_positive = [](double prior) { return std::isfinite(prior) && prior > 0; };
-  if (words == 0 || words > UINT32_MAX || topics < 1 || !finite_positive(model.alpha) ||
+  if (words == 0 || words > UINT32_MAX || topics < 1 || topics > 100000 || !finite_positive(alpha) ||
       !finite_positive(model.beta) || !std::isfinite(model.beta * static_cast<double>(words)))
     fail("bad sizes or priors in the header");
   // Each word's line holds at least two bytes a topic: sizes the file cannot hold are refused before
@@ -116,11 +133,32 @@ Model read_model(const std::string& prefix) {
   model.words = static_cast<std::uint32_t>(words);
   model.topics = topics;
   const auto width = static_cast<std::size_t>(topics);
+  model.alpha.assign(width, alpha);
   model.word_topic.assign(model.words * width, 0);
-  for (std::size_t word = 0; word < model.words; ++word) {
+  ++number;
+  if (!io::read_whole_line(in, line, path, number)) fail("missing the counts of word 1");
+  if (line.rfind(kAlphaLine, 0) == 0) {
+    // K priors, each finite and positive, and nothing after them.
+    const char* cursor = line.data() + sizeof kAlphaLine - 1;
+    const char* end = line.data() + line.size();
+    for (double& a : model.alpha) {
+      while (cursor < end && *cursor == ' ') ++cursor;
+      const auto [next, error] = std::from_chars(cursor, end, a);
+      if (error != std::errc() || !finite_positive(a))
+        fail("expected " + std::to_string(width) + " priors alpha_k, finite and positive");
+      cursor = next;
+    }
+    while (cursor < end && (*cursor == ' ' || *cursor == '\r')) ++cursor;
+    if (cursor != end) fail("more than " + std::to_string(width) + " priors alpha_k");
     ++number;
-    if (!io::read_whole_line(in, line, path, number))
-      fail("missing the counts of word " + std::to_string(word + 1));
+    if (!io::read_whole_line(in, line, path, number)) fail("missing the counts of word 1");
+  }
+  for (std::size_t word = 0; word < model.words; ++word) {
+    if (word > 0) {
+      ++number;
+      if (!io::read_whole_line(in, line, path, number))
+        fail("missing the counts of word " + std::to_string(word + 1));
+    }
     const char* cursor = line.data();
     const char* end = line.data() + line.size();
     for (std::size_t k = 0; k < width; ++k) {

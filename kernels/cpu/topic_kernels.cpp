@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 
 namespace schmp::kernels {
@@ -15,7 +16,7 @@ std::uint32_t resample_exact(const TopicCounts& counts, std::uint32_t old_topic,
   const std::size_t topics = counts.totals.size();
   double total = 0;
   for (std::size_t k = 0; k < topics; ++k) {
-    total += (counts.document[k] + counts.priors.alpha) * (counts.word[k] + counts.priors.beta) /
+    total += (counts.document[k] + counts.priors.alpha[k]) * (counts.word[k] + counts.priors.beta) /
              (static_cast<double>(counts.totals[k]) + counts.priors.beta_sum);
     weights[k] = total;  // running sums: the draw is the first topic whose sum passes u * total
   }
@@ -47,7 +48,7 @@ void WordByWordSampler::start_word(std::span<std::uint32_t> word, std::span<std:
   for (std::uint32_t k = 0; k < coefficients_.size(); ++k) {
     if (inverse_totals_[k].total != totals_[k]) refresh_inverse(k);
     coefficients_[k] = coefficient(k);
-    bucket_sums_[k >> bucket_shift_] += priors_.alpha * coefficients_[k];
+    bucket_sums_[k >> bucket_shift_] += priors_.alpha[k] * coefficients_[k];
   }
   prior_sum_ = std::accumulate(bucket_sums_.begin(), bucket_sums_.end(), 0.0);
   last_document_ = nullptr;
@@ -71,7 +72,7 @@ void WordByWordSampler::change_prior(std::uint32_t k, double change) {
 }
 
 void WordByWordSampler::set_coefficient(std::uint32_t k, double coefficient) {
-  change_prior(k, priors_.alpha * (coefficient - coefficients_[k]));
+  change_prior(k, priors_.alpha[k] * (coefficient - coefficients_[k]));
   coefficients_[k] = coefficient;
 }
 
@@ -101,7 +102,7 @@ std::uint32_t WordByWordSampler::draw_prior(double target) const {
   const std::size_t end = std::min(coefficients_.size(), (bucket + 1) << bucket_shift_);
   std::size_t k = bucket << bucket_shift_;
   for (; k + 1 < end; ++k) {
-    target -= priors_.alpha * coefficients_[k];
+    target -= priors_.alpha[k] * coefficients_[k];
     if (target < 0) break;
   }
   return static_cast<std::uint32_t>(k);
@@ -192,9 +193,9 @@ std::uint32_t WordByWordSampler::move(std::span<std::uint32_t> document,
   const double out_coefficient =
       learn ? (word_[old_topic] - 1 + priors_.beta) * inverse_totals_[old_topic].of_one_less : in_coefficient;
   const double old_term = (document[old_topic] - 1) * out_coefficient;
-  // sum_k n_dk c_k and alpha sum_k c_k with the token out: the draw's two parts.
+  // sum_k n_dk c_k and sum_k alpha_k c_k with the token out: the draw's two parts.
   const double part = in_part - document[old_topic] * in_coefficient + old_term;
-  const double prior_change = priors_.alpha * (out_coefficient - in_coefficient);
+  const double prior_change = priors_.alpha[old_topic] * (out_coefficient - in_coefficient);
   const double target = uniform * (part + prior_sum_ + prior_change);
   if (target < old_term) {
     last_part_ = in_part;
@@ -250,9 +251,8 @@ std::uint32_t WordByWordSampler::fold_in(std::span<std::uint32_t> document,
 
 double WordByWordSampler::predictive(std::span<const std::uint32_t> document,
                                      const std::vector<std::uint32_t>& document_topics, double length) const {
-  // The draw's normaliser: sum_k n_dk c_k over the document's topics, plus alpha sum_k c_k.
-  return (document_part(document, document_topics) + prior_sum_) /
-         (length + priors_.alpha * static_cast<double>(coefficients_.size()));
+  // The draw's normaliser: sum_k n_dk c_k over the document's topics, plus sum_k alpha_k c_k.
+  return (document_part(document, document_topics) + prior_sum_) / (length + priors_.alpha_sum);
 }
 
 std::uint64_t metropolis_hastings_sweep(std::span<TopicToken> tokens, std::span<std::uint32_t> block_counts,
@@ -261,20 +261,30 @@ std::uint64_t metropolis_hastings_sweep(std::span<TopicToken> tokens, std::span<
                                         std::span<std::uint32_t> local) {
   const std::size_t topics = totals.size();
   const auto last_topic = static_cast<std::uint32_t>(topics - 1);
-  const double alpha = priors.alpha;
+  const std::span<const double> alpha = priors.alpha;
   const double beta = priors.beta;
   const double beta_sum = priors.beta_sum;
-  // A uniform draw past the tokens' share picks a uniform topic: (u - tokens) / prior in [0, K).
+  // A uniform draw past the tokens' share picks a topic from the prior: with a symmetric prior,
+  // (u - tokens) / prior in [0, K); with alpha_k apart, where u - tokens falls among their running sums.
   auto topic_of_excess = [&](double excess, double prior) {
     return std::min(static_cast<std::uint32_t>(excess / prior), last_topic);
+  };
+  const bool symmetric = std::all_of(alpha.begin(), alpha.end(), [&](double a) { return a == alpha[0]; });
+  std::vector<double> alpha_running;
+  if (!symmetric) std::partial_sum(alpha.begin(), alpha.end(), std::back_inserter(alpha_running));
+  auto topic_of_alpha = [&](double excess) {
+    if (symmetric) return topic_of_excess(excess, alpha[0]);
+    const auto at =
+        std::upper_bound(alpha_running.begin(), alpha_running.end(), excess) - alpha_running.begin();
+    return std::min(static_cast<std::uint32_t>(at), last_topic);
   };
 
   // The document proposal reads a random token of a random document: a cache miss nearly every time,
   // which was most of a step's cost. Its random slot does not depend on the chain's state, so it is
   // drawn kLookahead tokens early and its cache line fetched while the tokens before it are moved.
-  // Each planned proposal is a slot, or a topic with kUniformTopic set (the prior's share).
+  // Each planned proposal is a slot, or a topic with kPriorTopic set (the prior's share).
   constexpr std::size_t kLookahead = 16;
-  constexpr std::uint32_t kUniformTopic = 0x80000000u;
+  constexpr std::uint32_t kPriorTopic = 0x80000000u;
   const auto per_token = static_cast<std::size_t>(steps);
   std::vector<std::uint32_t> planned(kLookahead * per_token);
   auto plan = [&](std::size_t i) {
@@ -283,12 +293,12 @@ std::uint64_t metropolis_hastings_sweep(std::span<TopicToken> tokens, std::span<
     const auto length = static_cast<double>(documents.offsets[token.document + 1] - first_slot);
     std::uint32_t* proposals = &planned[(i % kLookahead) * per_token];
     for (std::size_t step = 0; step < per_token; ++step) {
-      const double u = random.uniform() * (length + alpha * static_cast<double>(topics));
+      const double u = random.uniform() * (length + priors.alpha_sum);
       if (u < length) {
         proposals[step] = first_slot + static_cast<std::uint32_t>(u);
         __builtin_prefetch(&documents.topics[proposals[step]]);
       } else {
-        proposals[step] = kUniformTopic | topic_of_excess(u - length, alpha);
+        proposals[step] = kPriorTopic | topic_of_alpha(u - length);
       }
     }
   };
@@ -323,14 +333,14 @@ std::uint64_t metropolis_hastings_sweep(std::span<TopicToken> tokens, std::span<
         std::uint32_t t = u < word_tokens ? tokens[begin + static_cast<std::size_t>(u)].topic
                                           : topic_of_excess(u - word_tokens, beta);
         if (t != s) {
-          const double forward = (document[t] + alpha) * (word[t] + beta) *
+          const double forward = (document[t] + alpha[t]) * (word[t] + beta) *
                                  (static_cast<double>(totals[s]) + beta_sum) * (local[s] + beta);
-          const double backward = (document[s] + alpha) * (word[s] + beta) *
+          const double backward = (document[s] + alpha[s]) * (word[s] + beta) *
                                   (static_cast<double>(totals[t]) + beta_sum) * (local[t] + beta);
           if (random.uniform() * backward < forward) move_to(t);
         }
         const std::uint32_t proposal = proposals[step];
-        t = proposal & kUniformTopic ? proposal & ~kUniformTopic : documents.topics[proposal];
+        t = proposal & kPriorTopic ? proposal & ~kPriorTopic : documents.topics[proposal];
         if (t != s) {
           const double forward = (word[t] + beta) * (static_cast<double>(totals[s]) + beta_sum);
           const double backward = (word[s] + beta) * (static_cast<double>(totals[t]) + beta_sum);

@@ -126,7 +126,9 @@ class CudaTopicSampler final : public GpuTopicSampler {
   CudaTopicSampler(int gpu, const GpuTopicModel& model)
       : gpu_(gpu),
         topics_(static_cast<std::size_t>(model.topics)),
-        priors_(model.priors),
+        alpha_(model.priors.alpha.empty() ? 0.0 : model.priors.alpha.front()),
+        beta_(model.priors.beta),
+        beta_sum_(model.priors.beta_sum),
         seed_(model.seed),
         block_rows_(model.block_rows.begin(), model.block_rows.end()),
         documents_(topics_ > 0 ? model.document_counts.size() / topics_ : 0) {
@@ -221,9 +223,9 @@ class CudaTopicSampler final : public GpuTopicSampler {
                                      totals_.data(),
                                      moved_.data(),
                                      static_cast<std::uint32_t>(topics_),
-                                     static_cast<float>(priors_.alpha),
-                                     static_cast<float>(priors_.beta),
-                                     static_cast<float>(priors_.beta_sum),
+                                     static_cast<float>(alpha_),
+                                     static_cast<float>(beta_),
+                                     static_cast<float>(beta_sum_),
                                      mix64(seed_ + mix64(iteration))};
       sample_topics<<<cuda::blocks_for(arguments.tokens, kThreads, kWarp), kThreads, 0, stream>>>(arguments);
       cuda::check_launch("sample_topics");
@@ -338,7 +340,10 @@ class CudaTopicSampler final : public GpuTopicSampler {
   cuda::Stream stream_;
   int gpu_;
   std::size_t topics_;
-  TopicPriors priors_;
+  // The priors, copied: TopicPriors views the caller's alpha. Symmetric (GpuTopicModel).
+  double alpha_;
+  double beta_;
+  double beta_sum_;
   std::uint64_t seed_;
   std::vector<std::uint32_t> block_rows_;
   std::size_t documents_;

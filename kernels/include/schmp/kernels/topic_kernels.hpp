@@ -1,7 +1,7 @@
 // Collapsed Gibbs sampling for LDA: the counts one token's resampling reads and writes, and the exact
 // sampler. A token of word w in document d takes topic k with probability proportional to
 //
-//   (n_dk + alpha) (n_kw + beta) / (n_k + W beta)
+//   (n_dk + alpha_k) (n_kw + beta) / (n_k + W beta)
 //
 // where the counts leave the token itself out (Griffiths and Steyvers, 2004). The exact sampler costs
 // O(K) per token; faster samplers are checked against it.
@@ -17,10 +17,12 @@
 
 namespace schmp::kernels {
 
+// A view of the priors: alpha_k may differ by topic (learned: --optimize_interval), beta is one value.
 struct TopicPriors {
-  double alpha = 0.1;     // per topic
-  double beta = 0.01;     // per word
-  double beta_sum = 1.0;  // W beta
+  std::span<const double> alpha;  // alpha_k, one per topic
+  double alpha_sum = 0;           // sum_k alpha_k
+  double beta = 0.01;             // per word
+  double beta_sum = 1.0;          // W beta
 };
 
 struct TopicCounts {
@@ -39,10 +41,10 @@ std::uint32_t resample_exact(const TopicCounts& counts, std::uint32_t old_topic,
 // The same conditional, for the tokens of one word after another (F+LDA: Yu, Hsieh, Yun, Vishwanathan
 // and Dhillon, 2015). With c_k = (n_kw + beta) / (n_k + W beta) the weight splits as
 //
-//   (n_dk + alpha) c_k  =  n_dk c_k  (over the document's topics, usually few)  +  alpha c_k
+//   (n_dk + alpha_k) c_k  =  n_dk c_k  (over the document's topics, usually few)  +  alpha_k c_k
 //
 // c_k is computed once per word and updated at the two topics a token move touches. The prior terms
-// alpha c_k are summed in buckets of sqrt(K) topics or so: an update costs O(1), and a draw that lands
+// alpha_k c_k are summed in buckets of sqrt(K) topics or so: an update costs O(1), and a draw that lands
 // in them (rarely, once documents have settled) O(sqrt K). The document part's total costs O(K_d) for
 // the first token of a document and is then updated in O(1) for the document's next tokens of the same
 // word, which come right after it (a word occurs about three times in each document that has it, in
@@ -66,8 +68,8 @@ class WordByWordSampler {
   std::uint32_t fold_in(std::span<std::uint32_t> document, std::vector<std::uint32_t>& document_topics,
                         std::uint32_t old_topic, double uniform);
 
-  // p(word | document) = sum_k theta_dk phi_kw with theta_dk = (n_dk + alpha) / (length + K alpha) and
-  // phi_kw = (n_kw + beta) / (n_k + W beta): the predictive probability of one more token of the word.
+  // p(word | document) = sum_k theta_dk phi_kw with theta_dk = (n_dk + alpha_k) / (length + sum_k alpha_k)
+  // and phi_kw = (n_kw + beta) / (n_k + W beta): the predictive probability of one more token of the word.
   double predictive(std::span<const std::uint32_t> document,
                     const std::vector<std::uint32_t>& document_topics, double length) const;
 
@@ -101,7 +103,7 @@ class WordByWordSampler {
     return (word_[k] + priors_.beta) * inverse_totals_[k].of_total;
   }
   void set_coefficient(std::uint32_t k, double coefficient);
-  void change_prior(std::uint32_t k, double change);  // of alpha c_k, in its bucket's sum and the total
+  void change_prior(std::uint32_t k, double change);  // of alpha_k c_k, in its bucket's sum and the total
   // Recomputes topic k's cached inverses for its current total.
   void refresh_inverse(std::uint32_t k);
   double inverse_of_one_less(std::int64_t total) const;  // 1 / (total - 1 + W beta), 0 for no token
@@ -114,8 +116,8 @@ class WordByWordSampler {
   // each, not a division.
   std::vector<double> coefficients_;
   int bucket_shift_ = 0;  // buckets of 2^shift topics: an update's bucket is a shift, not a division
-  std::vector<double> bucket_sums_;  // sum of alpha c_k over each bucket
-  double prior_sum_ = 0;             // alpha sum_k c_k
+  std::vector<double> bucket_sums_;  // sum of alpha_k c_k over each bucket
+  double prior_sum_ = 0;             // sum_k alpha_k c_k
   // The document of the last token moved, and its document part then: the next token of the same
   // document starts from it.
   const std::uint32_t* last_document_ = nullptr;
@@ -140,8 +142,8 @@ class WordByWordSampler {
 //
 //   the word proposal      q(k) ∝ m_kw + beta: the topic of a random token of the word among those
 //                          being swept (m: their counts), or a uniform topic; and
-//   the document proposal  q(k) ∝ n_dk + alpha: the topic of a random token of its document, or a
-//                          uniform topic,
+//   the document proposal  q(k) ∝ n_dk + alpha_k: the topic of a random token of its document, or a
+//                          topic drawn from the prior (uniform when alpha is symmetric),
 //
 // each accepted with the Metropolis-Hastings ratio for the exact collapsed conditional (the token out
 // of every count), so every step leaves the conditional invariant. A step costs a few random reads,
@@ -195,7 +197,7 @@ std::uint64_t metropolis_hastings_sweep(std::span<TopicToken> tokens, std::span<
 // the largest block (one buffer up, one down, so that neither is rewritten while a copy reads it).
 struct GpuTopicModel {
   int topics = 0;
-  TopicPriors priors;
+  TopicPriors priors;  // alpha symmetric: the GPU sampler reads alpha_0 for every topic
   std::uint64_t seed = 0;
   std::span<const std::vector<TopicToken>> blocks;  // each block's tokens (word: its row there), by word
   std::span<const std::uint32_t> block_rows;        // each block's words
