@@ -19,7 +19,12 @@ namespace schmp::lda {
 constexpr const char* kModelFileSuffixes[] = {".word_topic", ".vocab", ".topics", ".doc_topic"};
 
 io::RunFiles Config::files() const {
-  io::RunFiles files{{}, {{"--data", data}, {"--text", text}, {"--vocab", vocab}, {"--test", test}}};
+  io::RunFiles files{{},
+                     {{"--data", data},
+                      {"--text", text},
+                      {"--vocab", vocab},
+                      {"--test", test},
+                      {"--coherence_corpus", coherence_corpus}}};
   if (!output.empty()) {
     for (const char* suffix : kModelFileSuffixes) files.written.push_back({"--output", output + suffix});
   }
@@ -91,6 +96,18 @@ class LogGammaRatio {
   std::vector<double> table_;
 };
 
+// The mean of the topics' scores that are numbers (a topic of fewer than two words has none).
+double mean_of_scored(const std::vector<double>& scores) {
+  double sum = 0;
+  int count = 0;
+  for (const double score : scores) {
+    if (std::isnan(score)) continue;
+    sum += score;
+    ++count;
+  }
+  return count > 0 ? sum / count : NAN;
+}
+
 }  // namespace
 
 Lda::Worker::Worker(const Config& config, const WorkerContext& context)
@@ -111,6 +128,7 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
   words_ = read_dealt_documents(corpus, vocabulary, true, UINT32_MAX, peers, &word_tokens,
                                 [&](std::uint32_t id, const std::vector<std::uint32_t>& words) {
                                   documents_.add(id, words, config.seed);
+                                  document_words_.add(words);
                                 })
                .words;
   if (words_ == 0) throw io::InputError(corpus.path(), 0, "no words");
@@ -135,6 +153,14 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
                                            })
                           .unknown_tokens;
     held_out.finish(layout_);
+  }
+  if (!config.coherence_corpus.empty()) {
+    const CorpusFiles reference{config.data.empty() ? "" : config.coherence_corpus,
+                                config.text.empty() ? "" : config.coherence_corpus};
+    DocumentWords& reference_words = reference_words_.emplace();
+    read_dealt_documents(
+        reference, vocabulary, false, words_, peers, nullptr,
+        [&](std::uint32_t, const std::vector<std::uint32_t>& words) { reference_words.add(words); });
   }
   alpha_.assign(static_cast<std::size_t>(config.topics), config.alpha);
   priors_ = Priors{alpha_, config.alpha * config.topics, config.beta, config.beta * words_};
@@ -272,7 +298,40 @@ Lda::Partial Lda::Worker::end_update(const Step& step, Block& home) {
     held_out_->clear_scores();
   }
   if (step.optimize) summarise_counts(home, partial);
+  completed_ = step.iteration + 1;
   return partial;
+}
+
+bool Lda::Worker::rotates_evaluation() const {
+  return config_.eval_every > 0 || completed_ >= static_cast<std::uint64_t>(config_.iterations);
+}
+
+void Lda::Worker::evaluate(std::uint32_t block, const Block& held) {
+  if (!top_words_) top_words_.emplace(config_.topics, config_.top_words);
+  const auto topics = static_cast<std::size_t>(config_.topics);
+  const std::span<const std::uint32_t> counts = load(block, held);
+  const std::vector<std::uint32_t>& words = layout_.words[block];
+  for (std::size_t row = 0; row < words.size(); ++row)
+    top_words_->offer(words[row], counts.subspan(row * topics, topics));
+}
+
+void Lda::Worker::count_top_words(Stats& stats) {
+  const std::vector<std::vector<std::uint32_t>> top_words = top_words_->words();
+  top_words_.reset();
+  const std::size_t size = static_cast<std::size_t>(config_.topics) * pair_slots(config_.top_words);
+  stats.training_counts.assign(size, 0.0);
+  count_cooccurrence(document_words_, top_words, config_.top_words, words_, stats.training_counts);
+  if (reference_words_) {
+    stats.reference_counts.assign(size, 0.0);
+    count_cooccurrence(*reference_words_, top_words, config_.top_words, words_, stats.reference_counts);
+  }
+  stats.reference_documents =
+      static_cast<double>((reference_words_ ? *reference_words_ : document_words_).documents());
+  stats.listed.assign(top_words.size(), 0.0);
+  if (context_.index == 0) {
+    for (std::size_t k = 0; k < top_words.size(); ++k)
+      stats.listed[k] = static_cast<double>(top_words[k].size());
+  }
 }
 
 void Lda::Worker::summarise_counts(const Block& home, Partial& partial) {
@@ -339,6 +398,7 @@ Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
     }
     stats.log_likelihood += std::lgamma(priors_.alpha_sum) - std::lgamma(length + priors_.alpha_sum);
   }
+  if (top_words_) count_top_words(stats);
   return stats;
 }
 
@@ -468,6 +528,8 @@ std::vector<std::string> Lda::Coordinator::trace_columns() const {
     columns.push_back("alpha_sum");
     columns.push_back("beta");
   }
+  columns.push_back("umass");
+  columns.push_back("npmi");
   return columns;
 }
 
@@ -535,8 +597,28 @@ Report Lda::Coordinator::report(const Stats& summed) {
     report.columns.push_back(sampled_alpha_sum_);
     report.columns.push_back(sampled_beta_);
   }
+  const bool scored = !summed.training_counts.empty();
+  if (scored) score_coherence(summed);
+  report.columns.push_back(scored ? mean_of_scored(scores_.umass) : NAN);
+  report.columns.push_back(scored ? mean_of_scored(scores_.npmi) : NAN);
   report.finished = iterations_ >= static_cast<std::uint64_t>(config_.iterations);
   return report;
+}
+
+void Lda::Coordinator::score_coherence(const Stats& summed) {
+  const auto topics = static_cast<std::size_t>(config_.topics);
+  const std::size_t slots = pair_slots(config_.top_words);
+  const std::span<const double> training(summed.training_counts);
+  const std::span<const double> reference(summed.reference_counts.empty() ? summed.training_counts
+                                                                          : summed.reference_counts);
+  scores_.umass.resize(topics);
+  scores_.npmi.resize(topics);
+  for (std::size_t k = 0; k < topics; ++k) {
+    const int listed = static_cast<int>(summed.listed[k]);
+    scores_.umass[k] = umass(training.subspan(k * slots, slots), listed);
+    scores_.npmi[k] = npmi(reference.subspan(k * slots, slots), listed, summed.reference_documents);
+  }
+  scored_after_ = iterations_;
 }
 
 Lda::Progress Lda::Coordinator::save() const {
@@ -567,6 +649,12 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
   std::printf("  (%.3f s, %.3g tokens/s, stopped by %s)\n", summary.seconds,
               setup_.tokens * static_cast<double>(iterations_) / std::max(summary.seconds, 1e-9),
               summary.stopped_by.c_str());
+  // The last evaluation scored the final topics, unless the run stopped early.
+  const bool scored = scored_after_ == iterations_ && !scores_.umass.empty();
+  if (scored) {
+    std::printf("coherence of the top %d words, mean over topics: umass %.6g  npmi %.6g\n", config_.top_words,
+                mean_of_scored(scores_.umass), mean_of_scored(scores_.npmi));
+  }
   const double alpha_sum = std::accumulate(alpha_.begin(), alpha_.end(), 0.0);
   if (config_.optimize_interval > 0) {
     const auto [least, most] = std::minmax_element(alpha_.begin(), alpha_.end());
@@ -625,7 +713,8 @@ void Lda::Coordinator::finish(const Summary& summary, const std::vector<Part>& p
       out << '\n';
     }
   });
-  write_model(config_.output, model, {std::move(document_topics)});
+  write_model(config_.output, model, config_.top_words, scored ? scores_ : TopicScores{},
+              {std::move(document_topics)});
   std::printf("model: %s.{word_topic,topics,doc_topic%s}\n", config_.output.c_str(),
               model.vocabulary.size() >= words_ ? ",vocab" : "");
 }

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "coherence.hpp"
 #include "documents.hpp"
 #include "schmp/io.hpp"
 #include "schmp/kernels/topic_kernels.hpp"
@@ -51,6 +52,8 @@ struct Config {
   std::string text;              // or documents one per line, Mallet's format
   std::string vocab;             // UCI vocab.txt, for the topics' top words
   std::string test;              // held-out documents, in the training corpus's format
+  std::string coherence_corpus;  // reference documents for NPMI, in its format (empty: the training corpus)
+  int top_words = 10;            // per topic, scored for coherence and shown in PREFIX.topics
   std::uint64_t eval_every = 0;  // rounds between evaluations (0: every round)
   int topics = 10;
   double alpha = 0.1;  // per topic
@@ -124,9 +127,17 @@ struct Lda {
     // (worker 0 takes them away): zero while the totals agree with the counts.
     std::vector<double> word_totals_off;
     std::vector<double> document_totals_off;
+    // When the evaluation scores coherence (coherence.hpp): each topic's top words' document counts in
+    // the training documents, and in the reference corpus when it is another; the reference's
+    // documents; and how many top words each topic has (worker 0).
+    std::vector<double> training_counts;
+    std::vector<double> reference_counts;
+    double reference_documents = 0;
+    std::vector<double> listed;
     template <class V>
     void visit(V& v) {
-      v(log_likelihood, word_tokens, document_tokens, word_totals_off, document_totals_off);
+      v(log_likelihood, word_tokens, document_tokens, word_totals_off, document_totals_off, training_counts,
+        reference_counts, reference_documents, listed);
     }
   };
   // n_kw of a block's words (WordLayout gives their rows), encoded as it travels (encode_rows).
@@ -190,6 +201,10 @@ struct Lda {
     Shared share();
     void absorb(const Shared& summed);
     Partial end_update(const Step& step, Block& home);
+    // Coherence is scored at every evaluation with --eval_every, else at the one after the last
+    // iteration; such an evaluation visits every block, for the topics' top words.
+    bool rotates_evaluation() const;
+    void evaluate(std::uint32_t block, const Block& held);
     Stats end_evaluation(const Block& home);
     Part part(const Block& home) const;
     Saved save(const Block& home) const;
@@ -217,22 +232,28 @@ struct Lda {
     void adopt_priors(const Step& step);
     // The counts' summaries, into an optimising step's partial.
     void summarise_counts(const Block& home, Partial& partial);
+    // The top words' document counts, into a coherence evaluation's stats.
+    void count_top_words(Stats& stats);
 
     Config config_;
     WorkerContext context_;
     int gpu_ = -1;               // kernels::pick_gpu: -1 on the CPU
     std::vector<double> alpha_;  // alpha_k, which priors_ views
     Priors priors_;
-    std::uint32_t words_ = 0;                   // W
-    std::vector<std::string> vocabulary_;       // worker 0, of a text corpus: every word by id
-    WordLayout layout_;                         // the words' blocks and rows
-    DocumentShard documents_;                   // the documents it owns
-    std::optional<HeldOutDocuments> held_out_;  // its share of the --test documents
-    std::uint64_t unknown_tokens_ = 0;          // of those, left out
-    std::vector<std::int64_t> totals_;          // n_k as this worker sees it
-    std::vector<std::int64_t> synced_totals_;   // n_k at the last sum
-    std::vector<std::uint32_t> dense_;          // the held block's rows, decoded (room for the largest)
-    std::uint64_t worker_seed_;                 // of its sampler's streams
+    std::uint32_t words_ = 0;                       // W
+    std::vector<std::string> vocabulary_;           // worker 0, of a text corpus: every word by id
+    WordLayout layout_;                             // the words' blocks and rows
+    DocumentShard documents_;                       // the documents it owns
+    std::optional<HeldOutDocuments> held_out_;      // its share of the --test documents
+    std::uint64_t unknown_tokens_ = 0;              // of those, left out
+    DocumentWords document_words_;                  // its documents' distinct words, for coherence
+    std::optional<DocumentWords> reference_words_;  // its share of --coherence_corpus
+    std::uint64_t completed_ = 0;                   // iterations, after the last update round
+    std::optional<TopWords> top_words_;             // gathered while a coherence evaluation rotates
+    std::vector<std::int64_t> totals_;              // n_k as this worker sees it
+    std::vector<std::int64_t> synced_totals_;       // n_k at the last sum
+    std::vector<std::uint32_t> dense_;              // the held block's rows, decoded (room for the largest)
+    std::uint64_t worker_seed_;                     // of its sampler's streams
     SamplerState sampler_;
     std::optional<SamplerState> held_out_sampler_;           // with held_out_: folds in and scores
     std::unique_ptr<kernels::GpuTopicSampler> gpu_sampler_;  // with --device gpu
@@ -259,6 +280,8 @@ struct Lda {
     bool optimizes_after(std::uint64_t iteration) const;
     // Learns alpha_k and beta from an optimising round's summed summaries.
     void learn_priors(const Partial& summed);
+    // Each topic's coherence, from a coherence evaluation's summed stats.
+    void score_coherence(const Stats& summed);
 
     Config config_;
     Setup setup_;
@@ -272,7 +295,9 @@ struct Lda {
     double beta_;
     double sampled_alpha_sum_ = 0;  // and those the last round sampled with, for the trace
     double sampled_beta_ = 0;
-    double optimizing_seconds_ = 0;  // spent learning the priors, in all
+    double optimizing_seconds_ = 0;   // spent learning the priors, in all
+    TopicScores scores_;              // each topic's coherence, at the last evaluation that scored it
+    std::uint64_t scored_after_ = 0;  // the iterations then
     std::chrono::steady_clock::time_point round_started_;
   };
 };

@@ -29,6 +29,11 @@ SCHMP_FLAG(string, vocab, "", any(),
            "UCI vocabulary (vocab.txt: line i holds word i), to name the topics' top words");
 SCHMP_FLAG(string, test, "", any(),
            "Held-out documents, in the training corpus's format: their perplexity joins the trace");
+SCHMP_FLAG(
+    string, coherence_corpus, "", any(),
+    "Reference documents for NPMI coherence, in the training corpus's format (default: the training corpus)");
+SCHMP_FLAG(int32, top_words, kDefaults.top_words, schmp::between(2, 1000),
+           "Top words per topic: scored for coherence (UMass, NPMI) and shown in PREFIX.topics");
 SCHMP_FLAG(int32, topics, kDefaults.topics, schmp::between(1, 100000), "Number of topics K");
 SCHMP_FLAG(double, alpha, kDefaults.alpha, schmp::positive(),
            "Dirichlet prior of document-topic proportions, per topic (Mallet's --alpha is K times it)");
@@ -59,8 +64,9 @@ namespace {
 int infer() {
   if (FLAGS_model.empty() || FLAGS_data.empty() == FLAGS_text.empty())
     throw std::runtime_error("infer needs --model and one of --data and --text");
-  if (const std::string unread =
-          schmp::unread_flag({"vocab", "test", "optimize_interval", "optimize_burn_in"}, "by infer");
+  if (const std::string unread = schmp::unread_flag(
+          {"vocab", "test", "optimize_interval", "optimize_burn_in", "coherence_corpus", "top_words"},
+          "by infer");
       !unread.empty())
     throw std::runtime_error(unread);
   schmp::io::refuse_overwriting({{"--output", FLAGS_output}}, {{"--data", FLAGS_data},
@@ -110,6 +116,8 @@ int main(int argc, char** argv) {
   config.text = FLAGS_text;
   config.vocab = FLAGS_vocab;
   config.test = FLAGS_test;
+  config.coherence_corpus = FLAGS_coherence_corpus;
+  config.top_words = FLAGS_top_words;
   config.eval_every = FLAGS_eval_every;
   config.topics = FLAGS_topics;
   config.alpha = FLAGS_alpha;

@@ -23,6 +23,40 @@ bool symmetric(const std::vector<double>& alpha) {
   return std::all_of(alpha.begin(), alpha.end(), [&](double a) { return a == alpha.front(); });
 }
 
+// PREFIX.topics: a topic a line, its top words with p(word | topic); with scores, best NPMI first (a
+// topic of too few words to score last), else in topic order.
+void write_topics(std::ostream& out, const Model& model, const std::vector<std::int64_t>& totals,
+                  int top_words, const TopicScores& scores) {
+  const auto width = static_cast<std::size_t>(model.topics);
+  TopWords best(model.topics, top_words);
+  for (std::uint32_t word = 0; word < model.words; ++word)
+    best.offer(word, std::span<const std::uint32_t>(model.word_topic).subspan(word * width, width));
+  const std::vector<std::vector<std::uint32_t>> words = best.words();
+  std::vector<std::size_t> order(width);
+  std::iota(order.begin(), order.end(), 0);
+  const bool scored = !scores.npmi.empty();
+  if (scored) {
+    const auto key = [&](std::size_t k) { return std::isnan(scores.npmi[k]) ? -INFINITY : scores.npmi[k]; };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return key(a) > key(b); });
+    out << "# " << width << " topics, best first by the NPMI coherence of their top " << top_words
+        << " words\n";
+  }
+  const bool named = model.vocabulary.size() >= model.words;
+  const double beta_sum = model.beta * model.words;
+  for (const std::size_t k : order) {
+    out << "topic " << k << " (alpha " << model.alpha[k] << ", " << totals[k] << " tokens";
+    if (scored) out << ", umass " << scores.umass[k] << ", npmi " << scores.npmi[k];
+    out << "):";
+    for (const std::uint32_t word : words[k]) {
+      const double p =
+          (model.word_topic[word * width + k] + model.beta) / (static_cast<double>(totals[k]) + beta_sum);
+      out << ' ' << (named ? model.vocabulary.word(word) : std::to_string(word + 1)) << ' ' << p;
+    }
+    out << '\n';
+  }
+}
+
 }  // namespace
 
 std::vector<std::int64_t> Model::totals() const {
@@ -34,7 +68,8 @@ std::vector<std::int64_t> Model::totals() const {
 
 double Model::alpha_sum() const { return std::accumulate(alpha.begin(), alpha.end(), 0.0); }
 
-void write_model(const std::string& prefix, const Model& model, std::vector<io::FileWriter> more) {
+void write_model(const std::string& prefix, const Model& model, int top_words, const TopicScores& scores,
+                 std::vector<io::FileWriter> more) {
   const auto width = static_cast<std::size_t>(model.topics);
   std::vector<io::FileWriter> files;
   files.emplace_back(prefix + ".word_topic", [&](std::ostream& out) {
@@ -71,30 +106,8 @@ void write_model(const std::string& prefix, const Model& model, std::vector<io::
     });
   }
   const std::vector<std::int64_t> totals = model.totals();
-  files.emplace_back(prefix + ".topics", [&](std::ostream& out) {
-    const double beta_sum = model.beta * model.words;
-    std::vector<std::size_t> order(model.words);
-    const std::size_t shown = std::min<std::size_t>(10, model.words);
-    for (std::size_t k = 0; k < width; ++k) {
-      std::iota(order.begin(), order.end(), 0);
-      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shown), order.end(),
-                        [&](std::size_t a, std::size_t b) {
-                          const auto ca = model.word_topic[a * width + k],
-                                     cb = model.word_topic[b * width + k];
-                          return ca != cb ? ca > cb : a < b;
-                        });
-      out << "topic " << k << " (alpha " << model.alpha[k] << ", " << totals[k] << " tokens):";
-      for (std::size_t i = 0; i < shown; ++i) {
-        const std::size_t word = order[i];
-        const double p =
-            (model.word_topic[word * width + k] + model.beta) / (static_cast<double>(totals[k]) + beta_sum);
-        out << ' '
-            << (named ? model.vocabulary.word(static_cast<std::uint32_t>(word)) : std::to_string(word + 1))
-            << ' ' << p;
-      }
-      out << '\n';
-    }
-  });
+  files.emplace_back(prefix + ".topics",
+                     [&](std::ostream& out) { write_topics(out, model, totals, top_words, scores); });
   std::move(more.begin(), more.end(), std::back_inserter(files));
   io::write_files_atomically(files);
   if (!named) {

@@ -7,13 +7,15 @@
 //   PREFIX.vocab        the words, one per line (line w + 1: word w), when the corpus named them
 //   PREFIX.doc_topic    one line per training document, in id order: its id (1-based) and K proportions
 //                       (a docword.txt document without entries has none: the format does not list it)
-//   PREFIX.topics       each topic's top words with p(word | topic), readable text
+//   PREFIX.topics       each topic's alpha_k, tokens, coherence and top words with p(word | topic), best
+//                       topics first (by NPMI), readable text
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "coherence.hpp"
 #include "schmp/io.hpp"
 #include "schmp/output.hpp"
 
@@ -31,10 +33,12 @@ struct Model {
   double alpha_sum() const;
 };
 
-// Writes PREFIX.word_topic, PREFIX.vocab (when the vocabulary names every word) and PREFIX.topics, and
-// the `more` files beside them (the documents' topics), published together or not at all: a run stopped
-// while writing leaves the earlier set, not a mix.
-void write_model(const std::string& prefix, const Model& model, std::vector<io::FileWriter> more = {});
+// Writes PREFIX.word_topic, PREFIX.vocab (when the vocabulary names every word) and PREFIX.topics (each
+// topic's `top_words` words, and its `scores` when there are any), and the `more` files beside them (the
+// documents' topics), published together or not at all: a run stopped while writing leaves the earlier
+// set, not a mix.
+void write_model(const std::string& prefix, const Model& model, int top_words, const TopicScores& scores,
+                 std::vector<io::FileWriter> more = {});
 
 // io::InputError naming the file and line when PREFIX.word_topic is not such a model.
 Model read_model(const std::string& prefix);

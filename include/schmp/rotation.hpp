@@ -41,7 +41,8 @@
 // Optional members. A program that has half of one fails to compile, with a message that names it.
 //   evaluate    void Worker::evaluate(std::uint32_t b, const Block&): an evaluation rotates too, for a
 //               model whose every block a worker's data needs. Default: each worker evaluates with its
-//               home block alone.
+//               home block alone. With it, bool Worker::rotates_evaluation() const may choose, evaluation
+//               by evaluation (the same answer on every worker), whether this one rotates.
 //   keep        void Worker::keep(const Block& home): called when a Report says `keep` (the best model
 //               so far), so that part() hands over that model: early stopping. Default: the last model.
 //   prepare     void Worker::prepare(std::uint32_t b, Block&): one rotation before the first

@@ -385,6 +385,13 @@ class TypedRotationWorker final : public RotationWorkerRole {
   static constexpr bool kEvaluatesBlocks = requires(typename P::Worker & w, const typename P::Block& b) {
     w.evaluate(0u, b);
   };
+  // An evaluation rotates when evaluate() exists and, if the worker has rotates_evaluation(), it says so.
+  static constexpr bool kChoosesRotation = requires(const typename P::Worker& w) {
+    { w.rotates_evaluation() } -> std::convertible_to<bool>;
+  };
+  static_assert(!kChoosesRotation || kEvaluatesBlocks,
+                "evaluate: a rotation program with Worker::rotates_evaluation() needs void Worker::evaluate("
+                "std::uint32_t, const Block&) (rotation.hpp)");
   static constexpr bool kSaves = SavesRotation<P>;
   static_assert(
       kSaves || !requires { typename P::Saved; },
@@ -405,7 +412,13 @@ class TypedRotationWorker final : public RotationWorkerRole {
   }
   void begin_update(std::span<const std::byte> step) override { step_ = deserialize<typename P::Step>(step); }
   bool prepares() const override { return kPrepares; }
-  bool evaluates_blocks() const override { return kEvaluatesBlocks; }
+  bool evaluates_blocks() const override {
+    if constexpr (kChoosesRotation) {
+      return worker_.rotates_evaluation();
+    } else {
+      return kEvaluatesBlocks;
+    }
+  }
   void work(RoundKind kind, std::uint32_t block) override {
     if (kind == RoundKind::kEvaluate) {
       if constexpr (kEvaluatesBlocks) worker_.evaluate(block, held_);

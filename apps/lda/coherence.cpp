@@ -1,0 +1,134 @@
+#include "coherence.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace schmp::lda {
+
+TopWords::TopWords(int topics, int size)
+    : size_(static_cast<std::size_t>(size)), heaps_(static_cast<std::size_t>(topics)) {}
+
+void TopWords::offer(std::uint32_t word, std::span<const std::uint32_t> counts) {
+  for (std::size_t k = 0; k < heaps_.size(); ++k) {
+    if (counts[k] == 0) continue;
+    std::vector<Entry>& heap = heaps_[k];
+    const Entry entry{counts[k], word};
+    // The heap's top is its worst entry: `better` as the comparison keeps the best ones.
+    if (heap.size() < size_) {
+      heap.push_back(entry);
+      std::push_heap(heap.begin(), heap.end(), better);
+    } else if (better(entry, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), better);
+      heap.back() = entry;
+      std::push_heap(heap.begin(), heap.end(), better);
+    }
+  }
+}
+
+std::vector<std::vector<std::uint32_t>> TopWords::words() const {
+  std::vector<std::vector<std::uint32_t>> words(heaps_.size());
+  for (std::size_t k = 0; k < heaps_.size(); ++k) {
+    std::vector<Entry> sorted = heaps_[k];
+    std::sort(sorted.begin(), sorted.end(), better);
+    for (const Entry& entry : sorted) words[k].push_back(entry.word);
+  }
+  return words;
+}
+
+void DocumentWords::add(std::span<const std::uint32_t> words_with_repeats) {
+  const std::size_t start = words.size();
+  words.insert(words.end(), words_with_repeats.begin(), words_with_repeats.end());
+  std::sort(words.begin() + static_cast<std::ptrdiff_t>(start), words.end());
+  words.erase(std::unique(words.begin() + static_cast<std::ptrdiff_t>(start), words.end()), words.end());
+  offsets.push_back(words.size());
+}
+
+std::size_t pair_slots(int size) {
+  return static_cast<std::size_t>(size) * static_cast<std::size_t>(size + 1) / 2;
+}
+
+void count_cooccurrence(const DocumentWords& documents,
+                        const std::vector<std::vector<std::uint32_t>>& top_words, int size,
+                        std::uint32_t words, std::span<double> counts) {
+  // Every (topic, rank) a word holds, through a table by word: most words hold none.
+  struct Place {
+    std::uint32_t topic;
+    std::uint32_t rank;
+  };
+  std::vector<std::vector<Place>> places;
+  std::vector<std::int32_t> place_of(words, -1);
+  for (std::uint32_t k = 0; k < top_words.size(); ++k) {
+    for (std::uint32_t rank = 0; rank < top_words[k].size(); ++rank) {
+      std::int32_t& at = place_of[top_words[k][rank]];
+      if (at < 0) {
+        at = static_cast<std::int32_t>(places.size());
+        places.emplace_back();
+      }
+      places[static_cast<std::size_t>(at)].push_back({k, rank});
+    }
+  }
+  const std::size_t slots = pair_slots(size);
+  std::vector<Place> present;
+  for (std::size_t d = 0; d < documents.documents(); ++d) {
+    present.clear();
+    for (std::uint64_t i = documents.offsets[d]; i < documents.offsets[d + 1]; ++i) {
+      const std::int32_t at = place_of[documents.words[i]];
+      if (at >= 0)
+        present.insert(present.end(), places[static_cast<std::size_t>(at)].begin(),
+                       places[static_cast<std::size_t>(at)].end());
+    }
+    // By topic, then every pair of the topic's words the document holds (each word once: words are distinct).
+    std::sort(present.begin(), present.end(), [](const Place& a, const Place& b) {
+      return a.topic != b.topic ? a.topic < b.topic : a.rank < b.rank;
+    });
+    for (std::size_t begin = 0; begin < present.size();) {
+      std::size_t end = begin;
+      while (end < present.size() && present[end].topic == present[begin].topic) ++end;
+      double* topic = counts.data() + present[begin].topic * slots;
+      for (std::size_t a = begin; a < end; ++a) {
+        const std::uint32_t i = present[a].rank;
+        for (std::size_t b = begin; b <= a; ++b) topic[i * (i + 1) / 2 + present[b].rank] += 1;
+      }
+      begin = end;
+    }
+  }
+}
+
+double umass(std::span<const double> counts, int listed) {
+  if (listed < 2) return NAN;
+  double score = 0;
+  for (int i = 1; i < listed; ++i) {
+    for (int j = 0; j < i; ++j) {
+      const auto pair = static_cast<std::size_t>(i * (i + 1) / 2 + j);
+      const auto single = static_cast<std::size_t>(j * (j + 1) / 2 + j);
+      score += std::log((counts[pair] + 1) / counts[single]);
+    }
+  }
+  return score;
+}
+
+double npmi(std::span<const double> counts, int listed, double documents) {
+  double sum = 0;
+  int pairs = 0;
+  for (int i = 1; i < listed; ++i) {
+    const double p_i = counts[static_cast<std::size_t>(i * (i + 1) / 2 + i)] / documents;
+    for (int j = 0; j < i; ++j) {
+      const double p_j = counts[static_cast<std::size_t>(j * (j + 1) / 2 + j)] / documents;
+      if (p_i == 0 || p_j == 0) continue;
+      const double p_ij = counts[static_cast<std::size_t>(i * (i + 1) / 2 + j)] / documents;
+      // In every document: PMI and -log P(w_i, w_j) are both 0; 1 is the limit.
+      if (p_ij == 0) {
+        sum -= 1;
+      } else if (p_ij == 1) {
+        sum += 1;
+      } else {
+        sum += std::log(p_ij / (p_i * p_j)) / -std::log(p_ij);
+      }
+      ++pairs;
+    }
+  }
+  return pairs > 0 ? sum / pairs : NAN;
+}
+
+}  // namespace schmp::lda
