@@ -8,15 +8,17 @@
 # once: documents whose id is a multiple of 10 are held out (renumbered), the others train.
 #
 # Settings: K = 100, alpha 0.1 per topic, beta 0.01, 200 iterations; learning every 10 iterations after
-# a burn-in of 50 (tomotopy learns alpha only; schmp-lda alpha_k and beta). schmp-lda runs on 2 ranks,
+# a burn-in of 50 (tomotopy learns alpha only; schmp-lda alpha_k and beta, or alpha_k alone with
+# --optimize_beta=false). schmp-lda runs on 2 ranks,
 # tomotopy on 2 workers (PARTITION). tomotopy's model is exported in schmp-lda's format
 # (bench/tomotopy_lda.py --export), so that every model is scored alike:
 #   - held-out perplexity by document completion: `schmp-lda infer --iterations 100` on the held-out
 #     documents (docs/lda.md#held-out-perplexity);
 #   - mean UMass and NPMI coherence of the top 10 words over the training documents
 #     (bench/lda_coherence.py, docs/lda.md#coherence).
-# Seconds are whole-process; for schmp-lda with learning, the share of them spent learning (it prints
-# it) is given too.
+# Each run is repeated with seeds 1, 2 and 3 (one chain's held-out perplexity moves by 1-2% with the
+# seed); the table gives the means. Seconds are whole-process; for schmp-lda with learning, the time
+# spent learning (it prints it) and its share of the run.
 #
 # Environment:
 #   SCHMP_BUILD          build directory (default: <repo>/build)
@@ -79,13 +81,38 @@ score() {
   echo "$perplexity $coherence"
 }
 
-# row NAME RUN SECONDS SCORES NOTE: one table row.
-row() {
-  read -r perplexity umass npmi <<< "$4"
-  printf '| %s | %s | %.1f | %.2f | %.2f | %.4f | %s |\n' "$1" "$2" "$3" "$perplexity" "$umass" "$npmi" "$5"
+# Each run's line in $runs/NAME.results: "RUN SEED SECONDS PERPLEXITY UMASS NPMI LEARNING_SECONDS".
+# schmp_run NAME RUN SEED FLAGS...: schmp-lda on 2 ranks.
+schmp_run() {
+  local name=$1 run=$2 seed=$3 out=$runs/$1.$2.$3 start seconds learning
+  shift 3
+  start=$(date +%s.%N)
+  timeout "$time_limit" "${mpirun_cmd[@]}" "$lda" --data "$cache/lda_$name.train" "${settings[@]}" --seed "$seed" \
+    --progress_seconds 0 --output "$out" "$@" "${extra_flags[@]}" > "$out.out"
+  seconds=$(echo "$(date +%s.%N) - $start" | bc)
+  learning=$(sed -n 's/.*(\([0-9.]*\) s of learning).*/\1/p' "$out.out")
+  echo "$run $seed $seconds $(score "$out" "$name") ${learning:-0}" >> "$runs/$name.results"
 }
 
-echo "| corpus | run | seconds | held-out perplexity | UMass | NPMI | note |"
+# tomotopy_run NAME SEED: tomotopy on 2 workers, learning alpha.
+tomotopy_run() {
+  local name=$1 seed=$2 out=$runs/$1.tomotopy.$2 start seconds
+  start=$(date +%s.%N)
+  timeout "$time_limit" "$venv/bin/python" "$repo/bench/tomotopy_lda.py" "$cache/lda_$name.train" --topics 100 \
+    --alpha 0.1 --beta 0.01 --iterations "$iterations" --workers 2 --seed "$seed" --optim_interval 10 --burn_in 50 \
+    --trace "$out.csv" --export "$out" > "$out.json"
+  seconds=$(echo "$(date +%s.%N) - $start" | bc)
+  echo "tomotopy $seed $seconds $(score "$out" "$name") 0" >> "$runs/$name.results"
+}
+
+learn=(--optimize_interval 10 --optimize_burn_in 50)
+declare -A label=(
+  [fixed]="schmp-lda, 2 ranks, fixed priors"
+  [learned]="schmp-lda, 2 ranks, learned alpha_k and beta"
+  [alpha]="schmp-lda, 2 ranks, learned alpha_k (--optimize_beta=false)"
+  [tomotopy]="tomotopy 0.14, 2 workers, learned alpha"
+)
+echo "| corpus | run | seconds | held-out perplexity (seeds 1-3: mean, min-max) | UMass | NPMI | learning |"
 echo "|---|---|---|---|---|---|---|"
 for name in "${corpora[@]}"; do
   source_file=$shared/lda/${name}_lda/docword.txt
@@ -95,28 +122,19 @@ for name in "${corpora[@]}"; do
   fi
   [[ -s $cache/lda_$name.train ]] || split "$name" "$source_file"
   log "$name: $(sed -n 3p "$cache/lda_$name.train") training entries, $(sed -n 3p "$cache/lda_$name.test") held out"
-  for learn in 0 1; do
-    flags=()
-    ((learn)) && flags=(--optimize_interval 10 --optimize_burn_in 50)
-    out=$runs/$name.schmp$learn
-    start=$(date +%s.%N)
-    timeout "$time_limit" "${mpirun_cmd[@]}" "$lda" --data "$cache/lda_$name.train" "${settings[@]}" \
-      --progress_seconds 0 --output "$out" "${flags[@]}" "${extra_flags[@]}" > "$out.out"
-    seconds=$(echo "$(date +%s.%N) - $start" | bc)
-    note="log-likelihood $(sed -n 's/.*log-likelihood per token \([-0-9.]*\).*/\1/p' "$out.out")"
-    if ((learn)); then
-      learning=$(sed -n 's/.*(\([0-9.]*\) s of learning).*/\1/p' "$out.out")
-      note="$note; learning $learning s ($(echo "scale=2; 100 * $learning / $seconds" | bc)%), $(sed -n 's/learned priors: //p' "$out.out")"
-    fi
-    row "$name" "schmp-lda, 2 ranks, $( ((learn)) && echo learned || echo fixed) priors" "$seconds" \
-      "$(score "$out" "$name")" "$note"
+  for seed in 1 2 3; do
+    schmp_run "$name" fixed "$seed"
+    schmp_run "$name" learned "$seed" "${learn[@]}"
+    schmp_run "$name" alpha "$seed" "${learn[@]}" --optimize_beta=false
+    tomotopy_run "$name" "$seed"
   done
-  out=$runs/$name.tomotopy
-  start=$(date +%s.%N)
-  timeout "$time_limit" "$venv/bin/python" "$repo/bench/tomotopy_lda.py" "$cache/lda_$name.train" --topics 100 \
-    --alpha 0.1 --beta 0.01 --iterations "$iterations" --workers 2 --optim_interval 10 --burn_in 50 \
-    --trace "$out.csv" --export "$out" > "$out.json"
-  seconds=$(echo "$(date +%s.%N) - $start" | bc)
-  row "$name" "tomotopy 0.14, 2 workers, learned alpha" "$seconds" "$(score "$out" "$name")" \
-    "log-likelihood $(json_field "$out.json" ll_per_word) (tomotopy's own)"
+  for run in fixed learned alpha tomotopy; do
+    awk -v run="$run" -v name="$name" -v label="${label[$run]}" '$1 == run {
+        n++; seconds += $3; p += $4; u += $5; q += $6; learning += $7
+        if (n == 1 || $4 < low) low = $4
+        if (n == 1 || $4 > high) high = $4 }
+      END { printf "| %s | %s | %.1f | %.1f (%.1f-%.1f) | %.2f | %.4f | %s |\n", name, label, seconds / n, p / n,
+              low, high, u / n, q / n, (learning > 0) ? sprintf("%.3f s, %.2f%%", learning / n, 100 * learning / seconds) : "" }' \
+      "$runs/$name.results"
+  done
 done

@@ -505,16 +505,22 @@ TEST(LdaPriors, LowerTheHeldOutPerplexity) {
   }
   const std::string test_file =
       dir.write("test.txt", "200\n200\n" + std::to_string(entries) + "\n" + test.str());
-  double perplexity[2];
-  for (const int interval : {0, 10}) {
+  // Fixed priors; alpha_k and beta learned; alpha_k alone, beta kept at its start.
+  const std::vector<std::string> settings{
+      "", " --optimize_interval 10 --optimize_burn_in 30",
+      " --optimize_interval 10 --optimize_burn_in 30 --optimize_beta=false"};
+  std::vector<double> perplexity;
+  for (const std::string& learning : settings) {
     const Output out = run(mpirun(2) + SCHMP_LDA_BIN + " --data " + train + " --test " + test_file +
-                           " --topics 4 --iterations 150 --eval_every 50 --progress_seconds 0" +
-                           (interval ? " --optimize_interval 10 --optimize_burn_in 30" : ""));
+                           " --topics 4 --iterations 150 --eval_every 50 --progress_seconds 0 --output " +
+                           dir.file("m") + learning);
     ASSERT_EQ(out.status, 0) << out.text;
-    perplexity[interval ? 1 : 0] = perplexity_of(out);
+    perplexity.push_back(perplexity_of(out));
   }
+  EXPECT_NE(read_text(dir.file("m.word_topic")).find(", beta 0.01\n# alpha by topic: "), std::string::npos);
   // Measured: 36.19 learned, 38.11 with alpha 0.1 and beta 0.01 (seed 2: 36.28 and 37.98).
   EXPECT_LT(perplexity[1], perplexity[0] - 1) << "fixed priors " << perplexity[0];
+  EXPECT_LT(perplexity[2], perplexity[0] - 1) << "fixed priors " << perplexity[0];
 }
 
 TEST(LdaHeldOut, OneTopicPerplexityIsTheUnigramModels) {
@@ -782,7 +788,8 @@ TEST(LdaEndToEnd, RefusesBadSettingsOnEveryRank) {
        {"--sampler gibbs", "--sampler must be sparse, exact or mh, not 'gibbs'"},
        {"--staleness 2", "--staleness is for programs with a dynamic schedule (Lasso, logreg)"},
        {"--optimize_interval -1", "--optimize_interval must be 0 or more, not -1"},
-       {"--optimize_burn_in 5", "--optimize_burn_in is not read without --optimize_interval"}});
+       {"--optimize_burn_in 5", "--optimize_burn_in is not read without --optimize_interval"},
+       {"--optimize_beta=false", "--optimize_beta is not read without --optimize_interval"}});
   // A vocabulary of another length named the topics' words wrongly, or was dropped without a word; with
   // --text it replaced the words the documents named.
   testing::ScratchDir dir;

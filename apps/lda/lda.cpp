@@ -566,7 +566,7 @@ void Lda::Coordinator::learn_priors(const Partial& summed) {
   const auto started = std::chrono::steady_clock::now();
   alpha_ = learn_alpha(summed.topic_summaries, summed.length_summary, alpha_);
   const std::vector<std::int64_t> totals(summed.totals.begin(), summed.totals.end());
-  beta_ = learn_beta(summed.word_summary, totals, words_, beta_);
+  if (config_.optimize_beta) beta_ = learn_beta(summed.word_summary, totals, words_, beta_);
   optimizing_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 

@@ -61,6 +61,7 @@ struct Config {
   int iterations = 100;
   int optimize_interval = 0;  // iterations between learnings of alpha_k and beta (0: fixed priors)
   int optimize_burn_in = 50;  // iterations before the first
+  bool optimize_beta = true;  // learn beta too, not alpha_k alone
   Sampler sampler = Sampler::kSparse;
   int mh_steps = 2;  // Metropolis-Hastings: proposal cycles per token
   std::uint64_t seed = 1;

@@ -46,6 +46,8 @@ SCHMP_FLAG(
     "Learn an asymmetric alpha_k and a symmetric beta every N iterations past the burn-in (0: fixed priors)");
 SCHMP_FLAG(int32, optimize_burn_in, kDefaults.optimize_burn_in, at_least(0),
            "Iterations before the priors are first learned (with --optimize_interval)");
+SCHMP_FLAG(bool, optimize_beta, kDefaults.optimize_beta, any(),
+           "With --optimize_interval, learn beta too (--optimize_beta=false: alpha_k alone, as tomotopy)");
 SCHMP_FLAG(
     string, sampler, "sparse", schmp::one_of({"sparse", "exact", "mh"}),
     "sparse: exact Gibbs, O(K_d) per token; exact: all K weights per token; mh: Metropolis-Hastings, O(1)");
@@ -64,9 +66,9 @@ namespace {
 int infer() {
   if (FLAGS_model.empty() || FLAGS_data.empty() == FLAGS_text.empty())
     throw std::runtime_error("infer needs --model and one of --data and --text");
-  if (const std::string unread = schmp::unread_flag(
-          {"vocab", "test", "optimize_interval", "optimize_burn_in", "coherence_corpus", "top_words"},
-          "by infer");
+  if (const std::string unread = schmp::unread_flag({"vocab", "test", "optimize_interval", "optimize_burn_in",
+                                                     "optimize_beta", "coherence_corpus", "top_words"},
+                                                    "by infer");
       !unread.empty())
     throw std::runtime_error(unread);
   schmp::io::refuse_overwriting({{"--output", FLAGS_output}}, {{"--data", FLAGS_data},
@@ -107,7 +109,8 @@ int main(int argc, char** argv) {
   if (const std::string unread = schmp::unread_flag({"model"}, "in training"); !unread.empty())
     return job.refuse(unread);
   if (FLAGS_optimize_interval == 0) {
-    if (const std::string unread = schmp::unread_flag({"optimize_burn_in"}, "without --optimize_interval");
+    if (const std::string unread =
+            schmp::unread_flag({"optimize_burn_in", "optimize_beta"}, "without --optimize_interval");
         !unread.empty())
       return job.refuse(unread);
   }
@@ -125,6 +128,7 @@ int main(int argc, char** argv) {
   config.iterations = FLAGS_iterations;
   config.optimize_interval = FLAGS_optimize_interval;
   config.optimize_burn_in = FLAGS_optimize_burn_in;
+  config.optimize_beta = FLAGS_optimize_beta;
   if (FLAGS_sampler == "exact") config.sampler = schmp::lda::Sampler::kExact;
   if (FLAGS_sampler == "mh") config.sampler = schmp::lda::Sampler::kMetropolisHastings;
   config.mh_steps = FLAGS_mh_steps;
