@@ -28,7 +28,6 @@
 # Environment:
 #   SCHMP_BUILD          build directory (default: <repo>/build)
 #   SCHMP_SHARED_DATA    directory holding lda/techdocs_lda (default: <repo>/../shared/data)
-#   SCHMP_PYTHON         interpreter for tomotopy (default: /usr/bin/python3, with numpy)
 #   SCHMP_BENCH_TIMEOUT  seconds allowed to each run (default: 600)
 #   SCHMP_LDA_CASES      the cases to run, of techdocs, techdocs-k1000, generated, generated-k1000
 #                        (default: all four; --quick: generated, 50 iterations)
@@ -44,15 +43,16 @@ lda=$build/apps/lda/schmp-lda
 generate=$build/tools/schmp-generate
 cache=$repo/bench/.cache
 runs=$cache/last-run-lda
-tomotopy_lib=$cache/tomotopy-lib
+venv=$cache/tomotopy
 
 require_built "$lda" "$generate"
 mkdir -p "$cache"
 rm -rf "$runs"
 mkdir -p "$runs"
-if ! PYTHONPATH=$tomotopy_lib "$python" -c 'import tomotopy' 2>/dev/null; then
-  log "installing tomotopy 0.14.0 from PyPI into $tomotopy_lib"
-  "$python" -m pip install --quiet --no-deps --target "$tomotopy_lib" tomotopy==0.14.0
+if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import tomotopy' 2>/dev/null; then
+  log "installing tomotopy into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet tomotopy==0.14.0 numpy
 fi
 
 # reach TRACE TARGET LOAD: whole-process seconds at the first trace row with objective >= TARGET.
@@ -93,7 +93,7 @@ compare() {
   tokens=$(awk 'NR > 3 { n += $3 } END { print n }' "$docword")
 
   log "$title: tomotopy"
-  timed "tomotopy-$title" env PYTHONPATH="$tomotopy_lib" "$python" "$repo/bench/tomotopy_lda.py" "$docword" \
+  timed "tomotopy-$title" "$venv/bin/python" "$repo/bench/tomotopy_lda.py" "$docword" \
     --topics "$topics" --alpha "$alpha" --beta 0.01 --iterations "$iterations" --workers 2 \
     --trace "$runs/tomotopy-$title.csv"
   local tomotopy_wall=$WALL tomotopy_load
