@@ -124,7 +124,7 @@ void ProgressLog::maybe_log(std::uint64_t round, double seconds, const Report& r
   std::ostringstream line;
   line << "round " << round << "  " << seconds << " s  objective " << report.objective;
   for (std::size_t k = 0; k < columns_.size() && k < report.columns.size(); ++k) {
-    // A value this evaluation did not compute (an empty cell in the trace) is left out.
+    // A value this evaluation did not compute (nan in the trace) is left out.
     if (std::isnan(report.columns[k])) continue;
     line << "  " << columns_[k] << " " << report.columns[k];
   }

@@ -789,7 +789,10 @@ TEST(LdaEndToEnd, RefusesBadSettingsOnEveryRank) {
        {"--staleness 2", "--staleness is for programs with a dynamic schedule (Lasso, logreg)"},
        {"--optimize_interval -1", "--optimize_interval must be 0 or more, not -1"},
        {"--optimize_burn_in 5", "--optimize_burn_in is not read without --optimize_interval"},
-       {"--optimize_beta=false", "--optimize_beta is not read without --optimize_interval"}});
+       {"--optimize_beta=false", "--optimize_beta is not read without --optimize_interval"},
+       {"--optimize_interval 10 --optimize_burn_in 100",
+        "--optimize_interval 10 after --optimize_burn_in 100 never comes within --iterations 100"},
+       {"--top_words 101", "--top_words must be between 2 and 100"}});
   // A vocabulary of another length named the topics' words wrongly, or was dropped without a word; with
   // --text it replaced the words the documents named.
   testing::ScratchDir dir;

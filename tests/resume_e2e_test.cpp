@@ -161,6 +161,32 @@ TEST(RotationResume, LdaContinuesExactly) {
   }
 }
 
+// A run resumed from its last checkpoint, its iterations all done, evaluates that state once more: with the
+// priors it learned (every share carries them) and scoring coherence as the last evaluation does.
+TEST(RotationResume, LdaResumedAtItsEndReportsTheSameModel) {
+  ScratchDir scratch;
+  const std::string lda = std::string(SCHMP_LDA_BIN) + " --data " + SCHMP_SOURCE_DIR +
+                          "/data/sotu/docword.txt --topics 5 --iterations 6 --optimize_interval 2 "
+                          "--optimize_burn_in 1 --progress_seconds 0";
+  const std::string checkpoint = scratch.file("lda.checkpoint");
+  const Output whole =
+      run(mpirun(2) + lda + " --checkpoint " + checkpoint + " --output " + scratch.file("whole"));
+  ASSERT_EQ(whole.status, 0) << whole.text;
+  const Output resumed =
+      run(mpirun(3) + lda + " --resume " + checkpoint + " --output " + scratch.file("resumed"));
+  ASSERT_EQ(resumed.status, 0) << resumed.text;
+  const auto line = [](const std::string& text, const std::string& start) {
+    const std::size_t at = text.find(start);
+    return at == std::string::npos ? std::string() : text.substr(at, text.find_first_of("(\n", at) - at);
+  };
+  for (const char* start : {"log-likelihood per token", "coherence of the top"}) {
+    EXPECT_FALSE(line(whole.text, start).empty()) << whole.text;
+    EXPECT_EQ(line(resumed.text, start), line(whole.text, start));
+  }
+  for (const char* part : {".word_topic", ".topics", ".doc_topic"})
+    EXPECT_EQ(read_text(scratch.file("resumed") + part), read_text(scratch.file("whole") + part)) << part;
+}
+
 using LdaShares = std::vector<lda::Lda::Saved>;
 
 // The topics of document `d` of a share: where they start among its tokens.

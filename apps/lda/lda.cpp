@@ -35,6 +35,12 @@ void check(const Config& config) {
   if (config.data.empty() == config.text.empty()) throw std::runtime_error("give one of --data and --text");
   if (config.optimize_interval < 0 || config.optimize_burn_in < 0)
     throw std::runtime_error("--optimize_interval and --optimize_burn_in count iterations: 0 or more");
+  // The first learning comes after the first multiple of the interval past the burn-in.
+  if (config.optimize_interval > 0 &&
+      (config.optimize_burn_in / config.optimize_interval + 1) * config.optimize_interval > config.iterations)
+    throw std::runtime_error("--optimize_interval " + std::to_string(config.optimize_interval) +
+                             " after --optimize_burn_in " + std::to_string(config.optimize_burn_in) +
+                             " never comes within --iterations " + std::to_string(config.iterations));
   if (!config.text.empty() && !config.vocab.empty())
     throw std::runtime_error("--vocab names the words of --data's ids: --text documents name their own");
 }
@@ -79,23 +85,6 @@ constexpr std::size_t kTopicExact = 128;
 constexpr std::size_t kLengthExact = 1024;
 constexpr std::size_t kWordExact = 1024;
 
-// log Gamma(n + prior) - log Gamma(prior) for counts n: the terms of log p(w, z), one per nonzero
-// count at every evaluation. Most counts are small, and a table of them is several times cheaper than
-// two lgamma calls.
-class LogGammaRatio {
- public:
-  explicit LogGammaRatio(double prior, std::size_t size = 4096) : prior_(prior), table_(size) {
-    for (std::size_t n = 0; n < table_.size(); ++n) table_[n] = std::lgamma(n + prior) - std::lgamma(prior);
-  }
-  double operator()(std::uint32_t n) const {
-    return n < table_.size() ? table_[n] : std::lgamma(n + prior_) - std::lgamma(prior_);
-  }
-
- private:
-  double prior_;
-  std::vector<double> table_;
-};
-
 // The mean of the topics' scores that are numbers (a topic of fewer than two words has none).
 double mean_of_scored(const std::vector<double>& scores) {
   double sum = 0;
@@ -120,6 +109,8 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
       sampler_(config.sampler, config.topics, config.mh_steps, worker_seed_) {
   // Each worker reads only its byte range of the corpus and receives the documents dealt to it.
   Peers& peers = peers_of(context);
+  if (gpu_ >= 0 && config.optimize_interval > 0)
+    throw std::runtime_error("--optimize_interval needs --device cpu: the GPU sampler's alpha is symmetric");
   io::Vocabulary vocabulary;
   std::vector<std::uint64_t> word_tokens;
   const CorpusFiles corpus{config.data, config.text};
@@ -168,9 +159,6 @@ Lda::Worker::Worker(const Config& config, const WorkerContext& context)
   for (const auto& words : layout_.words) most_rows = std::max(most_rows, words.size());
   dense_.resize(most_rows * static_cast<std::size_t>(config.topics));
   if (gpu_ >= 0) {
-    if (config.optimize_interval > 0)
-      throw std::runtime_error(
-          "--optimize_interval needs --device cpu: the GPU sampler's alpha is symmetric");
     std::vector<std::uint32_t> block_rows;
     for (const auto& words : layout_.words) block_rows.push_back(static_cast<std::uint32_t>(words.size()));
     gpu_sampler_ = kernels::make_gpu_topic_sampler(
@@ -228,14 +216,18 @@ void Lda::Worker::prepare(std::uint32_t block, Block& held) {
   store(block, held);
 }
 
-void Lda::Worker::adopt_priors(const Step& step) {
-  if (step.alpha.size() != alpha_.size()) throw std::logic_error("a step's priors are not one per topic");
-  std::copy(step.alpha.begin(), step.alpha.end(), alpha_.begin());
-  priors_ = Priors{alpha_, std::accumulate(alpha_.begin(), alpha_.end(), 0.0), step.beta, step.beta * words_};
+void Lda::Worker::adopt_priors(std::span<const double> alpha, double beta) {
+  if (alpha.size() != alpha_.size()) throw std::logic_error("priors that are not one per topic");
+  // The GPU sampler keeps the priors it was made with: learned ones (a checkpoint's) it cannot follow.
+  if (gpu_sampler_ && (beta != config_.beta ||
+                       std::any_of(alpha.begin(), alpha.end(), [&](double a) { return a != config_.alpha; })))
+    throw std::runtime_error("learned priors need --device cpu: the GPU sampler's alpha is symmetric");
+  std::copy(alpha.begin(), alpha.end(), alpha_.begin());
+  priors_ = Priors{alpha_, std::accumulate(alpha_.begin(), alpha_.end(), 0.0), beta, beta * words_};
 }
 
 void Lda::Worker::update(const Step& step, std::uint32_t block, Block& held) {
-  adopt_priors(step);
+  adopt_priors(step.alpha, step.beta);
   if (gpu_sampler_) {
     update_on_gpu(step, block, held);
     return;
@@ -347,12 +339,27 @@ void Lda::Worker::summarise_counts(const Block& home, Partial& partial) {
     }
     DigammaSum::add(partial.length_summary, documents_.length(row), priors_.alpha_sum);
   }
-  partial.word_summary.assign(DigammaSum::size(kWordExact), 0.0);
-  for (const std::uint32_t count : load(static_cast<std::uint32_t>(context_.index), home)) {
-    if (count > 0) DigammaSum::add(partial.word_summary, count, priors_.beta);
+  if (config_.optimize_beta) {
+    partial.word_summary.assign(DigammaSum::size(kWordExact), 0.0);
+    for (const std::uint32_t count : load(static_cast<std::uint32_t>(context_.index), home)) {
+      if (count > 0) DigammaSum::add(partial.word_summary, count, priors_.beta);
+    }
   }
   partial.totals.assign(topics, 0.0);
   if (context_.index == 0) std::copy(totals_.begin(), totals_.end(), partial.totals.begin());
+}
+
+const std::vector<LogGammaRatio>& Lda::Worker::document_terms_for_alpha() {
+  if (terms_alpha_ != alpha_) {
+    // One table for a symmetric alpha; short ones per topic when they differ, K of them.
+    const bool symmetric =
+        std::all_of(alpha_.begin(), alpha_.end(), [&](double a) { return a == alpha_[0]; });
+    document_terms_.clear();
+    for (std::size_t k = 0; k < (symmetric ? 1 : alpha_.size()); ++k)
+      document_terms_.emplace_back(alpha_[k], symmetric ? 4096 : 256);
+    terms_alpha_ = alpha_;
+  }
+  return document_terms_;
 }
 
 Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
@@ -361,11 +368,8 @@ Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
   const auto topics = static_cast<std::size_t>(config_.topics);
   const double beta = priors_.beta;
   const LogGammaRatio word_term(beta);
-  // One table for a symmetric alpha; short ones per topic when they differ, K of them.
-  const bool symmetric = std::all_of(alpha_.begin(), alpha_.end(), [&](double a) { return a == alpha_[0]; });
-  std::vector<LogGammaRatio> document_terms;
-  for (std::size_t k = 0; k < (symmetric ? 1 : topics); ++k)
-    document_terms.emplace_back(alpha_[k], symmetric ? 4096 : 256);
+  const std::vector<LogGammaRatio>& document_terms = document_terms_for_alpha();
+  const bool symmetric = document_terms.size() == 1;
   Stats stats;
   stats.word_totals_off.assign(topics, 0.0);
   stats.document_totals_off.assign(topics, 0.0);
@@ -404,6 +408,9 @@ Lda::Stats Lda::Worker::end_evaluation(const Block& home) {
 
 Lda::Saved Lda::Worker::save(const Block&) const {
   Saved saved;
+  saved.alpha = alpha_;
+  saved.beta = priors_.beta;
+  saved.completed = completed_;
   saved.documents = documents_.ids;
   for (std::uint32_t row = 0; row < documents_.ids.size(); ++row)
     saved.lengths.push_back(documents_.length(row));
@@ -431,6 +438,11 @@ Lda::Worker::Restoring& Lda::Worker::restoring_state() {
 
 void Lda::Worker::restore(const Saved& share, Block&) {
   Restoring& restoring = restoring_state();
+  // Every share holds the same priors and iterations: the evaluation before the next update reads them.
+  if (share.alpha.size() != alpha_.size())
+    throw unfit_checkpoint("it holds " + std::to_string(share.alpha.size()) + " topics' priors");
+  adopt_priors(share.alpha, share.beta);
+  completed_ = share.completed;
   if (share.lengths.size() != share.documents.size())
     throw unfit_checkpoint("a share lists documents and lengths apart");
   std::uint64_t tokens = 0;
@@ -496,7 +508,9 @@ Lda::Coordinator::Coordinator(const Config& config, const Setup& summed, int blo
       setup_(summed),
       words_(static_cast<std::uint32_t>(summed.words / blocks)),
       alpha_(static_cast<std::size_t>(config.topics), config.alpha),
-      beta_(config.beta) {
+      beta_(config.beta),
+      sampled_alpha_sum_(config.alpha * config.topics),
+      sampled_beta_(config.beta) {
   if (!(setup_.tokens > 0))
     throw io::InputError(config.data.empty() ? config.text : config.data, 0, "the corpus has no tokens");
   if (!config.test.empty()) {

@@ -47,6 +47,23 @@
 
 namespace schmp::lda {
 
+// log Gamma(n + prior) - log Gamma(prior) for counts n: the terms of log p(w, z), one per nonzero
+// count at every evaluation. Most counts are small, and a table of them is several times cheaper than
+// two lgamma calls.
+class LogGammaRatio {
+ public:
+  explicit LogGammaRatio(double prior, std::size_t size = 4096) : prior_(prior), table_(size) {
+    for (std::size_t n = 0; n < table_.size(); ++n) table_[n] = std::lgamma(n + prior) - std::lgamma(prior);
+  }
+  double operator()(std::uint32_t n) const {
+    return n < table_.size() ? table_[n] : std::lgamma(n + prior_) - std::lgamma(prior_);
+  }
+
+ private:
+  double prior_;
+  std::vector<double> table_;
+};
+
 struct Config {
   std::string data;              // UCI docword.txt
   std::string text;              // or documents one per line, Mallet's format
@@ -165,14 +182,17 @@ struct Lda {
   };
 
   // A worker's share of a checkpoint: the topics of its documents' tokens, document by document in
-  // file order. The counts follow from them.
+  // file order (the counts follow from them), and the priors and iterations it had reached.
   struct Saved {
     std::vector<std::uint32_t> documents;  // ids
     std::vector<std::uint32_t> lengths;    // their token counts
     std::vector<std::uint32_t> topics;     // every token's, the documents one after another
+    std::vector<double> alpha;             // the priors it sampled with, the same on every worker
+    double beta = 0;
+    std::uint64_t completed = 0;  // iterations
     template <class V>
     void visit(V& v) {
-      v(documents, lengths, topics);
+      v(documents, lengths, topics, alpha, beta, completed);
     }
   };
   // The coordinator's part: where the iterations stand, the settings they were made with, and the
@@ -229,8 +249,10 @@ struct Lda {
     void store(std::uint32_t block, Block& held) const;
     // update() on the GPU.
     void update_on_gpu(const Step& step, std::uint32_t block, Block& held);
-    // Samples with the step's priors from now on.
-    void adopt_priors(const Step& step);
+    // Samples with these priors from now on.
+    void adopt_priors(std::span<const double> alpha, double beta);
+    // log Gamma(n_dk + alpha_k) - log Gamma(alpha_k) by table, made again only when alpha changes.
+    const std::vector<LogGammaRatio>& document_terms_for_alpha();
     // The counts' summaries, into an optimising step's partial.
     void summarise_counts(const Block& home, Partial& partial);
     // The top words' document counts, into a coherence evaluation's stats.
@@ -251,10 +273,12 @@ struct Lda {
     std::optional<DocumentWords> reference_words_;  // its share of --coherence_corpus
     std::uint64_t completed_ = 0;                   // iterations, after the last update round
     std::optional<TopWords> top_words_;             // gathered while a coherence evaluation rotates
-    std::vector<std::int64_t> totals_;              // n_k as this worker sees it
-    std::vector<std::int64_t> synced_totals_;       // n_k at the last sum
-    std::vector<std::uint32_t> dense_;              // the held block's rows, decoded (room for the largest)
-    std::uint64_t worker_seed_;                     // of its sampler's streams
+    std::vector<LogGammaRatio> document_terms_;     // for terms_alpha_
+    std::vector<double> terms_alpha_;
+    std::vector<std::int64_t> totals_;         // n_k as this worker sees it
+    std::vector<std::int64_t> synced_totals_;  // n_k at the last sum
+    std::vector<std::uint32_t> dense_;         // the held block's rows, decoded (room for the largest)
+    std::uint64_t worker_seed_;                // of its sampler's streams
     SamplerState sampler_;
     std::optional<SamplerState> held_out_sampler_;           // with held_out_: folds in and scores
     std::unique_ptr<kernels::GpuTopicSampler> gpu_sampler_;  // with --device gpu
@@ -294,8 +318,8 @@ struct Lda {
     double perplexity_ = NAN;       // held-out, from the last scored round
     std::vector<double> alpha_;     // the priors the next round samples with
     double beta_;
-    double sampled_alpha_sum_ = 0;  // and those the last round sampled with, for the trace
-    double sampled_beta_ = 0;
+    double sampled_alpha_sum_;  // and those the last round sampled with, for the trace
+    double sampled_beta_;
     double optimizing_seconds_ = 0;   // spent learning the priors, in all
     TopicScores scores_;              // each topic's coherence, at the last evaluation that scored it
     std::uint64_t scored_after_ = 0;  // the iterations then

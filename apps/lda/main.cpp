@@ -32,7 +32,7 @@ SCHMP_FLAG(string, test, "", any(),
 SCHMP_FLAG(
     string, coherence_corpus, "", any(),
     "Reference documents for NPMI coherence, in the training corpus's format (default: the training corpus)");
-SCHMP_FLAG(int32, top_words, kDefaults.top_words, schmp::between(2, 1000),
+SCHMP_FLAG(int32, top_words, kDefaults.top_words, schmp::between(2, 100),
            "Top words per topic: scored for coherence (UMass, NPMI) and shown in PREFIX.topics");
 SCHMP_FLAG(int32, topics, kDefaults.topics, schmp::between(1, 100000), "Number of topics K");
 SCHMP_FLAG(double, alpha, kDefaults.alpha, schmp::positive(),

@@ -12,7 +12,7 @@ namespace {
 constexpr int kMaxIterations = 200;
 constexpr double kTolerance = 1e-10;  // relative change of every prior, at which the iteration stops
 
-// psi(x) for x >= 10: the asymptotic series, good to 1e-15 there.
+// psi(x) for x >= 10: the asymptotic series, good to 1e-13 there.
 double digamma_large(double x) {
   const double inverse = 1 / x;
   const double squared = inverse * inverse;
@@ -73,9 +73,19 @@ void DigammaSum::add(std::span<double> summary, std::uint64_t n, double center) 
   for (std::size_t m = 1; m < kTerms; ++m) tail[m] += from[m] - to[m];
 }
 
+namespace {
+
+std::span<const double> checked(std::span<const double> summary) {
+  if (summary.size() < DigammaSum::size(64)) throw std::logic_error("a digamma summary too small");
+  return summary;
+}
+
+}  // namespace
+
 DigammaSum::DigammaSum(std::span<const double> summary, double center)
-    : center_(center), survival_(summary.size() - kTerms), tail_(summary.end() - kTerms, summary.end()) {
-  if (summary.size() < kTerms + 64) throw std::logic_error("a digamma summary too small");
+    : center_(center),
+      survival_(checked(summary).size() - kTerms),
+      tail_(summary.end() - kTerms, summary.end()) {
   const std::size_t exact = survival_.size();
   double above = summary[0];
   for (std::size_t j = exact; j-- > 0;) {
