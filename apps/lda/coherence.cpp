@@ -48,35 +48,31 @@ std::size_t pair_slots(int size) {
   return static_cast<std::size_t>(size) * static_cast<std::size_t>(size + 1) / 2;
 }
 
-void count_cooccurrence(const DocumentWords& documents,
-                        const std::vector<std::vector<std::uint32_t>>& top_words, int size,
-                        std::uint32_t words, std::span<double> counts) {
-  // Every (topic, rank) a word holds, through a table by word: most words hold none.
-  struct Place {
-    std::uint32_t topic;
-    std::uint32_t rank;
-  };
-  std::vector<std::vector<Place>> places;
-  std::vector<std::int32_t> place_of(words, -1);
+CooccurrenceCounter::CooccurrenceCounter(const std::vector<std::vector<std::uint32_t>>& top_words, int size,
+                                         std::uint32_t words)
+    : slots_(pair_slots(size)), place_of_(words, -1) {
   for (std::uint32_t k = 0; k < top_words.size(); ++k) {
     for (std::uint32_t rank = 0; rank < top_words[k].size(); ++rank) {
-      std::int32_t& at = place_of[top_words[k][rank]];
+      std::int32_t& at = place_of_[top_words[k][rank]];
       if (at < 0) {
-        at = static_cast<std::int32_t>(places.size());
-        places.emplace_back();
+        at = static_cast<std::int32_t>(places_.size());
+        places_.emplace_back();
       }
-      places[static_cast<std::size_t>(at)].push_back({k, rank});
+      places_[static_cast<std::size_t>(at)].push_back({k, rank});
     }
   }
-  const std::size_t slots = pair_slots(size);
+}
+
+void CooccurrenceCounter::count(const DocumentWords& documents, std::span<double> counts) const {
   std::vector<Place> present;
   for (std::size_t d = 0; d < documents.documents(); ++d) {
     present.clear();
     for (std::uint64_t i = documents.offsets[d]; i < documents.offsets[d + 1]; ++i) {
-      const std::int32_t at = place_of[documents.words[i]];
-      if (at >= 0)
-        present.insert(present.end(), places[static_cast<std::size_t>(at)].begin(),
-                       places[static_cast<std::size_t>(at)].end());
+      const std::int32_t at = place_of_[documents.words[i]];
+      if (at >= 0) {
+        const std::vector<Place>& held = places_[static_cast<std::size_t>(at)];
+        present.insert(present.end(), held.begin(), held.end());
+      }
     }
     // By topic, then every pair of the topic's words the document holds (each word once: words are distinct).
     std::sort(present.begin(), present.end(), [](const Place& a, const Place& b) {
@@ -85,7 +81,7 @@ void count_cooccurrence(const DocumentWords& documents,
     for (std::size_t begin = 0; begin < present.size();) {
       std::size_t end = begin;
       while (end < present.size() && present[end].topic == present[begin].topic) ++end;
-      double* topic = counts.data() + present[begin].topic * slots;
+      double* topic = counts.data() + present[begin].topic * slots_;
       for (std::size_t a = begin; a < end; ++a) {
         const std::uint32_t i = present[a].rank;
         for (std::size_t b = begin; b <= a; ++b) topic[i * (i + 1) / 2 + present[b].rank] += 1;

@@ -53,11 +53,24 @@ struct DocumentWords {
 // for j <= i, so D(w_i) on the diagonal.
 std::size_t pair_slots(int size);
 
-// Adds the documents' counts for `top_words` (M a topic at most; `words` the vocabulary's size) into
-// `counts` (K x pair_slots(M)).
-void count_cooccurrence(const DocumentWords& documents,
-                        const std::vector<std::vector<std::uint32_t>>& top_words, int size,
-                        std::uint32_t words, std::span<double> counts);
+// Counts documents holding each topic's top words (M a topic at most; `words` the vocabulary's size),
+// through a table by word made once for every set of documents counted.
+class CooccurrenceCounter {
+ public:
+  CooccurrenceCounter(const std::vector<std::vector<std::uint32_t>>& top_words, int size,
+                      std::uint32_t words);
+  // Adds the documents' counts into `counts` (K x pair_slots(M)).
+  void count(const DocumentWords& documents, std::span<double> counts) const;
+
+ private:
+  struct Place {
+    std::uint32_t topic;
+    std::uint32_t rank;
+  };
+  std::size_t slots_;
+  std::vector<std::vector<Place>> places_;  // every (topic, rank) a top word holds
+  std::vector<std::int32_t> place_of_;      // by word: its entry in places_, -1 for most words
+};
 
 // A topic's scores from its summed counts (`listed` of its M are real words); NaN below two words.
 double umass(std::span<const double> counts, int listed);

@@ -312,10 +312,11 @@ void Lda::Worker::count_top_words(Stats& stats) {
   top_words_.reset();
   const std::size_t size = static_cast<std::size_t>(config_.topics) * pair_slots(config_.top_words);
   stats.training_counts.assign(size, 0.0);
-  count_cooccurrence(document_words_, top_words, config_.top_words, words_, stats.training_counts);
+  const CooccurrenceCounter counter(top_words, config_.top_words, words_);
+  counter.count(document_words_, stats.training_counts);
   if (reference_words_) {
     stats.reference_counts.assign(size, 0.0);
-    count_cooccurrence(*reference_words_, top_words, config_.top_words, words_, stats.reference_counts);
+    counter.count(*reference_words_, stats.reference_counts);
   }
   stats.reference_documents =
       static_cast<double>((reference_words_ ? *reference_words_ : document_words_).documents());
@@ -344,19 +345,18 @@ void Lda::Worker::summarise_counts(const Block& home, Partial& partial) {
     for (const std::uint32_t count : load(static_cast<std::uint32_t>(context_.index), home)) {
       if (count > 0) DigammaSum::add(partial.word_summary, count, priors_.beta);
     }
+    partial.totals.assign(topics, 0.0);
+    if (context_.index == 0) std::copy(totals_.begin(), totals_.end(), partial.totals.begin());
   }
-  partial.totals.assign(topics, 0.0);
-  if (context_.index == 0) std::copy(totals_.begin(), totals_.end(), partial.totals.begin());
 }
 
 const std::vector<LogGammaRatio>& Lda::Worker::document_terms_for_alpha() {
   if (terms_alpha_ != alpha_) {
     // One table for a symmetric alpha; short ones per topic when they differ, K of them.
-    const bool symmetric =
-        std::all_of(alpha_.begin(), alpha_.end(), [&](double a) { return a == alpha_[0]; });
+    const bool one = kernels::symmetric(alpha_);
     document_terms_.clear();
-    for (std::size_t k = 0; k < (symmetric ? 1 : alpha_.size()); ++k)
-      document_terms_.emplace_back(alpha_[k], symmetric ? 4096 : 256);
+    for (std::size_t k = 0; k < (one ? 1 : alpha_.size()); ++k)
+      document_terms_.emplace_back(alpha_[k], one ? 4096 : 256);
     terms_alpha_ = alpha_;
   }
   return document_terms_;
@@ -579,8 +579,10 @@ void Lda::Coordinator::aggregate(const Step& step, const Partial& summed) {
 void Lda::Coordinator::learn_priors(const Partial& summed) {
   const auto started = std::chrono::steady_clock::now();
   alpha_ = learn_alpha(summed.topic_summaries, summed.length_summary, alpha_);
-  const std::vector<std::int64_t> totals(summed.totals.begin(), summed.totals.end());
-  if (config_.optimize_beta) beta_ = learn_beta(summed.word_summary, totals, words_, beta_);
+  if (config_.optimize_beta) {
+    const std::vector<std::int64_t> totals(summed.totals.begin(), summed.totals.end());
+    beta_ = learn_beta(summed.word_summary, totals, words_, beta_);
+  }
   optimizing_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 

@@ -127,7 +127,8 @@ struct Lda {
     double moved = 0;                    // tokens that changed topic
     double held_out_log_likelihood = 0;  // sum of log p(w | d) over the held-out tokens, when scored
     // When the step optimises, the counts' summaries (DigammaSum): each topic's counts in the documents,
-    // the documents' lengths, the word-topic counts of the home blocks; and the topic totals (worker 0).
+    // the documents' lengths; for beta, the word-topic counts of the home blocks and the topic totals (worker
+    // 0).
     std::vector<double> topic_summaries;
     std::vector<double> length_summary;
     std::vector<double> word_summary;

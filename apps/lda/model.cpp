@@ -10,6 +10,7 @@
 #include <numeric>
 #include <ostream>
 
+#include "schmp/kernels/topic_kernels.hpp"
 #include "schmp/output.hpp"
 
 namespace schmp::lda {
@@ -18,10 +19,6 @@ namespace {
 
 constexpr char kHeader[] = "# schmp-lda word-topic counts: ";
 constexpr char kAlphaLine[] = "# alpha by topic:";
-
-bool symmetric(const std::vector<double>& alpha) {
-  return std::all_of(alpha.begin(), alpha.end(), [&](double a) { return a == alpha.front(); });
-}
 
 // PREFIX.topics: a topic a line, its top words with p(word | topic); with scores, best NPMI first (a
 // topic of too few words to score last), else in topic order.
@@ -78,12 +75,12 @@ void write_model(const std::string& prefix, const Model& model, int top_words, c
     const auto write_number = [&](auto value) {
       out.write(number, std::to_chars(number, number + sizeof number, value).ptr - number);
     };
-    write_number(symmetric(model.alpha) ? model.alpha.front()
-                                        : model.alpha_sum() / static_cast<double>(width));
+    write_number(kernels::symmetric(model.alpha) ? model.alpha.front()
+                                                 : model.alpha_sum() / static_cast<double>(width));
     out << ", beta ";
     write_number(model.beta);
     out << '\n';
-    if (!symmetric(model.alpha)) {
+    if (!kernels::symmetric(model.alpha)) {
       out << kAlphaLine;
       for (const double a : model.alpha) {
         out << ' ';

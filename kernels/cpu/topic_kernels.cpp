@@ -269,11 +269,11 @@ std::uint64_t metropolis_hastings_sweep(std::span<TopicToken> tokens, std::span<
   auto topic_of_excess = [&](double excess, double prior) {
     return std::min(static_cast<std::uint32_t>(excess / prior), last_topic);
   };
-  const bool symmetric = std::all_of(alpha.begin(), alpha.end(), [&](double a) { return a == alpha[0]; });
+  const bool uniform_prior = symmetric(alpha);
   std::vector<double> alpha_running;
-  if (!symmetric) std::partial_sum(alpha.begin(), alpha.end(), std::back_inserter(alpha_running));
+  if (!uniform_prior) std::partial_sum(alpha.begin(), alpha.end(), std::back_inserter(alpha_running));
   auto topic_of_alpha = [&](double excess) {
-    if (symmetric) return topic_of_excess(excess, alpha[0]);
+    if (uniform_prior) return topic_of_excess(excess, alpha[0]);
     const auto at =
         std::upper_bound(alpha_running.begin(), alpha_running.end(), excess) - alpha_running.begin();
     return std::min(static_cast<std::uint32_t>(at), last_topic);

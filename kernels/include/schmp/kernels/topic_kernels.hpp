@@ -7,6 +7,7 @@
 // O(K) per token; faster samplers are checked against it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,6 +25,11 @@ struct TopicPriors {
   double beta = 0.01;             // per word
   double beta_sum = 1.0;          // W beta
 };
+
+// Whether every alpha_k is the same: samplers and tables then need one value, not K.
+inline bool symmetric(std::span<const double> alpha) {
+  return std::all_of(alpha.begin(), alpha.end(), [&](double a) { return a == alpha.front(); });
+}
 
 struct TopicCounts {
   std::span<std::uint32_t> document;  // n_dk of the token's document, one per topic
