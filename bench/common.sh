@@ -141,15 +141,24 @@ mpirun_cmd=(mpirun -np 2)
 if [[ $(id -u) -eq 0 ]]; then mpirun_cmd+=(--allow-run-as-root); fi
 if (($(nproc) < 2)); then mpirun_cmd+=(--oversubscribe); fi
 
-# peers_venv: sets venv to bench/.cache/peers, a virtual environment with celer, skglm and scikit-learn
-# from PyPI, made on first use; and launcher to the mpirun command for rank counts above 1.
-peers_venv() {
-  venv=$repo/bench/.cache/peers
-  if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import celer, skglm, sklearn' 2>/dev/null; then
-    log "installing the peers into $venv"
+# python_venv NAME MODULES PACKAGES...: sets venv to bench/.cache/NAME, a virtual environment in which
+# `import MODULES` works, made from the PyPI PACKAGES on first use.
+python_venv() {
+  venv=$repo/bench/.cache/$1
+  if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import $2" 2>/dev/null; then
+    log "installing $2 into $venv"
     python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet celer==0.7.4 skglm==0.5 scikit-learn numpy scipy
+    "$venv/bin/python" -m pip install --quiet "${@:3}"
   fi
+}
+
+# tomotopy_venv: python_venv with tomotopy, for the LDA benchmarks.
+tomotopy_venv() { python_venv tomotopy tomotopy tomotopy==0.14.0 numpy; }
+
+# peers_venv: python_venv with celer, skglm and scikit-learn; and launcher set to the mpirun command for
+# rank counts above 1.
+peers_venv() {
+  python_venv peers "celer, skglm, sklearn" celer==0.7.4 skglm==0.5 scikit-learn numpy scipy
   launcher=(mpirun --oversubscribe)
   if [[ $(id -u) -eq 0 ]]; then launcher+=(--allow-run-as-root); fi
 }

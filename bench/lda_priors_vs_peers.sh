@@ -40,12 +40,7 @@ mkdir -p "$cache"
 rm -rf "$runs"
 mkdir -p "$runs"
 
-venv=$cache/tomotopy
-if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import tomotopy' 2>/dev/null; then
-  log "installing tomotopy into $venv"
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet tomotopy==0.14.0 numpy
-fi
+tomotopy_venv
 
 # split NAME DOCWORD: writes $cache/lda_NAME.{train,test}, every tenth document held out.
 split() {

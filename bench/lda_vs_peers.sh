@@ -43,17 +43,12 @@ lda=$build/apps/lda/schmp-lda
 generate=$build/tools/schmp-generate
 cache=$repo/bench/.cache
 runs=$cache/last-run-lda
-venv=$cache/tomotopy
 
 require_built "$lda" "$generate"
 mkdir -p "$cache"
 rm -rf "$runs"
 mkdir -p "$runs"
-if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import tomotopy' 2>/dev/null; then
-  log "installing tomotopy into $venv"
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet tomotopy==0.14.0 numpy
-fi
+tomotopy_venv
 
 # reach TRACE TARGET LOAD: whole-process seconds at the first trace row with objective >= TARGET.
 reach() {

@@ -41,12 +41,7 @@ mkdir -p "$cache"
 rm -rf "$runs"
 mkdir -p "$runs"
 
-venv=$cache/implicit
-if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import implicit, threadpoolctl' 2>/dev/null; then
-  log "installing implicit into $venv"
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet implicit==0.7.3 threadpoolctl numpy scipy
-fi
+python_venv implicit "implicit, threadpoolctl" implicit==0.7.3 threadpoolctl numpy scipy
 
 # split NAME: reads 'user item count' lines on stdin; writes $cache/implicit_NAME.{train,test}.
 split() {
