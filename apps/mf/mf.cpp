@@ -585,8 +585,10 @@ void MatrixFactorization::Worker::solve_one_class(const Step& step, std::vector<
   const std::size_t chunks = (rows + kChunk - 1) / kChunk;
   std::vector<double> decrease(chunks, 0.0), gram(chunks * span * k, 0.0);
   tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t chunk) {
+    // Made once per chunk: a row's solve allocates nothing.
     Eigen::MatrixXd a(span, span);
-    Eigen::VectorXd b(span), solved(span), step_taken(span);
+    Eigen::LLT<Eigen::MatrixXd> factored(static_cast<Eigen::Index>(span));
+    Eigen::VectorXd b(span), solved(span), step_taken(span), moved(span);
     double* chunk_gram = &gram[chunk * span * k];
     for (std::size_t row = chunk * kChunk; row < std::min(rows, (chunk + 1) * kChunk); ++row) {
       double* x = &factors[row * width];
@@ -595,17 +597,21 @@ void MatrixFactorization::Worker::solve_one_class(const Step& step, std::vector<
       if (count_of(row) > 0) {
         for (std::size_t c = 0; c < span; ++c) {
           const double* gram_row = &step.gram_row[c * k];
+          // G_{c,-B} x_{-B}: the columns before the block, then those after it.
           double others = 0;
-          for (std::size_t g = 0; g < k; ++g)
-            others += g >= first && g < first + span ? 0.0 : gram_row[g] * x[g];
+          for (std::size_t g = 0; g < first; ++g) others += gram_row[g] * x[g];
+          for (std::size_t g = first + span; g < k; ++g) others += gram_row[g] * x[g];
           b(c) = sums[c] - others;
           for (std::size_t d = 0; d <= c; ++d)
             a(c, d) = a(d, c) = gram_row[first + d] + products[packed_index(d, c)];
           a(c, c) += lambda_;
         }
-        solved = a.llt().solve(b);
+        factored.compute(a);
+        solved = b;
+        factored.solveInPlace(solved);
         for (std::size_t c = 0; c < span; ++c) step_taken(c) = x[first + c] - solved(c);
-        decrease[chunk] += step_taken.dot(a * step_taken);
+        moved.noalias() = a * step_taken;
+        decrease[chunk] += step_taken.dot(moved);
         for (std::size_t c = 0; c < span; ++c) x[first + c] = solved(c);
         for (std::size_t c = 0; c < span; ++c) {
           for (std::size_t g = 0; g < k; ++g) chunk_gram[c * k + g] += x[first + c] * x[g];
