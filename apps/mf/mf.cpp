@@ -584,24 +584,33 @@ void MatrixFactorization::Worker::solve_one_class(const Step& step, std::vector<
   constexpr std::size_t kChunk = 256;
   const std::size_t chunks = (rows + kChunk - 1) / kChunk;
   std::vector<double> decrease(chunks, 0.0), gram(chunks * span * k, 0.0);
+  // G's rows of the block by column, so that G_{B,-B} x_{-B} sums every row of the block at once, each
+  // in the order of g: the span sums are independent and vectorise.
+  std::vector<double> by_column(k * span);
+  for (std::size_t c = 0; c < span; ++c) {
+    for (std::size_t g = 0; g < k; ++g) by_column[g * span + c] = step.gram_row[c * k + g];
+  }
   tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t chunk) {
     // Made once per chunk: a row's solve allocates nothing.
     Eigen::MatrixXd a(span, span);
     Eigen::LLT<Eigen::MatrixXd> factored(static_cast<Eigen::Index>(span));
-    Eigen::VectorXd b(span), solved(span), step_taken(span), moved(span);
+    Eigen::VectorXd b(span), solved(span), step_taken(span), moved(span), others(span);
     double* chunk_gram = &gram[chunk * span * k];
     for (std::size_t row = chunk * kChunk; row < std::min(rows, (chunk + 1) * kChunk); ++row) {
       double* x = &factors[row * width];
       const double* sums = &numerator[row * span];
       const double* products = &denominator[row * packed];
       if (count_of(row) > 0) {
+        others.setZero();
+        auto add_column = [&](std::size_t g) {
+          const double* column = &by_column[g * span];
+          for (std::size_t c = 0; c < span; ++c) others(c) += column[c] * x[g];
+        };
+        for (std::size_t g = 0; g < first; ++g) add_column(g);
+        for (std::size_t g = first + span; g < k; ++g) add_column(g);
         for (std::size_t c = 0; c < span; ++c) {
           const double* gram_row = &step.gram_row[c * k];
-          // G_{c,-B} x_{-B}: the columns before the block, then those after it.
-          double others = 0;
-          for (std::size_t g = 0; g < first; ++g) others += gram_row[g] * x[g];
-          for (std::size_t g = first + span; g < k; ++g) others += gram_row[g] * x[g];
-          b(c) = sums[c] - others;
+          b(c) = sums[c] - others(c);
           for (std::size_t d = 0; d <= c; ++d)
             a(c, d) = a(d, c) = gram_row[first + d] + products[packed_index(d, c)];
           a(c, c) += lambda_;
