@@ -11,10 +11,11 @@
 # per topic, beta 0.01, 200 iterations, 2 threads: WarpLDA 40.7M tokens/s whole-process, joint
 # log-likelihood per token -7.698, 32.1 s; Mallet 12.8M tokens/s, -7.5575, 119 s.
 #
-# Corpora: techdocs (6.38M tokens) from the shared data, and a corpus generated from a known LDA model
-# shaped like the notes' peer run (10,000 documents of 100 tokens, 20,000 words, 100 topics, alpha 0.1,
-# beta 0.01). Each at K = 100 (alpha 0.1 per topic) and K = 1000 (alpha 0.01: the same sum, 10),
-# beta 0.01, 200 iterations. --quick: the generated corpus at K = 100, 50 iterations.
+# Corpora: techdocs (6.38M tokens) and kjv_chapters from the shared data, and a corpus generated from a
+# known LDA model shaped like the notes' peer run (10,000 documents of 100 tokens, 20,000 words, 100
+# topics, alpha 0.1, beta 0.01). techdocs and the generated corpus at K = 100 (alpha 0.1 per topic) and
+# K = 1000 (alpha 0.01: the same sum, 10); kjv_chapters at K = 100. Beta 0.01, 200 iterations.
+# --quick: the generated corpus at K = 100, 50 iterations.
 #
 # Every run writes a trace: round, seconds, joint log-likelihood per token log p(w, z) / N (the same
 # quantity for both programs), every 10 iterations. The table gives the last log-likelihood, the
@@ -29,7 +30,7 @@
 #   SCHMP_BUILD          build directory (default: <repo>/build)
 #   SCHMP_SHARED_DATA    directory holding lda/techdocs_lda (default: <repo>/../shared/data)
 #   SCHMP_BENCH_TIMEOUT  seconds allowed to each run (default: 600)
-#   SCHMP_LDA_CASES      the cases to run, of techdocs, techdocs-k1000, generated, generated-k1000
+#   SCHMP_LDA_CASES      the cases to run, of techdocs, techdocs-k1000, kjv_chapters, generated, generated-k1000
 #                        (default: all four; --quick: generated, 50 iterations)
 # Arguments after `--` are passed to every schmp-lda run.
 set -euo pipefail
@@ -138,7 +139,7 @@ if [[ ! -s $generated ]]; then
     --seed 1 --out "$generated" >&2
 fi
 
-cases=${SCHMP_LDA_CASES:-techdocs techdocs-k1000 generated generated-k1000}
+cases=${SCHMP_LDA_CASES:-techdocs techdocs-k1000 kjv_chapters generated generated-k1000}
 {
   if ((quick)); then
     compare generated "$generated" 100 0.1 50 0
@@ -149,6 +150,12 @@ cases=${SCHMP_LDA_CASES:-techdocs techdocs-k1000 generated generated-k1000}
       compare techdocs-k1000 "$techdocs" 1000 0.01 200 0
     else
       log "lda_vs_peers: no $techdocs: techdocs left out"
+    fi
+    kjv=$shared/lda/kjv_chapters_lda/docword.txt
+    if [[ -s $kjv ]]; then
+      compare kjv_chapters "$kjv" 100 0.1 200 0
+    else
+      log "lda_vs_peers: no $kjv: kjv_chapters left out"
     fi
     compare generated "$generated" 100 0.1 200 0
     compare generated-k1000 "$generated" 1000 0.01 200 0
