@@ -55,19 +55,30 @@ fast_unwind_on_malloc=0:intercept_tls_get_addr=0:include_if_exists='$asan_option
 # Paths quoted: the sanitizers split their options at spaces, colons and commas.
 export LSAN_OPTIONS="suppressions='$PWD/tests/sanitizers/lsan.supp':print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-# Under the sanitizers every mpirun costs seconds: this pass leaves out Lasso's and logreg's 5-rank
-# layouts and the simulated-host runs, whose code paths the 1- and 3-rank layouts and the other
-# end-to-end tests already take here (the pass above runs them all), the recorded model files
-# comparison, which checks results, not memory, and the cross-validation's comparison with a refit per
-# fold, whose runs the weighted cross-validation's take here too, the multinomial fit's comparisons
-# with its reference (a hundred class steps a run; MultinomialAtTheEdges takes its code here), the
-# comparisons with R's glmnet (results again; they run only where R has glmnet), Lasso's hard shapes
-# (StepsFromTheGramMatrixKeepTheSolution solves them here), its count of rounds with and without
-# steps from the Gram matrix (a count, and minutes of plain rounds under the sanitizers), its
-# standardised columns against the scaled data (IntegerWeightsAreRepeatedRows standardises here) and
-# its elastic net against the reference (RowWeightsMatchTheWeightedReference fits one here).
+# Under the sanitizers every mpirun costs seconds. This pass leaves out the tests whose code paths
+# other tests take here, and which check results, not memory (the pass above runs them all):
+# - Lasso's and logreg's 5-rank layouts and the simulated-host runs (the 1- and 3-rank layouts);
+# - the recorded model files comparison, and the comparisons with R's glmnet (they run only where R
+#   has glmnet);
+# - the cross-validation's comparison with a refit per fold (the weighted cross-validation's runs);
+# - the multinomial fit's comparisons with its reference, and its joint steps near separable classes
+#   (MultinomialAtTheEdges);
+# - Lasso's hard shapes (StepsFromTheGramMatrixKeepTheSolution), its rounds with and without steps
+#   from the Gram matrix, its standardised columns against glmnet (IntegerWeightsAreRepeatedRows
+#   standardises), its elastic net (RowWeightsMatchTheWeightedReference fits one), its path against
+#   the reference (PathResumesFromItsCheckpoint), its fit without an intercept (the limit between
+#   evaluations) and its fits of the shared real sets;
+# - logreg's elastic net, standardised columns and Newton steps' count (its standardised paths and
+#   cross-validations fit elastic nets with steps from the Hessian);
+# - MF's ratings far from zero or of another scale (the same runs on shifted or scaled data).
 ctest --test-dir "$sanitize_build" --output-on-failure --no-tests=error --timeout 900 -j "$jobs" \
-  -E "^RanksSchedulersStaleness/.*/np5_|^Cluster\\.|/ClusterLda\\.|^same_models$|CrossValidationMatchesARefitPerFold|MultinomialAtFiveRanks|MultinomialMatchesTheSoftmaxReference|GlmnetFits|HardShapesMatchTheReference|TakeAFractionOfTheRounds|StandardizedColumnsGiveGlmnetsModel|^LassoEndToEnd\\.ElasticNetMatchesTheReference$"
+  -E "^RanksSchedulersStaleness/.*/np5_|^Cluster\\.|/ClusterLda\\.|^same_models$|CrossValidationMatchesARefitPerFold|\
+MultinomialAtFiveRanks|MultinomialMatchesTheSoftmaxReference|MultinomialJointStepsFinishNearSeparableClasses|GlmnetFits|\
+HardShapesMatchTheReference|TakeAFractionOfTheRounds|StandardizedColumnsGiveGlmnetsModel|\
+^LassoEndToEnd\\.(ElasticNetMatchesTheReference|APathMatchesTheReferenceAtEveryLambda|\
+WithoutAnInterceptMatchesTheReference)$|^Sets/LassoSharedData\\.|^LogregEndToEnd\\.(ElasticNetMatchesTheReference|\
+StandardizedColumnsGiveTheScaledDatasModel|NewtonStepsFromTheHessianTakeFewRounds)$|\
+^MfEndToEnd\\.(RatingsFarFromZeroFitAsWell|RatingsOfAnyScaleGiveTheObjectiveScaled)$"
 stage_done "sanitizer tests"
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
