@@ -70,7 +70,10 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 #   evaluations) and its fits of the shared real sets;
 # - logreg's elastic net, standardised columns and Newton steps' count (its standardised paths and
 #   cross-validations fit elastic nets with steps from the Hessian);
-# - MF's ratings far from zero or of another scale (the same runs on shifted or scaled data).
+# - MF's ratings far from zero or of another scale (the same runs on shifted or scaled data);
+# - the larger lists of refused settings, dozens of mpiruns each: every app's refusals still run here
+#   (Lasso's bad options and weights, logreg's bad input, MF's and LDA's refused checkpoints, the
+#   implicit fit's mistakes, LDA's bad vocabulary).
 ctest --test-dir "$sanitize_build" --output-on-failure --no-tests=error --timeout 900 -j "$jobs" \
   -E "^RanksSchedulersStaleness/.*/np5_|^Cluster\\.|/ClusterLda\\.|^same_models$|CrossValidationMatchesARefitPerFold|\
 MultinomialAtFiveRanks|MultinomialMatchesTheSoftmaxReference|MultinomialJointStepsFinishNearSeparableClasses|GlmnetFits|\
@@ -78,7 +81,9 @@ HardShapesMatchTheReference|TakeAFractionOfTheRounds|StandardizedColumnsGiveGlmn
 ^LassoEndToEnd\\.(ElasticNetMatchesTheReference|APathMatchesTheReferenceAtEveryLambda|\
 WithoutAnInterceptMatchesTheReference)$|^Sets/LassoSharedData\\.|^LogregEndToEnd\\.(ElasticNetMatchesTheReference|\
 StandardizedColumnsGiveTheScaledDatasModel|NewtonStepsFromTheHessianTakeFewRounds)$|\
-^MfEndToEnd\\.(RatingsFarFromZeroFitAsWell|RatingsOfAnyScaleGiveTheObjectiveScaled)$"
+^MfEndToEnd\\.(RatingsFarFromZeroFitAsWell|RatingsOfAnyScaleGiveTheObjectiveScaled)$|RefusesBadSettingsOnEveryRank|\
+^LassoEndToEnd\\.(CommandLineMistakesAreOneLine|OutputsOnTheDataOrOnEachOtherAreRefused)$|\
+^LogregEndToEnd\\.MulticlassMistakesAreOneLine$|^CheckpointRefusal\\.OtherSettingsAndOtherApps$"
 stage_done "sanitizer tests"
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
