@@ -1050,8 +1050,7 @@ double Lasso::Coordinator::rounds_remaining(double gap) {
   // change meanwhile: the step's solve moves coefficients in and out of it.
   const bool same_scope = scope_ == rent_scope_;
   rent_scope_ = scope_;
-  // The first evaluation starts the pace too: until then rent_gap_ is infinite.
-  if (!same_scope || std::isinf(rent_gap_) || std::exchange(pace_from_next_, false)) restart_pace(gap);
+  if (!same_scope || std::exchange(pace_from_next_, false)) restart_pace(gap);
   ++rent_evaluations_;
   if (!(gap > config_.tol)) return 0;
   if (rent_evaluations_ < 3) return std::isnan(path_pace_) ? 0.0 : std::log10(gap / config_.tol) * path_pace_;
