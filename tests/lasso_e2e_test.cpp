@@ -230,7 +230,9 @@ TEST_F(LassoEndToEnd, StepsFromTheGramMatrixKeepTheSolution) {
 }
 
 // On strongly correlated columns, where coordinate descent creeps, steps from the Gram matrix taken at
-// every evaluation reach the solution in a fraction of the rounds.
+// every evaluation reach the solution in a fraction of the rounds. So do those the default takes once
+// the rounds' pace says they pay, on a set too small to form a working set (120 columns), whose pace
+// starts once the support has settled.
 TEST_F(LassoEndToEnd, StepsFromTheGramMatrixTakeAFractionOfTheRounds) {
   const auto rounds_of = [](const Dataset& data) {
     return testing::read_trace((scratch_ / (data.name + "-trace.csv")).string()).rows.back()[0];
@@ -239,8 +241,11 @@ TEST_F(LassoEndToEnd, StepsFromTheGramMatrixTakeAFractionOfTheRounds) {
     SCOPED_TRACE("np " + std::to_string(ranks));
     expect_matches_reference(correlated(), ranks, "--newton_steps hessian", 1e-8);
     const double from_support = rounds_of(correlated());
+    expect_matches_reference(correlated(), ranks, "--newton_steps auto", 1e-8);
+    const double paced = rounds_of(correlated());
     expect_matches_reference(correlated(), ranks, "--newton_steps rounds", 1e-8);
     EXPECT_LT(5 * from_support, rounds_of(correlated()));
+    EXPECT_LT(3 * paced, rounds_of(correlated()));
   }
 }
 
@@ -1210,10 +1215,11 @@ TEST_F(LassoEndToEnd, BlocksThatInterfereAsAWholeAreCaughtAndUndone) {
 
 TEST_F(LassoEndToEnd, ALimitBetweenEvaluationsEndsConvergedWhenTheFinalEvaluationSaysSo) {
   // Evaluated every 10 rounds, the gap falls below --tol between rounds 33 and 35: stopped at round 35
-  // by --max_rounds, the final evaluation finds it converged; at 33, not yet.
+  // by --max_rounds, the final evaluation finds it converged; at 33, not yet. Plain rounds: a step from
+  // the Gram matrix would move the round at which the gap falls.
   const std::string lasso = std::string(SCHMP_LASSO_BIN) + " --layout all --data " + diabetes().path +
                             " --lambda_ratio 0.05 --tol 1e-6 --fit_intercept=false --eval_every 10 "
-                            "--sweeps=false --progress_seconds 0 --max_rounds ";
+                            "--sweeps=false --newton_steps rounds --progress_seconds 0 --max_rounds ";
   const Output converged = run(lasso + "35");
   ASSERT_EQ(converged.status, 0) << converged.text;
   EXPECT_NE(converged.text.find("schmp-lasso: converged after 35 rounds"), std::string::npos)

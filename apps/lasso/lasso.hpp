@@ -468,9 +468,11 @@ struct Lasso {
     // counted.
     double rented_ = 0;
     std::size_t rent_evaluations_ = 0;  // this one included
-    // Infinite until the first change of scope (the first working set): no pace is known before it.
+    // Infinite until the first change of scope (the first working set) or a settled support: no pace is
+    // known before.
     double rent_gap_ = std::numeric_limits<double>::infinity();
     std::vector<ParamIndex> rent_scope_;
+    std::vector<ParamIndex> rent_support_;  // the support at the last evaluation
     // On a path: the rounds' work per digit of the gap last measured, which estimates the next lambda's
     // until its own pace is known (NaN: none yet). Without it a lambda's few evaluations end before
     // the estimate, and steps from the Gram matrix, whose columns the cache keeps from lambda to
