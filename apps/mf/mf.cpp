@@ -424,12 +424,7 @@ MatrixFactorization::Block MatrixFactorization::Worker::make_block() const {
     const std::uint64_t item = static_cast<std::uint64_t>(row) * context_.count + home;
     if (item_counts_[item] > 0) initialise(&block.factors[row * width], item, /*user=*/false, /*random=*/sgd);
   }
-  if (sgd) {
-    block.gradient_sums.assign(rows, 1.0);
-  } else {
-    block.numerator.assign(rows * gathered_per_row(), 0.0);
-    block.denominator.assign(rows * packed_size(gathered_per_row()), 0.0);
-  }
+  if (sgd) block.gradient_sums.assign(rows, 1.0);
   return block;
 }
 
@@ -464,6 +459,12 @@ void MatrixFactorization::Worker::update(const Step& step, std::uint32_t block, 
     return;
   }
   if (step.gram) return;  // summed at the round's end
+  if (!step.users && held.numerator.empty()) {
+    // The block's first gathering this round: its home worker's, at the first sub-round.
+    const std::size_t rows = block_items(block);
+    held.numerator.assign(rows * gathered_per_row(), 0.0);
+    held.denominator.assign(rows * packed_size(gathered_per_row()), 0.0);
+  }
   const int component = static_cast<int>(step.component);
   const bool relift = lifted_ != component;
   const int lifted = relift ? lifted_ : -1;
@@ -482,7 +483,7 @@ void MatrixFactorization::Worker::update(const Step& step, std::uint32_t block, 
               : kernels::FactorColumns{held.factors.data(),  layout_.width(), columns.first,
                                        lifted_columns.first, columns.span,    lifted_columns.span};
   if (device_) {
-    device_->ccd_gather(gpu_cell, component, lifted, items, held.numerator.size(), relift, step.users,
+    device_->ccd_gather(gpu_cell, component, lifted, items, block_items(block), relift, step.users,
                         held.numerator, held.denominator);
     return;
   }
@@ -563,6 +564,8 @@ MatrixFactorization::Partial MatrixFactorization::Worker::end_update(const Step&
     solve(home.factors, home.numerator, home.denominator, [&](std::size_t row) {
       return item_counts_[row * static_cast<std::uint64_t>(context_.count) + home_block];
     });
+    home.numerator.clear();
+    home.denominator.clear();
   }
   lifted_ = static_cast<int>(step.component);
   return partial;

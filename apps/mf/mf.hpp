@@ -190,7 +190,9 @@ struct MatrixFactorization {
   struct Block {
     std::vector<double> factors;
     std::vector<double> gradient_sums;  // sgd
-    std::vector<double> numerator;      // ccd, while an item round gathers
+    // ccd: the item rows' sums, only while an item round gathers (empty otherwise, so that user
+    // rounds and evaluations do not carry them around the ring).
+    std::vector<double> numerator;
     std::vector<double> denominator;
     template <class V>
     void visit(V& v) {
