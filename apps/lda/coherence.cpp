@@ -64,30 +64,34 @@ CooccurrenceCounter::CooccurrenceCounter(const std::vector<std::vector<std::uint
 }
 
 void CooccurrenceCounter::count(const DocumentWords& documents, std::span<double> counts) const {
-  std::vector<Place> present;
+  // Per document, the ranks it holds of each topic's top words, grouped by topic without sorting: a
+  // long document holds hundreds of places.
+  const std::size_t topics = counts.size() / slots_;
+  std::vector<std::vector<std::uint32_t>> ranks(topics);
+  std::vector<std::uint32_t> touched;
   for (std::size_t d = 0; d < documents.documents(); ++d) {
-    present.clear();
     for (std::uint64_t i = documents.offsets[d]; i < documents.offsets[d + 1]; ++i) {
       const std::int32_t at = place_of_[documents.words[i]];
-      if (at >= 0) {
-        const std::vector<Place>& held = places_[static_cast<std::size_t>(at)];
-        present.insert(present.end(), held.begin(), held.end());
+      if (at < 0) continue;
+      for (const Place& place : places_[static_cast<std::size_t>(at)]) {
+        std::vector<std::uint32_t>& held = ranks[place.topic];
+        if (held.empty()) touched.push_back(place.topic);
+        held.push_back(place.rank);
       }
     }
-    // By topic, then every pair of the topic's words the document holds (each word once: words are distinct).
-    std::sort(present.begin(), present.end(), [](const Place& a, const Place& b) {
-      return a.topic != b.topic ? a.topic < b.topic : a.rank < b.rank;
-    });
-    for (std::size_t begin = 0; begin < present.size();) {
-      std::size_t end = begin;
-      while (end < present.size() && present[end].topic == present[begin].topic) ++end;
-      double* topic = counts.data() + present[begin].topic * slots_;
-      for (std::size_t a = begin; a < end; ++a) {
-        const std::uint32_t i = present[a].rank;
-        for (std::size_t b = begin; b <= a; ++b) topic[i * (i + 1) / 2 + present[b].rank] += 1;
+    // Every pair of a topic's words the document holds, each word once (a document's words are distinct).
+    for (const std::uint32_t k : touched) {
+      std::vector<std::uint32_t>& held = ranks[k];
+      double* topic = counts.data() + k * slots_;
+      for (std::size_t a = 0; a < held.size(); ++a) {
+        for (std::size_t b = 0; b <= a; ++b) {
+          const std::uint32_t high = std::max(held[a], held[b]), low = std::min(held[a], held[b]);
+          topic[high * (high + 1) / 2 + low] += 1;
+        }
       }
-      begin = end;
+      held.clear();
     }
+    touched.clear();
   }
 }
 
