@@ -327,6 +327,8 @@ Lasso::Stats Lasso::Worker::evaluate() const {
   return stats;
 }
 
+void Lasso::Worker::prefetch(const Schedule& block) const { kernel_->prefetch_columns(block.params); }
+
 Lasso::Partial Lasso::Worker::update(const Schedule& schedule) {
   Partial partial;
   partial.dots.resize(schedule.params.size());
@@ -978,6 +980,13 @@ std::vector<ParamIndex> Lasso::Coordinator::working_set(const std::vector<double
     }
   }
   return choose_working_set(std::move(scope), others, live);
+}
+
+void Lasso::Coordinator::prefetch(const Schedule& block) const {
+  for (const ParamIndex j : block.params) {
+    for (const Eigen::VectorXd* values : {&beta_, &column_norms_, &column_lengths_, &column_counts_})
+      __builtin_prefetch(values->data() + j);
+  }
 }
 
 double Lasso::Coordinator::columns_work(std::span<const ParamIndex> cols) const {

@@ -243,6 +243,8 @@ struct Lasso {
     Setup setup() const;
     Stats evaluate() const;
     Partial update(const Schedule& schedule);
+    // One process takes a block's coordinates one at a time: their columns are fetched first.
+    void prefetch(const Schedule& block) const;
     void apply(const Commit& commit);
     const io::SparseRows& rows() const { return rows_; }  // its rows, until start()
 
@@ -288,6 +290,8 @@ struct Lasso {
     std::vector<std::string> trace_columns() const;
     std::vector<double> initial_changes() const;
     Commit aggregate(const Schedule& schedule, const Partial& summed, Priorities& priorities);
+    // As the worker's: the block's coordinates' entries of the coordinator's vectors.
+    void prefetch(const Schedule& block) const;
     Report report(const Stats& summed, Priorities& priorities);
     // What the next evaluation covers, which paces the evaluations (program.hpp): a working set's
     // cost little, so they come sooner than full ones.

@@ -790,6 +790,8 @@ Logreg::Stats Logreg::Worker::evaluate() const {
   return stats;
 }
 
+void Logreg::Worker::prefetch(const Schedule& block) const { kernel_->prefetch_columns(block.params); }
+
 Logreg::Partial Logreg::Worker::update(const Schedule& schedule) {
   Partial partial;
   partial.hessian_d.resize(schedule.params.size());
@@ -1303,6 +1305,14 @@ double Logreg::Coordinator::hessian_work(const std::vector<ParamIndex>& model) c
   // the rows held them evenly; and the coordinator's factorisation of the m x m model.
   const double entries = columns_work(model), m = static_cast<double>(model.size());
   return entries * entries / (2 * n_) + StepWays::dense_work(m * m * m / 3, model.size());
+}
+
+void Logreg::Coordinator::prefetch(const Schedule& block) const {
+  for (const ParamIndex j : block.params) {
+    for (const Eigen::VectorXd* values :
+         {&gradient_, &w_, &d_, &curvature_, &column_norms_, &column_counts_, &unit_, &margin_lengths_})
+      __builtin_prefetch(values->data() + j);
+  }
 }
 
 double Logreg::Coordinator::columns_work(std::span<const ParamIndex> cols) const {

@@ -466,6 +466,8 @@ struct Logreg {
     Setup setup() const;
     Stats evaluate() const;
     Partial update(const Schedule& schedule);
+    // One process takes a block's coordinates one at a time: their columns are fetched first.
+    void prefetch(const Schedule& block) const;
     void apply(const Commit& commit);
     const io::SparseRows& rows() const { return rows_; }  // its rows, until start()
 
@@ -519,6 +521,8 @@ struct Logreg {
     std::vector<std::string> trace_columns() const;
     std::vector<double> initial_changes() const;
     Commit aggregate(const Schedule& schedule, const Partial& summed, Priorities& priorities);
+    // As the worker's: the block's coordinates' entries of the coordinator's vectors.
+    void prefetch(const Schedule& block) const;
     Report report(const Stats& summed, Priorities& priorities);
     bool wants_evaluation() const { return evaluate_now_; }
     void finish(const Summary& summary);

@@ -49,6 +49,10 @@
 //   evaluation  std::size_t Coordinator::evaluation_size() const: how many parameters the next
 //               evaluation covers (a working set's), which sets that default pace: an evaluation of a
 //               small set costs little, so it may come often. Default: the live parameters.
+//   prefetch    void Worker::prefetch(const Schedule&) const, void Coordinator::prefetch(const
+//               Schedule&) const, either or both: where one process takes a block's parameters one at
+//               a time (--in_order), each first hears of the whole block, to fetch its data so that the
+//               cache misses overlap. Default: nothing.
 //   Dependency  class P::Dependency, made as Dependency(const Config&, ParamRange owned, const
 //               DataColumns&) with bool interferes(ParamIndex, ParamIndex) const, or with void clear()
 //               and bool admit(ParamIndex), a filter of the block being built. Default: NoDependency.

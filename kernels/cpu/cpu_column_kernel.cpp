@@ -491,6 +491,8 @@ class CpuColumnKernel final : public ColumnKernel {
 
   // A block's columns sit at random places in memory: asking for the start of each before reading any
   // overlaps the waits (the hardware prefetcher follows each column once it is being read).
+  void prefetch_columns(std::span<const ParamIndex> cols) const override { prefetch(cols); }
+
   void prefetch(std::span<const ParamIndex> cols) const {
     for (const Chunk& chunk : chunks_) {
       for (ParamIndex j : cols) {

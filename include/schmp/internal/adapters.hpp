@@ -238,6 +238,8 @@ class TypedCoordinator final : public CoordinatorRole {
   }
   void update_in_order(WorkerRole& worker, const Schedule& block, Priorities& priorities) override {
     typename P::Worker& alone = static_cast<TypedWorker<P>&>(worker).program_worker();
+    if constexpr (requires { alone.prefetch(block); }) alone.prefetch(block);
+    if constexpr (requires { coordinator_->prefetch(block); }) coordinator_->prefetch(block);
     Schedule one;
     one.round = block.round;
     for (const ParamIndex param : block.params) {

@@ -66,6 +66,9 @@ class ColumnKernel {
   // For j = cols[k]: gradient[k] = sum_i x_ij y_i l'(z_i), curvature[k] = sum_i x_ij^2 l''(z_i).
   virtual void logistic_derivatives(std::span<const ParamIndex> cols, std::span<double> gradient,
                                     std::span<double> curvature) const = 0;
+  // A hint that these columns are read next, one at a time: their first bytes are fetched now, so that
+  // the cache misses overlap. The stock kernel ignores it.
+  virtual void prefetch_columns(std::span<const ParamIndex> /*cols*/) const {}
   // out[k] = x_{cols[k]} . s = (X^T D X d)_{cols[k]}
   virtual void direction_dots(std::span<const ParamIndex> cols, std::span<double> out) const = 0;
   // d += sum_k scale[k] e_{cols[k]}: u and s follow
