@@ -27,20 +27,23 @@ parse_arguments() {
   done
 }
 
-# generated_lasso NAME FLAGS...: the path of a schmp-generate lasso set in $cache, made on first use
-# with $generate.
-generated_lasso() {
-  local name=$1
-  shift
-  local file=$cache/lasso_$name.svm
+# generated KIND NAME FLAGS...: the path of a schmp-generate set of KIND (lasso or logreg) in $cache,
+# made on first use with $generate.
+generated() {
+  local kind=$1 name=$2
+  shift 2
+  local file=$cache/${kind}_$name.svm
   if [[ ! -s $file ]]; then
     log "generating $file"
-    "$generate" lasso "$@" --out "$file.tmp" >&2
+    "$generate" "$kind" "$@" --out "$file.tmp" >&2
     mv "$file.tmp" "$file"
     rm -f "$file.tmp.truth"
   fi
   echo "$file"
 }
+
+# generated_lasso NAME FLAGS...: generated lasso NAME FLAGS...
+generated_lasso() { generated lasso "$@"; }
 
 # path_sets: sets the array `sets` to the path benchmarks' data: the generated 10,000 x 50,000 problem,
 # then all_leukemia_age and movielens_small_linreg where the shared data has them.

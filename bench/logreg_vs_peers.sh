@@ -7,7 +7,9 @@
 # schmp-logreg at 1, 2 and 4 ranks from its trace (see its header). liblinear is scikit-learn's copy.
 # The table gives the seconds to a relative suboptimality of 1e-6 and their ratio to the fastest peer
 # (below 1: schmp is ahead), and schmp's seconds to stop at --tol 1e-4 (its default). The cases are
-# every set under $SCHMP_SHARED_DATA/logreg at C = 0.1, 1 and 10; `--quick` runs heart_scale and
+# every set under $SCHMP_SHARED_DATA/logreg and two generated shapes (schmp-generate logreg, made on
+# first use in bench/.cache: dense 1,000 x 2,000 with neighbouring columns correlated 0.95, and sparse
+# 20,000 x 50,000 with 5,000 true features), at C = 0.1, 1 and 10; `--quick` runs heart_scale and
 # dna_splice at C = 1. The peers are installed on first use into bench/.cache/peers (a virtual
 # environment, from PyPI).
 #
@@ -21,8 +23,9 @@ source "$repo/bench/common.sh"
 parse_arguments "$@"
 
 logreg=$build/apps/logreg/schmp-logreg
+generate=$build/tools/schmp-generate
 cache=$repo/bench/.cache
-require_built "$logreg"
+require_built "$logreg" "$generate"
 mkdir -p "$cache"
 
 peers_venv
@@ -43,6 +46,10 @@ else
     log "no data sets under $shared/logreg: set SCHMP_SHARED_DATA"
     exit 1
   fi
+  sets+=("$(generated logreg corr1000x2000 --rows 1000 --cols 2000 --correlation 0.95 --support 100 --noise 0.1 \
+    --seed 4)")
+  sets+=("$(generated logreg active20000x50000 --rows 20000 --cols 50000 --density 0.002 --support 5000 \
+    --noise 0.1 --seed 5)")
   for C in 0.1 1 10; do
     for set in "${sets[@]}"; do cases+=("$set $C"); done
   done
