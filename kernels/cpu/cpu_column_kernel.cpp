@@ -347,7 +347,7 @@ class CpuColumnKernel final : public ColumnKernel {
 
   void direction_dots(std::span<const ParamIndex> cols, std::span<double> out) const override {
     require_labels();
-    prefetch(cols);
+    prefetch_columns(cols);
     for_columns(cols.size(), mean_length(cols), [&](std::size_t k) {
       out[k] = dot(cols[k], [&](std::size_t i) {
         const DirectionRow& row = direction_[i];
@@ -437,6 +437,18 @@ class CpuColumnKernel final : public ColumnKernel {
     return true;
   }
 
+  // A block's columns sit at random places in memory: asking for the start of each before reading any
+  // overlaps the waits (the hardware prefetcher follows each column once it is being read).
+  void prefetch_columns(std::span<const ParamIndex> cols) const override {
+    for (const Chunk& chunk : chunks_) {
+      for (ParamIndex j : cols) {
+        if (j >= columns_) continue;
+        __builtin_prefetch(chunk.row.data() + chunk.start[j]);
+        if (!chunk.value.empty()) __builtin_prefetch(chunk.value.data() + chunk.start[j]);
+      }
+    }
+  }
+
  private:
   // Rows [first, last) by column: count per column, then place (a CSR-to-CSC transpose).
   static Chunk make_chunk(const io::SparseRows& rows, std::size_t first, std::size_t last,
@@ -487,20 +499,6 @@ class CpuColumnKernel final : public ColumnKernel {
       add_chunk_dot(
           chunk, j, [&](std::size_t i) { return at(chunk.first_row + i); }, sum);
     return sum;
-  }
-
-  // A block's columns sit at random places in memory: asking for the start of each before reading any
-  // overlaps the waits (the hardware prefetcher follows each column once it is being read).
-  void prefetch_columns(std::span<const ParamIndex> cols) const override { prefetch(cols); }
-
-  void prefetch(std::span<const ParamIndex> cols) const {
-    for (const Chunk& chunk : chunks_) {
-      for (ParamIndex j : cols) {
-        if (j >= columns_) continue;
-        __builtin_prefetch(chunk.row.data() + chunk.start[j]);
-        if (!chunk.value.empty()) __builtin_prefetch(chunk.value.data() + chunk.start[j]);
-      }
-    }
   }
 
   void require_labels() const {
