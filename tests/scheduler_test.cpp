@@ -1,10 +1,13 @@
 // The scheduler's pieces: priority sampling frequencies, the greedy dependency filter, staleness.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <random>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "engine/scheduler/block_scheduler.hpp"
 #include "engine/scheduler/weighted_sampler.hpp"
@@ -469,6 +472,40 @@ TEST(BlockScheduler, RevivedParametersAreDrawnAgain) {
   EXPECT_DOUBLE_EQ(scheduler.weight(21), 0.0);
   scheduler.revive({27});
   EXPECT_DOUBLE_EQ(scheduler.weight(27), 3.0 + 0.01);
+}
+
+TEST(BlockScheduler, LargeSweepsVisitRunsOfNeighboursInRandomOrder) {
+  // Every parameter moves. A sweep of n takes runs of min(16, n / 64) neighbours, the runs in random
+  // order: 2,048 parameters in 128 runs of 16, 500 in 72 runs of 7 (the last of 3).
+  for (const auto& [count, length] : {std::pair<std::size_t, std::size_t>{2048, 16}, {500, 7}}) {
+    BlockSchedulerSettings settings;
+    settings.sweeps = true;
+    settings.block_size = 50;
+    const ParamIndex begin = 1000;
+    BlockScheduler scheduler({begin, begin + static_cast<ParamIndex>(count)}, std::vector<double>(count, 1.0),
+                             nullptr, settings);
+    std::vector<ParamIndex> visited;
+    while (visited.size() < count) {
+      const std::vector<ParamIndex> block = scheduler.next_block();
+      ASSERT_FALSE(block.empty());
+      visited.insert(visited.end(), block.begin(), block.end());
+    }
+    visited.resize(count);  // the last block may open the next sweep
+    ASSERT_EQ(std::set<ParamIndex>(visited.begin(), visited.end()).size(), count) << count;
+    std::vector<ParamIndex> run_starts;
+    for (std::size_t i = 0; i < count;) {
+      const ParamIndex start = visited[i];
+      ASSERT_EQ((start - begin) % length, 0u) << count << ": a run starts at " << start;
+      const std::size_t run = std::min<std::size_t>(length, begin + count - start);
+      for (std::size_t k = 0; k < run; ++k)
+        ASSERT_EQ(visited[i + k], start + k) << count << ": run at " << start;
+      run_starts.push_back(start);
+      i += run;
+    }
+    EXPECT_EQ(run_starts.size(), (count + length - 1) / length);
+    EXPECT_FALSE(std::is_sorted(run_starts.begin(), run_starts.end()))
+        << count << ": the runs are in random order";
+  }
 }
 
 TEST(BlockScheduler, CyclicSweepsRepeatIndexOrderAndEndABlockWithTheSweep) {

@@ -6,8 +6,8 @@
 //   block (STRADS's priority sampling);
 // - in sweeps (--sweeps): each sweep visits the active parameters, those whose weight is above eta
 //   (their last change was not zero), once each in a fresh random order of short runs of neighbours
-//   (parameters next to each other in index order), and a parameter that stops
-//   moving drops out of the sweep under way. This is random-permutation coordinate descent with
+//   (parameters next to each other in index order), and a parameter that stops moving drops out of
+//   the sweep under way. This is random-permutation coordinate descent with
 //   liblinear's shrinking: visiting every active parameter once per sweep converges in fewer updates
 //   than drawing them independently, which revisits some and misses others. A parameter comes back
 //   when the coordinator reports a change for it again, so this suits programs that restart every
